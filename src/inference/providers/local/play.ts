@@ -1,0 +1,79 @@
+// Plays a scripted plan as OpenAI chat-completions output: a stream of chunk objects (with the
+// plan's sleeps honoured and abortable) or one non-streaming completion. No I/O besides timers.
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Plan, Step, Usage } from './scripted.ts';
+
+export const SCRIPTED_MODEL = 'local/scripted';
+
+type Delta = {
+  role?: 'assistant';
+  content?: string;
+  reasoning?: string;
+  tool_calls?: { index: number; id: string; type: 'function'; function: { name: string; arguments: string } }[];
+};
+
+export type OpenAIChunk = {
+  id: string;
+  object: 'chat.completion.chunk';
+  created: number;
+  model: string;
+  choices: { index: 0; delta: Delta; finish_reason: 'stop' | 'tool_calls' | null }[];
+  usage?: Usage | null;
+};
+
+export type OkPlan = Extract<Plan, { kind: 'ok' }>;
+
+function deltaOf(step: Exclude<Step, { type: 'sleep' }>): Delta {
+  if (step.type === 'content') return { content: step.text };
+  if (step.type === 'reasoning') return { reasoning: step.text };
+  return { tool_calls: [{ index: 0, id: step.id, type: 'function', function: { name: step.name, arguments: step.arguments } }] };
+}
+
+/** Yields the chunks of a streamed response; the last one carries finish_reason and usage. */
+export async function* streamChunks(
+  p: OkPlan,
+  opts: { id: string; model?: string; signal?: AbortSignal; created?: number },
+): AsyncGenerator<OpenAIChunk> {
+  const base = { id: opts.id, object: 'chat.completion.chunk' as const, created: opts.created ?? Math.floor(Date.now() / 1000), model: opts.model ?? SCRIPTED_MODEL };
+  yield { ...base, choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }] };
+  for (const step of p.steps) {
+    if (step.type === 'sleep') {
+      await sleep(step.ms, undefined, { signal: opts.signal });
+      continue;
+    }
+    yield { ...base, choices: [{ index: 0, delta: deltaOf(step), finish_reason: null }] };
+  }
+  yield { ...base, choices: [{ index: 0, delta: {}, finish_reason: p.finish }], usage: p.usage };
+}
+
+/** The non-streaming completion for a plan, after its sleeps. */
+export async function completion(p: OkPlan, opts: { id: string; model?: string; signal?: AbortSignal }) {
+  let content = '';
+  let reasoning = '';
+  const toolCalls: { id: string; type: 'function'; function: { name: string; arguments: string } }[] = [];
+  for (const step of p.steps) {
+    if (step.type === 'sleep') await sleep(step.ms, undefined, { signal: opts.signal });
+    else if (step.type === 'content') content += step.text;
+    else if (step.type === 'reasoning') reasoning += step.text;
+    else toolCalls.push({ id: step.id, type: 'function', function: { name: step.name, arguments: step.arguments } });
+  }
+  return {
+    id: opts.id,
+    object: 'chat.completion' as const,
+    created: Math.floor(Date.now() / 1000),
+    model: opts.model ?? SCRIPTED_MODEL,
+    choices: [
+      {
+        index: 0,
+        message: {
+          role: 'assistant' as const,
+          content: content === '' && toolCalls.length ? null : content,
+          ...(reasoning ? { reasoning } : {}),
+          ...(toolCalls.length ? { tool_calls: toolCalls } : {}),
+        },
+        finish_reason: p.finish,
+      },
+    ],
+    usage: p.usage,
+  };
+}

@@ -1,0 +1,189 @@
+// The `local/scripted` model: a deterministic, stateless model driven by directives in the
+// turn's opening user message (grammar in the README). Pure: messages in, a response plan out.
+// Players (the local provider, the loopback test server) turn a plan into a wire response.
+import { createHash } from 'node:crypto';
+
+export type ScriptMessage = {
+  role: string;
+  content?: unknown;
+  tool_calls?: { id: string; function: { name: string; arguments: string } }[] | null;
+  tool_call_id?: string;
+};
+
+export type ScriptRequest = { messages: ScriptMessage[]; tools?: { function?: { name?: string } }[] };
+
+export type Step =
+  | { type: 'content'; text: string }
+  | { type: 'reasoning'; text: string }
+  | { type: 'tool_call'; id: string; name: string; arguments: string }
+  | { type: 'sleep'; ms: number };
+
+export type Usage = { prompt_tokens: number; completion_tokens: number; total_tokens: number };
+
+export type Plan =
+  | { kind: 'fail'; status: number }
+  | { kind: 'ok'; steps: Step[]; finish: 'stop' | 'tool_calls'; usage: Usage };
+
+const RESULT_LIMIT = 500;
+
+export function textOf(content: unknown): string {
+  if (typeof content === 'string') return content;
+  if (Array.isArray(content)) {
+    return content
+      .map((p) => (p && typeof p === 'object' && typeof (p as { text?: unknown }).text === 'string' ? (p as { text: string }).text : ''))
+      .join('');
+  }
+  return '';
+}
+
+export function countWords(text: string): number {
+  const t = text.trim();
+  return t === '' ? 0 : t.split(/\s+/).length;
+}
+
+/** Index of the user message that opened the current turn, or -1 when there is none. */
+export function openerIndex(messages: ScriptMessage[]): number {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m = messages[i]!;
+    if (m.role !== 'user') continue;
+    const prev = messages.slice(0, i).filter((p) => p.role !== 'system' && p.role !== 'developer').at(-1);
+    if (!prev || (prev.role === 'assistant' && !prev.tool_calls?.length)) return i;
+  }
+  return -1;
+}
+
+type Line =
+  | { kind: 'say'; text: string }
+  | { kind: 'think'; text: string }
+  | { kind: 'tool'; name: string; args: string }
+  | { kind: 'sleep'; ms: number }
+  | { kind: 'repeat'; n: number; text: string }
+  | { kind: 'fail'; status: number };
+
+/** Parses one script line; a line that is not a well-formed directive is said as text. */
+export function parseLine(raw: string): Line {
+  const m = /^\/(say|think|tool|shell|ask|sleep|repeat|fail)(?:\s+([\s\S]*))?$/.exec(raw.trim());
+  if (!m) return { kind: 'say', text: raw };
+  const [, name, rest = ''] = m;
+  switch (name) {
+    case 'say':
+      return { kind: 'say', text: rest };
+    case 'think':
+      return { kind: 'think', text: rest };
+    case 'shell':
+      return { kind: 'tool', name: 'shell', args: JSON.stringify({ command: rest }) };
+    case 'ask':
+      return {
+        kind: 'tool',
+        name: 'ask_user',
+        args: JSON.stringify({ message: rest, fields: [{ name: 'answer', type: 'string', required: true }] }),
+      };
+    case 'tool': {
+      const t = /^(\S+)\s*([\s\S]*)$/.exec(rest);
+      return t ? { kind: 'tool', name: t[1]!, args: t[2]!.trim() || '{}' } : { kind: 'say', text: raw };
+    }
+    case 'sleep':
+    case 'repeat':
+    case 'fail': {
+      const n = /^(\d+)(?:\s+([\s\S]*))?$/.exec(rest);
+      if (!n) return { kind: 'say', text: raw };
+      const value = Number(n[1]);
+      if (name === 'sleep') return { kind: 'sleep', ms: value };
+      if (name === 'fail') return { kind: 'fail', status: value };
+      return { kind: 'repeat', n: value, text: n[2] ?? '' };
+    }
+  }
+  return { kind: 'say', text: raw };
+}
+
+function isDirective(raw: string): boolean {
+  return parseLine(raw).kind !== 'say' || /^\/say(\s|$)/.test(raw.trim());
+}
+
+/** Splits text into word chunks that concatenate back to it (a word at a time). */
+export function words(text: string, leadingNewline: boolean): string[] {
+  const parts = text.split(/(?<=\S)(?=\s)/);
+  if (leadingNewline) parts[0] = '\n' + (parts[0] ?? '');
+  return parts.filter((p) => p !== '');
+}
+
+function callId(seed: string, k: number): string {
+  return 'call_' + createHash('sha256').update(`${seed}\u0000${k}`).digest('hex').slice(0, 24);
+}
+
+export function plan(req: ScriptRequest): Plan {
+  const { messages } = req;
+  const open = openerIndex(messages);
+  const script = open >= 0 ? textOf(messages[open]!.content) : '';
+  const since = open >= 0 ? messages.slice(open + 1) : [];
+  const position = since.filter((m) => m.role === 'assistant' && m.tool_calls?.length).length;
+  const lastAssistant = since.map((m) => m.role).lastIndexOf('assistant');
+  const afterLast = since.slice(lastAssistant + 1);
+
+  const said: string[] = [];
+  const steps: Step[] = [];
+  let spoke = false;
+  const say = (text: string) => {
+    for (const w of words(text, spoke)) steps.push({ type: 'content', text: w });
+    said.push(text);
+    spoke = true;
+  };
+
+  for (const m of afterLast) if (m.role === 'user') say(`Noted: ${textOf(m.content)}`);
+  if (position > 0) {
+    const asked = since.filter((m) => m.role === 'assistant' && m.tool_calls?.length).at(-1)!;
+    const call = asked.tool_calls![0]!;
+    const result = afterLast.find((m) => m.role === 'tool' && m.tool_call_id === call.id);
+    say(`${call.function.name}: ${textOf(result?.content).slice(0, RESULT_LIMIT)}`);
+  }
+
+  const lines = script.split('\n').filter((l) => l.trim() !== '');
+  const scripted = lines.some(isDirective);
+  if (!scripted && position === 0 && open >= 0) say(`You said: ${script}`);
+
+  const toolNames = new Set((req.tools ?? []).map((t) => t.function?.name).filter(Boolean));
+  let finish: 'stop' | 'tool_calls' = 'stop';
+  let toolSeen = 0;
+  for (const raw of scripted ? lines : []) {
+    const line = parseLine(raw);
+    if (toolSeen < position) {
+      if (line.kind === 'tool') toolSeen++;
+      continue;
+    }
+    if (line.kind === 'fail') return { kind: 'fail', status: line.status };
+    if (line.kind === 'say') say(line.text);
+    else if (line.kind === 'think') {
+      for (const w of words(line.text, false)) steps.push({ type: 'reasoning', text: w });
+      said.push(line.text);
+    } else if (line.kind === 'sleep') steps.push({ type: 'sleep', ms: line.ms });
+    else if (line.kind === 'repeat') {
+      for (let i = 0; i < line.n; i++) steps.push({ type: 'content', text: line.text });
+      said.push(Array(line.n).fill(line.text).join(' '));
+      spoke = true;
+    } else if (!toolNames.has(line.name)) {
+      say(`Tool ${line.name} is not available.`);
+      break;
+    } else if (!isJsonObject(line.args)) {
+      say(`Tool ${line.name} was given arguments that are not a JSON object.`);
+      break;
+    } else {
+      steps.push({ type: 'tool_call', id: callId(`${open}:${script}`, position), name: line.name, arguments: line.args });
+      said.push(line.args);
+      finish = 'tool_calls';
+      break;
+    }
+  }
+
+  const prompt = messages.reduce((n, m) => n + countWords(textOf(m.content)), 0);
+  const completion = said.reduce((n, t) => n + countWords(t), 0);
+  return { kind: 'ok', steps, finish, usage: { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion } };
+}
+
+function isJsonObject(text: string): boolean {
+  try {
+    const v: unknown = JSON.parse(text);
+    return typeof v === 'object' && v !== null && !Array.isArray(v);
+  } catch {
+    return false;
+  }
+}
