@@ -1,0 +1,54 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import {
+  REFUSALS,
+  RefusalBody,
+  RunEvent,
+  TurnRequest,
+  daemonPaths,
+  endsStream,
+  formatRunEvent,
+  parseRunEvent,
+  refusalBody,
+} from './daemon.ts';
+
+test('turn request defaults to self-drive and bounds the prompt', () => {
+  assert.deepEqual(TurnRequest.parse({ prompt: 'hi' }), { prompt: 'hi', approval_mode: 'self-drive' });
+  assert.equal(TurnRequest.safeParse({ prompt: 'x'.repeat(32_001) }).success, false);
+  assert.equal(TurnRequest.safeParse({ prompt: 'hi', session_id: '' }).success, false);
+  assert.equal(TurnRequest.safeParse({ prompt: 'hi', approval_mode: 'auto' }).success, false);
+});
+
+test('refusal bodies carry the spec reason and retryable, except 401', () => {
+  assert.deepEqual(refusalBody('busy', 'another turn runs'), {
+    error: { code: 409, message: 'another turn runs', metadata: { reason: 'busy', retryable: true } },
+  });
+  assert.deepEqual(refusalBody('replay_lost', 'gone'), {
+    error: { code: 410, message: 'gone', metadata: { reason: 'attachment_failed', retryable: false } },
+  });
+  assert.deepEqual(refusalBody('unauthorized', 'no'), { error: { code: 401, message: 'no' } });
+  for (const kind of Object.keys(REFUSALS) as (keyof typeof REFUSALS)[]) {
+    assert.equal(RefusalBody.safeParse(refusalBody(kind, 'm')).success, true, kind);
+  }
+});
+
+test('events round-trip through SSE framing', () => {
+  const e: RunEvent = {
+    seq: 3,
+    type: 'interaction',
+    interaction_id: 'int_1',
+    interaction: { kind: 'permission', operation: 'shell', options: ['allow_once', 'reject_once'] },
+    deadline_at: '2026-01-01T00:00:00.000Z',
+  };
+  const framed = formatRunEvent(e);
+  assert.equal(framed.split('\n')[0], 'id: 3');
+  assert.deepEqual(parseRunEvent(framed.split('\n')[1]!.slice('data: '.length)), e);
+  assert.equal(endsStream(e), true);
+  assert.equal(endsStream({ type: 'text' }), false);
+  assert.throws(() => parseRunEvent('{"seq":0,"type":"text","text":"x"}'));
+});
+
+test('paths encode their parameters', () => {
+  assert.equal(daemonPaths.answer('a/b', 'c'), '/v1/sessions/a%2Fb/interactions/c');
+  assert.equal(daemonPaths.events('r1', 4), '/v1/runs/r1/events?after=4');
+});

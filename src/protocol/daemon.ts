@@ -1,0 +1,248 @@
+// The gateway⇄daemon protocol (docs/daemon-protocol.md): one Zod schema per request, response,
+// stream event and refusal. Both sides import this file and nothing else of each other.
+// May import: zod only.
+import { z } from 'zod';
+
+export const DAEMON_PROTOCOL_VERSION = 1;
+
+/** Paths, relative to the daemon's base URL (e.g. `http://127.0.0.1:7001`). */
+export const daemonPaths = {
+  health: '/v1/health',
+  status: '/v1/status',
+  turns: '/v1/turns',
+  answer: (sessionId: string, interactionId: string) =>
+    `/v1/sessions/${encodeURIComponent(sessionId)}/interactions/${encodeURIComponent(interactionId)}`,
+  events: (runId: string, after?: number) =>
+    `/v1/runs/${encodeURIComponent(runId)}/events${after === undefined ? '' : `?after=${after}`}`,
+  cancelRun: (runId: string) => `/v1/runs/${encodeURIComponent(runId)}/cancel`,
+  cancelSession: (sessionId: string) => `/v1/sessions/${encodeURIComponent(sessionId)}/cancel`,
+} as const;
+
+// ---- limits (SPEC §8) ----
+export const MAX_BODY_BYTES = 1_048_576;
+export const MAX_PROMPT_CHARS = 32_000;
+
+// ---- shared scalars ----
+export const SessionId = z.string().min(1).max(256);
+export const InteractionId = z.string().min(1).max(128);
+export const ApprovalMode = z.enum(['manual', 'self-drive']);
+export type ApprovalMode = z.infer<typeof ApprovalMode>;
+export const PermissionOptionKind = z.enum(['allow_once', 'allow_always', 'reject_once', 'reject_always']);
+export type PermissionOptionKind = z.infer<typeof PermissionOptionKind>;
+
+/** SPEC §7 reason values. */
+export const Reason = z.enum([
+  'attachment_failed',
+  'bad_request',
+  'busy',
+  'client_closed_request',
+  'interaction_not_pending',
+  'interaction_unknown',
+  'intern_not_ready',
+  'intern_rejected',
+  'intern_unreachable',
+  'not_found',
+  'payload_too_large',
+  'rate_limited',
+  'run_ended',
+  'stream_severed',
+  'timeout',
+  'turn_failed',
+]);
+export type Reason = z.infer<typeof Reason>;
+
+// ---- requests ----
+/** POST /v1/turns: a user message. Starts a run, or steers the session's running turn (202). */
+export const TurnRequest = z.object({
+  session_id: SessionId.optional(),
+  prompt: z.string().min(1).max(MAX_PROMPT_CHARS),
+  approval_mode: ApprovalMode.default('self-drive'),
+});
+export type TurnRequest = z.input<typeof TurnRequest>;
+
+/**
+ * POST /v1/sessions/{session_id}/interactions/{interaction_id}: the `content` of the caller's
+ * `tool` message, verbatim. Permission: an offered option kind or `cancel`. Question: a JSON
+ * object string {action: accept|decline|cancel, content?: {field: value}}.
+ */
+export const AnswerRequest = z.object({ answer: z.string().max(MAX_BODY_BYTES) });
+export type AnswerRequest = z.infer<typeof AnswerRequest>;
+
+// ---- responses ----
+export const SteeredResponse = z.object({ session_id: SessionId, status: z.literal('steered') });
+export type SteeredResponse = z.infer<typeof SteeredResponse>;
+
+export const RunPhase = z.enum(['running', 'paused', 'cancelling', 'completed', 'failed', 'ended']);
+export type RunPhase = z.infer<typeof RunPhase>;
+
+/** POST .../cancel: answered once the agent confirmed the ending (or the run had already ended). */
+export const CancelResponse = z.object({ run_id: z.string(), session_id: SessionId, phase: RunPhase });
+export type CancelResponse = z.infer<typeof CancelResponse>;
+
+export const HealthResponse = z.object({ status: z.literal('ok'), protocol: z.literal(DAEMON_PROTOCOL_VERSION) });
+export type HealthResponse = z.infer<typeof HealthResponse>;
+
+export const RunSummary = z.object({
+  run_id: z.string(),
+  session_id: SessionId,
+  phase: RunPhase,
+  attached: z.boolean(),
+  /** ISO time the pending interaction expires, while paused. */
+  deadline_at: z.string().nullable(),
+});
+export type RunSummary = z.infer<typeof RunSummary>;
+
+export const StatusResponse = z.object({
+  intern_id: z.string().nullable(),
+  protocol: z.literal(DAEMON_PROTOCOL_VERSION),
+  agent: z.object({
+    state: z.enum(['starting', 'ready', 'down']),
+    name: z.string().nullable(),
+    version: z.string().nullable(),
+    pid: z.number().int().nullable(),
+    load_session: z.boolean(),
+    steering: z.boolean(),
+  }),
+  /** The run holding the intern's turn lock, if any. */
+  turn: z.object({ run_id: z.string(), session_id: SessionId }).nullable(),
+  runs: z.array(RunSummary),
+  sessions: z.number().int(),
+  limits: z.object({
+    interaction_deadline_ms: z.number().int(),
+    replay_buffer_events: z.number().int(),
+    max_paused_runs: z.number().int(),
+    keepalive_ms: z.number().int(),
+  }),
+  uptime_ms: z.number().int(),
+});
+export type StatusResponse = z.infer<typeof StatusResponse>;
+
+// ---- refusals ----
+/**
+ * Every non-2xx answer. Same shape as SPEC §7's chat-route body, so the gateway can forward
+ * it unchanged. `metadata` is absent only on 401 (wrong or missing daemon secret). `busy`
+ * refusals also carry a `Retry-After` header (seconds).
+ */
+export const RefusalBody = z.object({
+  error: z.object({
+    code: z.number().int(),
+    message: z.string(),
+    metadata: z.object({ reason: Reason, retryable: z.boolean() }).optional(),
+  }),
+});
+export type RefusalBody = z.infer<typeof RefusalBody>;
+
+/** Every refusal the daemon gives, by name: status, reason and retryable are fixed per kind. */
+export const REFUSALS = {
+  bad_request: { status: 400, reason: 'bad_request', retryable: false },
+  answer_rejected: { status: 400, reason: 'bad_request', retryable: false },
+  unauthorized: { status: 401, reason: null, retryable: false },
+  run_not_found: { status: 404, reason: 'not_found', retryable: false },
+  interaction_unknown: { status: 404, reason: 'interaction_unknown', retryable: false },
+  intern_not_ready: { status: 409, reason: 'intern_not_ready', retryable: true },
+  busy: { status: 409, reason: 'busy', retryable: true },
+  interaction_not_pending: { status: 409, reason: 'interaction_not_pending', retryable: false },
+  already_attached: { status: 409, reason: 'attachment_failed', retryable: false },
+  replay_lost: { status: 410, reason: 'attachment_failed', retryable: false },
+  payload_too_large: { status: 413, reason: 'payload_too_large', retryable: false },
+  intern_unreachable: { status: 502, reason: 'intern_unreachable', retryable: true },
+  intern_rejected: { status: 502, reason: 'intern_rejected', retryable: false },
+  paused_capacity: { status: 503, reason: 'busy', retryable: true },
+} as const satisfies Record<string, { status: number; reason: Reason | null; retryable: boolean }>;
+export type RefusalKind = keyof typeof REFUSALS;
+
+export function refusalBody(kind: RefusalKind, message: string): RefusalBody {
+  const r = REFUSALS[kind];
+  return {
+    error: { code: r.status, message, ...(r.reason ? { metadata: { reason: r.reason, retryable: r.retryable } } : {}) },
+  };
+}
+
+// ---- stream events (SSE `data:` lines; SSE `id:` = seq) ----
+/** SPEC §2.2 usage object, as the agent reported it. */
+export const Usage = z.object({
+  prompt_tokens: z.number().int(),
+  completion_tokens: z.number().int(),
+  total_tokens: z.number().int(),
+  cost: z.number().optional(),
+  prompt_tokens_details: z.object({ cached_tokens: z.number().int() }).optional(),
+});
+export type Usage = z.infer<typeof Usage>;
+
+export const FieldDescriptor = z.object({
+  name: z.string(),
+  type: z.string(),
+  required: z.boolean(),
+  options: z.array(z.string()),
+});
+export type FieldDescriptor = z.infer<typeof FieldDescriptor>;
+
+export const Interaction = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('permission'), operation: z.string().nullable(), options: z.array(PermissionOptionKind) }),
+  z.object({ kind: z.literal('elicitation'), message: z.string(), fields: z.array(FieldDescriptor) }),
+]);
+export type Interaction = z.infer<typeof Interaction>;
+
+const seq = z.number().int().positive();
+
+export const RunEvent = z.discriminatedUnion('type', [
+  /** Always seq 1: the run and the session it belongs to. */
+  z.object({ seq, type: z.literal('run'), run_id: z.string(), session_id: SessionId, approval_mode: ApprovalMode }),
+  /** The model identifier as the agent reports it; sent when it first appears or changes. */
+  z.object({ seq, type: z.literal('model'), model: z.string() }),
+  z.object({ seq, type: z.literal('text'), text: z.string() }),
+  z.object({ seq, type: z.literal('reasoning'), text: z.string() }),
+  /** Latest usage of this run as reported by the agent (cumulative within the run). */
+  z.object({ seq, type: z.literal('usage'), usage: Usage }),
+  /** The run paused: the daemon ends the stream right after this event. */
+  z.object({
+    seq,
+    type: z.literal('interaction'),
+    interaction_id: InteractionId,
+    interaction: Interaction,
+    deadline_at: z.string(),
+  }),
+  /** A steering message was delivered into this run (its effect follows in later events). */
+  z.object({ seq, type: z.literal('steered'), text: z.string() }),
+  // -- terminal events: exactly one per run, always the last --
+  z.object({ seq, type: z.literal('completed'), stop_reason: z.string(), usage: Usage.nullable(), model: z.string().nullable() }),
+  z.object({
+    seq,
+    type: z.literal('failed'),
+    reason: Reason,
+    /** The HTTP status the failure would have had before a stream opened (SPEC §2.2 `code`). */
+    status: z.number().int(),
+    message: z.string(),
+    retryable: z.boolean(),
+    /** True when the agent produced no text, reasoning or interaction before failing. */
+    before_output: z.boolean(),
+    retry_after_seconds: z.number().int().optional(),
+    usage: Usage.nullable(),
+  }),
+  /** The agent confirmed an ending: by cancellation (request or client gone) or interaction deadline. */
+  z.object({ seq, type: z.literal('ended'), cause: z.enum(['cancelled', 'deadline']), message: z.string(), usage: Usage.nullable() }),
+]);
+export type RunEvent = z.infer<typeof RunEvent>;
+export type RunEventType = RunEvent['type'];
+/** An event before its seq is assigned (what the run produces). */
+export type RunEventBody = RunEvent extends infer E ? (E extends RunEvent ? Omit<E, 'seq'> : never) : never;
+
+export const TERMINAL_EVENTS = ['completed', 'failed', 'ended'] as const satisfies readonly RunEventType[];
+export function isTerminal(e: Pick<RunEvent, 'type'>): boolean {
+  return (TERMINAL_EVENTS as readonly string[]).includes(e.type);
+}
+
+/** Events after which the daemon closes the stream (the run is paused or over). */
+export function endsStream(e: Pick<RunEvent, 'type'>): boolean {
+  return e.type === 'interaction' || isTerminal(e);
+}
+
+/** Parses one SSE `data:` payload from the daemon. */
+export function parseRunEvent(data: string): RunEvent {
+  return RunEvent.parse(JSON.parse(data));
+}
+
+/** SSE framing of one event, as the daemon writes it. */
+export function formatRunEvent(e: RunEvent): string {
+  return `id: ${e.seq}\ndata: ${JSON.stringify(e)}\n\n`;
+}
