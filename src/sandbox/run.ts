@@ -1,0 +1,58 @@
+// Runs one shell command, sandboxed with bubblewrap or not, collecting its output with a cap.
+import { spawn, spawnSync } from 'node:child_process';
+import { BWRAP_PATH, bwrapArgv } from './bwrap.ts';
+
+export type ShellResult = { exitCode: number | null; signal: string | null; output: string; truncated: boolean };
+
+export type RunShellOptions = {
+  command: string;
+  workDir: string;
+  sandboxed: boolean;
+  env: NodeJS.ProcessEnv;
+  signal?: AbortSignal;
+  maxOutputBytes?: number;
+  bwrapPath?: string;
+};
+
+let probed: boolean | undefined;
+
+/** Whether bubblewrap can create a sandbox here (installed, and namespaces allowed). Cached. */
+export function sandboxAvailable(bwrapPath = BWRAP_PATH): boolean {
+  probed ??= spawnSync(bwrapPath, ['--ro-bind', '/', '/', '--unshare-net', '--', '/bin/true'], { stdio: 'ignore' }).status === 0;
+  return probed;
+}
+
+export function runShell(opts: RunShellOptions): Promise<ShellResult> {
+  const max = opts.maxOutputBytes ?? 64 * 1024;
+  const [file, args] = opts.sandboxed
+    ? [opts.bwrapPath ?? BWRAP_PATH, bwrapArgv({ workDir: opts.workDir, command: opts.command })]
+    : ['/bin/sh', ['-c', opts.command]];
+  return new Promise((resolve, reject) => {
+    // detached: its own process group, so cancelling kills the whole command tree.
+    const child = spawn(file, args, { cwd: opts.workDir, env: opts.env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let truncated = false;
+    const collect = (b: Buffer) => {
+      if (size >= max) return void (truncated = true);
+      chunks.push(b.subarray(0, max - size));
+      truncated ||= b.length > max - size;
+      size += Math.min(b.length, max - size);
+    };
+    child.stdout.on('data', collect);
+    child.stderr.on('data', collect);
+    const kill = () => {
+      try {
+        if (child.pid) process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    };
+    opts.signal?.addEventListener('abort', kill, { once: true });
+    child.on('error', reject);
+    child.on('close', (code, sig) => {
+      opts.signal?.removeEventListener('abort', kill);
+      resolve({ exitCode: code, signal: sig, output: Buffer.concat(chunks).toString('utf8'), truncated });
+    });
+  });
+}
