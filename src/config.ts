@@ -1,0 +1,61 @@
+// Process configuration from environment variables, each with a default that works on one
+// machine. Parsed once at start; every variable is documented in the README.
+import { resolve } from 'node:path';
+import { z } from 'zod';
+
+const int = (def: number) => z.coerce.number().int().positive().default(def);
+
+const Env = z.object({
+  HOST: z.string().default('127.0.0.1'),
+  PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+  COHORT_DATA_DIR: z.string().default('./data'),
+  DATABASE_URL: z.string().optional(),
+  REDIS_URL: z.string().optional(),
+  COHORT_MASTER_KEY: z.string().optional(),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** How long a resolved API key is trusted before it is read again (revocation bound across gateways). */
+  COHORT_KEY_CACHE_MS: int(10_000),
+  COHORT_INTERACTION_DEADLINE_MS: int(300_000),
+  COHORT_KEEPALIVE_MS: int(30_000),
+  COHORT_ROUTE_DEADLINE_MS: int(300_000),
+  COHORT_TURN_BUDGET_MS: int(600_000),
+  COHORT_REPLAY_BUFFER_EVENTS: int(10_000),
+  COHORT_TURNS_PER_MINUTE: int(60),
+});
+
+export type Config = {
+  host: string;
+  port: number;
+  dataDir: string;
+  databaseUrl?: string;
+  redisUrl?: string;
+  masterKey?: string;
+  logLevel: z.infer<typeof Env>['LOG_LEVEL'];
+  keyCacheMs: number;
+  interactionDeadlineMs: number;
+  keepaliveMs: number;
+  routeDeadlineMs: number;
+  turnBudgetMs: number;
+  replayBufferEvents: number;
+  turnsPerMinute: number;
+};
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const e = Env.parse(env);
+  return {
+    host: e.HOST,
+    port: e.PORT,
+    dataDir: resolve(e.COHORT_DATA_DIR),
+    databaseUrl: e.DATABASE_URL || undefined,
+    redisUrl: e.REDIS_URL || undefined,
+    masterKey: e.COHORT_MASTER_KEY || undefined,
+    logLevel: e.LOG_LEVEL,
+    keyCacheMs: e.COHORT_KEY_CACHE_MS,
+    interactionDeadlineMs: e.COHORT_INTERACTION_DEADLINE_MS,
+    keepaliveMs: e.COHORT_KEEPALIVE_MS,
+    routeDeadlineMs: e.COHORT_ROUTE_DEADLINE_MS,
+    turnBudgetMs: e.COHORT_TURN_BUDGET_MS,
+    replayBufferEvents: e.COHORT_REPLAY_BUFFER_EVENTS,
+    turnsPerMinute: e.COHORT_TURNS_PER_MINUTE,
+  };
+}

@@ -1,0 +1,25 @@
+// API keys: long random secrets with a recognizable prefix, stored only as SHA-256 hex.
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+
+export const KEY_PREFIX = 'ck-';
+
+export function generateApiKey(): string {
+  return KEY_PREFIX + randomBytes(32).toString('base64url');
+}
+
+export function hashKey(raw: string): string {
+  return createHash('sha256').update(raw).digest('hex');
+}
+
+export function sameHash(a: string, b: string): boolean {
+  const x = Buffer.from(a, 'hex');
+  const y = Buffer.from(b, 'hex');
+  return x.length === y.length && timingSafeEqual(x, y);
+}
+
+/** Masked form shown instead of a secret: prefix, ellipsis, last characters. */
+export function maskSecret(raw: string): string {
+  if (raw.length <= 8) return '*'.repeat(raw.length);
+  const head = raw.length >= 16 ? raw.slice(0, 6) : raw.slice(0, 2);
+  return `${head}...${raw.slice(-4)}`;
+}

@@ -1,0 +1,99 @@
+// The gateway's HTTP application: request ids, body limits, auth guards, one error handler
+// rendering every refusal in the spec's shape. Route modules register under /api/v1.
+// May import: services, store, errors, config, log. Never imported by the daemon or agent.
+import { randomUUID } from 'node:crypto';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
+import type { Principal } from '../store/identity.ts';
+import { ApiError, departedCreator, errorBody, internalError, invalidRequest, managementOnly, payloadTooLarge } from '../errors.ts';
+import { scrub } from '../log.ts';
+import type { Ctx } from './context.ts';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    principal?: Principal;
+  }
+  interface FastifyContextConfig {
+    /** Chat routes render `metadata` {reason, retryable}; management routes do not. */
+    errorStyle?: 'chat' | 'management';
+  }
+}
+
+export const BODY_LIMIT = 1_048_576;
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+export type RouteModule = (app: FastifyInstance, ctx: Ctx) => void;
+
+export type Guard = 'management' | 'any';
+
+/** The principal of an authenticated request; routes call this after their guard ran. */
+export function principalOf(req: FastifyRequest): Principal {
+  if (!req.principal) throw internalError();
+  return req.principal;
+}
+
+export function guard(ctx: Ctx, kind: Guard) {
+  return async (req: FastifyRequest) => {
+    const p = await ctx.auth.authenticate(req.headers.authorization);
+    if (kind === 'management' && p.kind !== 'management') throw managementOnly();
+    if (kind === 'management' && p.creatorDeparted && !p.granted) throw departedCreator();
+    req.principal = p;
+  };
+}
+
+function toApiError(err: unknown): ApiError | null {
+  if (err instanceof ApiError) return err;
+  const e = err as { code?: string; statusCode?: number; message?: string };
+  switch (e.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return payloadTooLarge();
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return invalidRequest('Content-Type must be application/json');
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return invalidRequest('body: a JSON object is required');
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return invalidRequest('Content-Length does not match the body');
+  }
+  if (err instanceof SyntaxError || e.code === 'FST_ERR_CTP_INVALID_JSON_BODY') return invalidRequest('body: malformed JSON');
+  if (e.statusCode && e.statusCode >= 400 && e.statusCode < 500) return invalidRequest(scrub(e.message ?? 'bad request'));
+  return null;
+}
+
+export function buildApp(ctx: Ctx, modules: RouteModule[]): FastifyInstance {
+  const app = Fastify({
+    loggerInstance: ctx.log as FastifyBaseLogger,
+    logController: new LogController({ disableRequestLogging: true }),
+    bodyLimit: BODY_LIMIT,
+    genReqId: (req) => {
+      const given = req.headers['x-request-id'];
+      return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+    },
+    forceCloseConnections: false,
+    return503OnClosing: true,
+  });
+
+  app.addHook('onRequest', async (req, reply) => {
+    reply.header('x-request-id', req.id);
+  });
+  app.addHook('onResponse', async (req, reply) => {
+    req.log.info({ method: req.method, url: req.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 }, 'request');
+  });
+
+  app.setErrorHandler((err, req, reply) => {
+    const api = toApiError(err);
+    if (!api) req.log.error({ err }, 'unhandled error');
+    const e = api ?? internalError();
+    const metadata = req.routeOptions.config?.errorStyle === 'chat';
+    void reply.code(e.status).headers(e.headers).type('application/json').send(errorBody(e, { metadata }));
+  });
+  app.setNotFoundHandler((req, reply) => {
+    void reply.code(404).send({ error: { code: 404, message: 'resource not found' } });
+  });
+
+  app.register(
+    async (api) => {
+      for (const m of modules) m(api, ctx);
+    },
+    { prefix: '/api/v1' },
+  );
+  return app;
+}

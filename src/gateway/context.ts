@@ -1,0 +1,16 @@
+// What route modules receive: the store, configuration, logger, services and the OpenAPI registry.
+import type { Config } from '../config.ts';
+import type { Logger } from '../log.ts';
+import type { Store } from '../store/db.ts';
+import type { Authenticator } from '../services/auth.ts';
+import type { Sealer } from '../crypto/seal.ts';
+import type { OpenApiRegistry } from './openapi.ts';
+
+export type Ctx = {
+  config: Config;
+  log: Logger;
+  store: Store;
+  auth: Authenticator;
+  sealer: Sealer;
+  docs: OpenApiRegistry;
+};

@@ -1,0 +1,54 @@
+// Assembles and starts one gateway process: store, migrations, bootstrap, services, HTTP.
+import type { AddressInfo } from 'node:net';
+import type { FastifyInstance } from 'fastify';
+import type { Config } from '../config.ts';
+import { createLogger, type Logger } from '../log.ts';
+import { openStore, type StoreOptions } from '../store/db.ts';
+import { migrate } from '../store/migrate.ts';
+import { createAuthenticator } from '../services/auth.ts';
+import { createSealer, loadMasterKey } from '../crypto/seal.ts';
+import { seedIfEmpty, writeBootstrapFile, type Bootstrap } from '../services/bootstrap.ts';
+import { buildApp } from './app.ts';
+import { createOpenApiRegistry } from './openapi.ts';
+import { routeModules } from './routes/index.ts';
+import type { Ctx } from './context.ts';
+
+export type Gateway = {
+  app: FastifyInstance;
+  ctx: Ctx;
+  url: string;
+  /** Credentials created on this start (first start on an empty store), else null. */
+  bootstrap: Bootstrap | null;
+  close(): Promise<void>;
+};
+
+export async function startGateway(opts: { config: Config; log?: Logger; store?: StoreOptions }): Promise<Gateway> {
+  const { config } = opts;
+  const log = opts.log ?? createLogger({ level: config.logLevel });
+  const store = await openStore(opts.store ?? { databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  await migrate(store);
+  const bootstrap = await seedIfEmpty(store.db);
+  if (bootstrap) log.info({ file: writeBootstrapFile(config.dataDir, bootstrap) }, 'bootstrapped an organization; its keys are in the file named here');
+  const ctx: Ctx = {
+    config,
+    log,
+    store,
+    auth: createAuthenticator({ db: store.db, ttlMs: config.keyCacheMs }),
+    sealer: createSealer(loadMasterKey({ dataDir: config.dataDir, configured: config.masterKey })),
+    docs: createOpenApiRegistry(),
+  };
+  const app = buildApp(ctx, routeModules);
+  await app.listen({ host: config.host, port: config.port });
+  const { port } = app.server.address() as AddressInfo;
+  const host = config.host.includes(':') ? `[${config.host}]` : config.host;
+  return {
+    app,
+    ctx,
+    url: `http://${host}:${port}/api/v1`,
+    bootstrap,
+    async close() {
+      await app.close();
+      await store.close();
+    },
+  };
+}

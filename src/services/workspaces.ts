@@ -1,0 +1,115 @@
+// Workspaces of an account: create, read, update, delete, and the mapping to the API shape.
+import { randomUUID } from 'node:crypto';
+import { and, asc, count, eq } from 'drizzle-orm';
+import type { Db } from '../store/db.ts';
+import { organizations, workspaces } from '../store/schema.ts';
+import { isUniqueViolation } from '../store/errors.ts';
+import { invalidRequest, resourceNotFound } from '../errors.ts';
+import type { CreateWorkspace, UpdateWorkspace, Workspace } from '../schemas/workspace.ts';
+import { deriveUuid } from './derive.ts';
+import { isUuid } from '../schemas/common.ts';
+
+type Row = typeof workspaces.$inferSelect;
+
+export function toWorkspace(r: Row): Workspace {
+  return {
+    id: r.id,
+    name: r.name,
+    slug: r.slug,
+    description: r.description,
+    created_at: r.createdAt.toISOString(),
+    updated_at: r.updatedAt?.toISOString() ?? null,
+    created_by: r.createdBy,
+    default_guardrail_id: deriveUuid('guardrail', r.id),
+    default_image_model: r.defaultImageModel,
+    default_text_model: r.defaultTextModel,
+    default_provider_sort: r.defaultProviderSort as Workspace['default_provider_sort'],
+    disabled_server_tools: (r.disabledServerTools as Workspace['disabled_server_tools']) ?? null,
+    include_byok_in_budgets: r.includeByokInBudgets,
+    io_logging_api_key_ids: r.ioLoggingApiKeyIds ?? null,
+    io_logging_sampling_rate: r.ioLoggingSamplingRate,
+    is_data_discount_logging_enabled: r.isDataDiscountLoggingEnabled,
+    is_observability_broadcast_enabled: r.isObservabilityBroadcastEnabled,
+    is_observability_io_logging_enabled: r.isObservabilityIoLoggingEnabled,
+  };
+}
+
+/** API fields to columns; an empty disabled-tools list is stored as null ("clears the list"). */
+function columns(body: UpdateWorkspace): Partial<typeof workspaces.$inferInsert> {
+  const tools = body.disabled_server_tools;
+  return {
+    name: body.name,
+    slug: body.slug,
+    description: body.description,
+    defaultImageModel: body.default_image_model,
+    defaultTextModel: body.default_text_model,
+    defaultProviderSort: body.default_provider_sort,
+    disabledServerTools: tools === undefined ? undefined : tools && tools.length ? [...new Set(tools)] : null,
+    includeByokInBudgets: body.include_byok_in_budgets,
+    ioLoggingApiKeyIds: body.io_logging_api_key_ids,
+    ioLoggingSamplingRate: body.io_logging_sampling_rate,
+    isDataDiscountLoggingEnabled: body.is_data_discount_logging_enabled,
+    isObservabilityBroadcastEnabled: body.is_observability_broadcast_enabled,
+    isObservabilityIoLoggingEnabled: body.is_observability_io_logging_enabled,
+  };
+}
+
+const slugTaken = () => invalidRequest('slug: a workspace with this slug already exists in the account');
+
+export async function createWorkspace(db: Db, opts: { orgId: string; userId: string; body: CreateWorkspace }): Promise<Row> {
+  try {
+    const [row] = await db
+      .insert(workspaces)
+      .values({ ...columns(opts.body), id: randomUUID(), orgId: opts.orgId, createdBy: opts.userId, name: opts.body.name, slug: opts.body.slug })
+      .returning();
+    return row!;
+  } catch (err) {
+    if (isUniqueViolation(err)) throw slugTaken();
+    throw err;
+  }
+}
+
+/** A workspace of the account by UUID or slug; another account's is indistinguishable from none. */
+export async function findWorkspace(db: Db, opts: { orgId: string; idOrSlug: string }): Promise<Row> {
+  const match = isUuid(opts.idOrSlug) ? eq(workspaces.id, opts.idOrSlug.toLowerCase()) : eq(workspaces.slug, opts.idOrSlug);
+  const [row] = await db.select().from(workspaces).where(and(eq(workspaces.orgId, opts.orgId), match)).limit(1);
+  if (!row) throw resourceNotFound('workspace');
+  return row;
+}
+
+export async function updateWorkspace(db: Db, opts: { orgId: string; idOrSlug: string; body: UpdateWorkspace }): Promise<Row> {
+  const current = await findWorkspace(db, opts);
+  try {
+    const [row] = await db
+      .update(workspaces)
+      .set({ ...columns(opts.body), updatedAt: new Date() })
+      .where(eq(workspaces.id, current.id))
+      .returning();
+    if (!row) throw resourceNotFound('workspace');
+    return row;
+  } catch (err) {
+    if (isUniqueViolation(err)) throw slugTaken();
+    throw err;
+  }
+}
+
+export async function listWorkspaces(db: Db, opts: { orgId: string; offset: number; limit: number }) {
+  const where = eq(workspaces.orgId, opts.orgId);
+  const [rows, [total]] = await Promise.all([
+    db.select().from(workspaces).where(where).orderBy(asc(workspaces.createdAt), asc(workspaces.id)).offset(opts.offset).limit(opts.limit),
+    db.select({ n: count() }).from(workspaces).where(where),
+  ]);
+  return { rows, total: total?.n ?? 0 };
+}
+
+/** Deletes the workspace with its presets and credentials; deleting the default leaves the account without one. */
+export async function deleteWorkspace(db: Db, opts: { orgId: string; idOrSlug: string }): Promise<void> {
+  const row = await findWorkspace(db, opts);
+  await db.transaction(async (tx) => {
+    await tx.delete(workspaces).where(eq(workspaces.id, row.id));
+    await tx
+      .update(organizations)
+      .set({ defaultWorkspaceId: null })
+      .where(and(eq(organizations.id, opts.orgId), eq(organizations.defaultWorkspaceId, row.id)));
+  });
+}

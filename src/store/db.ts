@@ -1,0 +1,87 @@
+// The store's connection: PGlite in the data dir by default, PostgreSQL with DATABASE_URL.
+// Both are driven through Drizzle with the same schema and the same SQL migrations.
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { PGlite } from '@electric-sql/pglite';
+import pg from 'pg';
+import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
+import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
+import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
+import * as schema from './schema.ts';
+
+export type Db = PgDatabase<PgQueryResultHKT, typeof schema>;
+
+/** Runs raw SQL (several statements allowed) inside one transaction holding an advisory lock. */
+export type LockedExec = (fn: (exec: (sql: string) => Promise<Record<string, unknown>[]>) => Promise<void>) => Promise<void>;
+
+export type Store = {
+  kind: 'pglite' | 'postgres';
+  db: Db;
+  lockedTransaction: LockedExec;
+  close(): Promise<void>;
+};
+
+export type StoreOptions = {
+  /** PostgreSQL connection string; absent means PGlite. */
+  databaseUrl?: string;
+  /** Directory for PGlite's files; absent (with no databaseUrl) means an in-memory PGlite. */
+  dataDir?: string;
+  /** PostgreSQL schema to use (created if missing); lets tests share one database. */
+  pgSchema?: string;
+  poolSize?: number;
+};
+
+const LOCK_ID = 774_211_019; // arbitrary constant shared by every cohort process
+
+export async function openStore(opts: StoreOptions): Promise<Store> {
+  return opts.databaseUrl ? openPostgres(opts.databaseUrl, opts) : openPglite(opts.dataDir);
+}
+
+async function openPglite(dataDir?: string): Promise<Store> {
+  if (dataDir) mkdirSync(dataDir, { recursive: true });
+  const client = new PGlite(dataDir ? join(dataDir, 'pglite') : undefined);
+  await client.waitReady;
+  return {
+    kind: 'pglite',
+    db: drizzlePglite({ client, schema }) as unknown as Db,
+    lockedTransaction: (fn) =>
+      client.transaction(async (tx) => {
+        await tx.query(`select pg_advisory_xact_lock(${LOCK_ID})`);
+        await fn(async (sql) => (await tx.exec(sql)).flatMap((r) => r.rows as Record<string, unknown>[]));
+      }) as Promise<void>,
+    close: () => client.close(),
+  };
+}
+
+async function openPostgres(url: string, opts: StoreOptions): Promise<Store> {
+  const schemaName = opts.pgSchema;
+  if (schemaName && !/^[a-z_][a-z0-9_]*$/.test(schemaName)) throw new Error('invalid schema name');
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: opts.poolSize ?? 10,
+    ...(schemaName ? { options: `-c search_path=${schemaName}` } : {}),
+  });
+  if (schemaName) await pool.query(`create schema if not exists ${schemaName}`);
+  return {
+    kind: 'postgres',
+    db: drizzlePg({ client: pool, schema }) as unknown as Db,
+    lockedTransaction: async (fn) => {
+      const c = await pool.connect();
+      try {
+        await c.query('begin');
+        await c.query(`select pg_advisory_xact_lock(${LOCK_ID})`);
+        await fn(async (sql) => {
+          const res = (await c.query(sql)) as pg.QueryResult | pg.QueryResult[];
+          return (Array.isArray(res) ? res : [res]).flatMap((r) => r.rows);
+        });
+        await c.query('commit');
+      } catch (err) {
+        await c.query('rollback').catch(() => {});
+        throw err;
+      } finally {
+        c.release();
+      }
+    },
+    close: () => pool.end(),
+  };
+}

@@ -1,0 +1,71 @@
+// Starts a real gateway for tests on a loopback port: PGlite in memory by default, or a fresh
+// PostgreSQL schema when `postgres: true` and DATABASE_URL is set.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { loadConfig } from '../config.ts';
+import { createLogger } from '../log.ts';
+import { startGateway, type Gateway } from '../gateway/server.ts';
+import type { Bootstrap } from '../services/bootstrap.ts';
+
+export type TestGateway = Gateway & { keys: Bootstrap; dataDir: string; call: Call };
+export type Call = (method: string, path: string, opts?: { key?: string | null; body?: unknown; raw?: string; headers?: Record<string, string> }) => Promise<{ status: number; body: any; headers: Headers }>;
+
+export const postgresUrl = process.env.DATABASE_URL;
+
+export async function startTestGateway(opts: { postgres?: boolean; env?: Record<string, string> } = {}): Promise<TestGateway> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'cohort-test-'));
+  const config = loadConfig({ LOG_LEVEL: 'silent', PORT: '0', COHORT_DATA_DIR: dataDir, ...opts.env });
+  const pgSchema = opts.postgres ? `t_${randomBytes(6).toString('hex')}` : undefined;
+  if (opts.postgres && !postgresUrl) throw new Error('postgres requested but DATABASE_URL is not set');
+  const gw = await startGateway({
+    config,
+    log: createLogger({ level: config.logLevel }),
+    store: opts.postgres ? { databaseUrl: postgresUrl, pgSchema, poolSize: 4 } : {},
+  });
+  const call: Call = async (method, path, o = {}) => {
+    const key = o.key === undefined ? gw.bootstrap!.management_key : o.key;
+    const res = await fetch(gw.url + path, {
+      method,
+      headers: {
+        ...(key ? { authorization: `Bearer ${key}` } : {}),
+        ...(o.body !== undefined || o.raw !== undefined ? { 'content-type': 'application/json' } : {}),
+        ...o.headers,
+      },
+      body: o.raw ?? (o.body === undefined ? undefined : JSON.stringify(o.body)),
+    });
+    const text = await res.text();
+    let body: unknown = text;
+    try {
+      body = JSON.parse(text);
+    } catch {}
+    return { status: res.status, body, headers: res.headers };
+  };
+  return {
+    ...gw,
+    keys: gw.bootstrap!,
+    dataDir,
+    call,
+    async close() {
+      await gw.close();
+      if (pgSchema) {
+        const c = new pg.Client({ connectionString: postgresUrl });
+        await c.connect();
+        await c.query(`drop schema if exists ${pgSchema} cascade`);
+        await c.end();
+      }
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Runs a suite on PGlite, and again on PostgreSQL when DATABASE_URL is set (printing why not otherwise). */
+export const storeMatrix: { name: string; postgres: boolean }[] = [
+  { name: 'pglite', postgres: false },
+  ...(postgresUrl ? [{ name: 'postgres', postgres: true }] : []),
+];
+if (!postgresUrl && !process.env.COHORT_QUIET_SKIP) {
+  process.stderr.write('# PostgreSQL variants skipped: DATABASE_URL is not set\n');
+}
