@@ -1,0 +1,39 @@
+// The built-in agent's configuration, from the environment the daemon gives it.
+import { join } from 'node:path';
+
+export type AgentConfig = {
+  /** OpenAI-compatible base URL ending before /chat/completions (the gateway's /api/v1). */
+  baseUrl: string;
+  apiKey: string;
+  model: string;
+  /** Standing instructions: the system prompt of every model call. */
+  instructions: string;
+  /** Where conversations are persisted (one JSON file per session). */
+  stateDir: string;
+  /** Reported as `size` in usage updates. */
+  contextWindow: number;
+  /** Model calls per turn before the agent stops with max_turn_requests. */
+  maxSteps: number;
+};
+
+export function agentConfigFromEnv(env: NodeJS.ProcessEnv): AgentConfig {
+  const need = (k: string) => {
+    const v = env[k];
+    if (!v) throw new Error(`${k} is required`);
+    return v;
+  };
+  return {
+    baseUrl: need('COHORT_AGENT_BASE_URL'),
+    apiKey: env.COHORT_AGENT_API_KEY ?? '',
+    model: need('COHORT_AGENT_MODEL'),
+    instructions: env.COHORT_AGENT_INSTRUCTIONS ?? '',
+    stateDir: env.COHORT_AGENT_STATE_DIR ?? join(process.cwd(), '.cohort-agent'),
+    contextWindow: Number(env.COHORT_AGENT_CONTEXT_WINDOW ?? 128000),
+    maxSteps: Number(env.COHORT_AGENT_MAX_STEPS ?? 50),
+  };
+}
+
+/** The environment a shell command sees: the agent's own, minus cohort's settings and secrets. */
+export function shellEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  return Object.fromEntries(Object.entries(env).filter(([k]) => !k.startsWith('COHORT_')));
+}

@@ -1,0 +1,106 @@
+// The built-in cohort agent (`npx cohort agent`): an ACP agent on stdio whose turns are a
+// tool-using loop over an OpenAI-compatible chat-completions endpoint (the gateway's /api/v1).
+// Owns: its conversations (persisted under COHORT_AGENT_STATE_DIR), tools, approval modes.
+// May import: src/acp, src/sandbox, node and npm packages. stdout is the ACP channel: logs go to stderr.
+import { join } from 'node:path';
+import { z } from 'zod';
+import { pino } from 'pino';
+import {
+  agent,
+  methods,
+  serveStdio,
+  RequestError,
+  PROTOCOL_VERSION,
+  META_STEERING,
+  MODE_MANUAL,
+  MODE_SELF_DRIVE,
+  STEER_METHOD,
+} from '../acp/index.ts';
+import { agentConfigFromEnv, shellEnv } from './config.ts';
+import { SessionStore, type AgentSession } from './sessions.ts';
+import { runTurn } from './turn.ts';
+
+const SteerParams = z.object({ sessionId: z.string(), text: z.string().min(1) });
+
+function modes(s: AgentSession) {
+  return {
+    currentModeId: s.mode,
+    availableModes: [
+      { id: MODE_SELF_DRIVE, name: 'Self-drive', description: 'No asking; the shell runs unsandboxed.' },
+      { id: MODE_MANUAL, name: 'Manual', description: 'Asks before each shell call; the shell runs sandboxed until an escalation is allowed.' },
+    ],
+  };
+}
+
+export async function runAgent(env: NodeJS.ProcessEnv = process.env): Promise<void> {
+  const cfg = agentConfigFromEnv(env);
+  const log = pino({ name: 'cohort-agent', level: env.LOG_LEVEL ?? 'info' }, pino.destination(2));
+  const store = new SessionStore(join(cfg.stateDir, 'sessions'));
+  const env4shell = shellEnv(env);
+  const session = (id: string) => {
+    const s = store.get(id) ?? store.load(id);
+    if (!s) throw RequestError.resourceNotFound(id);
+    return s;
+  };
+
+  const app = agent({ name: 'cohort-agent' })
+    .onRequest(methods.agent.initialize, () => ({
+      protocolVersion: PROTOCOL_VERSION,
+      agentCapabilities: { loadSession: true },
+      agentInfo: { name: 'cohort-agent', version: '0.1.0' },
+      _meta: { [META_STEERING]: true },
+    }))
+    .onRequest(methods.agent.session.new, ({ params }) => {
+      const s = store.create(params.cwd);
+      return { sessionId: s.id, modes: modes(s) };
+    })
+    .onRequest(methods.agent.session.load, async ({ params, client }) => {
+      const s = session(params.sessionId);
+      // session/load replays the conversation to the client before answering.
+      for (const m of s.messages) {
+        if ((m.role !== 'user' && m.role !== 'assistant') || !m.content) continue;
+        await client.notify(methods.client.session.update, {
+          sessionId: s.id,
+          update: { sessionUpdate: m.role === 'user' ? 'user_message_chunk' : 'agent_message_chunk', content: { type: 'text', text: m.content } },
+        });
+      }
+      return { modes: modes(s) };
+    })
+    .onRequest(methods.agent.session.setMode, ({ params }) => {
+      const s = session(params.sessionId);
+      if (params.modeId !== MODE_MANUAL && params.modeId !== MODE_SELF_DRIVE) throw RequestError.invalidParams(undefined, `unknown mode ${params.modeId}`);
+      s.mode = params.modeId;
+      s.standing = {};
+      return {};
+    })
+    .onRequest(methods.agent.session.prompt, async ({ params, client }) => {
+      const s = session(params.sessionId);
+      const prompt = params.prompt.map((b) => (b.type === 'text' ? b.text : '')).join('');
+      try {
+        return { stopReason: await runTurn({ cfg, session: s, prompt, client, shellEnv: env4shell }) };
+      } catch (err) {
+        log.warn({ session: s.id, err: (err as Error).message }, 'turn failed');
+        throw err;
+      } finally {
+        store.save(s);
+      }
+    })
+    .onNotification(methods.agent.session.cancel, ({ params }) => {
+      store.get(params.sessionId)?.turn?.abort();
+    })
+    .onRequest(STEER_METHOD, SteerParams, ({ params }) => {
+      const s = session(params.sessionId);
+      if (!s.turn) throw RequestError.invalidRequest(undefined, 'no turn is running in this session');
+      s.steering.push(params.text);
+      return {};
+    });
+  log.info({ model: cfg.model }, 'agent ready');
+  await serveStdio(app);
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  runAgent().catch((err: unknown) => {
+    process.stderr.write(`cohort agent: ${(err as Error).message}\n`);
+    process.exit(1);
+  });
+}

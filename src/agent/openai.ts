@@ -1,0 +1,114 @@
+// One streamed OpenAI chat-completions call: deltas are handed out as they arrive, the assembled
+// assistant message, usage and model id come back at the end. Failures are values with a
+// retryable classification (SPEC §7 turn_failed); the API key never appears in them.
+import { createParser } from 'eventsource-parser';
+
+export type ToolCall = { id: string; type: 'function'; function: { name: string; arguments: string } };
+export type ChatMessage =
+  | { role: 'system' | 'user'; content: string }
+  | { role: 'assistant'; content: string | null; tool_calls?: ToolCall[] }
+  | { role: 'tool'; tool_call_id: string; content: string };
+
+export type UpstreamUsage = {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+  cost?: number;
+  prompt_tokens_details?: { cached_tokens?: number };
+};
+
+export type ChatResult = {
+  message: Extract<ChatMessage, { role: 'assistant' }>;
+  usage: UpstreamUsage | null;
+  model: string | null;
+};
+
+export class UpstreamError extends Error {
+  constructor(
+    message: string,
+    readonly status: number | null,
+    readonly retryable: boolean,
+  ) {
+    super(message);
+  }
+}
+
+export type ChatCallOptions = {
+  baseUrl: string;
+  apiKey: string;
+  body: Record<string, unknown>;
+  signal: AbortSignal;
+  onContent(text: string, model: string | null): void;
+  onReasoning(text: string, model: string | null): void;
+};
+
+const RETRYABLE_STATUS = new Set([408, 409, 425, 429]);
+
+type Chunk = {
+  model?: string;
+  choices?: { delta?: { content?: string | null; reasoning?: string | null; tool_calls?: { index: number; id?: string; function?: { name?: string; arguments?: string } }[] } }[];
+  usage?: UpstreamUsage | null;
+};
+
+export async function streamChat(opts: ChatCallOptions): Promise<ChatResult> {
+  let res: Response;
+  try {
+    res = await fetch(`${opts.baseUrl.replace(/\/$/, '')}/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${opts.apiKey}`, accept: 'text/event-stream' },
+      body: JSON.stringify({ ...opts.body, stream: true, stream_options: { include_usage: true } }),
+      signal: opts.signal,
+    });
+  } catch (err) {
+    if (opts.signal.aborted) throw err;
+    throw new UpstreamError(`model endpoint unreachable: ${(err as Error).cause ?? (err as Error).message}`, null, true);
+  }
+  if (!res.ok) {
+    const text = await res.text().catch(() => '');
+    const detail = (() => {
+      try {
+        return (JSON.parse(text) as { error?: { message?: string } }).error?.message ?? text;
+      } catch {
+        return text;
+      }
+    })();
+    throw new UpstreamError(`model endpoint answered ${res.status}: ${detail.slice(0, 300)}`, res.status, RETRYABLE_STATUS.has(res.status) || res.status >= 500);
+  }
+  let content = '';
+  let model: string | null = null;
+  let usage: UpstreamUsage | null = null;
+  const calls: ToolCall[] = [];
+  const parser = createParser({
+    onEvent(ev) {
+      if (ev.data === '[DONE]') return;
+      const chunk = JSON.parse(ev.data) as Chunk;
+      model = chunk.model ?? model;
+      if (chunk.usage) usage = chunk.usage;
+      const delta = chunk.choices?.[0]?.delta;
+      if (delta?.reasoning) opts.onReasoning(delta.reasoning, model);
+      if (delta?.content) {
+        content += delta.content;
+        opts.onContent(delta.content, model);
+      }
+      for (const tc of delta?.tool_calls ?? []) {
+        const c = (calls[tc.index] ??= { id: '', type: 'function', function: { name: '', arguments: '' } });
+        if (tc.id) c.id = tc.id;
+        c.function.name += tc.function?.name ?? '';
+        c.function.arguments += tc.function?.arguments ?? '';
+      }
+    },
+  });
+  const decoder = new TextDecoder();
+  try {
+    for await (const bytes of res.body ?? []) parser.feed(decoder.decode(bytes as Uint8Array, { stream: true }));
+  } catch (err) {
+    if (opts.signal.aborted) throw err;
+    throw new UpstreamError(`model stream broke: ${(err as Error).message}`, null, true);
+  }
+  const toolCalls = calls.filter(Boolean);
+  return {
+    message: { role: 'assistant', content: content === '' && toolCalls.length ? null : content, ...(toolCalls.length ? { tool_calls: toolCalls } : {}) },
+    usage,
+    model,
+  };
+}
