@@ -2,5 +2,9 @@
 import type { RouteModule } from '../app.ts';
 import { openapiRoutes } from './openapi.ts';
 import { workspaceRoutes } from './workspaces.ts';
+import { presetRoutes } from './presets.ts';
+import { byokRoutes } from './byok.ts';
+import { internRoutes } from './interns.ts';
+import { internChatRoutes } from './interns-chat.ts';
 
-export const routeModules: RouteModule[] = [workspaceRoutes, openapiRoutes];
+export const routeModules: RouteModule[] = [workspaceRoutes, presetRoutes, byokRoutes, internRoutes, internChatRoutes, openapiRoutes];

@@ -1,0 +1,189 @@
+// Provider credentials (BYOK) of an account: create, read, update, delete, and the mapping to the
+// API shape. The raw key is sealed (AES-256-GCM, bound to the credential id) before it reaches the
+// database and is only ever unsealed in memory for inference (usableCredentials).
+import { randomUUID } from 'node:crypto';
+import { and, asc, count, eq, max } from 'drizzle-orm';
+import type { Db } from '../store/db.ts';
+import type { Sealer } from '../crypto/seal.ts';
+import { maskSecret } from '../crypto/keys.ts';
+import { byokCredentials, workspaces } from '../store/schema.ts';
+import { keyHashesOf } from '../store/identity.ts';
+import { invalidRequest, resourceNotFound } from '../errors.ts';
+import { BYOK_ONLY_WITH_FALLBACK, type ByokCredential, type CreateByok, type UpdateByok } from '../schemas/byok.ts';
+
+type Row = typeof byokCredentials.$inferSelect;
+type Account = { orgId: string };
+
+export function toCredential(r: Row): ByokCredential {
+  return {
+    id: r.id,
+    name: r.name,
+    provider: r.provider as ByokCredential['provider'],
+    label: r.label,
+    workspace_id: r.workspaceId,
+    created_at: r.createdAt.toISOString(),
+    disabled: r.disabled,
+    is_byok_only: r.isByokOnly,
+    is_fallback: r.isFallback,
+    is_required: r.isRequired,
+    declared_zdr: r.declaredZdr,
+    sort_order: r.sortOrder,
+    allowed_api_key_hashes: r.allowedApiKeyHashes ?? null,
+    allowed_models: r.allowedModels ?? null,
+    allowed_user_ids: r.allowedUserIds ?? null,
+  };
+}
+
+const unique = <T>(xs: T[] | null | undefined) => (xs ? [...new Set(xs)] : xs);
+
+/** `allowed_api_key_hashes` may only name live keys of the account. */
+async function checkHashes(db: Db, orgId: string, hashes: string[] | null | undefined) {
+  if (!hashes) return;
+  const owned = await keyHashesOf(db, orgId);
+  const i = hashes.findIndex((h) => !owned.has(h));
+  if (i >= 0) throw invalidRequest(`allowed_api_key_hashes.${i}: not the hash of a key of this account`);
+}
+
+/** The credential's workspace: the given one (of this account), else the key's workspace. */
+async function resolveWorkspace(db: Db, opts: Account & { given?: string; keyWorkspaceId: string | null }): Promise<string> {
+  if (!opts.given) {
+    if (!opts.keyWorkspaceId) throw invalidRequest("workspace_id: the account's default workspace was deleted, so workspace_id must be passed");
+    return opts.keyWorkspaceId;
+  }
+  const [ws] = await db.select({ id: workspaces.id }).from(workspaces).where(and(eq(workspaces.id, opts.given.toLowerCase()), eq(workspaces.orgId, opts.orgId))).limit(1);
+  if (!ws) throw invalidRequest('workspace_id: no such workspace in this account');
+  return ws.id;
+}
+
+export async function createCredential(db: Db, sealer: Sealer, opts: Account & { keyWorkspaceId: string | null; body: CreateByok }): Promise<Row> {
+  const b = opts.body;
+  const workspaceId = await resolveWorkspace(db, { orgId: opts.orgId, given: b.workspace_id, keyWorkspaceId: opts.keyWorkspaceId });
+  await checkHashes(db, opts.orgId, b.allowed_api_key_hashes);
+  const [last] = await db
+    .select({ n: max(byokCredentials.sortOrder) })
+    .from(byokCredentials)
+    .where(and(eq(byokCredentials.workspaceId, workspaceId), eq(byokCredentials.provider, b.provider)));
+  const id = randomUUID();
+  const [row] = await db
+    .insert(byokCredentials)
+    .values({
+      id,
+      orgId: opts.orgId,
+      workspaceId,
+      name: b.name ?? null,
+      provider: b.provider,
+      label: maskSecret(b.key),
+      sealedKey: sealer.seal(b.key, id),
+      disabled: b.disabled ?? false,
+      isByokOnly: b.is_byok_only ?? false,
+      isFallback: b.is_fallback ?? false,
+      isRequired: b.is_required ?? false,
+      declaredZdr: b.declared_zdr ?? null,
+      sortOrder: b.sort_order ?? (last?.n == null ? 0 : last.n + 1),
+      allowedApiKeyHashes: unique(b.allowed_api_key_hashes) ?? null,
+      allowedModels: unique(b.allowed_models) ?? null,
+      allowedUserIds: unique(b.allowed_user_ids) ?? null,
+    })
+    .returning();
+  return row!;
+}
+
+export async function findCredential(db: Db, opts: Account & { id: string }): Promise<Row> {
+  const [row] = await db.select().from(byokCredentials).where(and(eq(byokCredentials.id, opts.id.toLowerCase()), eq(byokCredentials.orgId, opts.orgId))).limit(1);
+  if (!row) throw resourceNotFound('credential');
+  return row;
+}
+
+export async function updateCredential(db: Db, sealer: Sealer, opts: Account & { id: string; body: UpdateByok }): Promise<Row> {
+  const current = await findCredential(db, opts);
+  const b = opts.body;
+  if ((b.is_byok_only ?? current.isByokOnly) && (b.is_fallback ?? current.isFallback)) throw invalidRequest(`is_byok_only: ${BYOK_ONLY_WITH_FALLBACK}`);
+  await checkHashes(db, opts.orgId, b.allowed_api_key_hashes);
+  const [row] = await db
+    .update(byokCredentials)
+    .set({
+      name: b.name,
+      disabled: b.disabled,
+      isByokOnly: b.is_byok_only,
+      isFallback: b.is_fallback,
+      isRequired: b.is_required,
+      declaredZdr: b.declared_zdr,
+      sortOrder: b.sort_order,
+      allowedApiKeyHashes: unique(b.allowed_api_key_hashes),
+      allowedModels: unique(b.allowed_models),
+      allowedUserIds: unique(b.allowed_user_ids),
+      ...(b.key === undefined ? {} : { label: maskSecret(b.key), sealedKey: sealer.seal(b.key, current.id) }),
+      updatedAt: new Date(),
+    })
+    .where(eq(byokCredentials.id, current.id))
+    .returning();
+  if (!row) throw resourceNotFound('credential');
+  return row;
+}
+
+export async function deleteCredential(db: Db, opts: Account & { id: string }): Promise<void> {
+  const row = await findCredential(db, opts);
+  await db.delete(byokCredentials).where(eq(byokCredentials.id, row.id));
+}
+
+/** The workspace's credentials (the key's workspace unless one is given), optionally of one provider. */
+export async function listCredentials(db: Db, opts: Account & { keyWorkspaceId: string | null; workspaceId?: string; provider?: string; offset: number; limit: number }) {
+  const workspaceId = opts.workspaceId?.toLowerCase() ?? opts.keyWorkspaceId;
+  if (!workspaceId) throw invalidRequest("workspace_id: the account's default workspace was deleted, so workspace_id must be passed");
+  const where = and(
+    eq(byokCredentials.orgId, opts.orgId),
+    eq(byokCredentials.workspaceId, workspaceId),
+    opts.provider ? eq(byokCredentials.provider, opts.provider) : undefined,
+  );
+  const [rows, [total]] = await Promise.all([
+    db.select().from(byokCredentials).where(where).orderBy(asc(byokCredentials.provider), asc(byokCredentials.isFallback), asc(byokCredentials.sortOrder), asc(byokCredentials.createdAt)).offset(opts.offset).limit(opts.limit),
+    db.select({ n: count() }).from(byokCredentials).where(where),
+  ]);
+  return { rows, total: total?.n ?? 0 };
+}
+
+/** A credential ready for an upstream call: the raw key exists only in this object, in memory. */
+export type UsableCredential = {
+  id: string;
+  provider: string;
+  key: string;
+  isByokOnly: boolean;
+  isFallback: boolean;
+  isRequired: boolean;
+  declaredZdr: boolean | null;
+  sortOrder: number;
+  allowedApiKeyHashes: string[] | null;
+  allowedModels: string[] | null;
+  allowedUserIds: string[] | null;
+};
+
+/** Enabled credentials of a workspace and provider in the order they are tried: non-fallback
+ * before fallback, then ascending sort_order, then oldest first. */
+export async function usableCredentials(db: Db, sealer: Sealer, opts: { workspaceId: string; provider: string }): Promise<UsableCredential[]> {
+  const rows = await db
+    .select()
+    .from(byokCredentials)
+    .where(and(eq(byokCredentials.workspaceId, opts.workspaceId), eq(byokCredentials.provider, opts.provider), eq(byokCredentials.disabled, false)))
+    .orderBy(asc(byokCredentials.isFallback), asc(byokCredentials.sortOrder), asc(byokCredentials.createdAt));
+  return rows.map((r) => ({
+    id: r.id,
+    provider: r.provider,
+    key: sealer.open(r.sealedKey, r.id),
+    isByokOnly: r.isByokOnly,
+    isFallback: r.isFallback,
+    isRequired: r.isRequired,
+    declaredZdr: r.declaredZdr,
+    sortOrder: r.sortOrder,
+    allowedApiKeyHashes: r.allowedApiKeyHashes ?? null,
+    allowedModels: r.allowedModels ?? null,
+    allowedUserIds: r.allowedUserIds ?? null,
+  }));
+}
+
+/** Whether a credential's allowlists admit a request (null list = no restriction). */
+export function credentialAllows(c: Pick<UsableCredential, 'allowedApiKeyHashes' | 'allowedModels' | 'allowedUserIds'>, req: { keyHash: string; model: string; userId?: string | null }): boolean {
+  if (c.allowedApiKeyHashes && !c.allowedApiKeyHashes.includes(req.keyHash)) return false;
+  if (c.allowedModels && !c.allowedModels.includes(req.model)) return false;
+  if (c.allowedUserIds && !(req.userId && c.allowedUserIds.includes(req.userId))) return false;
+  return true;
+}
