@@ -1,0 +1,394 @@
+// The intern's runtime: its agent process, sessions, runs, the per-intern turn lock, pending
+// interactions and their deadlines. Every decision about a run goes through machine.step().
+import { randomUUID } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Logger } from 'pino';
+import { AgentProcess, toAgentCallError, type StopReason } from '../acp/index.ts';
+import { REFUSALS, type ApprovalMode, type RefusalKind, type RunEvent, type StatusResponse } from '../protocol/daemon.ts';
+import type { ResolvedOptions } from './config.ts';
+import { step, isTerminalPhase, type Effect, type Trigger } from './machine.ts';
+import { Run, type Pending, type Sink } from './run.ts';
+import { SessionMap } from './sessions.ts';
+import { eventsOf } from './updates.ts';
+import { cancelledAnswer, decodeAnswer, fromElicitation, fromPermission, selfDriveConsent, type AcpAnswer, type Asked } from './interactions.ts';
+
+export type Result =
+  | { kind: 'stream' }
+  | { kind: 'steered'; session_id: string }
+  | { kind: 'refusal'; refusal: RefusalKind; message: string; retryAfterS?: number };
+
+type Failure = { reason: 'turn_failed' | 'stream_severed'; message: string; retryable: boolean };
+type Ctx = { pending?: Pending; answer?: AcpAnswer; sink?: Sink; events?: RunEvent[]; stopReason?: StopReason; failure?: Failure };
+
+/** Terminal runs kept for replay and for telling late answers "not pending". */
+const KEEP_ENDED_RUNS = 100;
+
+export class Intern {
+  private agent: AgentProcess | null = null;
+  private starting: Promise<AgentProcess> | null = null;
+  /** ACP sessions the current agent process knows (created or loaded by it). */
+  private loaded = new Set<string>();
+  private readonly runs = new Map<string, Run>();
+  private readonly byAcp = new Map<string, Run>();
+  private readonly bySession = new Map<string, Run>();
+  private readonly interactions = new Map<string, { run: Run; pending: Pending }>();
+  private readonly ended: Run[] = [];
+  private lock: Run | null = null;
+  private closing = false;
+  private readonly sessions: SessionMap;
+  private readonly workDir: string;
+  private readonly startedAt = Date.now();
+
+  constructor(
+    private readonly o: ResolvedOptions,
+    private readonly log: Logger,
+  ) {
+    this.sessions = new SessionMap(join(o.dir, 'daemon'));
+    this.workDir = join(o.dir, 'work');
+    mkdirSync(this.workDir, { recursive: true });
+  }
+
+  // ---- agent process ----
+
+  ensureAgent(): Promise<AgentProcess> {
+    if (this.agent) return Promise.resolve(this.agent);
+    this.starting ??= AgentProcess.start({
+      command: this.o.agent.command,
+      args: this.o.agent.args,
+      cwd: this.workDir,
+      env: this.agentEnv(),
+      onStderr: (line) => process.stderr.write(`${line}\n`),
+      handlers: {
+        onUpdate: (n) => {
+          const run = this.byAcp.get(n.sessionId);
+          if (run && !isTerminalPhase(run.state.phase)) for (const body of eventsOf(n.update, run.model)) run.emit(body);
+        },
+        onPermission: async (req) => {
+          const asked = fromPermission(req);
+          const run = this.byAcp.get(req.sessionId);
+          if (!run) return { outcome: { outcome: 'cancelled' } };
+          // self-drive consents on the caller's behalf, for any ACP agent.
+          if (run.mode === 'self-drive' && asked.kind === 'permission') return selfDriveConsent(asked);
+          return (await this.pause(run, asked)).response as { outcome: { outcome: 'cancelled' } };
+        },
+        onElicitation: async (req) => {
+          const asked = fromElicitation(req);
+          const run = 'sessionId' in req ? this.byAcp.get(String(req.sessionId)) : undefined;
+          if (!run || !asked) return { action: 'decline' };
+          return (await this.pause(run, asked)).response as { action: 'decline' };
+        },
+      },
+    })
+      .then((a) => {
+        this.agent = a;
+        this.loaded = new Set();
+        void a.exited.then((e) => {
+          if (this.agent === a) this.agent = null;
+          if (!this.closing) this.log.warn({ code: e.code, signal: e.signal }, 'agent exited');
+        });
+        this.log.info({ agent: a.info.name, pid: a.pid }, 'agent ready');
+        return a;
+      })
+      .finally(() => (this.starting = null));
+    return this.starting;
+  }
+
+  private agentEnv(): NodeJS.ProcessEnv {
+    // The daemon's own secret and settings stay out of the agent's environment.
+    const env: NodeJS.ProcessEnv = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('COHORT_')));
+    env.COHORT_AGENT_STATE_DIR = join(this.o.dir, 'agent');
+    env.LOG_LEVEL = this.o.logLevel;
+    if (this.o.instructions) env.COHORT_AGENT_INSTRUCTIONS = this.o.instructions;
+    if (this.o.model) {
+      env.COHORT_AGENT_BASE_URL = this.o.model.baseUrl;
+      env.COHORT_AGENT_API_KEY = this.o.model.apiKey;
+      env.COHORT_AGENT_MODEL = this.o.model.model;
+    }
+    return env;
+  }
+
+  private async acpSession(agent: AgentProcess, sessionId: string): Promise<string> {
+    const known = this.sessions.get(sessionId);
+    if (known && this.loaded.has(known)) return known;
+    if (known && agent.info.loadSession) {
+      try {
+        await agent.loadSession(known, this.workDir);
+        this.loaded.add(known);
+        return known;
+      } catch (err) {
+        this.log.warn({ session: sessionId, err: toAgentCallError(err).message }, 'session could not be loaded; starting it afresh');
+      }
+    }
+    const acp = await agent.newSession(this.workDir);
+    this.loaded.add(acp);
+    this.sessions.set(sessionId, acp);
+    return acp;
+  }
+
+  // ---- the machine ----
+
+  private apply(run: Run, t: Trigger, ctx: Ctx = {}): RefusalKind | null {
+    const out = step(run.state, t);
+    run.state = out.state;
+    for (const e of out.effects) this.effect(run, e, ctx);
+    return out.refusal;
+  }
+
+  private effect(run: Run, e: Effect, ctx: Ctx): void {
+    const p = ctx.pending ?? run.pending;
+    switch (e) {
+      case 'emit_interaction': {
+        run.pending = ctx.pending!;
+        const ev = run.emit({ type: 'interaction', interaction_id: run.pending.id, interaction: run.pending.asked.interaction, deadline_at: new Date(run.pending.deadlineAt).toISOString() });
+        run.pending.seq = ev.seq;
+        this.interactions.set(run.pending.id, { run, pending: run.pending });
+        return;
+      }
+      case 'deny_interaction':
+        return ctx.pending?.settle(cancelledAnswer(ctx.pending.asked.kind));
+      case 'emit_completed':
+        return void run.emit({ type: 'completed', stop_reason: ctx.stopReason ?? 'end_turn', usage: run.usage, model: run.model });
+      case 'emit_failed':
+        return void run.emit({ type: 'failed', ...ctx.failure!, status: 502, before_output: !run.producedOutput, usage: run.usage });
+      case 'emit_capacity_failure':
+        return void run.emit({
+          type: 'failed',
+          reason: 'busy',
+          status: REFUSALS.paused_capacity.status,
+          retryable: true,
+          retry_after_seconds: this.o.busyRetryAfterS,
+          message: `the intern cannot hold another run open across a question (${this.o.maxPausedRuns} already paused)`,
+          before_output: !run.producedOutput,
+          usage: run.usage,
+        });
+      case 'emit_ended': {
+        const deadline = run.state.cause === 'deadline';
+        return void run.emit({ type: 'ended', cause: deadline ? 'deadline' : 'cancelled', message: deadline ? 'the interaction deadline passed; the run was cancelled' : 'the run was cancelled', usage: run.usage });
+      }
+      case 'end_stream': {
+        const sink = run.sink;
+        run.sink = null;
+        sink?.end();
+        if (isTerminalPhase(run.state.phase)) this.retire(run);
+        return;
+      }
+      case 'take_lock':
+        this.lock = run;
+        return;
+      case 'release_lock':
+        if (this.lock === run) this.lock = null;
+        return;
+      case 'start_deadline':
+        p!.timer = setTimeout(() => this.apply(run, { kind: 'deadline' }), Math.max(0, p!.deadlineAt - Date.now()));
+        return;
+      case 'clear_deadline':
+        if (p?.timer) clearTimeout(p.timer);
+        return;
+      case 'cancel_agent':
+        if (p && !p.answered) p.settle(cancelledAnswer(p.asked.kind));
+        void this.agent?.cancel(run.acpSessionId);
+        return;
+      case 'deliver_answer':
+        p!.answered = true;
+        p!.settle(ctx.answer!);
+        return;
+      case 'deliver_steer':
+        return; // delivered by steer(), which needs to await the agent
+      case 'attach':
+        if (!run.attach(ctx.sink!, ctx.events ?? [])) run.state = { ...run.state, attached: false };
+        else ctx.sink!.onClose(() => this.closed(run, ctx.sink!));
+        return;
+    }
+  }
+
+  private closed(run: Run, sink: Sink): void {
+    if (run.sink !== sink) return; // the daemon ended this stream itself
+    run.sink = null;
+    this.apply(run, { kind: 'detach' });
+  }
+
+  private retire(run: Run): void {
+    if (this.byAcp.get(run.acpSessionId) === run) this.byAcp.delete(run.acpSessionId);
+    run.markDone();
+    this.ended.push(run);
+    for (const old of this.ended.splice(0, Math.max(0, this.ended.length - KEEP_ENDED_RUNS))) {
+      this.runs.delete(old.id);
+      if (this.bySession.get(old.sessionId) === old) this.bySession.delete(old.sessionId);
+      for (const [id, i] of this.interactions) if (i.run === old) this.interactions.delete(id);
+    }
+  }
+
+  private pause(run: Run, asked: Asked): Promise<AcpAnswer> {
+    return new Promise((resolve) => {
+      let settled = false;
+      const pending: Pending = {
+        id: `call_${randomUUID().replaceAll('-', '')}`,
+        asked,
+        seq: 0,
+        deadlineAt: Date.now() + this.o.interactionDeadlineMs,
+        answered: false,
+        timer: null,
+        settle: (a) => {
+          if (!settled) resolve(a);
+          settled = true;
+        },
+      };
+      const pausedRuns = [...this.runs.values()].filter((r) => r.state.phase === 'paused').length;
+      this.apply(run, { kind: 'pause', pausedRuns, maxPausedRuns: this.o.maxPausedRuns }, { pending });
+    });
+  }
+
+  private drive(run: Run, agent: AgentProcess, text: string): void {
+    agent.prompt(run.acpSessionId, text).then(
+      (stopReason) => this.apply(run, stopReason === 'cancelled' ? { kind: 'confirmed' } : { kind: 'complete' }, { stopReason }),
+      (err: unknown) => {
+        const failure: Failure = agent.exit
+          ? { reason: 'stream_severed', retryable: true, message: `the agent process exited (code ${agent.exit.code}, signal ${agent.exit.signal}) before the turn finished` }
+          : (() => {
+              const e = toAgentCallError(err);
+              return { reason: 'turn_failed' as const, retryable: e.retryable ?? false, message: e.message };
+            })();
+        this.apply(run, { kind: 'fail' }, { failure });
+      },
+    );
+  }
+
+  // ---- operations (one per endpoint) ----
+
+  async startTurn(req: { session_id?: string; prompt: string; approval_mode: ApprovalMode }, sink: Sink): Promise<Result> {
+    if (this.closing) return refusal('intern_not_ready', 'the intern is shutting down');
+    const live = req.session_id ? this.bySession.get(req.session_id) : undefined;
+    if (live && live.state.phase === 'running') return this.steer(live, req.prompt);
+    if (live && !isTerminalPhase(live.state.phase)) {
+      // A new prompt supersedes the session's paused run (its question goes unanswered).
+      this.apply(live, { kind: 'cancel' });
+      await live.done;
+    }
+    if (this.lock) return this.busy(`another turn is running on this intern (session ${this.lock.sessionId})`);
+    const run = new Run(req.session_id ?? `sess_${randomUUID()}`, req.approval_mode, this.o.replayBufferEvents);
+    this.lock = run; // taken before any await, so two prompts cannot both start
+    let agent: AgentProcess;
+    try {
+      agent = await this.ensureAgent();
+      run.acpSessionId = await this.acpSession(agent, run.sessionId);
+      await agent.setMode(run.acpSessionId, req.approval_mode).catch((err: unknown) => {
+        // Agents without session modes still get self-drive consent from the daemon.
+        if (toAgentCallError(err).code !== -32601) throw err;
+      });
+    } catch (err) {
+      this.lock = null;
+      const down = !this.agent || this.agent.exit !== null;
+      return refusal(down ? 'intern_unreachable' : 'intern_rejected', `the agent ${down ? 'could not be reached' : 'refused the session'}: ${toAgentCallError(err).message}`);
+    }
+    this.runs.set(run.id, run);
+    this.byAcp.set(run.acpSessionId, run);
+    this.bySession.set(run.sessionId, run);
+    run.sink = sink;
+    sink.onClose(() => this.closed(run, sink));
+    run.emit({ type: 'run', run_id: run.id, session_id: run.sessionId, approval_mode: run.mode });
+    this.drive(run, agent, req.prompt);
+    return { kind: 'stream' };
+  }
+
+  private async steer(run: Run, text: string): Promise<Result> {
+    if (step(run.state, { kind: 'steer' }).refusal) return this.busy('the session has no running turn to take the message');
+    const agent = this.agent;
+    if (!agent?.info.steering) return this.busy('this agent cannot take a message during a running turn');
+    try {
+      await agent.steer(run.acpSessionId, text);
+    } catch (err) {
+      return this.busy(`the running turn could not take the message: ${toAgentCallError(err).message}`);
+    }
+    if (!isTerminalPhase(run.state.phase)) run.emit({ type: 'steered', text });
+    return { kind: 'steered', session_id: run.sessionId };
+  }
+
+  answer(sessionId: string, interactionId: string, text: string, sink: Sink): Result {
+    const entry = this.interactions.get(interactionId);
+    if (!entry || entry.run.sessionId !== sessionId) return refusal('interaction_unknown', `no interaction ${interactionId} in session ${sessionId}`);
+    const { run, pending } = entry;
+    if (pending.answered || run.pending !== pending) {
+      return run.state.attached ? refusal('already_attached', 'another request is attached to this run') : refusal('interaction_not_pending', 'this interaction was already answered');
+    }
+    const decoded = decodeAnswer(pending.asked, text);
+    const events = run.log.since(pending.seq);
+    const lockFree = this.lock === null || this.lock === run;
+    const r = this.apply(run, { kind: 'answer', valid: decoded.ok, lockFree, replayOk: events !== null }, { answer: decoded.ok ? decoded.answer : undefined, sink, events: events ?? [] });
+    if (r === 'busy') return this.busy(`another turn is running on this intern (session ${this.lock?.sessionId})`);
+    if (r) return refusal(r, decoded.ok ? MESSAGES[r] : decoded.message);
+    if (decoded.ok && decoded.cancelRun) this.apply(run, { kind: 'cancel' });
+    return { kind: 'stream' };
+  }
+
+  attach(runId: string, after: number, sink: Sink): Result {
+    const run = this.runs.get(runId);
+    if (!run) return refusal('run_not_found', `no run ${runId}`);
+    const events = run.log.since(after);
+    const r = this.apply(run, { kind: 'attach', replayOk: events !== null }, { sink, events: events ?? [] });
+    return r ? refusal(r, MESSAGES[r]) : { kind: 'stream' };
+  }
+
+  async cancel(target: { runId: string } | { sessionId: string }): Promise<Run | null> {
+    const run = 'runId' in target ? this.runs.get(target.runId) : this.bySession.get(target.sessionId);
+    if (!run || ('sessionId' in target && isTerminalPhase(run.state.phase))) return null;
+    this.apply(run, { kind: 'cancel' });
+    await run.done;
+    return run;
+  }
+
+  private busy(message: string): Result {
+    return { kind: 'refusal', refusal: 'busy', message, retryAfterS: this.o.busyRetryAfterS };
+  }
+
+  status(): StatusResponse {
+    const a = this.agent;
+    return {
+      intern_id: this.o.internId,
+      protocol: 1,
+      agent: {
+        state: a ? 'ready' : this.starting ? 'starting' : 'down',
+        name: a?.info.name ?? null,
+        version: a?.info.version ?? null,
+        pid: a?.pid ?? null,
+        load_session: a?.info.loadSession ?? false,
+        steering: a?.info.steering ?? false,
+      },
+      turn: this.lock && this.runs.has(this.lock.id) ? { run_id: this.lock.id, session_id: this.lock.sessionId } : null,
+      runs: [...this.runs.values()]
+        .filter((r) => !isTerminalPhase(r.state.phase))
+        .map((r) => ({ run_id: r.id, session_id: r.sessionId, phase: r.state.phase, attached: r.state.attached, deadline_at: r.state.phase === 'paused' && r.pending ? new Date(r.pending.deadlineAt).toISOString() : null })),
+      sessions: this.sessions.size,
+      limits: { interaction_deadline_ms: this.o.interactionDeadlineMs, replay_buffer_events: this.o.replayBufferEvents, max_paused_runs: this.o.maxPausedRuns, keepalive_ms: this.o.keepaliveMs },
+      uptime_ms: Date.now() - this.startedAt,
+    };
+  }
+
+  async close(): Promise<void> {
+    this.closing = true;
+    const agent = this.agent ?? (await this.starting?.catch(() => null));
+    await agent?.stop();
+    await Promise.all([...this.runs.values()].map((r) => r.done));
+  }
+}
+
+const MESSAGES: Record<RefusalKind, string> = {
+  bad_request: 'invalid request',
+  answer_rejected: 'the interaction does not accept this answer',
+  unauthorized: 'missing or wrong daemon secret',
+  run_not_found: 'no such run',
+  interaction_unknown: 'no such interaction in this session',
+  intern_not_ready: 'the intern is not running',
+  busy: 'another turn is running on this intern',
+  interaction_not_pending: 'the interaction is no longer waiting: its run has ended',
+  already_attached: 'another request is already attached to this run',
+  replay_lost: 'the run produced more output than the intern retains for replay; the paused stream cannot resume',
+  payload_too_large: 'request body exceeds 1 MiB',
+  intern_unreachable: 'the agent could not be reached',
+  intern_rejected: 'the agent rejected the request',
+  paused_capacity: 'the intern cannot hold another run open across a question',
+};
+
+function refusal(kind: RefusalKind, message: string): Result {
+  return { kind: 'refusal', refusal: kind, message };
+}

@@ -1,0 +1,56 @@
+// The intern daemon (`npx cohort daemon`): one process per intern, owning its sessions, runs,
+// pending interactions, deadlines and replay buffers (DESIGN.md principle 1), and driving its
+// ACP agent on stdio. May import: src/protocol, src/acp, src/sandbox, node and npm packages —
+// never gateway code (src/gateway, src/store, src/inference).
+import type { AddressInfo } from 'node:net';
+import { pino } from 'pino';
+import type { StatusResponse } from '../protocol/daemon.ts';
+import { optionsFromEnv, resolveOptions, type DaemonOptions } from './config.ts';
+import { createDaemonServer } from './http.ts';
+import { Intern } from './intern.ts';
+
+export type { DaemonOptions } from './config.ts';
+
+export type RunningDaemon = { url: string; status(): StatusResponse; close(): Promise<void> };
+
+/** Starts a daemon in this process; resolves once its agent is initialized and it listens. */
+export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon> {
+  const o = resolveOptions(options);
+  const log = pino({ name: 'cohort-daemon', level: o.logLevel, base: { intern: o.internId } }, pino.destination(2));
+  const intern = new Intern(o, log);
+  await intern.ensureAgent();
+  const server = createDaemonServer({ intern, secret: o.secret, keepaliveMs: o.keepaliveMs, log });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(o.port, o.host, () => resolve());
+  });
+  const { address, port } = server.address() as AddressInfo;
+  const url = `http://${address.includes(':') ? `[${address}]` : address}:${port}`;
+  log.info({ url }, 'daemon listening');
+  return {
+    url,
+    status: () => intern.status(),
+    close: async () => {
+      await intern.close();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+/** `npx cohort daemon [--dir D] [--host H] [--port P]`; everything else from the environment (README). */
+export async function runDaemon(argv: string[] = process.argv.slice(2), env: NodeJS.ProcessEnv = process.env): Promise<void> {
+  const daemon = await startDaemon(optionsFromEnv(env, argv));
+  // The provisioner reads the address from this one stdout line.
+  process.stdout.write(`${JSON.stringify({ listening: daemon.url })}\n`);
+  const stop = () => void daemon.close().then(() => process.exit(0));
+  process.once('SIGTERM', stop);
+  process.once('SIGINT', stop);
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  runDaemon().catch((err: unknown) => {
+    process.stderr.write(`cohort daemon: ${(err as Error).message}\n`);
+    process.exit(1);
+  });
+}
