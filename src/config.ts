@@ -21,6 +21,8 @@ const Env = z.object({
   COHORT_TURN_BUDGET_MS: int(600_000),
   COHORT_REPLAY_BUFFER_EVENTS: int(10_000),
   COHORT_TURNS_PER_MINUTE: int(60),
+  /** The gateway's /api/v1 URL as intern agents reach it (default: the address it listens on). */
+  COHORT_PUBLIC_URL: z.string().url().optional(),
 });
 
 export type Config = {
@@ -38,6 +40,7 @@ export type Config = {
   turnBudgetMs: number;
   replayBufferEvents: number;
   turnsPerMinute: number;
+  publicUrl?: string;
 };
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -57,5 +60,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     turnBudgetMs: e.COHORT_TURN_BUDGET_MS,
     replayBufferEvents: e.COHORT_REPLAY_BUFFER_EVENTS,
     turnsPerMinute: e.COHORT_TURNS_PER_MINUTE,
+    publicUrl: e.COHORT_PUBLIC_URL || undefined,
   };
 }

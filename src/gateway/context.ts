@@ -5,6 +5,8 @@ import type { Store } from '../store/db.ts';
 import type { Authenticator } from '../services/auth.ts';
 import type { Sealer } from '../crypto/seal.ts';
 import type { OpenApiRegistry } from './openapi.ts';
+import type { InternLifecycle } from '../services/interns-lifecycle.ts';
+import type { TurnLimiter } from '../services/ratelimit.ts';
 
 export type Ctx = {
   config: Config;
@@ -13,4 +15,6 @@ export type Ctx = {
   auth: Authenticator;
   sealer: Sealer;
   docs: OpenApiRegistry;
+  interns: InternLifecycle;
+  turnLimiter: TurnLimiter;
 };

@@ -8,6 +8,9 @@ import { migrate } from '../store/migrate.ts';
 import { createAuthenticator } from '../services/auth.ts';
 import { createSealer, loadMasterKey } from '../crypto/seal.ts';
 import { seedIfEmpty, writeBootstrapFile, type Bootstrap } from '../services/bootstrap.ts';
+import { createInternLifecycle } from '../services/interns-lifecycle.ts';
+import { createLocalProvisioner } from '../provisioner/index.ts';
+import { createTurnLimiter } from '../services/ratelimit.ts';
 import { buildApp } from './app.ts';
 import { createOpenApiRegistry } from './openapi.ts';
 import { routeModules } from './routes/index.ts';
@@ -29,18 +32,24 @@ export async function startGateway(opts: { config: Config; log?: Logger; store?:
   await migrate(store);
   const bootstrap = await seedIfEmpty(store.db);
   if (bootstrap) log.info({ file: writeBootstrapFile(config.dataDir, bootstrap) }, 'bootstrapped an organization; its keys are in the file named here');
+  const sealer = createSealer(loadMasterKey({ dataDir: config.dataDir, configured: config.masterKey }));
+  const daemonEnv = { COHORT_INTERACTION_DEADLINE_MS: String(config.interactionDeadlineMs), COHORT_REPLAY_BUFFER_EVENTS: String(config.replayBufferEvents), LOG_LEVEL: config.logLevel };
   const ctx: Ctx = {
     config,
     log,
     store,
     auth: createAuthenticator({ db: store.db, ttlMs: config.keyCacheMs }),
-    sealer: createSealer(loadMasterKey({ dataDir: config.dataDir, configured: config.masterKey })),
+    sealer,
     docs: createOpenApiRegistry(),
+    interns: createInternLifecycle({ db: store.db, sealer, log, provisioner: createLocalProvisioner({ dataDir: config.dataDir, daemonEnv }) }),
+    turnLimiter: createTurnLimiter({ perMinute: config.turnsPerMinute, redisUrl: config.redisUrl }),
   };
   const app = buildApp(ctx, routeModules);
   await app.listen({ host: config.host, port: config.port });
   const { port } = app.server.address() as AddressInfo;
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
+  ctx.interns.setGatewayUrl(config.publicUrl ?? `http://${host}:${port}/api/v1`);
+  await ctx.interns.readopt();
   return {
     app,
     ctx,
@@ -48,6 +57,8 @@ export async function startGateway(opts: { config: Config; log?: Logger; store?:
     bootstrap,
     async close() {
       await app.close();
+      await ctx.interns.idle();
+      await ctx.turnLimiter.close();
       await store.close();
     },
   };

@@ -1,0 +1,50 @@
+// POST /interns/{internId}/chat/completions (SPEC §4.1): validates, resolves the intern's
+// daemon from its record, counts the turn, and relays the run as an OpenAI-compatible stream.
+import type { RouteModule } from '../app.ts';
+import { principalOf } from '../app.ts';
+import { parseWith } from '../validate.ts';
+import { ChatChunk, ChatRequest, SteeredResponse } from '../../schemas/intern-chat.ts';
+import { LifecycleError } from '../../schemas/intern.ts';
+import { chatAction, chatTarget } from '../../services/interns-chat.ts';
+import { answerInteraction, startTurn } from '../../relay/client.ts';
+import { relay } from '../../relay/relay.ts';
+import { internsGuard } from './interns-guard.ts';
+
+const CHAT_ERRORS = [400, 401, 403, 404, 408, 409, 410, 413, 429, 502, 503, 504];
+
+export const internChatRoutes: RouteModule = (app, ctx) => {
+  const onRequest = internsGuard(ctx);
+  const { keepaliveMs, routeDeadlineMs, turnBudgetMs } = ctx.config;
+
+  ctx.docs.add({
+    method: 'post',
+    path: '/interns/:internId/chat/completions',
+    summary: 'Chat with an intern: an OpenAI-compatible SSE stream that can pause for a permission or an answer',
+    tags: ['interns'],
+    params: { internId: 'intern id' },
+    body: ChatRequest,
+    responses: {
+      200: { description: 'SSE stream of chat.completion.chunk events, then data: [DONE]', schema: ChatChunk, contentType: 'text/event-stream' },
+      202: { description: 'delivered into the running turn of this session', schema: SteeredResponse },
+      ...Object.fromEntries(CHAT_ERRORS.map((c) => [c, { description: 'refusal', schema: LifecycleError }])),
+    },
+  });
+
+  app.post<{ Params: { internId: string } }>('/interns/:internId/chat/completions', { onRequest, config: { errorStyle: 'chat' } }, async (req, reply) => {
+    const principal = principalOf(req);
+    const action = chatAction(parseWith(ChatRequest, req.body));
+    const target = await chatTarget(ctx.store.db, { principal, sealer: ctx.sealer, internId: req.params.internId });
+    if (action.kind === 'turn') await ctx.turnLimiter.consume(principal.subjectId);
+    const result = await relay({
+      res: reply.raw,
+      timings: { keepaliveMs, routeDeadlineMs, turnBudgetMs },
+      open: (signal) => (action.kind === 'turn' ? startTurn(target, action.body, signal) : answerInteraction(target, action, signal)),
+      onOpen: () => {
+        for (const [k, v] of Object.entries(reply.getHeaders())) if (v !== undefined) reply.raw.setHeader(k, v as string);
+        reply.hijack();
+      },
+    });
+    if (result.kind === 'steered') return reply.code(202).send(result.body);
+    return reply;
+  });
+};

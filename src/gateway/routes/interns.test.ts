@@ -1,0 +1,143 @@
+import { describe, test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startTestGateway, storeMatrix, type TestGateway } from '../../testing/gateway.ts';
+import { Intern } from '../../schemas/intern.ts';
+import { addMember, createKey, createOrganization, createUser, removeMember } from '../../store/identity.ts';
+
+for (const store of storeMatrix) {
+  describe(`intern lifecycle routes (${store.name})`, () => {
+    let gw: TestGateway;
+    before(async () => {
+      gw = await startTestGateway({ postgres: store.postgres });
+    });
+    after(() => gw.close());
+
+    test('create is 201 with every field of the intern shape and no secret', async () => {
+      const res = await gw.call('POST', '/interns', { body: { name: 'ada', description: 'd', instructions: 'be brief', model: 'local/scripted' } });
+      assert.equal(res.status, 201);
+      const i = Intern.parse(res.body);
+      assert.deepEqual(Object.keys(res.body).sort(), Object.keys(Intern.shape).sort());
+      assert.equal(i.status, 'queued');
+      assert.equal(i.progress, null);
+      assert.equal(i.hostname, null);
+      assert.equal(i.workspace_id, gw.keys.workspace_id);
+      assert.ok(i.vault_id);
+      assert.doesNotMatch(JSON.stringify(res.body), /ck-/);
+    });
+
+    test('Idempotency-Key: a retried create returns the same intern; another body with it is 400', async () => {
+      const headers = { 'idempotency-key': 'create-bob-1' };
+      const a = await gw.call('POST', '/interns', { body: { name: 'bob' }, headers });
+      const b = await gw.call('POST', '/interns', { body: { name: 'bob' }, headers });
+      assert.equal(a.status, 201);
+      assert.equal(b.status, 201);
+      assert.equal(b.body.id, a.body.id);
+      const c = await gw.call('POST', '/interns', { body: { name: 'bobby' }, headers });
+      assert.equal(c.status, 400);
+      assert.match(c.body.error.message, /Idempotency-Key/);
+      const empty = await gw.call('POST', '/interns', { body: { name: 'x' }, headers: { 'idempotency-key': 'k'.repeat(256) } });
+      assert.equal(empty.status, 400);
+    });
+
+    test('duplicate name is 409; bad fields are 400 naming the field with metadata', async () => {
+      const dup = await gw.call('POST', '/interns', { body: { name: 'ada' } });
+      assert.equal(dup.status, 409);
+      const cases: [unknown, string][] = [
+        [{}, 'name'],
+        [{ name: '' }, 'name'],
+        [{ name: 'a', model: 'gpt4' }, 'model'],
+        [{ name: 'a', workspace_id: '5b0e2f9c-1111-4111-8111-111111111111' }, 'workspace_id'],
+        [{ name: 'a', vault_id: '5b0e2f9c-1111-4111-8111-111111111111' }, 'vault_id'],
+        [{ name: 'a', surprise: 1 }, 'surprise'],
+        [{ name: 'a', provision: 'yes' }, 'provision'],
+      ];
+      for (const [body, field] of cases) {
+        const res = await gw.call('POST', '/interns', { body });
+        assert.equal(res.status, 400, JSON.stringify(body));
+        assert.match(res.body.error.message, new RegExp(field));
+        assert.deepEqual(res.body.error.metadata, { reason: 'bad_request', retryable: false });
+      }
+    });
+
+    test('list is newest first with cursor pagination and a status filter', async () => {
+      const all = await gw.call('GET', '/interns');
+      assert.deepEqual(all.body.data.map((i: Intern) => i.name), ['bob', 'ada']);
+      assert.equal(all.body.has_more, false);
+      assert.equal('next_cursor' in all.body, false);
+      const p1 = await gw.call('GET', '/interns?limit=1');
+      assert.equal(p1.body.has_more, true);
+      const p2 = await gw.call('GET', `/interns?limit=1&starting_after=${p1.body.next_cursor}`);
+      assert.deepEqual(p2.body.data.map((i: Intern) => i.name), ['ada']);
+      assert.equal(p2.body.has_more, false);
+      assert.equal((await gw.call('GET', '/interns?status=running,failed')).body.data.length, 0);
+      assert.equal((await gw.call('GET', '/interns?status=queued')).body.data.length, 2);
+      assert.equal((await gw.call('GET', '/interns?status=sleeping')).status, 400);
+      assert.equal((await gw.call('GET', '/interns?starting_after=nonsense')).status, 400);
+      assert.equal((await gw.call('GET', '/interns?limit=501')).status, 400);
+    });
+
+    test('get, patch; unknown id is 404 not_found', async () => {
+      const [ada] = (await gw.call('GET', '/interns?limit=50')).body.data.filter((i: Intern) => i.name === 'ada');
+      const got = await gw.call('GET', `/interns/${ada.id}`);
+      assert.deepEqual(got.body, ada);
+      const patched = await gw.call('PATCH', `/interns/${ada.id}`, { body: { model: 'openai/gpt-4o:free', description: null } });
+      assert.equal(patched.status, 200);
+      assert.equal(patched.body.model, 'openai/gpt-4o:free');
+      assert.equal(patched.body.description, null);
+      assert.equal((await gw.call('PATCH', `/interns/${ada.id}`, { body: { model: 'nope' } })).status, 400);
+      for (const id of ['nope', '5b0e2f9c-1111-4111-8111-111111111111']) {
+        const res = await gw.call('GET', `/interns/${id}`);
+        assert.deepEqual(res.body, { error: { code: 404, message: 'intern not found', metadata: { reason: 'not_found', retryable: false } } });
+      }
+    });
+
+    test('auth: 401 without a key; plain 404 outside the programme on every path; plain 403 for a departed creator', async () => {
+      const db = gw.ctx.store.db;
+      const org = await createOrganization(db, { name: 'outsiders' });
+      const user = await createUser(db, { name: 'out' });
+      await addMember(db, { orgId: org.id, userId: user.id });
+      const outsider = (await createKey(db, { orgId: org.id, creatorUserId: user.id, kind: 'standard' })).raw;
+      const leaver = await createUser(db, { name: 'leaver' });
+      await addMember(db, { orgId: gw.keys.org_id, userId: leaver.id });
+      const leaverKey = (await createKey(db, { orgId: gw.keys.org_id, creatorUserId: leaver.id, kind: 'standard' })).raw;
+      await removeMember(db, { orgId: gw.keys.org_id, userId: leaver.id });
+      const id = (await gw.call('GET', '/interns')).body.data[0].id;
+      const paths: [string, string, unknown?][] = [
+        ['POST', '/interns', { name: 'z' }],
+        ['GET', '/interns'],
+        ['GET', `/interns/${id}`],
+        ['PATCH', `/interns/${id}`, { name: 'z' }],
+        ['POST', `/interns/${id}/suspend`],
+        ['DELETE', `/interns/${id}`],
+        ['POST', `/interns/${id}/chat/completions`, { bad: true }],
+        ['POST', '/interns/nope/chat/completions', { messages: [], stream: true }],
+      ];
+      for (const [method, path, body] of paths) {
+        assert.deepEqual((await gw.call(method, path, { key: outsider, body })).body, { error: { code: 404, message: 'resource not found' } }, path);
+        assert.deepEqual((await gw.call(method, path, { key: null, body })).body, { error: { code: 401, message: 'missing authentication header' } });
+        const dep = await gw.call(method, path, { key: leaverKey, body });
+        assert.equal(dep.status, 403);
+        assert.deepEqual(Object.keys(dep.body.error), ['code', 'message']);
+      }
+    });
+
+    test('provision (202) fails visibly without a daemon binary or reaches running; suspend 200; delete 202 then gone', async () => {
+      const created = await gw.call('POST', '/interns', { body: { name: 'carl' } });
+      const id = created.body.id;
+      assert.deepEqual((await gw.call('POST', `/interns/${id}/provision`)).body, { provisioning: true });
+      await gw.ctx.interns.idle();
+      const after = (await gw.call('GET', `/interns/${id}`)).body;
+      assert.ok(['running', 'failed'].includes(after.status), after.status);
+      assert.equal(after.progress, null);
+      assert.deepEqual((await gw.call('POST', `/interns/${id}/suspend`)).body, { suspended: true });
+      const stopped = (await gw.call('GET', `/interns/${id}`)).body;
+      assert.equal(stopped.status, 'stopped');
+      assert.equal(stopped.hostname, null);
+      const del = await gw.call('DELETE', `/interns/${id}`);
+      assert.equal(del.status, 202);
+      assert.deepEqual(del.body, { deleting: true });
+      await gw.ctx.interns.idle();
+      assert.equal((await gw.call('GET', `/interns/${id}`)).status, 404);
+    });
+  });
+}

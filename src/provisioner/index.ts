@@ -1,0 +1,29 @@
+// The provisioner interface: where an intern's daemon runs. The local implementation starts it
+// as a process on this machine; a cluster scheduler would implement the same four operations.
+// May import: protocol/daemon.ts, relay/client.ts (health), node built-ins.
+export type DaemonSpec = {
+  internId: string;
+  secret: string;
+  /** The intern's own API key, which the agent uses for model requests. */
+  apiKey: string;
+  model: string;
+  instructions: string;
+  /** The gateway's /api/v1 URL as the agent reaches it. */
+  gatewayUrl: string;
+};
+
+/** Where a started daemon is reached (`hostname` on the intern record) and, locally, its process. */
+export type DaemonHandle = { hostname: string; pid: number | null };
+
+export type Step = { label: string; number: number; total: number };
+
+export type Provisioner = {
+  start(spec: DaemonSpec, onStep: (s: Step) => Promise<void>): Promise<DaemonHandle>;
+  /** Stops the daemon (and its agent); its directory stays. */
+  stop(intern: { id: string; pid: number | null }): Promise<void>;
+  /** Stops the daemon and removes everything it kept. */
+  destroy(intern: { id: string; pid: number | null }): Promise<void>;
+  healthy(hostname: string): Promise<boolean>;
+};
+
+export { createLocalProvisioner } from './local.ts';

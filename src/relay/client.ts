@@ -1,0 +1,90 @@
+// The gateway's HTTP client for one intern's daemon (docs/daemon-protocol.md): start a turn,
+// answer an interaction, cancel. Refusals become ApiErrors carrying the daemon's status, reason,
+// retryability and Retry-After; a daemon that cannot be reached is `502 intern_unreachable`.
+// May import: protocol/daemon.ts (the only daemon module the gateway sees), errors, undici.
+import type { Readable } from 'node:stream';
+import { Agent, request } from 'undici';
+import { createParser } from 'eventsource-parser';
+import { daemonPaths, parseRunEvent, RefusalBody, SteeredResponse, type RunEvent, type TurnRequest } from '../protocol/daemon.ts';
+import { ApiError } from '../errors.ts';
+
+export type DaemonTarget = { baseUrl: string; secret: string };
+
+export type Opened =
+  | { kind: 'steered'; body: SteeredResponse }
+  | { kind: 'stream'; events: AsyncIterable<RunEvent> };
+
+// Timers are the relay's (route deadline, turn budget); streams may idle for minutes.
+const dispatcher = new Agent({ headersTimeout: 0, bodyTimeout: 0, keepAliveTimeout: 10_000, connect: { timeout: 5_000 } });
+
+export const unreachable = (detail: string) =>
+  new ApiError({ status: 502, reason: 'intern_unreachable', message: `the intern could not be reached: ${detail}` });
+
+async function send(target: DaemonTarget, opts: { method: 'POST' | 'GET'; path: string; body?: unknown; signal?: AbortSignal }) {
+  try {
+    return await request(target.baseUrl + opts.path, {
+      method: opts.method,
+      dispatcher,
+      signal: opts.signal,
+      headers: { authorization: `Bearer ${target.secret}`, ...(opts.body === undefined ? {} : { 'content-type': 'application/json' }) },
+      body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
+    });
+  } catch (err) {
+    if (opts.signal?.aborted) throw err;
+    throw unreachable((err as { code?: string }).code ?? 'connection failed');
+  }
+}
+
+/** A daemon refusal as the same documented error; a 401 means our stored secret is wrong. */
+async function refusal(res: { statusCode: number; headers: Record<string, unknown>; body: Readable & { text(): Promise<string> } }): Promise<ApiError> {
+  const text = await res.body.text().catch(() => '');
+  let parsed: RefusalBody | null = null;
+  try {
+    parsed = RefusalBody.parse(JSON.parse(text));
+  } catch {}
+  const meta = parsed?.error.metadata;
+  if (!parsed || !meta) return new ApiError({ status: 502, reason: 'intern_rejected', message: `the intern rejected the request (status ${res.statusCode})` });
+  const retryAfter = res.headers['retry-after'];
+  return new ApiError({
+    status: parsed.error.code,
+    reason: meta.reason,
+    retryable: meta.retryable,
+    message: parsed.error.message,
+    headers: typeof retryAfter === 'string' ? { 'retry-after': retryAfter } : {},
+  });
+}
+
+async function* runEvents(body: Readable): AsyncGenerator<RunEvent> {
+  const queue: string[] = [];
+  const parser = createParser({ onEvent: (e) => void queue.push(e.data) });
+  const decoder = new TextDecoder();
+  for await (const buf of body) {
+    parser.feed(decoder.decode(buf as Buffer, { stream: true }));
+    while (queue.length) yield parseRunEvent(queue.shift()!);
+  }
+}
+
+async function openStream(target: DaemonTarget, path: string, body: unknown, signal: AbortSignal): Promise<Opened> {
+  const res = await send(target, { method: 'POST', path, body, signal });
+  if (res.statusCode === 202) return { kind: 'steered', body: SteeredResponse.parse(await res.body.json()) };
+  if (res.statusCode !== 200) throw await refusal(res);
+  return { kind: 'stream', events: runEvents(res.body) };
+}
+
+export function startTurn(target: DaemonTarget, body: TurnRequest, signal: AbortSignal): Promise<Opened> {
+  return openStream(target, daemonPaths.turns, body, signal);
+}
+
+export function answerInteraction(target: DaemonTarget, opts: { sessionId: string; interactionId: string; answer: string }, signal: AbortSignal): Promise<Opened> {
+  return openStream(target, daemonPaths.answer(opts.sessionId, opts.interactionId), { answer: opts.answer }, signal);
+}
+
+export async function daemonHealthy(baseUrl: string, timeoutMs = 2_000): Promise<boolean> {
+  try {
+    const res = await request(baseUrl + daemonPaths.health, { dispatcher, signal: AbortSignal.timeout(timeoutMs) });
+    const body = (await res.body.json().catch(() => null)) as { status?: string } | null;
+    return res.statusCode === 200 && body?.status === 'ok';
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,77 @@
+// Intern lifecycle shapes, as the official SDK models them (the spec leaves them out).
+import { z } from 'zod';
+import { Timestamp, Uuid } from './common.ts';
+import { INTERN_STATUSES } from '../store/schema-interns.ts';
+
+/** `author/slug`, with an optional `:variant` suffix. */
+export const InternModel = z
+  .string()
+  .min(3)
+  .max(256)
+  .regex(/^[A-Za-z0-9][\w.-]*\/[\w.-]+(?::[\w.-]+)?$/, 'must be a model slug in author/slug form');
+
+const fields = {
+  name: z.string().trim().min(1).max(100),
+  description: z.string().max(2000).nullable(),
+  instructions: z.string().max(32_000).nullable(),
+  model: InternModel.nullable(),
+};
+
+export const CreateIntern = z.strictObject({
+  ...fields,
+  name: fields.name,
+  description: fields.description.optional(),
+  instructions: fields.instructions.optional(),
+  model: fields.model.optional(),
+  workspace_id: Uuid.optional(),
+  vault_id: Uuid.optional(),
+  provision: z.boolean().optional(),
+});
+export type CreateIntern = z.infer<typeof CreateIntern>;
+
+export const UpdateIntern = z.strictObject(fields).partial();
+export type UpdateIntern = z.infer<typeof UpdateIntern>;
+
+export const InternStatus = z.enum(INTERN_STATUSES);
+
+export const ListInternsQuery = z.strictObject({
+  limit: z.coerce.number().int().min(1).max(500).default(50),
+  status: z
+    .string()
+    .transform((s) => [...new Set(s.split(',').map((x) => x.trim()).filter(Boolean))])
+    .pipe(z.array(InternStatus).min(1).max(8))
+    .optional(),
+  starting_after: z.string().min(1).max(512).optional(),
+  workspace_id: Uuid.optional(),
+});
+export type ListInternsQuery = z.infer<typeof ListInternsQuery>;
+
+export const IdempotencyKey = z.string().min(1).max(255);
+
+export const Intern = z.object({
+  id: z.string(),
+  name: z.string(),
+  description: z.string().nullable(),
+  instructions: z.string().nullable(),
+  model: z.string().nullable(),
+  status: InternStatus,
+  progress: z.object({ step_label: z.string(), step_number: z.number().int(), total_steps: z.number().int() }).nullable(),
+  hostname: z.string().nullable(),
+  last_failure_message: z.string().nullable(),
+  workspace_id: z.string(),
+  vault_id: z.string().nullable(),
+  attached_vault_id: z.string().nullable(),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+});
+export type Intern = z.infer<typeof Intern>;
+
+export const InternList = z.object({ data: z.array(Intern), has_more: z.boolean(), next_cursor: z.string().optional() });
+
+export const LifecycleError = z.object({
+  error: z.object({
+    code: z.number().int(),
+    message: z.string(),
+    metadata: z.object({ reason: z.string(), retryable: z.boolean() }).optional(),
+  }),
+});

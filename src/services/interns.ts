@@ -1,0 +1,176 @@
+// Intern records of an account: create (with the intern's own API key, sealed), read, list,
+// update, and the mapping to the API shape. Secrets never leave this module unsealed except
+// through `openSecrets`, which only the lifecycle and the chat relay call.
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { and, desc, eq, inArray, lt, or } from 'drizzle-orm';
+import type { Db } from '../store/db.ts';
+import type { Principal } from '../store/identity.ts';
+import { createKey } from '../store/identity.ts';
+import { interns, type InternRow } from '../store/schema-interns.ts';
+import { isUniqueViolation } from '../store/errors.ts';
+import type { Sealer } from '../crypto/seal.ts';
+import { ApiError, invalidRequest } from '../errors.ts';
+import { isUuid } from '../schemas/common.ts';
+import type { CreateIntern, Intern, ListInternsQuery, UpdateIntern } from '../schemas/intern.ts';
+
+export const internNotFound = () => new ApiError({ status: 404, reason: 'not_found', message: 'intern not found' });
+const nameTaken = (name: string) => new ApiError({ status: 409, message: `an intern named "${name}" already exists for this creator in the workspace` });
+
+export function toIntern(r: InternRow): Intern {
+  return {
+    id: r.id,
+    name: r.name,
+    description: r.description,
+    instructions: r.instructions,
+    model: r.model,
+    status: r.status,
+    progress: r.progress ?? null,
+    hostname: r.hostname,
+    last_failure_message: r.lastFailureMessage,
+    workspace_id: r.workspaceId,
+    vault_id: r.vaultId,
+    attached_vault_id: r.attachedVaultId,
+    created_at: r.createdAt.toISOString(),
+    updated_at: r.updatedAt.toISOString(),
+  };
+}
+
+/** The key's workspace; a `workspace_id` given in a request must be that one. */
+export function workspaceOf(p: Principal, given?: string): string {
+  if (!p.workspaceId) throw invalidRequest('workspace_id: the API key has no workspace (its default was deleted)');
+  if (given !== undefined && given.toLowerCase() !== p.workspaceId) throw invalidRequest("workspace_id: must be the API key's workspace");
+  return p.workspaceId;
+}
+
+export const secretBinding = { daemon: (id: string) => id, apiKey: (id: string) => `${id}:api-key` };
+
+const bodyHash = (body: unknown) => createHash('sha256').update(JSON.stringify(body)).digest('hex');
+
+export async function createIntern(db: Db, opts: { principal: Principal; sealer: Sealer; body: CreateIntern; idempotencyKey?: string }): Promise<{ row: InternRow; replayed: boolean }> {
+  const { principal: p, body } = opts;
+  const workspaceId = workspaceOf(p, body.workspace_id);
+  const hash = bodyHash(body);
+  if (opts.idempotencyKey) {
+    const [prior] = await db.select().from(interns).where(and(eq(interns.orgId, p.orgId), eq(interns.creatorUserId, p.userId), eq(interns.idempotencyKey, opts.idempotencyKey)));
+    if (prior && prior.idempotencyHash !== hash) throw invalidRequest('Idempotency-Key: already used with a different request body');
+    if (prior) return { row: prior, replayed: true };
+  }
+  if (body.vault_id) {
+    const [owner] = await db.select({ id: interns.id }).from(interns).where(and(eq(interns.workspaceId, workspaceId), eq(interns.vaultId, body.vault_id.toLowerCase())));
+    if (!owner) throw invalidRequest('vault_id: no intern in this workspace owns that vault');
+  }
+  const id = randomUUID();
+  try {
+    const row = await db.transaction(async (txn) => {
+      const tx = txn as unknown as Db;
+      const key = await createKey(tx, { orgId: p.orgId, creatorUserId: p.userId, kind: 'standard', name: `intern ${body.name}`, workspaceId });
+      const [r] = await tx
+        .insert(interns)
+        .values({
+          id,
+          orgId: p.orgId,
+          workspaceId,
+          creatorUserId: p.userId,
+          name: body.name,
+          description: body.description ?? null,
+          instructions: body.instructions ?? null,
+          model: body.model ?? null,
+          vaultId: randomUUID(),
+          attachedVaultId: body.vault_id?.toLowerCase() ?? null,
+          sealedSecret: opts.sealer.seal(randomBytes(32).toString('base64url'), secretBinding.daemon(id)),
+          apiKeyId: key.key.id,
+          sealedApiKey: opts.sealer.seal(key.raw, secretBinding.apiKey(id)),
+          idempotencyKey: opts.idempotencyKey ?? null,
+          idempotencyHash: opts.idempotencyKey ? hash : null,
+        })
+        .returning();
+      return r!;
+    });
+    return { row, replayed: false };
+  } catch (err) {
+    if (isUniqueViolation(err, 'idempotency') && opts.idempotencyKey) return createIntern(db, opts);
+    if (isUniqueViolation(err)) throw nameTaken(body.name);
+    throw err;
+  }
+}
+
+/** An intern the key can see: same organization and the key's workspace. Others are indistinguishable from none. */
+export async function findIntern(db: Db, opts: { principal: Principal; id: string }): Promise<InternRow> {
+  if (!isUuid(opts.id) || !opts.principal.workspaceId) throw internNotFound();
+  const [row] = await db
+    .select()
+    .from(interns)
+    .where(and(eq(interns.id, opts.id.toLowerCase()), eq(interns.orgId, opts.principal.orgId), eq(interns.workspaceId, opts.principal.workspaceId)));
+  if (!row) throw internNotFound();
+  return row;
+}
+
+export async function getInternById(db: Db, id: string): Promise<InternRow | null> {
+  const [row] = await db.select().from(interns).where(eq(interns.id, id));
+  return row ?? null;
+}
+
+const badCursor = () => invalidRequest('starting_after: not a cursor returned by this API');
+
+function decodeCursor(c: string): { at: Date; id: string } {
+  const [at, id] = Buffer.from(c, 'base64url').toString('utf8').split('|');
+  const date = new Date(at ?? '');
+  if (!id || !isUuid(id) || Number.isNaN(date.getTime())) throw badCursor();
+  return { at: date, id };
+}
+const encodeCursor = (r: InternRow) => Buffer.from(`${r.createdAt.toISOString()}|${r.id}`).toString('base64url');
+
+export async function listInterns(db: Db, opts: { principal: Principal; query: ListInternsQuery }) {
+  const { query: q } = opts;
+  const workspaceId = workspaceOf(opts.principal, q.workspace_id);
+  const conds = [eq(interns.orgId, opts.principal.orgId), eq(interns.workspaceId, workspaceId)];
+  if (q.status) conds.push(inArray(interns.status, q.status));
+  if (q.starting_after) {
+    const c = decodeCursor(q.starting_after);
+    conds.push(or(lt(interns.createdAt, c.at), and(eq(interns.createdAt, c.at), lt(interns.id, c.id)))!);
+  }
+  const rows = await db.select().from(interns).where(and(...conds)).orderBy(desc(interns.createdAt), desc(interns.id)).limit(q.limit + 1);
+  const page = rows.slice(0, q.limit);
+  const hasMore = rows.length > q.limit;
+  return { data: page.map(toIntern), has_more: hasMore, ...(hasMore ? { next_cursor: encodeCursor(page.at(-1)!) } : {}) };
+}
+
+export async function updateIntern(db: Db, opts: { principal: Principal; id: string; body: UpdateIntern }): Promise<InternRow> {
+  const current = await findIntern(db, opts);
+  const b = opts.body;
+  try {
+    const [row] = await db
+      .update(interns)
+      .set({ name: b.name, description: b.description, instructions: b.instructions, model: b.model, updatedAt: new Date() })
+      .where(eq(interns.id, current.id))
+      .returning();
+    if (!row) throw internNotFound();
+    return row;
+  } catch (err) {
+    if (isUniqueViolation(err)) throw nameTaken(b.name ?? current.name);
+    throw err;
+  }
+}
+
+export type InternPatch = Partial<Pick<InternRow, 'status' | 'progress' | 'hostname' | 'lastFailureMessage' | 'daemonPid'>>;
+
+/** Lifecycle writes; `from` guards against racing another gateway's transition. */
+export async function setInternState(db: Db, opts: { id: string; patch: InternPatch; from?: InternRow['status'][] }): Promise<InternRow | null> {
+  const where = opts.from ? and(eq(interns.id, opts.id), inArray(interns.status, opts.from)) : eq(interns.id, opts.id);
+  const [row] = await db.update(interns).set({ ...opts.patch, updatedAt: new Date() }).where(where).returning();
+  return row ?? null;
+}
+
+export async function deleteInternRow(db: Db, id: string): Promise<void> {
+  await db.delete(interns).where(eq(interns.id, id));
+}
+
+/** Interns whose daemon a starting gateway must check (every account). */
+export async function internsWithDaemons(db: Db): Promise<InternRow[]> {
+  return db.select().from(interns).where(inArray(interns.status, ['running', 'provisioning', 'destroying']));
+}
+
+export function openSecrets(sealer: Sealer, row: InternRow): { secret: string; apiKey: string } {
+  if (!row.sealedSecret || !row.sealedApiKey) throw new Error('intern has no sealed secrets');
+  return { secret: sealer.open(row.sealedSecret, secretBinding.daemon(row.id)), apiKey: sealer.open(row.sealedApiKey, secretBinding.apiKey(row.id)) };
+}

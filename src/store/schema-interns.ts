@@ -1,0 +1,34 @@
+// Drizzle table for interns, matching migrations/0003_interns.sql (the SQL is the source of truth).
+import { integer, jsonb, pgTable, text, timestamp, uuid } from 'drizzle-orm/pg-core';
+
+const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
+
+export const INTERN_STATUSES = ['queued', 'provisioning', 'running', 'failed', 'stopped', 'destroying', 'destroy_failed'] as const;
+export type InternStatus = (typeof INTERN_STATUSES)[number];
+export type InternProgress = { step_label: string; step_number: number; total_steps: number };
+
+export const interns = pgTable('interns', {
+  id: uuid('id').primaryKey(),
+  orgId: uuid('org_id').notNull(),
+  workspaceId: uuid('workspace_id').notNull(),
+  creatorUserId: text('creator_user_id').notNull(),
+  name: text('name').notNull(),
+  description: text('description'),
+  instructions: text('instructions'),
+  model: text('model'),
+  status: text('status').$type<InternStatus>().notNull().default('queued'),
+  progress: jsonb('progress').$type<InternProgress | null>(),
+  hostname: text('hostname'),
+  lastFailureMessage: text('last_failure_message'),
+  vaultId: uuid('vault_id'),
+  attachedVaultId: uuid('attached_vault_id'),
+  sealedSecret: text('sealed_secret'),
+  apiKeyId: uuid('api_key_id'),
+  sealedApiKey: text('sealed_api_key'),
+  daemonPid: integer('daemon_pid'),
+  idempotencyKey: text('idempotency_key'),
+  idempotencyHash: text('idempotency_hash'),
+  createdAt: ts('created_at').notNull().defaultNow(),
+  updatedAt: ts('updated_at').notNull().defaultNow(),
+});
+export type InternRow = typeof interns.$inferSelect;
