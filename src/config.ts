@@ -23,6 +23,8 @@ const Env = z.object({
   COHORT_TURNS_PER_MINUTE: int(60),
   /** The gateway's /api/v1 URL as intern agents reach it (default: the address it listens on). */
   COHORT_PUBLIC_URL: z.string().url().optional(),
+  /** Runs an intern may hold paused across a question before it refuses another (503 busy). */
+  COHORT_MAX_PAUSED_RUNS: int(32),
 });
 
 export type Config = {
@@ -41,6 +43,7 @@ export type Config = {
   replayBufferEvents: number;
   turnsPerMinute: number;
   publicUrl?: string;
+  maxPausedRuns: number;
 };
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -61,5 +64,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     replayBufferEvents: e.COHORT_REPLAY_BUFFER_EVENTS,
     turnsPerMinute: e.COHORT_TURNS_PER_MINUTE,
     publicUrl: e.COHORT_PUBLIC_URL || undefined,
+    maxPausedRuns: e.COHORT_MAX_PAUSED_RUNS,
   };
 }

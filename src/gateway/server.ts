@@ -33,7 +33,7 @@ export async function startGateway(opts: { config: Config; log?: Logger; store?:
   const bootstrap = await seedIfEmpty(store.db);
   if (bootstrap) log.info({ file: writeBootstrapFile(config.dataDir, bootstrap) }, 'bootstrapped an organization; its keys are in the file named here');
   const sealer = createSealer(loadMasterKey({ dataDir: config.dataDir, configured: config.masterKey }));
-  const daemonEnv = { COHORT_INTERACTION_DEADLINE_MS: String(config.interactionDeadlineMs), COHORT_REPLAY_BUFFER_EVENTS: String(config.replayBufferEvents), LOG_LEVEL: config.logLevel };
+  const daemonEnv = { COHORT_INTERACTION_DEADLINE_MS: String(config.interactionDeadlineMs), COHORT_REPLAY_BUFFER_EVENTS: String(config.replayBufferEvents), COHORT_MAX_PAUSED_RUNS: String(config.maxPausedRuns), LOG_LEVEL: config.logLevel };
   const ctx: Ctx = {
     config,
     log,

@@ -27,8 +27,9 @@ export type Step = { kind: 'hold' } | { kind: 'refuse'; refusal: Refusal } | { k
 /** Failures the API itself detects, after or before the stream opened. */
 export type ApiEnding = { reason: 'stream_severed' | 'timeout'; status: number; message: string };
 
-export function initialState(opts: { id: string; created: number }): MapState {
-  return { id: opts.id, created: opts.created, model: null, sessionId: null, usage: null, opened: false, ended: false };
+/** `sessionId` is known up front when continuing a paused run (its stream has no `run` event). */
+export function initialState(opts: { id: string; created: number; sessionId?: string }): MapState {
+  return { id: opts.id, created: opts.created, model: null, sessionId: opts.sessionId ?? null, usage: null, opened: false, ended: false };
 }
 
 type Delta = ChatChunk['choices'][number]['delta'];

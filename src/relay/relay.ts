@@ -21,6 +21,8 @@ export type RelayOptions = {
   timings: RelayTimings;
   /** Called once, just before the 200 is written (the route hands the socket over here). */
   onOpen: () => void;
+  /** The session being continued, for a `tool` reply. */
+  sessionId?: string;
 };
 
 export type RelayResult = { kind: 'steered'; body: SteeredResponse } | { kind: 'streamed' };
@@ -76,7 +78,7 @@ export async function relay(o: RelayOptions): Promise<RelayResult> {
     if (typeof opened === 'string') throw preOpen(opened);
     if (opened.kind === 'steered') return opened;
     iterator = opened.events[Symbol.asyncIterator]();
-    let state: MapState = initialState({ id: `chatcmpl-${randomBytes(12).toString('hex')}`, created: Math.floor(Date.now() / 1000) });
+    let state: MapState = initialState({ id: `chatcmpl-${randomBytes(12).toString('hex')}`, created: Math.floor(Date.now() / 1000), sessionId: o.sessionId });
     for (;;) {
       const next = await Promise.race([iterator.next().catch(() => ({ done: true as const, value: undefined })), interrupted]);
       if (typeof next === 'string') {

@@ -1,0 +1,100 @@
+// End-to-end fixture for intern tests: a real gateway, real daemon processes started by the local
+// provisioner, the built-in agent, and the scripted model served by the gateway's own inference
+// route (or, while that route is absent, by a loopback scripted server). close() kills every
+// daemon it started and removes every directory.
+import { startTestGateway, type TestGateway } from './gateway.ts';
+import { startScriptedServer, type ScriptedServer } from './scripted-server.ts';
+import { interns } from '../store/schema-interns.ts';
+import { getInternById } from '../services/interns.ts';
+
+export type ChatResult = { status: number; headers: Headers; body: any; chunks: any[]; done: boolean; text: string };
+
+export type InternFixture = {
+  gw: TestGateway;
+  /** Creates, provisions and waits for a running intern; returns its id. */
+  intern(name: string, body?: Record<string, unknown>): Promise<string>;
+  chat(id: string, body: unknown, opts?: { key?: string; signal?: AbortSignal; raw?: string }): Promise<ChatResult>;
+  /** Opens a chat request and returns the response without reading its body. */
+  open(id: string, body: unknown, opts?: { key?: string; signal?: AbortSignal }): Promise<Response>;
+  killDaemon(id: string): Promise<void>;
+  close(): Promise<void>;
+};
+
+/** Parses an SSE body: data payloads (JSON), whether `[DONE]` arrived, and the raw text. */
+export function parseSse(text: string): { chunks: any[]; done: boolean } {
+  const chunks: any[] = [];
+  let done = false;
+  for (const block of text.split('\n\n')) {
+    const data = block.split('\n').filter((l) => l.startsWith('data: ')).map((l) => l.slice(6)).join('\n');
+    if (!data) continue;
+    if (data === '[DONE]') done = true;
+    else chunks.push(JSON.parse(data));
+  }
+  return { chunks, done };
+}
+
+export async function readChat(res: Response): Promise<ChatResult> {
+  const text = await res.text();
+  if (!res.headers.get('content-type')?.startsWith('text/event-stream')) {
+    let body: unknown = text;
+    try {
+      body = JSON.parse(text);
+    } catch {}
+    return { status: res.status, headers: res.headers, body, chunks: [], done: false, text };
+  }
+  return { status: res.status, headers: res.headers, body: null, text, ...parseSse(text) };
+}
+
+export function killGroup(pid: number | null | undefined) {
+  if (!pid) return;
+  try {
+    process.kill(-pid, 'SIGKILL');
+  } catch {}
+}
+
+async function gatewayServesScripted(gw: TestGateway): Promise<boolean> {
+  const res = await gw.call('POST', '/chat/completions', { key: gw.keys.api_key, body: { model: 'local/scripted', messages: [{ role: 'user', content: '/say ok' }] } });
+  return res.status === 200;
+}
+
+export async function startInternFixture(opts: { env?: Record<string, string>; postgres?: boolean } = {}): Promise<InternFixture> {
+  const gw = await startTestGateway({ postgres: opts.postgres, env: opts.env });
+  let model: ScriptedServer | null = null;
+  if (!(await gatewayServesScripted(gw))) {
+    model = await startScriptedServer();
+    gw.ctx.interns.setGatewayUrl(model.url);
+  }
+  const open: InternFixture['open'] = (id, body, o = {}) =>
+    fetch(`${gw.url}/interns/${id}/chat/completions`, {
+      method: 'POST',
+      signal: o.signal,
+      headers: { authorization: `Bearer ${o.key ?? gw.keys.api_key}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+  return {
+    gw,
+    async intern(name, body = {}) {
+      const res = await gw.call('POST', '/interns', { body: { name, provision: true, ...body } });
+      if (res.status !== 201) throw new Error(`create failed: ${JSON.stringify(res.body)}`);
+      await gw.ctx.interns.idle();
+      const got = await gw.call('GET', `/interns/${res.body.id}`);
+      if (got.body.status !== 'running') throw new Error(`intern not running: ${JSON.stringify(got.body)}`);
+      return res.body.id as string;
+    },
+    open,
+    async chat(id, body, o = {}) {
+      return readChat(await open(id, body, o));
+    },
+    async killDaemon(id) {
+      const row = await getInternById(gw.ctx.store.db, id);
+      killGroup(row?.daemonPid);
+      await new Promise((r) => setTimeout(r, 100));
+    },
+    async close() {
+      const rows = await gw.ctx.store.db.select({ pid: interns.daemonPid }).from(interns);
+      for (const r of rows) killGroup(r.pid);
+      await gw.close();
+      await model?.close();
+    },
+  };
+}
