@@ -21,6 +21,12 @@ const Env = z.object({
   COHORT_TURN_BUDGET_MS: int(600_000),
   COHORT_REPLAY_BUFFER_EVENTS: int(10_000),
   COHORT_TURNS_PER_MINUTE: int(60),
+  /** How long a workspace's routing configuration (row, credentials, presets) is cached for model requests. */
+  COHORT_ROUTING_CACHE_MS: int(2_000),
+  /** Upstream provider timeout: for its first byte and between bytes. */
+  COHORT_UPSTREAM_TIMEOUT_MS: int(120_000),
+  /** JSON file of model prices (USD per million tokens) extending the built-in table. */
+  COHORT_PRICE_TABLE: z.string().optional(),
   /** The gateway's /api/v1 URL as intern agents reach it (default: the address it listens on). */
   COHORT_PUBLIC_URL: z.string().url().optional(),
   /** Runs an intern may hold paused across a question before it refuses another (503 busy). */
@@ -42,6 +48,11 @@ export type Config = {
   turnBudgetMs: number;
   replayBufferEvents: number;
   turnsPerMinute: number;
+  routingCacheMs: number;
+  upstreamTimeoutMs: number;
+  priceTable?: string;
+  /** COHORT_PROVIDER_<SLUG>_{BASE_URL,API_KEY,ZDR}: provider endpoints and the operator's shared keys. */
+  providerEnv: Record<string, string>;
   publicUrl?: string;
   maxPausedRuns: number;
 };
@@ -63,6 +74,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     turnBudgetMs: e.COHORT_TURN_BUDGET_MS,
     replayBufferEvents: e.COHORT_REPLAY_BUFFER_EVENTS,
     turnsPerMinute: e.COHORT_TURNS_PER_MINUTE,
+    routingCacheMs: e.COHORT_ROUTING_CACHE_MS,
+    upstreamTimeoutMs: e.COHORT_UPSTREAM_TIMEOUT_MS,
+    priceTable: e.COHORT_PRICE_TABLE || undefined,
+    providerEnv: Object.fromEntries(Object.entries(env).filter((kv): kv is [string, string] => kv[0].startsWith('COHORT_PROVIDER_') && !!kv[1])),
     publicUrl: e.COHORT_PUBLIC_URL || undefined,
     maxPausedRuns: e.COHORT_MAX_PAUSED_RUNS,
   };

@@ -5,6 +5,7 @@ import type { Store } from '../store/db.ts';
 import type { Authenticator } from '../services/auth.ts';
 import type { Sealer } from '../crypto/seal.ts';
 import type { OpenApiRegistry } from './openapi.ts';
+import type { InferenceService } from '../services/inference.ts';
 import type { InternLifecycle } from '../services/interns-lifecycle.ts';
 import type { TurnLimiter } from '../services/ratelimit.ts';
 
@@ -15,6 +16,7 @@ export type Ctx = {
   auth: Authenticator;
   sealer: Sealer;
   docs: OpenApiRegistry;
+  inference: InferenceService;
   interns: InternLifecycle;
   turnLimiter: TurnLimiter;
 };

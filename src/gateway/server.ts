@@ -11,6 +11,7 @@ import { seedIfEmpty, writeBootstrapFile, type Bootstrap } from '../services/boo
 import { createInternLifecycle } from '../services/interns-lifecycle.ts';
 import { createLocalProvisioner } from '../provisioner/index.ts';
 import { createTurnLimiter } from '../services/ratelimit.ts';
+import { createInferenceService } from '../services/inference.ts';
 import { buildApp } from './app.ts';
 import { createOpenApiRegistry } from './openapi.ts';
 import { routeModules } from './routes/index.ts';
@@ -41,6 +42,7 @@ export async function startGateway(opts: { config: Config; log?: Logger; store?:
     auth: createAuthenticator({ db: store.db, ttlMs: config.keyCacheMs }),
     sealer,
     docs: createOpenApiRegistry(),
+    inference: createInferenceService({ db: store.db, log, sealer, routingCacheMs: config.routingCacheMs, upstreamTimeoutMs: config.upstreamTimeoutMs, providerEnv: config.providerEnv, priceTableFile: config.priceTable }),
     interns: createInternLifecycle({ db: store.db, sealer, log, provisioner: createLocalProvisioner({ dataDir: config.dataDir, daemonEnv }) }),
     turnLimiter: createTurnLimiter({ perMinute: config.turnsPerMinute, redisUrl: config.redisUrl }),
   };

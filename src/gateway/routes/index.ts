@@ -6,5 +6,7 @@ import { presetRoutes } from './presets.ts';
 import { byokRoutes } from './byok.ts';
 import { internRoutes } from './interns.ts';
 import { internChatRoutes } from './interns-chat.ts';
+import { chatCompletionRoutes } from './chat-completions.ts';
+import { messagesRoutes } from './messages.ts';
 
-export const routeModules: RouteModule[] = [workspaceRoutes, presetRoutes, byokRoutes, internRoutes, internChatRoutes, openapiRoutes];
+export const routeModules: RouteModule[] = [workspaceRoutes, presetRoutes, byokRoutes, internRoutes, internChatRoutes, chatCompletionRoutes, messagesRoutes, openapiRoutes];

@@ -1,0 +1,101 @@
+// POST /chat/completions: an OpenAI chat-completions request routed by the key's workspace
+// (presets, default model, credentials), answered as JSON or as an SSE stream of chunks ending
+// in `data: [DONE]`. Everything is resolved before the first byte; after it, a failure arrives
+// as a chunk with finish_reason `error`. A client that goes away aborts the upstream request.
+// Also exports the SSE plumbing that messages.ts shares.
+import { once } from 'node:events';
+import { z } from 'zod';
+import type { FastifyReply } from 'fastify';
+import type { RouteModule } from '../app.ts';
+import { guard, principalOf } from '../app.ts';
+import { parseWith } from '../validate.ts';
+import type { Ctx } from '../context.ts';
+import { ApiError, internalError } from '../../errors.ts';
+import { ChatCompletionRequest, ChatCompletionResponse } from '../../schemas/inference.ts';
+import type { ApiStyle, Prepared } from '../../services/inference.ts';
+import type { RequestBody } from '../../services/routing.ts';
+import type { Principal } from '../../store/identity.ts';
+import type { ChatChunk } from '../../inference/types.ts';
+
+const ChatError = z.object({ error: z.object({ code: z.number().int(), message: z.string(), metadata: z.object({ reason: z.string(), retryable: z.boolean() }).optional() }) });
+
+/** Resolves a request; a refusal is recorded in the request log before it is returned. */
+export async function prepareOrRefuse(ctx: Ctx, o: { principal: Principal; body: RequestBody; style: ApiStyle; raw: unknown }): Promise<Prepared> {
+  const started = performance.now();
+  try {
+    return await ctx.inference.prepare(o);
+  } catch (err) {
+    if (err instanceof ApiError) ctx.inference.refused({ ...o, stream: o.body.stream === true, requestedModel: o.body.model ?? null, error: err, started });
+    throw err;
+  }
+}
+
+/** An AbortController that fires when the client goes away before the response is complete. */
+export function abortOnClose(reply: FastifyReply): AbortController {
+  const abort = new AbortController();
+  reply.raw.on('close', () => {
+    if (!reply.raw.writableFinished) abort.abort();
+  });
+  return abort;
+}
+
+/** Writes an SSE response from text frames; `fail` renders the in-stream error frame. */
+export async function writeSse(reply: FastifyReply, o: { signal: AbortSignal; frames: AsyncIterable<string>; fail: (e: ApiError) => string; end: () => string; ctx: Ctx }) {
+  reply.hijack();
+  const res = reply.raw;
+  res.writeHead(200, { ...(reply.getHeaders() as Record<string, string>), 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-accel-buffering': 'no' });
+  try {
+    for await (const frame of o.frames) {
+      if (frame && !res.write(frame)) await once(res, 'drain', { signal: o.signal });
+    }
+    res.end(o.end());
+  } catch (err) {
+    if (o.signal.aborted || res.destroyed) return void res.destroy();
+    if (!(err instanceof ApiError)) o.ctx.log.error({ err }, 'inference stream failed');
+    res.end(o.fail(err instanceof ApiError ? err : internalError()));
+  }
+}
+
+async function* openaiFrames(chunks: AsyncIterable<ChatChunk>): AsyncGenerator<string> {
+  for await (const c of chunks) yield `data: ${JSON.stringify(c)}\n\n`;
+}
+
+function errorFrame(p: Prepared, model: string, e: ApiError): string {
+  const chunk = {
+    id: p.id,
+    object: 'chat.completion.chunk',
+    created: Math.floor(Date.now() / 1000),
+    model,
+    choices: [{ index: 0, delta: {}, finish_reason: 'error' }],
+    error: { code: e.status, message: e.message, ...(e.reason ? { metadata: { reason: e.reason, retryable: e.retryable } } : {}) },
+  };
+  return `data: ${JSON.stringify(chunk)}\n\ndata: [DONE]\n\n`;
+}
+
+/** The refusals of both model-request routes, for the OpenAPI document. */
+export const errorDocs = Object.fromEntries([400, 401, 403, 404, 429, 502, 504].map((c) => [c, { description: 'error', schema: ChatError }]));
+
+export const chatCompletionRoutes: RouteModule = (app, ctx) => {
+  const onRequest = guard(ctx, 'any');
+  app.addHook('onClose', () => ctx.inference.close());
+
+  ctx.docs.add({
+    method: 'post',
+    path: '/chat/completions',
+    summary: 'Send a model request (OpenAI chat completions), streamed as SSE when `stream` is true',
+    tags: ['inference'],
+    body: ChatCompletionRequest,
+    responses: {
+      200: { description: 'a completion, or an SSE stream of chunks ending in `data: [DONE]`', schema: ChatCompletionResponse },
+      ...errorDocs,
+    },
+  });
+  app.post('/chat/completions', { onRequest, config: { errorStyle: 'chat' } }, async (req, reply) => {
+    const body = parseWith(ChatCompletionRequest, req.body) as RequestBody;
+    const p = await prepareOrRefuse(ctx, { principal: principalOf(req), body, style: 'chat', raw: req.body });
+    const abort = abortOnClose(reply);
+    if (!p.stream) return (await ctx.inference.complete(p, abort.signal)).completion;
+    const { served, chunks } = await ctx.inference.stream(p, abort.signal);
+    await writeSse(reply, { ctx, signal: abort.signal, frames: openaiFrames(chunks), fail: (e) => errorFrame(p, served.model, e), end: () => 'data: [DONE]\n\n' });
+  });
+};

@@ -1,0 +1,53 @@
+// POST /messages: an Anthropic Messages API request, routed like /chat/completions and answered
+// as an Anthropic message or its event stream (message_start … message_stop, or an `error`
+// event after the stream opened). Accepts the key as `x-api-key` too, as Anthropic clients send it.
+import type { RouteModule } from '../app.ts';
+import { guard, principalOf } from '../app.ts';
+import { parseWith } from '../validate.ts';
+import { MessageResponse, MessagesRequest } from '../../schemas/inference.ts';
+import { fromMessagesBody, type AnthropicBody } from '../../inference/wire/anthropic-request.ts';
+import { messagesEncoder, toMessage } from '../../inference/wire/anthropic-response.ts';
+import type { ChatChunk } from '../../inference/types.ts';
+import type { RequestBody } from '../../services/routing.ts';
+import { abortOnClose, errorDocs, prepareOrRefuse, writeSse } from './chat-completions.ts';
+
+async function* frames(chunks: AsyncIterable<ChatChunk>, encoder: ReturnType<typeof messagesEncoder>): AsyncGenerator<string> {
+  for await (const c of chunks) yield encoder.push(c);
+}
+
+export const messagesRoutes: RouteModule = (app, ctx) => {
+  const auth = guard(ctx, 'any');
+  const onRequest = async (req: Parameters<typeof auth>[0]) => {
+    const apiKey = req.headers['x-api-key'];
+    if (!req.headers.authorization && typeof apiKey === 'string') req.headers.authorization = `Bearer ${apiKey}`;
+    await auth(req);
+  };
+
+  ctx.docs.add({
+    method: 'post',
+    path: '/messages',
+    summary: 'Send a model request (Anthropic messages), streamed as Anthropic SSE events when `stream` is true',
+    tags: ['inference'],
+    body: MessagesRequest,
+    responses: {
+      200: { description: 'a message, or an SSE stream of Anthropic events', schema: MessageResponse },
+      ...errorDocs,
+    },
+  });
+  app.post('/messages', { onRequest, config: { errorStyle: 'chat' } }, async (req, reply) => {
+    const parsed = parseWith(MessagesRequest, req.body) as AnthropicBody;
+    const body = fromMessagesBody(parsed) as RequestBody;
+    const p = await prepareOrRefuse(ctx, { principal: principalOf(req), body, style: 'messages', raw: req.body });
+    const abort = abortOnClose(reply);
+    if (!p.stream) return toMessage((await ctx.inference.complete(p, abort.signal)).completion);
+    const { served, chunks } = await ctx.inference.stream(p, abort.signal);
+    const encoder = messagesEncoder({ model: served.model });
+    await writeSse(reply, {
+      ctx,
+      signal: abort.signal,
+      frames: frames(chunks, encoder),
+      fail: (e) => encoder.error(e.message, e.status === 429 || e.status === 503 || e.status === 529),
+      end: () => encoder.end(),
+    });
+  });
+};

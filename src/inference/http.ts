@@ -1,0 +1,79 @@
+// HTTP to upstream providers over one keep-alive undici pool: a POST that turns transport
+// failures into UpstreamError (timeouts and connection errors are retryable, status 0), the
+// mapping of a non-2xx answer to an UpstreamError carrying the provider's own message with
+// secrets scrubbed, and a server-sent-event reader.
+import { Agent, request, type Dispatcher } from 'undici';
+import { createParser, type EventSourceMessage } from 'eventsource-parser';
+import { scrub } from '../log.ts';
+import { UpstreamError } from './types.ts';
+
+export function createDispatcher(opts: { timeoutMs: number }): Agent {
+  return new Agent({ keepAliveTimeout: 30_000, headersTimeout: opts.timeoutMs, bodyTimeout: opts.timeoutMs, connect: { timeout: Math.min(opts.timeoutMs, 10_000) } });
+}
+
+const TIMEOUTS = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT']);
+
+/** A transport failure as an UpstreamError; a client abort is rethrown as is. */
+export function transportError(err: unknown, signal: AbortSignal): unknown {
+  if (signal.aborted || err instanceof UpstreamError) return err;
+  const code = (err as { code?: string }).code ?? 'unknown';
+  if (TIMEOUTS.has(code)) return new UpstreamError({ status: 0, timeout: true, message: 'the provider did not answer in time' });
+  return new UpstreamError({ status: 0, message: `could not reach the provider (${code})` });
+}
+
+export async function post(opts: { dispatcher: Dispatcher; url: string; headers: Record<string, string>; body: string; signal: AbortSignal }): Promise<Dispatcher.ResponseData> {
+  try {
+    return await request(opts.url, {
+      method: 'POST',
+      dispatcher: opts.dispatcher,
+      headers: { 'content-type': 'application/json', ...opts.headers },
+      body: opts.body,
+      signal: opts.signal,
+    });
+  } catch (err) {
+    throw transportError(err, opts.signal);
+  }
+}
+
+/** Removes the credential itself and anything shaped like a provider or bearer key. */
+export function scrubSecret(text: string, apiKey: string | null): string {
+  const plain = apiKey && apiKey.length >= 4 ? text.split(apiKey).join('[REDACTED]') : text;
+  return scrub(plain).replace(/\b(sk|pk|rk|gsk|xai|key)-[A-Za-z0-9_*.-]{6,}/g, '[REDACTED]');
+}
+
+/** A non-2xx answer as an UpstreamError with the provider's message (its body is consumed). */
+export async function failure(res: Dispatcher.ResponseData, apiKey: string | null): Promise<UpstreamError> {
+  const text = await res.body.text().catch(() => '');
+  let message = text.slice(0, 500);
+  try {
+    const j = JSON.parse(text) as { error?: { message?: unknown } | string; message?: unknown };
+    const m = typeof j.error === 'string' ? j.error : (j.error?.message ?? j.message);
+    if (typeof m === 'string') message = m;
+  } catch {}
+  return new UpstreamError({ status: res.statusCode, message: scrubSecret(message || `status ${res.statusCode}`, apiKey) });
+}
+
+/** JSON of a 2xx body; a body that is not JSON is a retryable bad-gateway failure. */
+export async function jsonBody(res: Dispatcher.ResponseData): Promise<unknown> {
+  const text = await res.body.text();
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new UpstreamError({ status: 502, message: 'the provider answered with a malformed body' });
+  }
+}
+
+/** The events of an SSE body, as they arrive. */
+export async function* sseEvents(body: AsyncIterable<Buffer>, signal: AbortSignal): AsyncGenerator<EventSourceMessage> {
+  const ready: EventSourceMessage[] = [];
+  const parser = createParser({ onEvent: (e) => void ready.push(e) });
+  const decoder = new TextDecoder();
+  try {
+    for await (const buf of body) {
+      parser.feed(decoder.decode(buf, { stream: true }));
+      while (ready.length) yield ready.shift()!;
+    }
+  } catch (err) {
+    throw transportError(err, signal);
+  }
+}

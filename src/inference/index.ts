@@ -1,0 +1,26 @@
+// The inference router's provider registry: one adapter per adapter kind, all behind the one
+// ProviderAdapter interface, sharing one keep-alive HTTP pool. Entry point of src/inference/.
+// May import: its own modules, ../log.ts. Imported by services; never imports services or store.
+import { createDispatcher } from './http.ts';
+import { localAdapter } from './providers/local/index.ts';
+import { openaiCompatibleAdapter } from './providers/openai-compatible/index.ts';
+import { anthropicAdapter } from './providers/anthropic/index.ts';
+import type { AdapterKind } from './providers.ts';
+import type { ProviderAdapter } from './types.ts';
+
+export type Registry = { adapter(kind: AdapterKind): ProviderAdapter; close(): Promise<void> };
+
+export function createRegistry(opts: { timeoutMs: number }): Registry {
+  const dispatcher = createDispatcher(opts);
+  const adapters: Record<AdapterKind, ProviderAdapter> = {
+    local: localAdapter,
+    openai: openaiCompatibleAdapter({ dispatcher }),
+    anthropic: anthropicAdapter({ dispatcher }),
+  };
+  return { adapter: (kind) => adapters[kind], close: () => dispatcher.close() };
+}
+
+export { providerTable, splitModel, type ProviderTable, type ProviderInfo } from './providers.ts';
+export { loadPriceTable, costOf, type PriceTable } from './prices.ts';
+export { selectCredentials, type Candidate, type CredentialRule } from './select.ts';
+export * from './types.ts';

@@ -1,0 +1,49 @@
+// Adapter for the Anthropic Messages API (`anthropic`): converts the OpenAI-shaped request to
+// an Anthropic body and the answer back. May import: this folder, ../../http.ts, ../../types.ts.
+import type { Dispatcher } from 'undici';
+import { failure, jsonBody, post, sseEvents } from '../../http.ts';
+import { UpstreamError, type ChatChunk, type ProviderAdapter, type UpstreamCall } from '../../types.ts';
+import { toAnthropicBody } from './request.ts';
+import { anthropicChunker, fromAnthropicMessage, type AnthropicMessage } from './response.ts';
+
+const VERSION = '2023-06-01';
+
+async function* chunks(body: AsyncIterable<Buffer>, call: UpstreamCall): AsyncGenerator<ChatChunk> {
+  const next = anthropicChunker({ model: call.model });
+  for await (const e of sseEvents(body, call.signal)) {
+    let event: Parameters<typeof next>[0];
+    try {
+      event = JSON.parse(e.data);
+    } catch {
+      throw new UpstreamError({ status: 502, message: 'the provider sent a malformed stream event' });
+    }
+    const c = next(event);
+    if (c) yield c;
+    if (event.type === 'message_stop') return;
+  }
+}
+
+export function anthropicAdapter(deps: { dispatcher: Dispatcher }): ProviderAdapter {
+  const send = (call: UpstreamCall, stream: boolean) =>
+    post({
+      dispatcher: deps.dispatcher,
+      url: `${call.baseUrl}/messages`,
+      headers: { 'anthropic-version': VERSION, ...(call.apiKey ? { 'x-api-key': call.apiKey } : {}) },
+      body: JSON.stringify(toAnthropicBody(call.body, { model: call.model, stream })),
+      signal: call.signal,
+    });
+  return {
+    async stream(call) {
+      const res = await send(call, true);
+      if (res.statusCode !== 200) throw await failure(res, call.apiKey);
+      return chunks(res.body, call);
+    },
+    async complete(call) {
+      const res = await send(call, false);
+      if (res.statusCode !== 200) throw await failure(res, call.apiKey);
+      const m = (await jsonBody(res)) as AnthropicMessage;
+      if (!m || !Array.isArray(m.content)) throw new UpstreamError({ status: 502, message: 'the provider answered with a malformed body' });
+      return fromAnthropicMessage(m);
+    },
+  };
+}

@@ -1,0 +1,83 @@
+// An OpenAI-shaped chat request as an Anthropic Messages API body: system messages become
+// `system`, tool results become user `tool_result` blocks, tool calls `tool_use` blocks. Pure.
+import { textOf } from '../local/scripted.ts';
+import type { ChatMessage, ChatRequest, ChatTool } from '../../types.ts';
+
+type Block = Record<string, unknown>;
+type AnthropicMessage = { role: 'user' | 'assistant'; content: Block[] };
+
+const DEFAULT_MAX_TOKENS = 4096;
+
+function imageBlock(url: string): Block {
+  const m = /^data:([^;]+);base64,(.*)$/s.exec(url);
+  return m ? { type: 'image', source: { type: 'base64', media_type: m[1], data: m[2] } } : { type: 'image', source: { type: 'url', url } };
+}
+
+function userBlocks(content: unknown): Block[] {
+  if (!Array.isArray(content)) return textOf(content) ? [{ type: 'text', text: textOf(content) }] : [];
+  return content.flatMap((p: { type?: string; text?: string; image_url?: { url?: string } }): Block[] => {
+    if (p?.type === 'text' && p.text) return [{ type: 'text', text: p.text }];
+    if (p?.type === 'image_url' && p.image_url?.url) return [imageBlock(p.image_url.url)];
+    return [];
+  });
+}
+
+function parseArgs(args: string): unknown {
+  try {
+    const v: unknown = JSON.parse(args || '{}');
+    return v && typeof v === 'object' ? v : {};
+  } catch {
+    return {};
+  }
+}
+
+function blocksOf(m: ChatMessage): { role: 'user' | 'assistant'; blocks: Block[] } {
+  if (m.role === 'tool') return { role: 'user', blocks: [{ type: 'tool_result', tool_use_id: m.tool_call_id, content: textOf(m.content) }] };
+  if (m.role !== 'assistant') return { role: 'user', blocks: userBlocks(m.content) };
+  const text = textOf(m.content);
+  return {
+    role: 'assistant',
+    blocks: [
+      ...(text ? [{ type: 'text', text }] : []),
+      ...(m.tool_calls ?? []).map((c) => ({ type: 'tool_use', id: c.id, name: c.function.name, input: parseArgs(c.function.arguments) })),
+    ],
+  };
+}
+
+function toolChoice(choice: unknown): Block | undefined {
+  if (choice === 'auto') return { type: 'auto' };
+  if (choice === 'required') return { type: 'any' };
+  if (choice === 'none') return { type: 'none' };
+  const named = choice as { function?: { name?: string } } | undefined;
+  return named?.function?.name ? { type: 'tool', name: named.function.name } : undefined;
+}
+
+const functionTools = (tools: ChatTool[] = []) =>
+  tools.filter((t) => t.type === 'function' && t.function).map((t) => ({ name: t.function!.name, description: t.function!.description, input_schema: t.function!.parameters ?? { type: 'object' } }));
+
+export function toAnthropicBody(req: ChatRequest, opts: { model: string; stream: boolean }): Record<string, unknown> {
+  const system = req.messages.filter((m) => m.role === 'system' || m.role === 'developer').map((m) => textOf(m.content)).join('\n\n');
+  const messages: AnthropicMessage[] = [];
+  for (const m of req.messages) {
+    if (m.role === 'system' || m.role === 'developer') continue;
+    const { role, blocks } = blocksOf(m);
+    const last = messages.at(-1);
+    if (last && last.role === role) last.content.push(...blocks);
+    else messages.push({ role, content: blocks });
+  }
+  const tools = functionTools(req.tools);
+  const stop = typeof req.stop === 'string' ? [req.stop] : req.stop;
+  return {
+    model: opts.model,
+    max_tokens: req.max_tokens ?? (req.max_completion_tokens as number | undefined) ?? DEFAULT_MAX_TOKENS,
+    messages,
+    stream: opts.stream,
+    ...(system ? { system } : {}),
+    ...(tools.length ? { tools } : {}),
+    ...(toolChoice(req.tool_choice) ? { tool_choice: toolChoice(req.tool_choice) } : {}),
+    ...(req.temperature !== undefined ? { temperature: req.temperature } : {}),
+    ...(req.top_p !== undefined ? { top_p: req.top_p } : {}),
+    ...(stop?.length ? { stop_sequences: stop } : {}),
+    ...(req.user ? { metadata: { user_id: req.user } } : {}),
+  };
+}

@@ -1,0 +1,43 @@
+// Adapter for every provider that speaks OpenAI chat completions (openai, groq, together,
+// deepinfra, fireworks, mistral, xai, deepseek, cerebras, ollama, vLLM, …): the request goes as
+// is with the provider's model id; streams ask for usage in the last chunk.
+// May import: ../../http.ts, ../../types.ts.
+import type { Dispatcher } from 'undici';
+import { failure, jsonBody, post, sseEvents } from '../../http.ts';
+import { UpstreamError, type ChatChunk, type Completion, type ProviderAdapter, type UpstreamCall } from '../../types.ts';
+
+const headersFor = (apiKey: string | null): Record<string, string> => (apiKey ? { authorization: `Bearer ${apiKey}` } : {});
+
+async function* chunks(body: AsyncIterable<Buffer>, signal: AbortSignal): AsyncGenerator<ChatChunk> {
+  for await (const e of sseEvents(body, signal)) {
+    if (e.data === '[DONE]') return;
+    let chunk: ChatChunk & { error?: { message?: string; code?: unknown } };
+    try {
+      chunk = JSON.parse(e.data);
+    } catch {
+      throw new UpstreamError({ status: 502, message: 'the provider sent a malformed stream event' });
+    }
+    if (chunk.error) throw new UpstreamError({ status: 502, message: String(chunk.error.message ?? 'the provider reported an error mid-stream') });
+    if (!Array.isArray(chunk.choices)) throw new UpstreamError({ status: 502, message: 'the provider sent a malformed stream event' });
+    yield chunk;
+  }
+}
+
+export function openaiCompatibleAdapter(deps: { dispatcher: Dispatcher }): ProviderAdapter {
+  const send = (call: UpstreamCall, body: Record<string, unknown>) =>
+    post({ dispatcher: deps.dispatcher, url: `${call.baseUrl}/chat/completions`, headers: headersFor(call.apiKey), body: JSON.stringify(body), signal: call.signal });
+  return {
+    async stream(call) {
+      const res = await send(call, { ...call.body, model: call.model, stream: true, stream_options: { include_usage: true } });
+      if (res.statusCode !== 200) throw await failure(res, call.apiKey);
+      return chunks(res.body, call.signal);
+    },
+    async complete(call) {
+      const res = await send(call, { ...call.body, model: call.model, stream: false });
+      if (res.statusCode !== 200) throw await failure(res, call.apiKey);
+      const completion = (await jsonBody(res)) as Completion;
+      if (!completion || !Array.isArray(completion.choices)) throw new UpstreamError({ status: 502, message: 'the provider answered with a malformed body' });
+      return completion;
+    },
+  };
+}

@@ -1,0 +1,72 @@
+// Trying the routes of one request in order: each model's credentials (and shared capacity),
+// then the next model. Retryable failures (429, 5xx, timeouts, connection errors) move on; any
+// other failure is returned at once. Failures become the API's errors with the provider's
+// message; a credential is unsealed only here, for the one call that uses it.
+import { ApiError } from '../errors.ts';
+import type { Logger } from '../log.ts';
+import type { Sealer } from '../crypto/seal.ts';
+import { UpstreamError, type ProviderAdapter, type UpstreamCall } from '../inference/types.ts';
+import type { Candidate } from '../inference/select.ts';
+import type { ProviderInfo } from '../inference/providers.ts';
+import type { CredentialRow } from './routing-config.ts';
+
+export type Route = { model: string; provider: ProviderInfo; providerModel: string; adapter: ProviderAdapter; candidates: Candidate[]; credentials: CredentialRow[] };
+
+export type Served = { model: string; provider: string; credentialId: string | null; isByok: boolean; attempts: number };
+
+export const clientClosed = () => new ApiError({ status: 499, reason: 'client_closed_request', message: 'the client closed the request' });
+
+/** A failure that ends the request, in the API's error shape. */
+export function upstreamFailure(provider: string, err: UpstreamError): ApiError {
+  const message = `provider ${provider}: ${err.message}`;
+  if (err.timeout) return new ApiError({ status: 504, reason: 'timeout', message });
+  if (err.status === 429) return new ApiError({ status: 429, reason: 'rate_limited', message, headers: { 'retry-after': '1' } });
+  if (err.retryable) return new ApiError({ status: 502, reason: 'turn_failed', retryable: true, message });
+  if (err.status === 400 || err.status === 422) return new ApiError({ status: 400, reason: 'bad_request', message });
+  return new ApiError({ status: err.status, reason: 'turn_failed', retryable: false, message });
+}
+
+function keyFor(route: Route, c: Candidate, sealer: Sealer): string | null {
+  if (c.kind === 'shared') return route.provider.sharedKey;
+  const row = route.credentials.find((r) => r.id === c.credentialId)!;
+  return sealer.open(row.sealedKey, row.id);
+}
+
+export async function tryRoutes<T>(opts: {
+  routes: Route[];
+  body: UpstreamCall['body'];
+  signal: AbortSignal;
+  sealer: Sealer;
+  log: Logger;
+  run: (adapter: ProviderAdapter, call: UpstreamCall) => Promise<T>;
+  /** Counts the upstream calls made, also when all of them fail. */
+  stats: { attempts: number };
+}): Promise<{ value: T; served: Served }> {
+  let last: { provider: string; err: UpstreamError } | null = null;
+  for (const route of opts.routes) {
+    for (const c of route.candidates) {
+      const credentialId = c.kind === 'byok' ? c.credentialId : null;
+      let apiKey: string | null;
+      try {
+        apiKey = keyFor(route, c, opts.sealer);
+      } catch {
+        opts.log.error({ credentialId }, 'a provider credential could not be unsealed; skipped');
+        continue;
+      }
+      const attempts = ++opts.stats.attempts;
+      try {
+        const call = { model: route.providerModel, body: opts.body, baseUrl: route.provider.baseUrl ?? '', apiKey, signal: opts.signal };
+        const value = await opts.run(route.adapter, call);
+        return { value, served: { model: route.model, provider: route.provider.slug, credentialId, isByok: c.kind === 'byok', attempts } };
+      } catch (err) {
+        if (opts.signal.aborted) throw clientClosed();
+        if (!(err instanceof UpstreamError)) throw err;
+        opts.log.warn({ provider: route.provider.slug, model: route.model, credentialId, status: err.status, retryable: err.retryable }, 'upstream attempt failed');
+        if (!err.retryable) throw upstreamFailure(route.provider.slug, err);
+        last = { provider: route.provider.slug, err };
+      }
+    }
+  }
+  if (last) throw upstreamFailure(last.provider, last.err);
+  throw new ApiError({ status: 502, reason: 'turn_failed', retryable: true, message: 'no provider credential could be used' });
+}

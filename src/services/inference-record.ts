@@ -1,0 +1,98 @@
+// What the request log keeps of one request (rowOf), and the relay of a provider's stream to the
+// client: each chunk gets the request's id and model slug, usage gets cost, and when the stream
+// ends (finished, failed or abandoned) the request is recorded once.
+import type { InferenceRequestRow } from '../store/schema-inference.ts';
+import type { ChatChunk, FinishReason, ToolCall, Usage } from '../inference/types.ts';
+import { clientClosed, upstreamFailure, type Served } from './inference-attempts.ts';
+import { UpstreamError } from '../inference/types.ts';
+import type { Prepared } from './inference.ts';
+
+export type Outcome = { status: number; attempts?: number; served?: Served; usage?: Usage | null; finish?: FinishReason | null; error?: string; response?: unknown };
+
+type Recordable = Pick<Prepared, 'id' | 'started' | 'style' | 'stream' | 'principal' | 'requestedModel' | 'loggedBody'>;
+
+export function rowOf(p: Recordable, o: Outcome): InferenceRequestRow {
+  const u = o.usage ?? null;
+  return {
+    id: p.id,
+    orgId: p.principal.orgId,
+    workspaceId: p.principal.workspaceId,
+    apiKeyId: p.principal.keyId,
+    userId: p.principal.userId,
+    apiStyle: p.style,
+    requestedModel: p.requestedModel,
+    model: o.served?.model ?? null,
+    provider: o.served?.provider ?? null,
+    credentialId: o.served?.credentialId ?? null,
+    isByok: o.served?.isByok ?? false,
+    streamed: p.stream,
+    attempts: o.served?.attempts ?? o.attempts ?? 0,
+    status: o.status,
+    finishReason: o.finish ?? null,
+    error: o.error ?? null,
+    latencyMs: Math.round(performance.now() - p.started),
+    promptTokens: u?.prompt_tokens ?? null,
+    completionTokens: u?.completion_tokens ?? null,
+    totalTokens: u?.total_tokens ?? null,
+    cachedTokens: u?.prompt_tokens_details?.cached_tokens ?? null,
+    cost: u?.cost ?? null,
+    requestBody: p.loggedBody === undefined ? null : p.loggedBody,
+    responseBody: p.loggedBody === undefined ? null : (o.response ?? null),
+  };
+}
+
+/** Collects a streamed response for the log (only when its bodies are kept). */
+function collector() {
+  let content = '';
+  let reasoning = '';
+  const calls: ToolCall[] = [];
+  return {
+    add(c: ChatChunk) {
+      const d = c.choices[0]?.delta;
+      if (!d) return;
+      if (d.content) content += d.content;
+      if (d.reasoning) reasoning += d.reasoning;
+      for (const t of d.tool_calls ?? []) {
+        const call = (calls[t.index] ??= { id: t.id ?? '', type: 'function', function: { name: t.function?.name ?? '', arguments: '' } });
+        call.function.arguments += t.function?.arguments ?? '';
+      }
+    },
+    message: () => ({ role: 'assistant', content, ...(reasoning ? { reasoning } : {}), ...(calls.length ? { tool_calls: calls } : {}) }),
+  };
+}
+
+export async function* relay(o: {
+  p: Prepared;
+  served: Served;
+  source: AsyncIterable<ChatChunk>;
+  usageOf: (u: Usage | null | undefined, s: Served) => Usage;
+  record: (p: Prepared, outcome: Outcome) => void;
+  signal: AbortSignal;
+}): AsyncGenerator<ChatChunk> {
+  const { p, served } = o;
+  const collect = p.loggedBody === undefined ? null : collector();
+  const outcome: Outcome = { status: 200, served, usage: null, finish: null };
+  try {
+    for await (const c of o.source) {
+      c.id = p.id;
+      c.model = served.model;
+      if (c.usage) c.usage = outcome.usage = o.usageOf(c.usage, served);
+      const finish = c.choices[0]?.finish_reason;
+      if (finish) outcome.finish = finish;
+      collect?.add(c);
+      yield c;
+    }
+  } catch (err) {
+    const api = o.signal.aborted ? clientClosed() : err instanceof UpstreamError ? upstreamFailure(served.provider, err) : null;
+    outcome.status = api?.status ?? 500;
+    outcome.error = api?.message ?? 'internal error';
+    throw api ?? err;
+  } finally {
+    if (o.signal.aborted && outcome.status === 200 && !outcome.finish) {
+      outcome.status = 499;
+      outcome.error = 'the client closed the request';
+    }
+    if (collect) outcome.response = { ...collect.message(), finish_reason: outcome.finish, usage: outcome.usage };
+    o.record(p, outcome);
+  }
+}

@@ -1,0 +1,137 @@
+// The inference router as a service: prepare() validates and resolves a model request (preset,
+// model, fallbacks, server-tool restrictions, credentials) before any byte is written; stream()
+// and complete() then try its routes, add cost to usage, and record the request in the log.
+import { randomUUID } from 'node:crypto';
+import type { Db } from '../store/db.ts';
+import type { Logger } from '../log.ts';
+import type { Sealer } from '../crypto/seal.ts';
+import type { Principal } from '../store/identity.ts';
+import { ApiError, invalidRequest, resourceNotFound, serverToolDisabled } from '../errors.ts';
+import { createRegistry, providerTable, splitModel, loadPriceTable, costOf, selectCredentials } from '../inference/index.ts';
+import type { ChatChunk, ChatRequest, Completion, Usage } from '../inference/types.ts';
+import { createRoutingConfig, type CredentialRow, type RoutingConfig } from './routing-config.ts';
+import { applyPreset, disabledToolIn, presetSlugOf, resolveRequest, type RequestBody } from './routing.ts';
+import { tryRoutes, type Route, type Served } from './inference-attempts.ts';
+import { createRequestLog, shouldStoreBodies } from './inference-log.ts';
+import { relay, type Outcome, rowOf } from './inference-record.ts';
+
+export type ApiStyle = 'chat' | 'messages';
+
+export type Prepared = {
+  id: string;
+  started: number;
+  style: ApiStyle;
+  stream: boolean;
+  principal: Principal;
+  requestedModel: string | null;
+  routes: Route[];
+  upstream: ChatRequest;
+  /** The client's body as received, kept only when the workspace logs this request's I/O. */
+  loggedBody: unknown;
+};
+
+export type InferenceOptions = {
+  db: Db;
+  log: Logger;
+  sealer: Sealer;
+  routingCacheMs: number;
+  upstreamTimeoutMs: number;
+  providerEnv: Record<string, string | undefined>;
+  priceTableFile?: string;
+};
+
+export type InferenceService = ReturnType<typeof createInferenceService>;
+
+export function createInferenceService(opts: InferenceOptions) {
+  const registry = createRegistry({ timeoutMs: opts.upstreamTimeoutMs });
+  const providers = providerTable(opts.providerEnv);
+  const prices = loadPriceTable(opts.priceTableFile);
+  const config: RoutingConfig = createRoutingConfig({ db: opts.db, ttlMs: opts.routingCacheMs });
+  const requestLog = createRequestLog({ db: opts.db, log: opts.log });
+
+  const usageOf = (u: Usage | null | undefined, served: Served): Usage => {
+    const usage = u ?? { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
+    return { ...usage, cost: costOf(prices, served.model, usage), is_byok: served.isByok };
+  };
+
+  function routeFor(model: string, ctx: { principal: Principal; credentials: ReadonlyMap<string, CredentialRow[]>; requireZdr: boolean }): Route | ApiError {
+    const split = splitModel(model, providers);
+    if (!split || !split.model) throw invalidRequest(`model: ${model} names no known provider (expected provider/model)`);
+    const { provider } = split;
+    const adapter = registry.adapter(provider.kind);
+    if (adapter.hasModel && !adapter.hasModel(split.model)) throw resourceNotFound(`model ${model}`);
+    if (!provider.baseUrl && provider.kind !== 'local') throw invalidRequest(`model: provider ${provider.slug} has no endpoint configured (COHORT_PROVIDER_<SLUG>_BASE_URL)`);
+    const credentials = ctx.credentials.get(provider.slug) ?? [];
+    const sel = selectCredentials({
+      provider: { slug: provider.slug, shared: provider.keyless || provider.sharedKey !== null, zdr: provider.zdr },
+      model,
+      userId: ctx.principal.userId,
+      keyHash: ctx.principal.keyHash,
+      requireZdr: ctx.requireZdr,
+      credentials,
+    });
+    if (!sel.ok) return new ApiError({ status: 400, reason: 'bad_request', message: sel.message });
+    return { model, provider, providerModel: split.model, adapter, candidates: sel.candidates, credentials };
+  }
+
+  async function prepare(o: { principal: Principal; body: RequestBody; style: ApiStyle; raw: unknown }): Promise<Prepared> {
+    const started = performance.now();
+    const { principal } = o;
+    const space = await config.workspace({ orgId: principal.orgId, workspaceId: principal.workspaceId });
+    const slug = presetSlugOf(o.body);
+    const body = slug ? applyPreset(o.body, await config.preset({ workspaceId: principal.workspaceId, slug })) : o.body;
+    const resolved = resolveRequest(body, { defaultModel: space.workspace?.defaultTextModel ?? null });
+    const disabled = disabledToolIn(resolved.serverTools, space.workspace?.disabledServerTools);
+    if (disabled) throw serverToolDisabled(disabled);
+    const found = resolved.models.map((m) => routeFor(m, { principal, credentials: space.credentials, requireZdr: resolved.requireZdr }));
+    const routes = found.filter((r): r is Route => !(r instanceof ApiError));
+    if (!routes.length) throw found[0] as ApiError;
+    const ws = space.workspace;
+    const io = { enabled: ws?.isObservabilityIoLoggingEnabled ?? false, samplingRate: ws?.ioLoggingSamplingRate ?? 1, apiKeyIds: ws?.ioLoggingApiKeyIds ?? null };
+    return {
+      id: `gen-${randomUUID()}`,
+      started,
+      style: o.style,
+      stream: o.body.stream === true,
+      principal,
+      requestedModel: o.body.model ?? null,
+      routes,
+      upstream: resolved.upstream,
+      loggedBody: shouldStoreBodies(io, { apiKeyId: principal.keyId, random: Math.random() }) ? o.raw : undefined,
+    };
+  }
+
+  const record = (p: Prepared, outcome: Outcome) => requestLog.add(rowOf(p, outcome));
+  const attempt = <T>(p: Prepared, signal: AbortSignal, run: Parameters<typeof tryRoutes<T>>[0]['run']) => {
+    const stats = { attempts: 0 };
+    return tryRoutes({ routes: p.routes, body: p.upstream, signal, sealer: opts.sealer, log: opts.log, run, stats }).catch((err: unknown) => {
+      record(p, { status: err instanceof ApiError ? err.status : 500, error: err instanceof Error ? err.message : 'error', attempts: stats.attempts });
+      throw err;
+    });
+  };
+
+  return {
+    prepare,
+    /** Resolves once a provider accepted the request; the chunks then always end (finish or thrown error). */
+    async stream(p: Prepared, signal: AbortSignal): Promise<{ served: Served; chunks: AsyncGenerator<ChatChunk> }> {
+      const { value, served } = await attempt(p, signal, (adapter, call) => adapter.stream(call));
+      return { served, chunks: relay({ p, served, source: value, usageOf, record, signal }) };
+    },
+    async complete(p: Prepared, signal: AbortSignal): Promise<{ served: Served; completion: Completion }> {
+      const { value, served } = await attempt(p, signal, (adapter, call) => adapter.complete(call));
+      const completion: Completion = { ...value, id: p.id, model: served.model, usage: usageOf(value.usage, served) };
+      const choice = completion.choices[0];
+      record(p, { status: 200, served, usage: completion.usage, finish: choice?.finish_reason ?? null, response: completion });
+      return { served, completion };
+    },
+    /** Records a request refused before any route was tried (validation, preset, credentials). */
+    refused: (o: { principal: Principal; style: ApiStyle; stream: boolean; requestedModel: string | null; error: ApiError; started: number }) =>
+      requestLog.add(rowOf({ ...o, id: `gen-${randomUUID()}`, loggedBody: undefined }, { status: o.error.status, error: o.error.message })),
+    invalidate: () => config.invalidate(),
+    flush: () => requestLog.flush(),
+    async close() {
+      await requestLog.close();
+      await registry.close();
+    },
+  };
+}
