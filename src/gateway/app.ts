@@ -2,7 +2,7 @@
 // rendering every refusal in the spec's shape. Route modules register under /api/v1.
 // May import: services, store, errors, config, log. Never imported by the daemon or agent.
 import { randomUUID } from 'node:crypto';
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Principal } from '../store/identity.ts';
 import { ApiError, departedCreator, errorBody, internalError, invalidRequest, managementOnly, payloadTooLarge } from '../errors.ts';
 import { scrub } from '../log.ts';
@@ -69,6 +69,11 @@ export function buildApp(ctx: Ctx, modules: RouteModule[]): FastifyInstance {
     },
     forceCloseConnections: false,
     return503OnClosing: true,
+    // Router-level refusals (over-long path parameter, bad URL encoding) in the documented shape too.
+    frameworkErrors: (err, _req, reply) => {
+      const detail = err.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 'path: a path parameter exceeds 100 characters' : 'path: malformed URL encoding';
+      void (reply as FastifyReply).code(400).type('application/json').send(errorBody(invalidRequest(detail), { metadata: false }));
+    },
   });
 
   app.addHook('onRequest', async (req, reply) => {
