@@ -52,6 +52,9 @@ export function toAgentCallError(err: unknown): AgentCallError {
 }
 
 export class AgentProcess {
+  /** Set once the process has exited; a call failing after that failed because of it. */
+  exit: AgentExit | null = null;
+
   private constructor(
     private readonly conn: ClientConnection,
     private readonly queues: SerialQueues,
@@ -59,7 +62,9 @@ export class AgentProcess {
     readonly pid: number | null,
     readonly exited: Promise<AgentExit>,
     private readonly kill: () => void,
-  ) {}
+  ) {
+    void exited.then((e) => (this.exit = e));
+  }
 
   static async start(opts: SpawnAgentOptions): Promise<AgentProcess> {
     const child = spawn(opts.command, opts.args, { cwd: opts.cwd, env: opts.env, stdio: ['pipe', 'pipe', 'pipe'] });
@@ -114,6 +119,11 @@ export class AgentProcess {
       conn.close();
       throw err;
     }
+  }
+
+  /** False once the process exited or its stdio closed: a call failing then failed because of it. */
+  get alive(): boolean {
+    return this.exit === null && !this.conn.signal.aborted;
   }
 
   /** Rejects as soon as the agent process exits, so no call can hang on a dead agent. */

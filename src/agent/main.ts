@@ -79,7 +79,7 @@ export async function runAgent(env: NodeJS.ProcessEnv = process.env): Promise<vo
       try {
         return { stopReason: await runTurn({ cfg, session: s, prompt, client, shellEnv: env4shell }) };
       } catch (err) {
-        log.warn({ session: s.id, err: (err as Error).message }, 'turn failed');
+        log.info({ session: s.id, err: (err as Error).message }, 'turn failed');
         throw err;
       } finally {
         store.save(s);

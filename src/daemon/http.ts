@@ -26,20 +26,24 @@ class SseSink implements Sink {
     private readonly keepaliveMs: number,
   ) {}
 
+  begin(): void {
+    if (this.open) return;
+    this.open = true;
+    this.res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
+    this.res.flushHeaders();
+    this.keepalive();
+  }
+
   write(e: RunEvent): void {
     if (this.res.writableEnded) return;
-    if (!this.open) {
-      this.open = true;
-      this.res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
-    }
+    this.begin();
     this.res.write(formatRunEvent(e));
     this.keepalive();
   }
 
   end(): void {
+    this.begin();
     if (this.timer) clearTimeout(this.timer);
-    if (!this.open) this.res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
-    this.open = true;
     this.res.end();
   }
 

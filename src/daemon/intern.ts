@@ -243,8 +243,8 @@ export class Intern {
     agent.prompt(run.acpSessionId, text).then(
       (stopReason) => this.apply(run, stopReason === 'cancelled' ? { kind: 'confirmed' } : { kind: 'complete' }, { stopReason }),
       (err: unknown) => {
-        const failure: Failure = agent.exit
-          ? { reason: 'stream_severed', retryable: true, message: `the agent process exited (code ${agent.exit.code}, signal ${agent.exit.signal}) before the turn finished` }
+        const failure: Failure = !agent.alive
+          ? { reason: 'stream_severed', retryable: true, message: `the agent's connection broke before the turn finished: ${toAgentCallError(err).message}` }
           : (() => {
               const e = toAgentCallError(err);
               return { reason: 'turn_failed' as const, retryable: e.retryable ?? false, message: e.message };
@@ -278,7 +278,7 @@ export class Intern {
       });
     } catch (err) {
       this.lock = null;
-      const down = !this.agent || this.agent.exit !== null;
+      const down = !this.agent?.alive;
       return refusal(down ? 'intern_unreachable' : 'intern_rejected', `the agent ${down ? 'could not be reached' : 'refused the session'}: ${toAgentCallError(err).message}`);
     }
     this.runs.set(run.id, run);
@@ -308,7 +308,7 @@ export class Intern {
     const entry = this.interactions.get(interactionId);
     if (!entry || entry.run.sessionId !== sessionId) return refusal('interaction_unknown', `no interaction ${interactionId} in session ${sessionId}`);
     const { run, pending } = entry;
-    if (pending.answered || run.pending !== pending) {
+    if ((pending.answered || run.pending !== pending) && !isTerminalPhase(run.state.phase)) {
       return run.state.attached ? refusal('already_attached', 'another request is attached to this run') : refusal('interaction_not_pending', 'this interaction was already answered');
     }
     const decoded = decodeAnswer(pending.asked, text);
@@ -357,7 +357,7 @@ export class Intern {
       turn: this.lock && this.runs.has(this.lock.id) ? { run_id: this.lock.id, session_id: this.lock.sessionId } : null,
       runs: [...this.runs.values()]
         .filter((r) => !isTerminalPhase(r.state.phase))
-        .map((r) => ({ run_id: r.id, session_id: r.sessionId, phase: r.state.phase, attached: r.state.attached, deadline_at: r.state.phase === 'paused' && r.pending ? new Date(r.pending.deadlineAt).toISOString() : null })),
+        .map((r) => ({ run_id: r.id, session_id: r.sessionId, phase: r.state.phase, attached: r.state.attached, last_seq: r.log.lastSeq, deadline_at: r.state.phase === 'paused' && r.pending ? new Date(r.pending.deadlineAt).toISOString() : null })),
       sessions: this.sessions.size,
       limits: { interaction_deadline_ms: this.o.interactionDeadlineMs, replay_buffer_events: this.o.replayBufferEvents, max_paused_runs: this.o.maxPausedRuns, keepalive_ms: this.o.keepaliveMs },
       uptime_ms: Date.now() - this.startedAt,

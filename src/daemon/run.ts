@@ -7,7 +7,7 @@ import { initialRunState, type RunState } from './machine.ts';
 import type { AcpAnswer, Asked } from './interactions.ts';
 
 /** Where a run's events go: an open SSE response. */
-export type Sink = { write(e: RunEvent): void; end(): void; onClose(cb: () => void): void };
+export type Sink = { begin(): void; write(e: RunEvent): void; end(): void; onClose(cb: () => void): void };
 
 export type Pending = {
   id: string;
@@ -53,6 +53,7 @@ export class Run {
 
   /** Replays events to a new sink; keeps it attached unless the replay already ends the stream. */
   attach(sink: Sink, events: RunEvent[]): boolean {
+    sink.begin();
     for (const e of events) sink.write(e);
     const last = events.at(-1);
     if (last && endsStream(last)) {

@@ -87,6 +87,8 @@ export const RunSummary = z.object({
   session_id: SessionId,
   phase: RunPhase,
   attached: z.boolean(),
+  /** seq of the run's latest event. */
+  last_seq: z.number().int(),
   /** ISO time the pending interaction expires, while paused. */
   deadline_at: z.string().nullable(),
 });
