@@ -1,5 +1,6 @@
 // The built-in agent's configuration, from the environment the daemon gives it.
 import { join } from 'node:path';
+import { BWRAP_PATH } from '../sandbox/index.ts';
 
 export type AgentConfig = {
   /** OpenAI-compatible base URL ending before /chat/completions (the gateway's /api/v1). */
@@ -14,6 +15,8 @@ export type AgentConfig = {
   contextWindow: number;
   /** Model calls per turn before the agent stops with max_turn_requests. */
   maxSteps: number;
+  /** The bubblewrap binary for manual-mode shell calls. */
+  bwrapPath: string;
 };
 
 export function agentConfigFromEnv(env: NodeJS.ProcessEnv): AgentConfig {
@@ -30,6 +33,7 @@ export function agentConfigFromEnv(env: NodeJS.ProcessEnv): AgentConfig {
     stateDir: env.COHORT_AGENT_STATE_DIR ?? join(process.cwd(), '.cohort-agent'),
     contextWindow: Number(env.COHORT_AGENT_CONTEXT_WINDOW ?? 128000),
     maxSteps: Number(env.COHORT_AGENT_MAX_STEPS ?? 50),
+    bwrapPath: env.COHORT_AGENT_BWRAP ?? BWRAP_PATH,
   };
 }
 

@@ -14,6 +14,7 @@ export type ToolHost = {
   session: AgentSession;
   signal: AbortSignal;
   shellEnv: NodeJS.ProcessEnv;
+  bwrapPath: string;
   /** Asks permission for a shell call; remembers *_always answers in session.standing. */
   approve(call: { toolCallId: string; command: string; escalated: boolean }): Promise<Approval>;
   ask(call: { toolCallId: string; message: string; fields: AskField[] }): Promise<string>;
@@ -65,7 +66,7 @@ const AskArgs = z.object({
 async function shell(host: ToolHost, id: string, raw: unknown): Promise<string> {
   const a = ShellArgs.parse(raw);
   const manual = host.session.mode === 'manual';
-  if (manual && !sandboxAvailable()) {
+  if (manual && !sandboxAvailable(host.bwrapPath)) {
     return 'Refused: manual mode runs shell commands only inside the bubblewrap sandbox, and bubblewrap cannot run on this host. Install the Debian package `bubblewrap` (or use self-drive mode).';
   }
   const escalated = manual && a.escalate === true;
@@ -74,7 +75,7 @@ async function shell(host: ToolHost, id: string, raw: unknown): Promise<string> 
     if (verdict === 'cancelled') throw new TurnCancelled();
     if (verdict === 'reject') return 'The user rejected this command.';
   }
-  const r = await runShell({ command: a.command, workDir: host.session.cwd, sandboxed: manual && !escalated, env: host.shellEnv, signal: host.signal });
+  const r = await runShell({ command: a.command, workDir: host.session.cwd, sandboxed: manual && !escalated, env: host.shellEnv, signal: host.signal, bwrapPath: host.bwrapPath });
   if (host.signal.aborted) throw new TurnCancelled();
   const status = r.exitCode === null ? `killed by ${r.signal}` : `exit ${r.exitCode}`;
   return `${r.output}${r.truncated ? '\n[output truncated]' : ''}[${status}]`;

@@ -39,6 +39,7 @@ export async function runTurn(o: TurnOptions): Promise<StopReason> {
     session: s,
     signal: turn.signal,
     shellEnv: o.shellEnv,
+    bwrapPath: o.cfg.bwrapPath,
     approve: (call) => approveShell(o.client, s, call),
     ask: (q) => askUser(o.client, s, q),
   };

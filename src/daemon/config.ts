@@ -17,6 +17,8 @@ export type DaemonOptions = {
   /** What the built-in agent talks to: the gateway's /api/v1 with the intern's own key and model. */
   model?: { baseUrl: string; apiKey: string; model: string };
   instructions?: string;
+  /** Extra environment for the agent process (e.g. a third-party agent's own settings). */
+  agentEnv?: Record<string, string>;
   interactionDeadlineMs?: number;
   replayBufferEvents?: number;
   maxPausedRuns?: number;
@@ -46,6 +48,7 @@ export function resolveOptions(o: DaemonOptions): ResolvedOptions {
     agent: o.agent ?? builtinAgent(),
     model: o.model,
     instructions: o.instructions ?? '',
+    agentEnv: o.agentEnv ?? {},
     interactionDeadlineMs: o.interactionDeadlineMs ?? 300_000,
     replayBufferEvents: o.replayBufferEvents ?? 10_000,
     maxPausedRuns: o.maxPausedRuns ?? 32,

@@ -105,7 +105,7 @@ export class Intern {
       env.COHORT_AGENT_API_KEY = this.o.model.apiKey;
       env.COHORT_AGENT_MODEL = this.o.model.model;
     }
-    return env;
+    return { ...env, ...this.o.agentEnv };
   }
 
   private async acpSession(agent: AgentProcess, sessionId: string): Promise<string> {

@@ -14,12 +14,16 @@ export type RunShellOptions = {
   bwrapPath?: string;
 };
 
-let probed: boolean | undefined;
+const probed = new Map<string, boolean>();
 
 /** Whether bubblewrap can create a sandbox here (installed, and namespaces allowed). Cached. */
 export function sandboxAvailable(bwrapPath = BWRAP_PATH): boolean {
-  probed ??= spawnSync(bwrapPath, ['--ro-bind', '/', '/', '--unshare-net', '--', '/bin/true'], { stdio: 'ignore' }).status === 0;
-  return probed;
+  let ok = probed.get(bwrapPath);
+  if (ok === undefined) {
+    ok = spawnSync(bwrapPath, ['--ro-bind', '/', '/', '--unshare-net', '--', '/bin/true'], { stdio: 'ignore' }).status === 0;
+    probed.set(bwrapPath, ok);
+  }
+  return ok;
 }
 
 export function runShell(opts: RunShellOptions): Promise<ShellResult> {

@@ -40,6 +40,7 @@ test('argv: read-only root, writable work dir, no network, command last', () => 
 
 test('bubblewrap can run here', () => {
   assert.equal(sandboxAvailable(), true);
+  assert.equal(sandboxAvailable('/nonexistent/bwrap'), false);
 });
 
 test('sandboxed: writes in the work dir land, writes outside do not; unsandboxed both land', async () => {

@@ -1,0 +1,69 @@
+// Pure mappings: ACP updates → run events, ACP requests → interactions, answers → ACP responses.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { fieldsToSchema, schemaToFields } from '../acp/index.ts';
+import { eventsOf } from './updates.ts';
+import { decodeAnswer, fromElicitation, fromPermission, selfDriveConsent } from './interactions.ts';
+import { EventLog } from './event-log.ts';
+
+test('updates: text, reasoning and usage map to events; a new model is announced first', () => {
+  const meta = { 'cohort/model': 'm1' };
+  assert.deepEqual(eventsOf({ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: 'hi' }, _meta: meta }, null), [
+    { type: 'model', model: 'm1' },
+    { type: 'text', text: 'hi' },
+  ]);
+  assert.deepEqual(eventsOf({ sessionUpdate: 'agent_thought_chunk', content: { type: 'text', text: 'hm' }, _meta: meta }, 'm1'), [{ type: 'reasoning', text: 'hm' }]);
+  const usage = { prompt_tokens: 3, completion_tokens: 2, total_tokens: 5, cost: 0.1, prompt_tokens_details: { cached_tokens: 1 } };
+  assert.deepEqual(eventsOf({ sessionUpdate: 'usage_update', used: 9, size: 100, _meta: { 'cohort/usage': usage } }, null), [{ type: 'usage', usage }]);
+  assert.deepEqual(eventsOf({ sessionUpdate: 'usage_update', used: 9, size: 100, cost: { amount: 2, currency: 'EUR' } }, null), [
+    { type: 'usage', usage: { prompt_tokens: 9, completion_tokens: 0, total_tokens: 9 } },
+  ]);
+  assert.deepEqual(eventsOf({ sessionUpdate: 'plan', entries: [] }, null), []);
+});
+
+test('permission requests: offered kinds in order, the operation is the tool name', () => {
+  const asked = fromPermission({
+    sessionId: 's',
+    toolCall: { toolCallId: 't', name: 'shell' },
+    options: [
+      { optionId: 'r', name: 'R', kind: 'reject_once' },
+      { optionId: 'a', name: 'A', kind: 'allow_always' },
+    ],
+  });
+  assert.deepEqual(asked.interaction, { kind: 'permission', operation: 'shell', options: ['reject_once', 'allow_always'] });
+  assert.deepEqual(decodeAnswer(asked, 'allow_always'), { ok: true, answer: { kind: 'permission', response: { outcome: { outcome: 'selected', optionId: 'a' } } }, cancelRun: false });
+  assert.deepEqual(decodeAnswer(asked, 'cancel'), { ok: true, answer: { kind: 'permission', response: { outcome: { outcome: 'cancelled' } } }, cancelRun: true });
+  assert.equal(decodeAnswer(asked, 'allow_once').ok, false);
+  assert.deepEqual(selfDriveConsent(asked as Extract<typeof asked, { kind: 'permission' }>), { outcome: { outcome: 'selected', optionId: 'a' } });
+});
+
+test('questions: field descriptors survive the round trip through an ACP form schema', () => {
+  const fields = [
+    { name: 'colour', type: 'string', required: true, options: ['red', 'blue'] },
+    { name: 'count', type: 'integer', required: false, options: [] },
+    { name: 'tags', type: 'array', required: false, options: ['a', 'b'] },
+    { name: 'ok', type: 'boolean', required: true, options: [] },
+  ];
+  assert.deepEqual(schemaToFields(fieldsToSchema(fields)), fields);
+  const asked = fromElicitation({ mode: 'form', sessionId: 's', message: 'Q?', requestedSchema: fieldsToSchema(fields) });
+  assert.ok(asked);
+  assert.deepEqual(asked.interaction, { kind: 'elicitation', message: 'Q?', fields });
+  const accept = (content: unknown) => decodeAnswer(asked, JSON.stringify({ action: 'accept', content }));
+  assert.deepEqual(accept({ colour: 'green', ok: true }), { ok: false, message: 'field colour must be string among red, blue' });
+  assert.deepEqual(accept({ colour: 'red', ok: true, count: 1.5 }), { ok: false, message: 'field count must be integer' });
+  assert.deepEqual(accept({ colour: 'red', ok: true, tags: ['c'] }), { ok: false, message: 'field tags must be array among a, b' });
+  assert.deepEqual(accept({ colour: 'red', ok: true, extra: 1 }), { ok: false, message: 'unknown field extra' });
+  assert.equal(accept({ colour: 'red', ok: false, count: 2, tags: ['a'] }).ok, true);
+  assert.deepEqual(decodeAnswer(asked, '{"action":"decline"}'), { ok: true, answer: { kind: 'elicitation', response: { action: 'decline' } }, cancelRun: false });
+  assert.deepEqual(decodeAnswer(asked, '{"action":"maybe"}'), { ok: false, message: 'action must be accept, decline or cancel' });
+  assert.equal(fromElicitation({ mode: 'url', sessionId: 's', message: 'go', elicitationId: 'e', url: 'https://x' }), null);
+});
+
+test('event log: seq increases; replay from a dropped point is refused', () => {
+  const log = new EventLog(3);
+  for (let i = 0; i < 5; i++) log.append({ type: 'text', text: String(i) });
+  assert.equal(log.lastSeq, 5);
+  assert.deepEqual(log.since(2)?.map((e) => e.seq), [3, 4, 5]);
+  assert.equal(log.since(1), null);
+  assert.deepEqual(log.since(5), []);
+});
