@@ -20,7 +20,7 @@ export function createTurnLimiter(opts: { perMinute: number; redisUrl?: string; 
   let redis: Redis | null = null;
   let limiter: RateLimiterAbstract = memory;
   if (opts.redisUrl) {
-    redis = new Redis(opts.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, lazyConnect: false });
+    redis = new Redis(opts.redisUrl, { maxRetriesPerRequest: 1, connectTimeout: 2_000 });
     redis.on('error', () => {}); // the insurance limiter covers outages; ioredis reconnects by itself
     limiter = new RateLimiterRedis({ ...base, storeClient: redis, insuranceLimiter: memory });
   }
