@@ -96,6 +96,9 @@ export async function runAgent(env: NodeJS.ProcessEnv = process.env): Promise<vo
     });
   log.info({ model: cfg.model }, 'agent ready');
   await serveStdio(app);
+  // The client is gone (stdin closed): stop any turn, and exit rather than linger on open sockets.
+  for (const id of store.liveIds()) store.get(id)?.turn?.abort();
+  process.exit(0);
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

@@ -34,6 +34,10 @@ export class SessionStore {
     return s;
   }
 
+  liveIds(): string[] {
+    return [...this.live.keys()];
+  }
+
   get(id: string): AgentSession | undefined {
     return this.live.get(id);
   }
