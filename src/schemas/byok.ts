@@ -16,7 +16,7 @@ export const BYOK_PROVIDERS = [
   'typesafe', 'unbiased', 'upstage', 'venice', 'voyageai', 'wafer', 'wandb', 'wandb-legacy', 'xai', 'xiaomi', 'z-ai',
 ] as const;
 export type ByokProvider = (typeof BYOK_PROVIDERS)[number];
-export const ByokProvider = z.enum(BYOK_PROVIDERS);
+export const ByokProvider = z.enum(BYOK_PROVIDERS, { error: 'must be a supported provider slug (the list is in GET /api/v1/openapi.json)' });
 
 export const KEY_HASH = /^[a-f0-9]{64}$/;
 const MAX_SORT_ORDER = 1_000_000;
@@ -39,16 +39,16 @@ export const notByokOnlyFallback = (b: { is_byok_only?: boolean; is_fallback?: b
 export const BYOK_ONLY_WITH_FALLBACK = 'is_byok_only cannot be combined with is_fallback (valid only on non-fallback credentials)';
 const refinement = { message: BYOK_ONLY_WITH_FALLBACK, path: ['is_byok_only'] };
 
+const Optional = z.object(fields).partial();
+
 export const CreateByok = z
-  .object({ ...fields, provider: ByokProvider, workspace_id: Uuid })
-  .partial()
-  .required({ key: true, provider: true })
+  .object({ ...Optional.shape, key: fields.key, provider: ByokProvider, workspace_id: Uuid.optional() })
   .strict()
   .refine(notByokOnlyFallback, refinement);
 export type CreateByok = z.infer<typeof CreateByok>;
 
 /** Provider and workspace are fixed at create; `key` rotates the sealed secret. */
-export const UpdateByok = z.object(fields).partial().strict().refine(notByokOnlyFallback, refinement);
+export const UpdateByok = Optional.strict().refine(notByokOnlyFallback, refinement);
 export type UpdateByok = z.infer<typeof UpdateByok>;
 
 export const ListByokQuery = z
@@ -57,8 +57,7 @@ export const ListByokQuery = z
     limit: z.coerce.number().int().min(1).max(100).default(50),
     workspace_id: Uuid.optional(),
     provider: ByokProvider.optional(),
-  })
-  .strict();
+  });
 
 export const ByokId = z.object({ id: Uuid });
 

@@ -40,8 +40,8 @@ export const Plugin = z.discriminatedUnion('id', [
 ]);
 
 const ProviderSlugs = z.array(z.string().min(1).max(128)).max(128).nullable().optional();
-const Price = z.union([z.number().min(0), z.string().regex(/^\d+(\.\d+)?$/)]);
-const Percentiles = z.union([z.number().min(0), z.looseObject({})]).nullable().optional();
+const Price = z.union([z.number().min(0), z.string().regex(/^\d+(\.\d+)?$/)], { error: 'must be a non-negative number or decimal string' });
+const Percentiles = z.union([z.number().min(0), z.looseObject({})], { error: 'must be a non-negative number or an object of percentiles' }).nullable().optional();
 
 export const ProviderPreferences = z
   .object({
@@ -60,7 +60,7 @@ export const ProviderPreferences = z
       .union([
         z.enum(['price', 'throughput', 'latency', 'exacto']),
         z.object({ by: z.enum(['price', 'throughput', 'latency', 'exacto']).nullable().optional(), partition: z.enum(['model', 'none']).nullable().optional() }).strict(),
-      ])
+      ], { error: 'must be price, throughput, latency, exacto or an object {by, partition}' })
       .nullable()
       .optional(),
     zdr: z.boolean().nullable().optional(),
@@ -76,7 +76,7 @@ export const StopCondition = z.discriminatedUnion('type', [
 ]);
 
 const MetaKey = z.string().min(1).max(128);
-const MetaValue = z.union([z.string().max(2048), z.number(), z.boolean(), z.null()]);
+const MetaValue = z.union([z.string().max(2048), z.number(), z.boolean(), z.null()], { error: 'must be a string (at most 2048 characters), number, boolean or null' });
 /** Observability metadata: known keys have special handling, other keys pass through to broadcast destinations. */
 export const Trace = z.record(MetaKey, MetaValue).refine((t) => Object.keys(t).length <= 64, 'at most 64 keys');
 export const Metadata = z.record(MetaKey, z.string().max(2048).nullable()).refine((t) => Object.keys(t).length <= 64, 'at most 64 keys');

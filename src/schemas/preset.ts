@@ -24,12 +24,12 @@ export const MessagesPresetBody = z
     ...common,
     max_tokens: nullable.max_tokens,
     stop_sequences: nullable.stop,
-    system: z.union([z.string(), z.array(TextBlock).max(256)]).nullable().optional(),
+    system: z.union([z.string(), z.array(TextBlock).max(256)], { error: 'must be a string or an array of text blocks' }).nullable().optional(),
   })
   .refine(noFallbacksWithModels, refinement);
 export type MessagesPresetBody = z.infer<typeof MessagesPresetBody>;
 
-const ChatContent = z.union([z.string(), z.array(z.looseObject({ type: z.literal('text'), text: z.string() }))]);
+const ChatContent = z.union([z.string(), z.array(z.looseObject({ type: z.literal('text'), text: z.string() }))], { error: 'must be a string or an array of text parts' });
 export const SystemMessage = z.looseObject({ role: z.enum(['system', 'developer']), content: ChatContent });
 export const isSystemMessage = (m: unknown) => typeof m === 'object' && m !== null && ['system', 'developer'].includes((m as { role?: unknown }).role as string);
 
@@ -48,7 +48,7 @@ export const ChatPresetBody = z
     ...common,
     max_tokens: nullable.max_tokens,
     max_completion_tokens: nullable.max_tokens,
-    stop: z.union([z.string().min(1).max(256), configFields.stop]).nullable().optional(),
+    stop: z.union([z.string().min(1).max(256), configFields.stop], { error: 'must be a string or an array of at most 16 strings (each 1 to 256 characters)' }).nullable().optional(),
     messages: ChatMessages.nullable().optional(),
   })
   .refine(noFallbacksWithModels, refinement);
