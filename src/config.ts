@@ -10,6 +10,8 @@ const Env = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(8080),
   COHORT_DATA_DIR: z.string().default('./data'),
   DATABASE_URL: z.string().optional(),
+  /** PostgreSQL schema to use instead of the connection's default (created if missing). */
+  COHORT_PG_SCHEMA: z.string().regex(/^[a-z_][a-z0-9_]*$/, 'a lower-case SQL identifier').optional(),
   REDIS_URL: z.string().optional(),
   COHORT_MASTER_KEY: z.string().optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -38,6 +40,7 @@ export type Config = {
   port: number;
   dataDir: string;
   databaseUrl?: string;
+  pgSchema?: string;
   redisUrl?: string;
   masterKey?: string;
   logLevel: z.infer<typeof Env>['LOG_LEVEL'];
@@ -64,6 +67,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     port: e.PORT,
     dataDir: resolve(e.COHORT_DATA_DIR),
     databaseUrl: e.DATABASE_URL || undefined,
+    pgSchema: e.COHORT_PG_SCHEMA || undefined,
     redisUrl: e.REDIS_URL || undefined,
     masterKey: e.COHORT_MASTER_KEY || undefined,
     logLevel: e.LOG_LEVEL,

@@ -6,6 +6,8 @@ import { createLogger, type Logger } from '../log.ts';
 import { openStore, type StoreOptions } from '../store/db.ts';
 import { migrate } from '../store/migrate.ts';
 import { createAuthenticator } from '../services/auth.ts';
+import { connectKeyBus } from '../services/key-events.ts';
+import { lockDataDir } from '../store/lock.ts';
 import { createSealer, loadMasterKey } from '../crypto/seal.ts';
 import { seedIfEmpty, writeBootstrapFile, type Bootstrap } from '../services/bootstrap.ts';
 import { createInternLifecycle } from '../services/interns-lifecycle.ts';
@@ -29,17 +31,20 @@ export type Gateway = {
 export async function startGateway(opts: { config: Config; log?: Logger; store?: StoreOptions }): Promise<Gateway> {
   const { config } = opts;
   const log = opts.log ?? createLogger({ level: config.logLevel });
-  const store = await openStore(opts.store ?? { databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  const storeOpts = opts.store ?? { databaseUrl: config.databaseUrl, dataDir: config.dataDir, pgSchema: config.pgSchema };
+  const unlock = !storeOpts.databaseUrl && storeOpts.dataDir ? lockDataDir(storeOpts.dataDir) : () => {};
+  const store = await openStore(storeOpts);
   await migrate(store);
   const bootstrap = await seedIfEmpty(store.db);
   if (bootstrap) log.info({ file: writeBootstrapFile(config.dataDir, bootstrap) }, 'bootstrapped an organization; its keys are in the file named here');
+  const keyBus = config.redisUrl ? await connectKeyBus({ redisUrl: config.redisUrl, log }) : undefined;
   const sealer = createSealer(loadMasterKey({ dataDir: config.dataDir, configured: config.masterKey }));
   const daemonEnv = { COHORT_INTERACTION_DEADLINE_MS: String(config.interactionDeadlineMs), COHORT_REPLAY_BUFFER_EVENTS: String(config.replayBufferEvents), COHORT_MAX_PAUSED_RUNS: String(config.maxPausedRuns), LOG_LEVEL: config.logLevel };
   const ctx: Ctx = {
     config,
     log,
     store,
-    auth: createAuthenticator({ db: store.db, ttlMs: config.keyCacheMs }),
+    auth: createAuthenticator({ db: store.db, ttlMs: config.keyCacheMs, bus: keyBus }),
     sealer,
     docs: createOpenApiRegistry(),
     inference: createInferenceService({ db: store.db, log, sealer, routingCacheMs: config.routingCacheMs, upstreamTimeoutMs: config.upstreamTimeoutMs, providerEnv: config.providerEnv, priceTableFile: config.priceTable }),
@@ -61,7 +66,9 @@ export async function startGateway(opts: { config: Config; log?: Logger; store?:
       await app.close();
       await ctx.interns.idle();
       await ctx.turnLimiter.close();
+      await keyBus?.close();
       await store.close();
+      unlock();
     },
   };
 }

@@ -1,17 +1,19 @@
 // Resolves a bearer API key to its Principal. Every route pays this, so resolutions are cached
-// for a short TTL (COHORT_KEY_CACHE_MS) and dropped at once on revoke in this process; other
-// processes see a revocation within the TTL.
+// for a short TTL (COHORT_KEY_CACHE_MS) and dropped at once on revoke in this process; with a
+// KeyBus (REDIS_URL) other processes drop them at once too, else they see it within the TTL.
 import type { Db } from '../store/db.ts';
 import { findPrincipal, type Principal } from '../store/identity.ts';
 import { hashKey, sameHash } from '../crypto/keys.ts';
 import { invalidKey, missingAuth } from '../errors.ts';
+import type { KeyBus } from './key-events.ts';
 
 const MAX_ENTRIES = 50_000;
 const NEGATIVE_TTL_MS = 1_000;
 
 export type Authenticator = {
   authenticate(authorization: string | undefined): Promise<Principal>;
-  invalidate(keyHash?: string): void;
+  /** Drops the cached resolution of one key (every key when absent) here and, with a bus, in every process. */
+  invalidate(keyHash?: string): Promise<void>;
 };
 
 type Entry = { principal: Principal | null; expires: number };
@@ -22,14 +24,24 @@ export function bearerToken(authorization: string | undefined): string | null {
   return m ? m[1]! : null;
 }
 
-export function createAuthenticator(opts: { db: Db; ttlMs: number; now?: () => number }): Authenticator {
+export function createAuthenticator(opts: { db: Db; ttlMs: number; now?: () => number; bus?: KeyBus }): Authenticator {
   const cache = new Map<string, Entry>();
   const now = opts.now ?? Date.now;
+  // A lookup that started before an invalidation must not cache what it read.
+  let generation = 0;
+  const drop = (keyHash: string | null | undefined) => {
+    generation++;
+    if (keyHash) cache.delete(keyHash);
+    else cache.clear();
+  };
+  opts.bus?.subscribe(drop);
 
   async function resolve(hash: string): Promise<Principal | null> {
     const hit = cache.get(hash);
     if (hit && hit.expires > now()) return hit.principal;
+    const started = generation;
     const principal = await findPrincipal(opts.db, hash);
+    if (started !== generation) return principal;
     if (cache.size >= MAX_ENTRIES) cache.delete(cache.keys().next().value!);
     cache.set(hash, { principal, expires: now() + (principal ? opts.ttlMs : NEGATIVE_TTL_MS) });
     return principal;
@@ -44,9 +56,9 @@ export function createAuthenticator(opts: { db: Db; ttlMs: number; now?: () => n
       if (!principal || !sameHash(principal.keyHash, hash)) throw invalidKey();
       return principal;
     },
-    invalidate(keyHash) {
-      if (keyHash) cache.delete(keyHash);
-      else cache.clear();
+    async invalidate(keyHash) {
+      drop(keyHash);
+      await opts.bus?.publish(keyHash ?? null);
     },
   };
 }

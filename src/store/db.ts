@@ -8,6 +8,7 @@ import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import * as schema from './schema.ts';
+import { isUniqueViolation } from './errors.ts';
 
 export type Db = PgDatabase<PgQueryResultHKT, typeof schema>;
 
@@ -61,7 +62,10 @@ async function openPostgres(url: string, opts: StoreOptions): Promise<Store> {
     max: opts.poolSize ?? 10,
     ...(schemaName ? { options: `-c search_path=${schemaName}` } : {}),
   });
-  if (schemaName) await pool.query(`create schema if not exists ${schemaName}`);
+  // "if not exists" still races when several processes start together; the loser's error is harmless
+  if (schemaName) await pool.query(`create schema if not exists ${schemaName}`).catch((err) => {
+    if (!isUniqueViolation(err)) throw err;
+  });
   return {
     kind: 'postgres',
     db: drizzlePg({ client: pool, schema }) as unknown as Db,

@@ -1,7 +1,7 @@
 // Organizations, users, memberships, programme membership and API keys. Keys are stored only
 // as SHA-256 hex; the raw key exists once, in the return value of createKey.
 import { randomUUID } from 'node:crypto';
-import { and, desc, eq, isNull } from 'drizzle-orm';
+import { and, asc, desc, eq, isNull } from 'drizzle-orm';
 import type { Db } from './db.ts';
 import { apiKeys, memberships, organizations, users } from './schema.ts';
 import { generateApiKey, hashKey, maskSecret } from '../crypto/keys.ts';
@@ -40,11 +40,14 @@ export async function createUser(db: Db, opts: { name: string; id?: string; inte
   return row!;
 }
 
+/** Adds the member, or brings back one who left (with the new role). */
 export async function addMember(db: Db, opts: { orgId: string; userId: string; role?: string }) {
-  await db
+  const [row] = await db
     .insert(memberships)
     .values({ orgId: opts.orgId, userId: opts.userId, role: opts.role ?? 'member' })
-    .onConflictDoUpdate({ target: [memberships.orgId, memberships.userId], set: { leftAt: null, role: opts.role ?? 'member' } });
+    .onConflictDoUpdate({ target: [memberships.orgId, memberships.userId], set: { leftAt: null, role: opts.role ?? 'member' } })
+    .returning();
+  return row!;
 }
 
 /** The member leaves: their keys stop working except where granted. */
@@ -94,6 +97,44 @@ export async function revokeKey(db: Db, id: string) {
 export async function grantKey(db: Db, opts: { id: string; granted: boolean }) {
   const [row] = await db.update(apiKeys).set({ granted: opts.granted }).where(eq(apiKeys.id, opts.id)).returning();
   return row ?? null;
+}
+
+export async function findKey(db: Db, id: string) {
+  const [row] = await db.select().from(apiKeys).where(eq(apiKeys.id, id)).limit(1);
+  return row ?? null;
+}
+
+export async function findOrganization(db: Db, id: string) {
+  const [row] = await db.select().from(organizations).where(eq(organizations.id, id)).limit(1);
+  return row ?? null;
+}
+
+export async function findUser(db: Db, id: string) {
+  const [row] = await db.select().from(users).where(eq(users.id, id)).limit(1);
+  return row ?? null;
+}
+
+export async function findMembership(db: Db, opts: { orgId: string; userId: string }) {
+  const [row] = await db
+    .select()
+    .from(memberships)
+    .where(and(eq(memberships.orgId, opts.orgId), eq(memberships.userId, opts.userId)))
+    .limit(1);
+  return row ?? null;
+}
+
+export async function listOrganizations(db: Db) {
+  return db.select().from(organizations).orderBy(asc(organizations.createdAt), asc(organizations.id));
+}
+
+export async function listUsers(db: Db) {
+  return db.select().from(users).orderBy(asc(users.createdAt), asc(users.id));
+}
+
+/** Memberships of the given user, or of every user when absent (current and past). */
+export async function listMemberships(db: Db, userId?: string) {
+  const q = db.select().from(memberships).orderBy(asc(memberships.joinedAt), asc(memberships.orgId));
+  return userId ? q.where(eq(memberships.userId, userId)) : q;
 }
 
 export async function listKeys(db: Db, orgId?: string) {

@@ -1,0 +1,37 @@
+// Opens the store the gateway uses (DATABASE_URL + COHORT_PG_SCHEMA, else PGlite in the data dir)
+// for one admin command, with migrations applied, and the key bus when REDIS_URL is set so that
+// running gateways drop cached keys the command changed.
+import type { Config } from '../config.ts';
+import { openStore, type Store } from '../store/db.ts';
+import { migrate } from '../store/migrate.ts';
+import { lockDataDir } from '../store/lock.ts';
+import { connectKeyBus, type KeyBus } from '../services/key-events.ts';
+import type { Admin } from '../services/identity.ts';
+
+export type Session = { admin: Admin; store: Store; close(): Promise<void> };
+
+export async function openSession(config: Config): Promise<Session> {
+  // PGlite corrupts a data dir two processes open; the lock turns that into a clear refusal.
+  const unlock = config.databaseUrl ? () => {} : lockDataDir(config.dataDir);
+  let store: Store | undefined;
+  let bus: KeyBus | undefined;
+  try {
+    store = await openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, pgSchema: config.pgSchema, poolSize: 2 });
+    await migrate(store);
+    bus = config.redisUrl ? await connectKeyBus({ redisUrl: config.redisUrl, publishOnly: true }) : undefined;
+  } catch (err) {
+    await store?.close().catch(() => {});
+    unlock();
+    throw err;
+  }
+  const opened = store;
+  return {
+    store: opened,
+    admin: { db: opened.db, announce: async (hash) => void (await bus?.publish(hash)) },
+    async close() {
+      await bus?.close();
+      await opened.close();
+      unlock();
+    },
+  };
+}

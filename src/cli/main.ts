@@ -1,0 +1,123 @@
+// `cohort`: the admin CLI (organizations, users, memberships, programme, keys) and the entry to the
+// other programs (gateway, intern daemon, agent, chat), which it only dispatches to.
+// May import: cli/*, services, store, config. Returns the exit code; undefined leaves the process
+// to the program it started (a server keeps running).
+import { parseArgs } from 'node:util';
+import { loadConfig } from '../config.ts';
+import { ApiError } from '../errors.ts';
+import { DataDirBusy } from '../store/lock.ts';
+import { COMMANDS, UsageError } from './admin.ts';
+import { openSession } from './connect.ts';
+
+type Io = { out: (s: string) => void; err: (s: string) => void };
+const stdio: Io = { out: (s) => process.stdout.write(s + '\n'), err: (s) => process.stderr.write(s + '\n') };
+
+/** Programs of other modules: file relative to this one, and the function it exports. */
+const DELEGATES: Record<string, { file: string; fn: string }> = {
+  daemon: { file: '../daemon/main.ts', fn: 'runDaemon' },
+  agent: { file: '../agent/main.ts', fn: 'runAgent' },
+  chat: { file: './chat.ts', fn: 'runChat' },
+};
+
+const GLOBAL = { json: { type: 'boolean' }, 'data-dir': { type: 'string' }, help: { type: 'boolean', short: 'h' } } as const;
+
+export const HELP = [
+  'usage: cohort COMMAND [options]',
+  '',
+  'Programs:',
+  '  start                 run the gateway (same as npm start)',
+  '  daemon …              run an intern daemon',
+  '  agent …               run the built-in agent over ACP on stdio',
+  '  chat …                chat with an intern',
+  '',
+  'Administration (each takes --json, and --data-dir DIR or DATABASE_URL to choose the store):',
+  ...Object.values(COMMANDS).map((c) => `  cohort ${c.usage}`),
+  '',
+  'On the embedded store (PGlite) run these while the gateway is stopped: one process at a time',
+  'may open a data dir. With DATABASE_URL they work while gateways run.',
+].join('\n');
+
+async function delegate(name: string, args: string[]): Promise<number | undefined> {
+  const { file, fn } = DELEGATES[name]!;
+  const url = new URL(file, import.meta.url).href;
+  let mod: Record<string, unknown>;
+  try {
+    mod = await import(url);
+  } catch (err) {
+    const e = err as { code?: string; url?: string; message?: string };
+    if (e.code === 'ERR_MODULE_NOT_FOUND' && (e.url === url || e.message?.includes(file.slice(3)))) {
+      throw new ApiError({ status: 501, message: `"${name}" is not available in this build (${file.replace(/^\.\.?\//, '')} is missing)` });
+    }
+    throw err;
+  }
+  const run = mod[fn];
+  if (typeof run !== 'function') throw new ApiError({ status: 501, message: `"${name}" is not available in this build (${file.replace(/^\.\.?\//, '')} is missing)` });
+  const code: unknown = await run(args);
+  return typeof code === 'number' ? code : undefined;
+}
+
+async function admin(argv: string[], io: Io): Promise<number> {
+  const key = argv.slice(0, 2).join(' ');
+  const cmd = COMMANDS[key];
+  if (!cmd) throw new UsageError(`unknown command "${key}"`);
+  let parsed: ReturnType<typeof parseArgs>;
+  try {
+    parsed = parseArgs({ args: argv.slice(2), options: { ...GLOBAL, ...cmd.options }, allowPositionals: true, strict: true });
+  } catch (err) {
+    const e = err as { code?: string; message: string };
+    const option = /'(-[^' ]+)/.exec(e.message)?.[1];
+    throw new UsageError(e.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' && option ? `unknown option ${option}` : e.message.split('\n')[0]!);
+  }
+  const { values: v, positionals } = parsed;
+  if (v.help) {
+    io.out(`usage: cohort ${cmd.usage}`);
+    return 0;
+  }
+  if (positionals.length !== cmd.args.length) {
+    throw new UsageError(cmd.args.length ? `expected ${cmd.args.join(' ')}` : `unexpected argument "${positionals[0]}"`);
+  }
+  const env = { ...process.env, ...(typeof v['data-dir'] === 'string' ? { COHORT_DATA_DIR: v['data-dir'] } : {}) };
+  const parsedEnv = (() => {
+    try {
+      return loadConfig(env);
+    } catch (err) {
+      throw new UsageError(`invalid environment: ${(err as Error).message}`);
+    }
+  })();
+  const action = cmd.prepare(positionals, v as Record<string, string | boolean | undefined>);
+  const session = await openSession(parsedEnv);
+  try {
+    const result = await action(session);
+    io.out(v.json ? JSON.stringify(result.json, null, 2) : result.lines.join('\n'));
+    return 0;
+  } finally {
+    await session.close();
+  }
+}
+
+export async function main(argv: string[], io: Io = stdio): Promise<number | undefined> {
+  const [first] = argv;
+  try {
+    if (first === undefined) throw new UsageError('a command is required');
+    if (first === 'help' || first === '--help' || first === '-h') {
+      io.out(HELP);
+      return 0;
+    }
+    if (first === 'start') {
+      if (argv.length > 1) throw new UsageError('cohort start takes no arguments; configure it with environment variables');
+      await import('../main.ts');
+      return undefined;
+    }
+    if (Object.hasOwn(DELEGATES, first)) return await delegate(first, argv.slice(1));
+    return await admin(argv, io);
+  } catch (err) {
+    if (err instanceof UsageError) {
+      const cmd = COMMANDS[argv.slice(0, 2).join(' ')];
+      io.err(`cohort: ${err.message}\n${cmd ? `usage: cohort ${cmd.usage}` : 'Run "cohort help" for the commands.'}`);
+      return 2;
+    }
+    if (err instanceof ApiError || err instanceof DataDirBusy) io.err(`cohort: ${err.message}`);
+    else io.err(`cohort: failed: ${(err as Error).message ?? String(err)}`);
+    return 1;
+  }
+}
