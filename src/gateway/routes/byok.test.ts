@@ -156,6 +156,7 @@ for (const store of storeMatrix) {
       assert.equal(ok.status, 201);
       assert.equal(ok.body.data.sort_order, 0);
       assert.equal((await gw.call('GET', `/byok?workspace_id=${ws.body.data.id}`)).body.total_count, 1);
+      assert.equal((await gw.call('GET', `/byok?workspace_id=${gw.keys.workspace_id}`)).body.total_count, 0, 'credentials went with their workspace');
     });
 
     test('usableCredentials unseals enabled keys in trial order; credentialAllows applies the allowlists', async () => {
