@@ -52,7 +52,9 @@ export class Intern {
   // ---- agent process ----
 
   ensureAgent(): Promise<AgentProcess> {
-    if (this.agent) return Promise.resolve(this.agent);
+    // A crashed agent's stdio can close before its exit is reported: never hand that one out.
+    if (this.agent?.alive) return Promise.resolve(this.agent);
+    this.agent = null;
     this.starting ??= AgentProcess.start({
       command: this.o.agent.command,
       args: this.o.agent.args,
@@ -347,7 +349,7 @@ export class Intern {
       intern_id: this.o.internId,
       protocol: 1,
       agent: {
-        state: a ? 'ready' : this.starting ? 'starting' : 'down',
+        state: a?.alive ? 'ready' : this.starting ? 'starting' : 'down',
         name: a?.info.name ?? null,
         version: a?.info.version ?? null,
         pid: a?.pid ?? null,
