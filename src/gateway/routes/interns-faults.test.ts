@@ -1,0 +1,120 @@
+// Faults across gateway processes (DESIGN.md principle 1): a gateway killed and restarted while a
+// run is paused, a second gateway on the same PostgreSQL serving the reply, and re-adoption.
+import { describe, test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { freePort, killDaemonsUnder, startGatewayProcess, type GatewayProcess } from '../../testing/gateway-process.ts';
+import { startScriptedServer, type ScriptedServer } from '../../testing/scripted-server.ts';
+import { readChat } from '../../testing/interns.ts';
+
+const postgresUrl = process.env.DATABASE_URL;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const answer = (a: string) => JSON.stringify({ action: 'accept', content: { answer: a } });
+
+async function call(gw: GatewayProcess, method: string, path: string, body?: unknown, key = gw.keys().management_key) {
+  const res = await fetch(gw.url + path, { method, headers: { authorization: `Bearer ${key}`, ...(body ? { 'content-type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined });
+  return readChat(res);
+}
+
+async function runningIntern(gw: GatewayProcess, name: string): Promise<string> {
+  const id = (await call(gw, 'POST', '/interns', { name, provision: true })).body.id as string;
+  for (let i = 0; i < 200; i++) {
+    const s = (await call(gw, 'GET', `/interns/${id}`)).body;
+    if (s.status === 'running') return id;
+    if (s.status === 'failed') throw new Error(s.last_failure_message);
+    await sleep(100);
+  }
+  throw new Error('intern did not start');
+}
+
+/** The model endpoint agents use: the gateway's own inference route when it has one. */
+async function modelEnv(dataDir: string, port: number, model: ScriptedServer, env: Record<string, string> = {}): Promise<Record<string, string>> {
+  const probe = await startGatewayProcess({ dataDir, port, env });
+  const res = await call(probe, 'POST', '/chat/completions', { model: 'local/scripted', messages: [{ role: 'user', content: '/say ok' }] }, probe.keys().api_key);
+  await probe.kill('SIGTERM');
+  return res.status === 200 ? {} : { COHORT_PUBLIC_URL: model.url };
+}
+
+async function pausedTurn(gw: GatewayProcess, id: string) {
+  const r = await call(gw, 'POST', `/interns/${id}/chat/completions`, { stream: true, messages: [{ role: 'user', content: '/ask What is your name?' }] }, gw.keys().api_key);
+  assert.equal(r.status, 200);
+  const toolCall = r.chunks.flatMap((c) => c.choices[0]?.delta.tool_calls ?? [])[0];
+  return { sessionId: r.chunks.at(-1).session_id as string, callId: toolCall.id as string };
+}
+
+const reply = (gw: GatewayProcess, id: string, p: { sessionId: string; callId: string }, a: string) =>
+  call(gw, 'POST', `/interns/${id}/chat/completions`, { stream: true, session_id: p.sessionId, messages: [{ role: 'tool', tool_call_id: p.callId, content: answer(a) }] }, gw.keys().api_key);
+
+const text = (r: { chunks: any[] }) => r.chunks.map((c) => c.choices[0]?.delta.content ?? '').join('');
+
+describe('intern runs survive gateway processes', () => {
+  const dirs: string[] = [];
+  const procs: GatewayProcess[] = [];
+  let model: ScriptedServer;
+  after(async () => {
+    for (const p of procs) await p.kill();
+    for (const d of dirs) {
+      killDaemonsUnder(d);
+      rmSync(d, { recursive: true, force: true });
+    }
+    await model?.close();
+  });
+
+  test('a gateway killed and restarted while a run is paused: the reply continues the run; dead daemons are marked failed', async () => {
+    model = await startScriptedServer();
+    const dataDir = mkdtempSync(join(tmpdir(), 'cohort-faults-'));
+    dirs.push(dataDir);
+    const port = await freePort();
+    const env = await modelEnv(dataDir, port, model);
+    const g1 = await startGatewayProcess({ dataDir, port, env });
+    procs.push(g1);
+    const id = await runningIntern(g1, 'survivor');
+    const doomed = await runningIntern(g1, 'doomed');
+    const paused = await pausedTurn(g1, id);
+    await g1.kill('SIGKILL');
+    killDaemonsUnder(dataDir, doomed);
+    const g2 = await startGatewayProcess({ dataDir, port, env });
+    procs.push(g2);
+    const cont = await reply(g2, id, paused, 'Grace');
+    assert.equal(cont.status, 200);
+    assert.match(text(cont), /Grace/);
+    assert.deepEqual(cont.chunks.at(-1).choices, []);
+    assert.equal(cont.chunks.at(-1).session_id, paused.sessionId);
+    assert.equal((await call(g2, 'GET', `/interns/${id}`)).body.status, 'running');
+    const lost = (await call(g2, 'GET', `/interns/${doomed}`)).body;
+    assert.equal(lost.status, 'failed');
+    assert.match(lost.last_failure_message, /daemon/);
+    assert.equal((await call(g2, 'DELETE', `/interns/${id}`)).status, 202);
+  });
+
+  test('a second gateway process on the same PostgreSQL serves the reply', { skip: postgresUrl ? false : 'DATABASE_URL is not set' }, async () => {
+    const schema = `t_${randomBytes(6).toString('hex')}`;
+    const dataDir = mkdtempSync(join(tmpdir(), 'cohort-faults-pg-'));
+    dirs.push(dataDir);
+    const [p1, p2] = [await freePort(), await freePort()];
+    const base = { DATABASE_URL: postgresUrl!, COHORT_PG_SCHEMA: schema };
+    try {
+      const env = { ...base, ...(await modelEnv(dataDir, p1, model, base)) };
+      const g1 = await startGatewayProcess({ dataDir, port: p1, env });
+      const g2 = await startGatewayProcess({ dataDir, port: p2, env });
+      procs.push(g1, g2);
+      const id = await runningIntern(g1, 'shared');
+      const paused = await pausedTurn(g1, id);
+      const cont = await reply(g2, id, paused, 'Linus');
+      assert.equal(cont.status, 200);
+      assert.match(text(cont), /Linus/);
+      await call(g2, 'POST', `/interns/${id}/suspend`);
+      await g1.kill('SIGTERM');
+      await g2.kill('SIGTERM');
+    } finally {
+      const c = new pg.Client({ connectionString: postgresUrl });
+      await c.connect();
+      await c.query(`drop schema if exists ${schema} cascade`);
+      await c.end();
+    }
+  });
+});
