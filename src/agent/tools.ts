@@ -69,7 +69,8 @@ async function shell(host: ToolHost, id: string, raw: unknown): Promise<string> 
   if (manual && !sandboxAvailable(host.bwrapPath)) {
     return 'Refused: manual mode runs shell commands only inside the bubblewrap sandbox, and bubblewrap cannot run on this host. Install the Debian package `bubblewrap` (or use self-drive mode).';
   }
-  const escalated = manual && a.escalate === true;
+  // Once an escalation was allowed for the run, the shell stays outside the sandbox.
+  const escalated = manual && (a.escalate === true || host.session.standing.escalated === 'allow');
   if (manual) {
     const verdict = await host.approve({ toolCallId: id, command: a.command, escalated });
     if (verdict === 'cancelled') throw new TurnCancelled();

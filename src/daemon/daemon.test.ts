@@ -182,6 +182,22 @@ test('manual: an allowed escalation runs outside the sandbox; self-drive runs un
   assert.equal(existsSync(join(outside, 'free.txt')), true);
 });
 
+test('manual: allow_always and reject_always hold for the rest of the run; an allowed escalation unsandboxes it', async () => {
+  const a = await f.client.turn({ session_id: 'aa', approval_mode: 'manual', prompt: '/shell echo one\n/shell echo two' });
+  const r = await f.client.answer('aa', interactionOf(a.events).interaction_id, 'allow_always');
+  assert.deepEqual(shape(r.events), ['text:shell: one\n[exit 0]', 'usage', 'text:shell: two\n[exit 0]', 'usage', 'completed']);
+
+  const b = await f.client.turn({ session_id: 'rr', approval_mode: 'manual', prompt: '/shell echo one\n/shell echo two' });
+  const rr = await f.client.answer('rr', interactionOf(b.events).interaction_id, 'reject_always');
+  assert.deepEqual(shape(rr.events), ['text:shell: The user rejected this command.', 'usage', 'text:shell: The user rejected this command.', 'usage', 'completed']);
+
+  // The mode belongs to the run: the next manual run on the same session asks again.
+  const c = await f.client.turn({ session_id: 'aa', approval_mode: 'manual', prompt: `/tool shell {"command": "echo x", "escalate": true}\n/shell echo y > ${outside}/after-esc.txt` });
+  const cc = await f.client.answer('aa', interactionOf(c.events).interaction_id, 'allow_always');
+  assert.equal(cc.events.at(-1)?.type, 'completed');
+  assert.equal(existsSync(join(outside, 'after-esc.txt')), true);
+});
+
 test('answers: unknown → 404, not offered → 400 (deadline unchanged), reject → stream continues', async () => {
   const a = await f.client.turn({ session_id: 'r1', approval_mode: 'manual', prompt: '/shell echo hi' });
   const ask = interactionOf(a.events);

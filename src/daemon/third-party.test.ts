@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { daemonPaths, type RunEvent } from '../protocol/daemon.ts';
 import { shape } from './test-client.ts';
-import { miniAgent, startFixture, type Fixture } from './test-fixture.ts';
+import { miniAgent, SECRET, startFixture, type Fixture } from './test-fixture.ts';
 
 let f: Fixture;
 
@@ -35,6 +35,27 @@ test('a third-party agent runs turns; its usage and cost are reported as it repo
   assert.deepEqual(r.events.at(-1), { seq: 4, type: 'completed', stop_reason: 'end_turn', usage: { prompt_tokens: 42, completion_tokens: 0, total_tokens: 42, cost: 0.25 }, model: null });
   assert.deepEqual(shape((await f.client.turn({ session_id: 'tp', prompt: 'echo again' })).events)[2], 'text:turn 2: again');
   assert.equal(f.daemon.status().agent.name, 'mini-agent');
+});
+
+test('updates are handled in the order the agent sent them, even when it does not await them', async () => {
+  const r = await f.client.turn({ prompt: 'count 300' });
+  const expected = Array.from({ length: 300 }, (_, i) => `${i} `).join('');
+  assert.deepEqual(shape(r.events), ['run', 'usage', `text:${expected}`, 'completed']);
+});
+
+test('an idle stream gets keepalive comments', async () => {
+  const k = await startFixture({ agent: miniAgent, keepaliveMs: 20 });
+  try {
+    const a = await k.client.turn({ approval_mode: 'manual', prompt: 'permission' });
+    const runId = (a.events[0] as { run_id: string }).run_id;
+    const res = await fetch(k.daemon.url + daemonPaths.events(runId, a.events.at(-1)!.seq), { headers: { authorization: `Bearer ${SECRET}` } });
+    const reader = res.body!.getReader();
+    const { value } = await reader.read();
+    assert.equal(new TextDecoder().decode(value), ': keepalive\n\n');
+    await reader.cancel();
+  } finally {
+    await k.close();
+  }
 });
 
 test('self-drive consents for the caller; manual pauses and accepts only the offered options', async () => {

@@ -1,7 +1,8 @@
 // A minimal third-party-style ACP agent for tests: no model, no cohort extensions (no modes, no
 // steering, no session/load), driven by the prompt's first word. Proves any ACP agent works
 // behind the daemon. Commands: `echo TEXT`, `permission`, `chatter N` (asks, then streams N
-// chunks while the question is pending), `crash`, `fail`, `hang` (until cancelled).
+// chunks while the question is pending), `count N` (N chunks sent without awaiting), `crash`,
+// `fail`, `hang` (until cancelled).
 import { agent, methods, serveStdio, PROTOCOL_VERSION, RequestError, type AgentContext } from '../acp/index.ts';
 
 const turns = new Map<string, number>();
@@ -38,6 +39,7 @@ const app = agent({ name: 'mini-agent' })
     turns.set(sid, n);
     await client.notify(methods.client.session.update, { sessionId: sid, update: { sessionUpdate: 'usage_update', used: 42, size: 1000, cost: { amount: 0.25, currency: 'USD' } } });
     if (cmd === 'echo') await say(client, sid, `turn ${n}: ${rest.join(' ')}`);
+    else if (cmd === 'count') for (let i = 0; i < Number(rest[0]); i++) void say(client, sid, `${i} `);
     else if (cmd === 'permission') {
       const r = await ask(client, sid);
       if (r.outcome.outcome === 'cancelled') return { stopReason: 'cancelled' };
