@@ -16,14 +16,16 @@ const errors = (...codes: number[]) => Object.fromEntries(codes.map((c) => [c, {
 const slugParam = { slug: 'preset slug (lowercase letters and digits in hyphen-separated groups, 1 to 100 characters)' };
 const PATHS: Record<BodyStyle, string> = { messages: 'messages', chat: 'chat/completions', responses: 'responses' };
 
-type SlugReq = FastifyRequest<{ Params: { slug: string; version?: string } }>;
+const SlugParam = z.object({ slug: PresetSlug });
+const VersionParams = z.object({ version: VersionParam });
 
 /** The key's workspace; a key without one (the account's default was deleted) cannot address presets. */
-function scopeOf(req: SlugReq) {
+function workspaceOf(req: FastifyRequest): string {
   const workspaceId = principalOf(req).workspaceId;
   if (!workspaceId) throw invalidRequest("workspace: the key's workspace was deleted; use a key bound to an existing workspace");
-  return { workspaceId, slug: req.params.slug };
+  return workspaceId;
 }
+const scopeOf = (req: FastifyRequest<{ Params: { slug: string } }>) => ({ workspaceId: workspaceOf(req), slug: req.params.slug });
 
 export const presetRoutes: RouteModule = (app, ctx) => {
   const onRequest = guard(ctx, 'management');
@@ -35,7 +37,7 @@ export const presetRoutes: RouteModule = (app, ctx) => {
     ctx.docs.add({ method: 'post', path, summary: `Create a preset or a new version of it from a ${style}-style request body`, tags: ['presets'], params: slugParam, body: schema, responses: { 200: { description: 'the preset with its new designated version', schema: One }, ...errors(400, 401, 403, 404, 409, 500) } });
     app.post<{ Params: { slug: string } }>(path, { onRequest }, async (req) => {
       const scope = scopeOf(req);
-      parseWith(z.object({ slug: PresetSlug }), { slug: scope.slug });
+      parseWith(SlugParam, req.params);
       const draft = toDraft(parseWith(schema, req.body) as never);
       const p = principalOf(req);
       return { data: await createPresetVersion(db, { ...scope, orgId: p.orgId, userId: p.userId, draft }) };
@@ -45,7 +47,7 @@ export const presetRoutes: RouteModule = (app, ctx) => {
   ctx.docs.add({ method: 'get', path: '/presets', summary: "List the presets of the key's workspace", tags: ['presets'], responses: { 200: { description: 'page', schema: z.object({ data: z.array(Preset), total_count: z.number().int() }) }, ...errors(400, 401, 403, 500) } });
   app.get('/presets', { onRequest }, async (req) => {
     const page = parseWith(Pagination, req.query);
-    const { rows, total } = await listPresets(db, { ...scopeOf(req as SlugReq), ...page });
+    const { rows, total } = await listPresets(db, { workspaceId: workspaceOf(req), ...page });
     return { data: rows.map(toPreset), total_count: total };
   });
 
@@ -61,7 +63,7 @@ export const presetRoutes: RouteModule = (app, ctx) => {
 
   ctx.docs.add({ method: 'get', path: '/presets/:slug/versions/:version', summary: 'Get one version of a preset', tags: ['presets'], params: { ...slugParam, version: 'version number, from 1' }, responses: { 200: { description: 'version', schema: z.object({ data: PresetVersion }) }, ...errors(400, 401, 403, 404, 500) } });
   app.get<{ Params: { slug: string; version: string } }>('/presets/:slug/versions/:version', { onRequest }, async (req) => {
-    const { version } = parseWith(z.object({ version: VersionParam }), { version: req.params.version });
+    const { version } = parseWith(VersionParams, req.params);
     return { data: toVersion(await findVersion(db, { ...scopeOf(req), version })) };
   });
 };
