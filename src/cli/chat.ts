@@ -1,0 +1,126 @@
+// `cohort chat INTERN_ID`: an interactive terminal client for a person, on the public API only.
+// Streams text, shows reasoning dimmed, turns a permission request into a choice among the offered
+// options and a question into a prompt per field, sends the reply and carries on, keeps the
+// session across prompts and prints errors in words. A line ending in `\` continues the prompt.
+// Commands: `:new` (new session), `:mode manual|self-drive`, `:quit`.
+import { createInterface } from 'node:readline';
+import { parseArgs } from 'node:util';
+import { createParser } from 'eventsource-parser';
+import { askAnswer, describeError, type Asker } from './chat-prompts.ts';
+
+const USAGE = 'usage: cohort chat INTERN_ID [--base-url URL] [--key KEY] [--mode manual|self-drive] [--session ID]\n(env: COHORT_BASE_URL, COHORT_API_KEY)';
+const color = !process.env.NO_COLOR;
+const dim = (s: string) => (color ? `\x1b[2m${s}\x1b[22m` : s);
+
+type Call = { id: string; type: 'function'; function: { name: string; arguments: string } };
+type Outcome = { sessionId: string | null; call: Call | null };
+
+export async function runChat(argv: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: { 'base-url': { type: 'string' }, key: { type: 'string' }, mode: { type: 'string' }, session: { type: 'string' }, help: { type: 'boolean', short: 'h' } } });
+  const out = (s: string) => process.stdout.write(s);
+  if (values.help || positionals.length !== 1) {
+    out(USAGE + '\n');
+    return values.help ? 0 : 2;
+  }
+  const key = values.key ?? process.env.COHORT_API_KEY;
+  if (!key) {
+    out('error: no API key: pass --key or set COHORT_API_KEY\n');
+    return 2;
+  }
+  let mode = values.mode ?? 'self-drive';
+  const url = `${(values['base-url'] ?? process.env.COHORT_BASE_URL ?? 'http://127.0.0.1:8080/api/v1').replace(/\/$/, '')}/interns/${encodeURIComponent(positionals[0]!)}/chat/completions`;
+  let sessionId: string | null = values.session ?? null;
+
+  const rl = createInterface({ input: process.stdin, terminal: false });
+  const lines = rl[Symbol.asyncIterator]();
+  const ask: Asker = async (question) => {
+    out(question);
+    const r = await lines.next();
+    return r.done ? null : r.value;
+  };
+
+  async function send(body: Record<string, unknown>): Promise<Outcome | null> {
+    let res: Response;
+    try {
+      res = await fetch(url, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ stream: true, ...body }) });
+    } catch (err) {
+      out(`error: cannot reach the service (${(err as Error).message})\n`);
+      return null;
+    }
+    if (res.status === 202) {
+      out(dim('(delivered into the running turn)') + '\n');
+      return null;
+    }
+    if (res.status !== 200) {
+      out(describeError(res.status, await res.json().catch(() => null), res.headers.get('retry-after')) + '\n');
+      return null;
+    }
+    return readStream(res);
+  }
+
+  async function readStream(res: Response): Promise<Outcome> {
+    const outcome: Outcome = { sessionId: null, call: null };
+    let inReasoning = false;
+    const parser = createParser({
+      onEvent(e) {
+        if (e.data === '[DONE]') return;
+        const c = JSON.parse(e.data);
+        const choice = c.choices[0];
+        if (!choice) {
+          outcome.sessionId = c.session_id ?? outcome.sessionId;
+          return;
+        }
+        const d = choice.delta;
+        if (d.reasoning) {
+          inReasoning = true;
+          out(dim(d.reasoning));
+        }
+        if (d.content) {
+          if (inReasoning) out('\n');
+          inReasoning = false;
+          out(d.content);
+        }
+        if (d.tool_calls?.[0]) outcome.call = d.tool_calls[0];
+        if (choice.finish_reason === 'error') out(`\n${describeError(c.error.code, { error: c.error }, null)}`);
+      },
+    });
+    const decoder = new TextDecoder();
+    for await (const buf of res.body!) parser.feed(decoder.decode(buf as Uint8Array, { stream: true }));
+    out('\n');
+    return outcome;
+  }
+
+  for (;;) {
+    let prompt = await ask('you> ');
+    if (prompt === null) break;
+    while (prompt.endsWith('\\')) {
+      const more = await ask('...> ');
+      if (more === null) break;
+      prompt = prompt.slice(0, -1) + '\n' + more;
+    }
+    const cmd = prompt.trim();
+    if (!cmd) continue;
+    if (cmd === ':quit') break;
+    if (cmd === ':new') {
+      sessionId = null;
+      out(dim('(new session)') + '\n');
+      continue;
+    }
+    if (cmd.startsWith(':mode')) {
+      const m = cmd.split(/\s+/)[1];
+      if (m === 'manual' || m === 'self-drive') mode = m;
+      out(dim(`(approval mode: ${mode})`) + '\n');
+      continue;
+    }
+    let result = await send({ messages: [{ role: 'user', content: prompt }], approval_mode: mode, ...(sessionId ? { session_id: sessionId } : {}) });
+    while (result) {
+      sessionId = result.sessionId ?? sessionId;
+      if (!result.call || !sessionId) break;
+      const answer = await askAnswer(result.call.function.arguments, ask, out);
+      if (answer === null) return 0;
+      result = await send({ session_id: sessionId, messages: [{ role: 'assistant', content: null, tool_calls: [result.call] }, { role: 'tool', tool_call_id: result.call.id, content: answer }] });
+    }
+  }
+  rl.close();
+  return 0;
+}
