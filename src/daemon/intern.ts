@@ -1,22 +1,18 @@
-// The intern's runtime: its agent process, sessions, runs, the per-intern turn lock, pending
-// interactions and their deadlines. Every decision about a run goes through machine.step().
+// The intern's runtime: its runs, the per-intern turn lock, pending interactions and their
+// deadlines, over the agent host. Every decision about a run goes through machine.step().
 import { randomUUID } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
-import { join } from 'node:path';
 import type { Logger } from 'pino';
-import { AgentProcess, toAgentCallError, type StopReason } from '../acp/index.ts';
+import { toAgentCallError, type AgentHandlers, type AgentProcess, type StopReason } from '../acp/index.ts';
 import { REFUSALS, type ApprovalMode, type RefusalKind, type RunEvent, type StatusResponse } from '../protocol/daemon.ts';
+
+export type { Result } from './results.ts';
 import type { ResolvedOptions } from './config.ts';
 import { step, isTerminalPhase, type Effect, type Trigger } from './machine.ts';
 import { Run, type Pending, type Sink } from './run.ts';
-import { SessionMap } from './sessions.ts';
+import { AgentHost } from './agent-host.ts';
+import { MESSAGES, refusal, type Result } from './results.ts';
 import { eventsOf } from './updates.ts';
 import { cancelledAnswer, decodeAnswer, fromElicitation, fromPermission, selfDriveConsent, type AcpAnswer, type Asked } from './interactions.ts';
-
-export type Result =
-  | { kind: 'stream' }
-  | { kind: 'steered'; session_id: string }
-  | { kind: 'refusal'; refusal: RefusalKind; message: string; retryAfterS?: number };
 
 type Failure = { reason: 'turn_failed' | 'stream_severed'; message: string; retryable: boolean };
 type Ctx = { pending?: Pending; answer?: AcpAnswer; sink?: Sink; events?: RunEvent[]; stopReason?: StopReason; failure?: Failure };
@@ -25,10 +21,7 @@ type Ctx = { pending?: Pending; answer?: AcpAnswer; sink?: Sink; events?: RunEve
 const KEEP_ENDED_RUNS = 100;
 
 export class Intern {
-  private agent: AgentProcess | null = null;
-  private starting: Promise<AgentProcess> | null = null;
-  /** ACP sessions the current agent process knows (created or loaded by it). */
-  private loaded = new Set<string>();
+  readonly agents: AgentHost;
   private readonly runs = new Map<string, Run>();
   private readonly byAcp = new Map<string, Run>();
   private readonly bySession = new Map<string, Run>();
@@ -36,96 +29,37 @@ export class Intern {
   private readonly ended: Run[] = [];
   private lock: Run | null = null;
   private closing = false;
-  private readonly sessions: SessionMap;
-  private readonly workDir: string;
   private readonly startedAt = Date.now();
 
   constructor(
     private readonly o: ResolvedOptions,
-    private readonly log: Logger,
+    log: Logger,
   ) {
-    this.sessions = new SessionMap(join(o.dir, 'daemon'));
-    this.workDir = join(o.dir, 'work');
-    mkdirSync(this.workDir, { recursive: true });
+    this.agents = new AgentHost(o, this.handlers(), log);
   }
 
-  // ---- agent process ----
-
-  ensureAgent(): Promise<AgentProcess> {
-    // A crashed agent's stdio can close before its exit is reported: never hand that one out.
-    if (this.agent?.alive) return Promise.resolve(this.agent);
-    this.agent = null;
-    this.starting ??= AgentProcess.start({
-      command: this.o.agent.command,
-      args: this.o.agent.args,
-      cwd: this.workDir,
-      env: this.agentEnv(),
-      onStderr: (line) => process.stderr.write(`${line}\n`),
-      handlers: {
-        onUpdate: (n) => {
-          const run = this.byAcp.get(n.sessionId);
-          if (run && !isTerminalPhase(run.state.phase)) for (const body of eventsOf(n.update, run.model)) run.emit(body);
-        },
-        onPermission: async (req) => {
-          const asked = fromPermission(req);
-          const run = this.byAcp.get(req.sessionId);
-          if (!run) return { outcome: { outcome: 'cancelled' } };
-          // self-drive consents on the caller's behalf, for any ACP agent.
-          if (run.mode === 'self-drive' && asked.kind === 'permission') return selfDriveConsent(asked);
-          return (await this.pause(run, asked)).response as { outcome: { outcome: 'cancelled' } };
-        },
-        onElicitation: async (req) => {
-          const asked = fromElicitation(req);
-          const run = 'sessionId' in req ? this.byAcp.get(String(req.sessionId)) : undefined;
-          if (!run || !asked) return { action: 'decline' };
-          return (await this.pause(run, asked)).response as { action: 'decline' };
-        },
+  /** How the agent's messages reach runs: updates become events; questions pause the run. */
+  private handlers(): AgentHandlers {
+    return {
+      onUpdate: (n) => {
+        const run = this.byAcp.get(n.sessionId);
+        if (run && !isTerminalPhase(run.state.phase)) for (const body of eventsOf(n.update, run.model)) run.emit(body);
       },
-    })
-      .then((a) => {
-        this.agent = a;
-        this.loaded = new Set();
-        void a.exited.then((e) => {
-          if (this.agent === a) this.agent = null;
-          if (!this.closing) this.log.warn({ code: e.code, signal: e.signal }, 'agent exited');
-        });
-        this.log.info({ agent: a.info.name, pid: a.pid }, 'agent ready');
-        return a;
-      })
-      .finally(() => (this.starting = null));
-    return this.starting;
-  }
-
-  private agentEnv(): NodeJS.ProcessEnv {
-    // The daemon's own secret and settings stay out of the agent's environment.
-    const env: NodeJS.ProcessEnv = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('COHORT_')));
-    env.COHORT_AGENT_STATE_DIR = join(this.o.dir, 'agent');
-    env.LOG_LEVEL = this.o.logLevel;
-    if (this.o.instructions) env.COHORT_AGENT_INSTRUCTIONS = this.o.instructions;
-    if (this.o.model) {
-      env.COHORT_AGENT_BASE_URL = this.o.model.baseUrl;
-      env.COHORT_AGENT_API_KEY = this.o.model.apiKey;
-      env.COHORT_AGENT_MODEL = this.o.model.model;
-    }
-    return { ...env, ...this.o.agentEnv };
-  }
-
-  private async acpSession(agent: AgentProcess, sessionId: string): Promise<string> {
-    const known = this.sessions.get(sessionId);
-    if (known && this.loaded.has(known)) return known;
-    if (known && agent.info.loadSession) {
-      try {
-        await agent.loadSession(known, this.workDir);
-        this.loaded.add(known);
-        return known;
-      } catch (err) {
-        this.log.warn({ session: sessionId, err: toAgentCallError(err).message }, 'session could not be loaded; starting it afresh');
-      }
-    }
-    const acp = await agent.newSession(this.workDir);
-    this.loaded.add(acp);
-    this.sessions.set(sessionId, acp);
-    return acp;
+      onPermission: async (req) => {
+        const asked = fromPermission(req);
+        const run = this.byAcp.get(req.sessionId);
+        if (!run) return { outcome: { outcome: 'cancelled' } };
+        // self-drive consents on the caller's behalf, for any ACP agent.
+        if (run.mode === 'self-drive' && asked.kind === 'permission') return selfDriveConsent(asked);
+        return (await this.pause(run, asked)).response as { outcome: { outcome: 'cancelled' } };
+      },
+      onElicitation: async (req) => {
+        const asked = fromElicitation(req);
+        const run = 'sessionId' in req ? this.byAcp.get(String(req.sessionId)) : undefined;
+        if (!run || !asked) return { action: 'decline' };
+        return (await this.pause(run, asked)).response as { action: 'decline' };
+      },
+    };
   }
 
   // ---- the machine ----
@@ -189,7 +123,7 @@ export class Intern {
         return;
       case 'cancel_agent':
         if (p && !p.answered) p.settle(cancelledAnswer(p.asked.kind));
-        void this.agent?.cancel(run.acpSessionId);
+        void this.agents.current?.cancel(run.acpSessionId);
         return;
       case 'deliver_answer':
         p!.answered = true;
@@ -272,15 +206,15 @@ export class Intern {
     this.lock = run; // taken before any await, so two prompts cannot both start
     let agent: AgentProcess;
     try {
-      agent = await this.ensureAgent();
-      run.acpSessionId = await this.acpSession(agent, run.sessionId);
+      agent = await this.agents.ensure();
+      run.acpSessionId = await this.agents.session(agent, run.sessionId);
       await agent.setMode(run.acpSessionId, req.approval_mode).catch((err: unknown) => {
         // Agents without session modes still get self-drive consent from the daemon.
         if (toAgentCallError(err).code !== -32601) throw err;
       });
     } catch (err) {
       this.lock = null;
-      const down = !this.agent?.alive;
+      const down = !this.agents.current;
       return refusal(down ? 'intern_unreachable' : 'intern_rejected', `the agent ${down ? 'could not be reached' : 'refused the session'}: ${toAgentCallError(err).message}`);
     }
     this.runs.set(run.id, run);
@@ -295,7 +229,7 @@ export class Intern {
 
   private async steer(run: Run, text: string): Promise<Result> {
     if (step(run.state, { kind: 'steer' }).refusal) return this.busy('the session has no running turn to take the message');
-    const agent = this.agent;
+    const agent = this.agents.current;
     if (!agent?.info.steering) return this.busy('this agent cannot take a message during a running turn');
     try {
       await agent.steer(run.acpSessionId, text);
@@ -344,12 +278,12 @@ export class Intern {
   }
 
   status(): StatusResponse {
-    const a = this.agent;
+    const a = this.agents.current;
     return {
       intern_id: this.o.internId,
       protocol: 1,
       agent: {
-        state: a?.alive ? 'ready' : this.starting ? 'starting' : 'down',
+        state: a ? 'ready' : this.agents.isStarting ? 'starting' : 'down',
         name: a?.info.name ?? null,
         version: a?.info.version ?? null,
         pid: a?.pid ?? null,
@@ -360,7 +294,7 @@ export class Intern {
       runs: [...this.runs.values()]
         .filter((r) => !isTerminalPhase(r.state.phase))
         .map((r) => ({ run_id: r.id, session_id: r.sessionId, phase: r.state.phase, attached: r.state.attached, last_seq: r.log.lastSeq, deadline_at: r.state.phase === 'paused' && r.pending ? new Date(r.pending.deadlineAt).toISOString() : null })),
-      sessions: this.sessions.size,
+      sessions: this.agents.sessions.size,
       limits: { interaction_deadline_ms: this.o.interactionDeadlineMs, replay_buffer_events: this.o.replayBufferEvents, max_paused_runs: this.o.maxPausedRuns, keepalive_ms: this.o.keepaliveMs },
       uptime_ms: Date.now() - this.startedAt,
     };
@@ -368,29 +302,7 @@ export class Intern {
 
   async close(): Promise<void> {
     this.closing = true;
-    const agent = this.agent ?? (await this.starting?.catch(() => null));
-    await agent?.stop();
+    await this.agents.stop();
     await Promise.all([...this.runs.values()].map((r) => r.done));
   }
-}
-
-const MESSAGES: Record<RefusalKind, string> = {
-  bad_request: 'invalid request',
-  answer_rejected: 'the interaction does not accept this answer',
-  unauthorized: 'missing or wrong daemon secret',
-  run_not_found: 'no such run',
-  interaction_unknown: 'no such interaction in this session',
-  intern_not_ready: 'the intern is not running',
-  busy: 'another turn is running on this intern',
-  interaction_not_pending: 'the interaction is no longer waiting: its run has ended',
-  already_attached: 'another request is already attached to this run',
-  replay_lost: 'the run produced more output than the intern retains for replay; the paused stream cannot resume',
-  payload_too_large: 'request body exceeds 1 MiB',
-  intern_unreachable: 'the agent could not be reached',
-  intern_rejected: 'the agent rejected the request',
-  paused_capacity: 'the intern cannot hold another run open across a question',
-};
-
-function refusal(kind: RefusalKind, message: string): Result {
-  return { kind: 'refusal', refusal: kind, message };
 }

@@ -18,7 +18,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
   const o = resolveOptions(options);
   const log = pino({ name: 'cohort-daemon', level: o.logLevel, base: { intern: o.internId } }, pino.destination(2));
   const intern = new Intern(o, log);
-  await intern.ensureAgent();
+  await intern.agents.ensure();
   const server = createDaemonServer({ intern, secret: o.secret, keepaliveMs: o.keepaliveMs, log });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
