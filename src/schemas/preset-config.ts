@@ -86,7 +86,7 @@ export const ROUTE_PARTITION = { fallback: 'model', sort: 'none' } as const;
 
 export const configFields = {
   model: ModelSlug,
-  models: z.array(ModelSlug).min(1).max(32),
+  models: z.array(ModelSlug).min(1).max(3),
   fallbacks: z.array(FallbackModel).max(3),
   max_tokens: z.number().int().min(1),
   temperature: z.number().min(0).max(2),

@@ -77,6 +77,7 @@ test('bounds: a violation names the field', () => {
     ['messages', { fallbacks: [{ model: 'a' }, { model: 'b' }, { model: 'c' }, { model: 'd' }] }, /^fallbacks: /],
     ['messages', { fallbacks: [{ model: 'a', provider: 'x' }] }, /^fallbacks\.0: |provider: unknown field/],
     ['messages', { fallbacks: [{ model: 'a' }], models: ['b'] }, /^fallbacks: cannot be combined with models/],
+    ['messages', { models: ['a', 'b', 'c', 'd'] }, /^models: /],
     ['chat', { fallbacks: [{ model: 'a' }], models: ['b'] }, /^fallbacks: /],
     ['messages', { user: 'u'.repeat(257) }, /^user: /],
     ['messages', { session_id: 's'.repeat(257) }, /^session_id: /],
