@@ -7,7 +7,10 @@ export function describeIssues(error: z.ZodError): string {
     .slice(0, 5)
     .map((i) => {
       const path = i.path.length ? i.path.join('.') : 'body';
-      if (i.code === 'unrecognized_keys') return `${[...i.keys].join(', ')}: unknown field${i.keys.length > 1 ? 's' : ''}`;
+      if (i.code === 'unrecognized_keys') {
+        const names = i.keys.map((k) => (i.path.length ? `${path}.${k}` : k));
+        return `${names.join(', ')}: unknown field${names.length > 1 ? 's' : ''}`;
+      }
       return `${path}: ${i.message}`;
     })
     .join('; ');
