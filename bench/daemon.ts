@@ -1,7 +1,8 @@
 // npm run bench:daemon — the intern runtime's speed and memory, end to end over real processes:
-// a daemon process driving the built-in agent process, on the loopback scripted model.
+// a daemon process driving the built-in agent process on the loopback scripted model, and a
+// second daemon driving the minimal test agent (one ACP update per chunk, no model in between).
 // Prints a markdown table of medians.
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,61 +19,87 @@ const LATENCY_TURNS = 30;
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const rssMiB = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
+const tsx = ['--import', import.meta.resolve('tsx')];
+const file = (rel: string) => fileURLToPath(new URL(rel, import.meta.url));
 
-const model = await startScriptedServer();
-const dir = mkdtempSync(join(tmpdir(), 'cohort-bench-'));
-const daemon = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('../src/daemon/main.ts', import.meta.url))], {
-  env: { ...process.env, COHORT_DAEMON_SECRET: SECRET, COHORT_INTERN_DIR: dir, COHORT_AGENT_BASE_URL: model.url, COHORT_AGENT_MODEL: 'local/scripted', LOG_LEVEL: 'warn' },
-  stdio: ['ignore', 'pipe', 'inherit'],
-});
-try {
-  const line = await new Promise<string>((resolve) => createInterface({ input: daemon.stdout }).once('line', resolve));
-  const client = new DaemonClient((JSON.parse(line) as { listening: string }).listening, SECRET);
-  const status = async () => (await client.json('GET', daemonPaths.status)).json as { agent: { pid: number } };
-  const agentPid = (await status()).agent.pid;
+type Daemon = { proc: ChildProcess; client: DaemonClient; dir: string };
 
-  // Warm up both processes (JIT, tsx caches) before measuring anything.
-  for (let i = 0; i < 5; i++) await client.turn({ prompt: '/repeat 1000 x' });
-  const idleRss = rssMiB(daemon.pid!);
-  const idleAgentRss = rssMiB(agentPid);
+async function spawnDaemon(env: Record<string, string>): Promise<Daemon> {
+  const dir = mkdtempSync(join(tmpdir(), 'cohort-bench-'));
+  const proc = spawn(process.execPath, [...tsx, file('../src/daemon/main.ts')], {
+    env: { ...process.env, COHORT_DAEMON_SECRET: SECRET, COHORT_INTERN_DIR: dir, LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const line = await new Promise<string>((resolve) => createInterface({ input: proc.stdout! }).once('line', resolve));
+  return { proc, dir, client: new DaemonClient((JSON.parse(line) as { listening: string }).listening, SECRET) };
+}
 
-  const rates: number[] = [];
+async function stopDaemon(d: Daemon): Promise<void> {
+  d.proc.kill('SIGTERM');
+  await new Promise((r) => d.proc.once('exit', r));
+  rmSync(d.dir, { recursive: true, force: true });
+}
+
+/** Runs a turn ROUNDS times; returns medians of events/s and of delivered text characters/s. */
+async function throughput(client: DaemonClient, prompt: string, expectText: string): Promise<{ events: number; chars: number }> {
+  const events: number[] = [];
+  const chars: number[] = [];
   for (let r = 0; r < ROUNDS; r++) {
     const t0 = performance.now();
-    const { events } = await client.turn({ prompt: `/repeat ${REPEAT} x` });
+    const res = await client.turn({ prompt });
     const s = (performance.now() - t0) / 1000;
-    if (events.filter((e) => e.type === 'text').length !== REPEAT) throw new Error('lost events');
-    rates.push(events.length / s);
+    if (res.events.map((e) => (e.type === 'text' ? e.text : '')).join('') !== expectText) throw new Error('lost text');
+    events.push(res.events.length / s);
+    chars.push(expectText.length / s);
   }
+  return { events: median(events), chars: median(chars) };
+}
+
+const model = await startScriptedServer();
+const builtin = await spawnDaemon({ COHORT_AGENT_BASE_URL: model.url, COHORT_AGENT_MODEL: 'local/scripted' });
+const mini = await spawnDaemon({ COHORT_AGENT_COMMAND: JSON.stringify([process.execPath, ...tsx, file('../src/testing/acp-mini-agent.ts')]) });
+try {
+  const c = builtin.client;
+  const agentPid = ((await c.json('GET', daemonPaths.status)).json as { agent: { pid: number } }).agent.pid;
+  // Warm up both processes (JIT, tsx caches) before measuring anything.
+  for (let i = 0; i < 5; i++) await c.turn({ prompt: '/repeat 1000 x' });
+  for (let i = 0; i < 3; i++) await mini.client.turn({ prompt: 'count 1000' });
+  const idleRss = rssMiB(builtin.proc.pid!);
+  const idleAgentRss = rssMiB(agentPid);
+
+  const repeat = await throughput(c, `/repeat ${REPEAT} x`, 'x'.repeat(REPEAT));
+  const count = await throughput(mini.client, `count ${REPEAT}`, Array.from({ length: REPEAT }, (_, i) => `${i} `).join(''));
 
   const toRun: number[] = [];
   const toText: number[] = [];
   for (let i = 0; i < LATENCY_TURNS; i++) {
     const t0 = performance.now();
-    const o = await client.open('POST', daemonPaths.turns, { prompt: '/say hi' });
+    const o = await c.open('POST', daemonPaths.turns, { prompt: '/say hi' });
     for await (const e of o.events!) {
       if (e.type === 'run') toRun.push(performance.now() - t0);
       if (e.type === 'text') toText.push(performance.now() - t0);
     }
   }
 
-  for (let i = 0; i < 100; i++) await client.turn({ session_id: `bench-${i}`, prompt: 'hello' });
-  const rss100 = rssMiB(daemon.pid!);
+  for (let i = 0; i < 100; i++) await c.turn({ session_id: `bench-${i}`, prompt: 'hello' });
+  const rss100 = rssMiB(builtin.proc.pid!);
   const agentRss100 = rssMiB(agentPid);
 
+  const n = (x: number) => Math.round(x).toLocaleString('en-US');
   const rows: [string, string][] = [
-    [`events/s, agent → daemon client (/repeat ${REPEAT}, median of ${ROUNDS})`, Math.round(median(rates)).toLocaleString('en-US')],
-    [`first event (\`run\`) latency, ms (median of ${LATENCY_TURNS})`, median(toRun).toFixed(2)],
-    [`first text event latency, ms (median of ${LATENCY_TURNS})`, median(toText).toFixed(2)],
+    [`built-in agent, \`/repeat ${REPEAT} x\`: model chunks/s reaching the daemon client`, n(repeat.chars)],
+    ['… daemon events/s on that stream (chunks that arrive together are sent as one event)', n(repeat.events)],
+    [`any ACP agent, one \`session/update\` per chunk (${REPEAT} updates): daemon events/s`, n(count.events)],
+    [`first event (\`run\`) latency, ms (median of ${LATENCY_TURNS} turns)`, toRun.length ? median(toRun).toFixed(2) : '-'],
+    [`first text event latency, ms (median of ${LATENCY_TURNS} turns)`, median(toText).toFixed(2)],
     ['daemon RSS idle, MiB', idleRss.toFixed(1)],
     ['daemon RSS with 100 sessions, MiB', rss100.toFixed(1)],
-    ['agent RSS idle / with 100 sessions, MiB', `${idleAgentRss.toFixed(1)} / ${agentRss100.toFixed(1)}`],
+    ['built-in agent RSS idle / with 100 sessions, MiB', `${idleAgentRss.toFixed(1)} / ${agentRss100.toFixed(1)}`],
   ];
+  console.log(`Medians of ${ROUNDS} runs (throughput) and ${LATENCY_TURNS} turns (latency).\n`);
   console.log('| measure | value |\n|---|---|');
   for (const [k, v] of rows) console.log(`| ${k} | ${v} |`);
 } finally {
-  daemon.kill('SIGTERM');
-  await new Promise((r) => daemon.once('exit', r));
+  await Promise.all([stopDaemon(builtin), stopDaemon(mini)]);
   await model.close();
-  rmSync(dir, { recursive: true, force: true });
 }

@@ -1,6 +1,7 @@
 // The client side of ACP over stdio: spawn an agent process, initialize it, and expose the few
 // calls the daemon makes. Updates reach the daemon strictly in order per session.
 import { spawn } from 'node:child_process';
+import { z } from 'zod';
 import { setImmediate as tick } from 'node:timers/promises';
 import {
   client,
@@ -18,6 +19,13 @@ import {
 import { childStdioStream } from './stdio.ts';
 import { SerialQueues } from './serial.ts';
 import { META_RETRYABLE, META_STEERING, STEER_METHOD, type SteerParams } from './meta.ts';
+
+/**
+ * Updates are checked only for the envelope here: the SDK's full schema (Zod intersections) costs
+ * more than everything else per streamed chunk, and the daemon reads the few fields it uses
+ * defensively (daemon/updates.ts).
+ */
+const UpdateEnvelope = z.looseObject({ sessionId: z.string(), update: z.looseObject({ sessionUpdate: z.string() }) });
 
 export type AgentHandlers = {
   /** Called in arrival order per session, never concurrently for one session. */
@@ -82,8 +90,8 @@ export class AgentProcess {
     const queues = new SerialQueues();
     const h = opts.handlers;
     const app = client({ name: 'cohort-daemon' })
-      .onNotification(methods.client.session.update, ({ params }) => {
-        void queues.push(params.sessionId, () => h.onUpdate(params));
+      .onNotification(methods.client.session.update, UpdateEnvelope, ({ params }) => {
+        void queues.push(params.sessionId, () => h.onUpdate(params as SessionNotification));
       })
       .onRequest(methods.client.session.requestPermission, async ({ params, signal }) => {
         let answer!: Promise<RequestPermissionResponse>;

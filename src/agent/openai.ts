@@ -78,17 +78,30 @@ export async function streamChat(opts: ChatCallOptions): Promise<ChatResult> {
   let model: string | null = null;
   let usage: UpstreamUsage | null = null;
   const calls: ToolCall[] = [];
+  // Deltas that arrived in one network read go out as one update per kind run: same text, in
+  // order, without an ACP message per token when the model is fast.
+  let held: { kind: 'content' | 'reasoning'; text: string } | null = null;
+  const flush = () => {
+    if (held?.kind === 'content') opts.onContent(held.text, model);
+    else if (held) opts.onReasoning(held.text, model);
+    held = null;
+  };
+  const hold = (kind: 'content' | 'reasoning', text: string) => {
+    if (held && held.kind !== kind) flush();
+    held = held ? { kind, text: held.text + text } : { kind, text };
+  };
   const parser = createParser({
     onEvent(ev) {
       if (ev.data === '[DONE]') return;
       const chunk = JSON.parse(ev.data) as Chunk;
+      if (chunk.model && chunk.model !== model) flush();
       model = chunk.model ?? model;
       if (chunk.usage) usage = chunk.usage;
       const delta = chunk.choices?.[0]?.delta;
-      if (delta?.reasoning) opts.onReasoning(delta.reasoning, model);
+      if (delta?.reasoning) hold('reasoning', delta.reasoning);
       if (delta?.content) {
         content += delta.content;
-        opts.onContent(delta.content, model);
+        hold('content', delta.content);
       }
       for (const tc of delta?.tool_calls ?? []) {
         const c = (calls[tc.index] ??= { id: '', type: 'function', function: { name: '', arguments: '' } });
@@ -100,7 +113,10 @@ export async function streamChat(opts: ChatCallOptions): Promise<ChatResult> {
   });
   const decoder = new TextDecoder();
   try {
-    for await (const bytes of res.body ?? []) parser.feed(decoder.decode(bytes as Uint8Array, { stream: true }));
+    for await (const bytes of res.body ?? []) {
+      parser.feed(decoder.decode(bytes as Uint8Array, { stream: true }));
+      flush();
+    }
   } catch (err) {
     if (opts.signal.aborted) throw err;
     throw new UpstreamError(`model stream broke: ${(err as Error).message}`, null, true);

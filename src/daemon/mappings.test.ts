@@ -19,6 +19,11 @@ test('updates: text, reasoning and usage map to events; a new model is announced
     { type: 'usage', usage: { prompt_tokens: 9, completion_tokens: 0, total_tokens: 9 } },
   ]);
   assert.deepEqual(eventsOf({ sessionUpdate: 'plan', entries: [] }, null), []);
+  // Updates reach this unvalidated beyond their envelope: malformed ones produce nothing.
+  const loose = (u: unknown) => eventsOf(u as Parameters<typeof eventsOf>[0], null);
+  assert.deepEqual(loose({ sessionUpdate: 'agent_message_chunk' }), []);
+  assert.deepEqual(loose({ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: 3 } }), []);
+  assert.deepEqual(loose({ sessionUpdate: 'usage_update', used: 'many' }), []);
 });
 
 test('permission requests: offered kinds in order, the operation is the tool name', () => {

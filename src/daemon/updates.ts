@@ -7,11 +7,20 @@ function metaOf(u: SessionUpdate): Record<string, unknown> {
   return ((u as { _meta?: Record<string, unknown> | null })._meta ?? {}) as Record<string, unknown>;
 }
 
-export function usageOf(u: Extract<SessionUpdate, { sessionUpdate: 'usage_update' }>): Usage {
+/** The usage an update reports, or null when it carries none we can read. */
+export function usageOf(u: SessionUpdate): Usage | null {
   const reported = Usage.safeParse(metaOf(u)[META_USAGE]);
   if (reported.success) return reported.data;
-  const cost = u.cost && u.cost.currency === 'USD' ? { cost: u.cost.amount } : {};
-  return { prompt_tokens: u.used, completion_tokens: 0, total_tokens: u.used, ...cost };
+  const { used, cost } = u as { used?: unknown; cost?: { amount?: unknown; currency?: unknown } | null };
+  if (!Number.isInteger(used)) return null;
+  const usd = cost?.currency === 'USD' && typeof cost.amount === 'number' ? { cost: cost.amount } : {};
+  return { prompt_tokens: used as number, completion_tokens: 0, total_tokens: used as number, ...usd };
+}
+
+/** Text of a text content block; the SDK does not validate updates for us (acp/client.ts). */
+function textOf(u: SessionUpdate): string | null {
+  const c = (u as { content?: { type?: unknown; text?: unknown } }).content;
+  return c?.type === 'text' && typeof c.text === 'string' ? c.text : null;
 }
 
 /** The events one update produces, given the model reported so far. */
@@ -19,16 +28,10 @@ export function eventsOf(u: SessionUpdate, model: string | null): RunEventBody[]
   const out: RunEventBody[] = [];
   const reported = metaOf(u)[META_MODEL];
   if (typeof reported === 'string' && reported !== model) out.push({ type: 'model', model: reported });
-  switch (u.sessionUpdate) {
-    case 'agent_message_chunk':
-      if (u.content.type === 'text') out.push({ type: 'text', text: u.content.text });
-      break;
-    case 'agent_thought_chunk':
-      if (u.content.type === 'text') out.push({ type: 'reasoning', text: u.content.text });
-      break;
-    case 'usage_update':
-      out.push({ type: 'usage', usage: usageOf(u) });
-      break;
-  }
+  const kind = u.sessionUpdate;
+  const text = kind === 'agent_message_chunk' || kind === 'agent_thought_chunk' ? textOf(u) : null;
+  if (text !== null) out.push({ type: kind === 'agent_message_chunk' ? 'text' : 'reasoning', text });
+  const usage = kind === 'usage_update' ? usageOf(u) : null;
+  if (usage) out.push({ type: 'usage', usage });
   return out;
 }
