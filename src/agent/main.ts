@@ -2,6 +2,7 @@
 // tool-using loop over an OpenAI-compatible chat-completions endpoint (the gateway's /api/v1).
 // Owns: its conversations (persisted under COHORT_AGENT_STATE_DIR), tools, approval modes.
 // May import: src/acp, src/sandbox, node and npm packages. stdout is the ACP channel: logs go to stderr.
+import { pathToFileURL } from 'node:url';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { pino } from 'pino';
@@ -32,7 +33,8 @@ function modes(s: AgentSession) {
   };
 }
 
-export async function runAgent(env: NodeJS.ProcessEnv = process.env): Promise<void> {
+/** `npx cohort agent`: takes no arguments (configuration is the environment, see agent/config.ts). */
+export async function runAgent(_argv: string[] = [], env: NodeJS.ProcessEnv = process.env): Promise<void> {
   const cfg = agentConfigFromEnv(env);
   const log = pino({ name: 'cohort-agent', level: env.LOG_LEVEL ?? 'info' }, pino.destination(2));
   const store = new SessionStore(join(cfg.stateDir, 'sessions'));
@@ -101,7 +103,7 @@ export async function runAgent(env: NodeJS.ProcessEnv = process.env): Promise<vo
   process.exit(0);
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
   runAgent().catch((err: unknown) => {
     process.stderr.write(`cohort agent: ${(err as Error).message}\n`);
     process.exit(1);

@@ -8,7 +8,7 @@ export class EventLog {
   constructor(private readonly capacity: number) {}
 
   append(body: RunEventBody): RunEvent {
-    const e = { ...body, seq: this.next++ } as RunEvent;
+    const e = { seq: this.next++, ...body } as RunEvent;
     this.events.push(e);
     if (this.events.length > this.capacity) this.events.shift();
     return e;

@@ -2,6 +2,7 @@
 // pending interactions, deadlines and replay buffers (DESIGN.md principle 1), and driving its
 // ACP agent on stdio. May import: src/protocol, src/acp, src/sandbox, node and npm packages —
 // never gateway code (src/gateway, src/store, src/inference).
+import { pathToFileURL } from 'node:url';
 import type { AddressInfo } from 'node:net';
 import { pino } from 'pino';
 import type { StatusResponse } from '../protocol/daemon.ts';
@@ -48,7 +49,7 @@ export async function runDaemon(argv: string[] = process.argv.slice(2), env: Nod
   process.once('SIGINT', stop);
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
   runDaemon().catch((err: unknown) => {
     process.stderr.write(`cohort daemon: ${(err as Error).message}\n`);
     process.exit(1);
