@@ -59,9 +59,12 @@ export function toAgentCallError(err: unknown): AgentCallError {
   return { code: -32603, message: err instanceof Error ? err.message : String(err), retryable: undefined };
 }
 
+const exitError = (e: AgentExit) => new Error(`agent exited (code ${e.code}, signal ${e.signal})`);
+
 export class AgentProcess {
   /** Set once the process has exited; a call failing after that failed because of it. */
   exit: AgentExit | null = null;
+  private readonly inflight = new Set<(err: Error) => void>();
 
   private constructor(
     private readonly conn: ClientConnection,
@@ -71,7 +74,11 @@ export class AgentProcess {
     readonly exited: Promise<AgentExit>,
     private readonly kill: () => void,
   ) {
-    void exited.then((e) => (this.exit = e));
+    void exited.then((e) => {
+      this.exit = e;
+      for (const reject of this.inflight) reject(exitError(e));
+      this.inflight.clear();
+    });
   }
 
   static async start(opts: SpawnAgentOptions): Promise<AgentProcess> {
@@ -134,9 +141,16 @@ export class AgentProcess {
     return this.exit === null && !this.conn.signal.aborted;
   }
 
-  /** Rejects as soon as the agent process exits, so no call can hang on a dead agent. */
+  /**
+   * Rejects as soon as the agent process exits, so no call can hang on a dead agent. Pending calls
+   * are tracked in a set rather than raced against `exited`, which would pile up reactions on it.
+   */
   private call<T>(p: Promise<T>): Promise<T> {
-    return Promise.race([p, this.exited.then((e) => Promise.reject(new Error(`agent exited (code ${e.code}, signal ${e.signal})`)))]);
+    if (this.exit) return Promise.reject(exitError(this.exit));
+    return new Promise<T>((resolve, reject) => {
+      this.inflight.add(reject);
+      p.then(resolve, reject).finally(() => this.inflight.delete(reject));
+    });
   }
 
   async newSession(cwd: string): Promise<string> {

@@ -18,7 +18,7 @@ type Failure = { reason: 'turn_failed' | 'stream_severed'; message: string; retr
 type Ctx = { pending?: Pending; answer?: AcpAnswer; sink?: Sink; events?: RunEvent[]; stopReason?: StopReason; failure?: Failure };
 
 /** Terminal runs kept for replay and for telling late answers "not pending". */
-const KEEP_ENDED_RUNS = 100;
+const KEEP_ENDED_RUNS = 32;
 
 export class Intern {
   readonly agents: AgentHost;
