@@ -2,7 +2,7 @@
 // failures into UpstreamError (timeouts and connection errors are retryable, status 0), the
 // mapping of a non-2xx answer to an UpstreamError carrying the provider's own message with
 // secrets scrubbed, and a server-sent-event reader.
-import { Agent, request, type Dispatcher } from 'undici';
+import { Agent, type Dispatcher } from 'undici';
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { scrub } from '../log.ts';
 import { UpstreamError } from './types.ts';
@@ -21,11 +21,23 @@ export function transportError(err: unknown, signal: AbortSignal): unknown {
   return new UpstreamError({ status: 0, message: `could not reach the provider (${code})` });
 }
 
+/** URLs are few (one per provider endpoint), so each is parsed once. */
+const parsed = new Map<string, { origin: string; path: string }>();
+function target(url: string) {
+  let t = parsed.get(url);
+  if (!t) {
+    const u = new URL(url);
+    t = { origin: u.origin, path: u.pathname + u.search };
+    if (parsed.size < 1000) parsed.set(url, t);
+  }
+  return t;
+}
+
 export async function post(opts: { dispatcher: Dispatcher; url: string; headers: Record<string, string>; body: string; signal: AbortSignal }): Promise<Dispatcher.ResponseData> {
   try {
-    return await request(opts.url, {
+    return await opts.dispatcher.request({
+      ...target(opts.url),
       method: 'POST',
-      dispatcher: opts.dispatcher,
       headers: { 'content-type': 'application/json', ...opts.headers },
       body: opts.body,
       signal: opts.signal,
@@ -63,15 +75,18 @@ export async function jsonBody(res: Dispatcher.ResponseData): Promise<unknown> {
   }
 }
 
-/** The events of an SSE body, as they arrive. */
-export async function* sseEvents(body: AsyncIterable<Buffer>, signal: AbortSignal): AsyncGenerator<EventSourceMessage> {
-  const ready: EventSourceMessage[] = [];
+/** The events of an SSE body, one batch per read (never an empty batch). */
+export async function* sseEvents(body: AsyncIterable<Buffer>, signal: AbortSignal): AsyncGenerator<EventSourceMessage[]> {
+  let ready: EventSourceMessage[] = [];
   const parser = createParser({ onEvent: (e) => void ready.push(e) });
   const decoder = new TextDecoder();
   try {
     for await (const buf of body) {
       parser.feed(decoder.decode(buf, { stream: true }));
-      while (ready.length) yield ready.shift()!;
+      if (!ready.length) continue;
+      const batch = ready;
+      ready = [];
+      yield batch;
     }
   } catch (err) {
     throw transportError(err, signal);

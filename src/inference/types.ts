@@ -73,8 +73,10 @@ export type UpstreamCall = {
 
 /** The one interface every provider folder implements. */
 export type ProviderAdapter = {
-  /** Resolves once the provider accepted the request (so failures before any output can be retried elsewhere). */
-  stream(call: UpstreamCall): Promise<AsyncIterable<ChatChunk>>;
+  /** Resolves once the provider accepted the request (so failures before any output can be retried elsewhere).
+   * Yields the chunks in batches, one batch per read from the provider, so a response that arrives
+   * at once costs one pass through the relay rather than one per chunk. */
+  stream(call: UpstreamCall): Promise<AsyncIterable<ChatChunk[]>>;
   complete(call: UpstreamCall): Promise<Completion>;
   /** Whether the provider serves this model id; undefined means "any id, the provider decides". */
   hasModel?(model: string): boolean;

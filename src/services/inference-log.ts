@@ -1,12 +1,16 @@
 // The request log: one row per model request, written in batches off the hot path (a flush at
-// most every 100 ms or 500 rows, and on shutdown). Which requests keep their bodies is the
+// most every 200 ms or 1000 rows, and on shutdown). On the embedded PGlite, whose SQL engine
+// runs on the gateway's own thread, rows go in by COPY (several times cheaper per row than an
+// INSERT); on PostgreSQL, as one JSON parameter. Which requests keep their bodies is the
 // workspace's I/O logging decision below.
+import { getTableColumns, sql } from 'drizzle-orm';
+import { PGlite } from '@electric-sql/pglite';
 import type { Db } from '../store/db.ts';
 import type { Logger } from '../log.ts';
 import { inferenceRequests, type InferenceRequestRow } from '../store/schema-inference.ts';
 
-const FLUSH_MS = 100;
-const BATCH = 500;
+const FLUSH_MS = 200;
+const BATCH = 1000;
 
 export type IoLogging = { enabled: boolean; samplingRate: number; apiKeyIds: string[] | null };
 
@@ -15,6 +19,29 @@ export function shouldStoreBodies(io: IoLogging, opts: { apiKeyId: string; rando
   if (!io.enabled) return false;
   if (io.apiKeyIds?.length && !io.apiKeyIds.includes(opts.apiKeyId)) return false;
   return opts.random < io.samplingRate;
+}
+
+const COLUMNS = Object.entries(getTableColumns(inferenceRequests)).map(([key, col]) => ({ key: key as keyof InferenceRequestRow, name: col.name, json: col.dataType === 'json' }));
+const COLUMN_LIST = COLUMNS.map((c) => c.name).join(', ');
+
+function csvField(v: unknown, json: boolean): string {
+  if (v === null || v === undefined) return '';
+  const text = json ? JSON.stringify(v) : v instanceof Date ? v.toISOString() : String(v);
+  return '"' + text.replace(/"/g, '""') + '"';
+}
+
+/** One CSV line per row, NULL as an empty unquoted field. */
+export function toCsv(rows: InferenceRequestRow[]): string {
+  return rows.map((r) => COLUMNS.map((c) => csvField(r[c.key], c.json)).join(',')).join('\n') + '\n';
+}
+
+function insertMany(db: Db, rows: InferenceRequestRow[]): Promise<unknown> {
+  const client = (db as unknown as { $client?: unknown }).$client;
+  if (client instanceof PGlite) {
+    return client.query(`copy inference_requests (${COLUMN_LIST}) from '/dev/blob' with (format csv)`, [], { blob: new Blob([toCsv(rows)]) });
+  }
+  const records = rows.map((r) => Object.fromEntries(COLUMNS.map((c) => [c.name, r[c.key] ?? null])));
+  return db.execute(sql`insert into inference_requests select * from jsonb_populate_recordset(null::inference_requests, ${JSON.stringify(records)}::jsonb)`);
 }
 
 export type RequestLog = { add(row: InferenceRequestRow): void; flush(): Promise<void>; close(): Promise<void> };
@@ -31,10 +58,7 @@ export function createRequestLog(opts: { db: Db; log: Logger }): RequestLog {
     queue = [];
     writing = writing.then(async () => {
       for (let i = 0; i < rows.length; i += BATCH) {
-        await opts.db
-          .insert(inferenceRequests)
-          .values(rows.slice(i, i + BATCH))
-          .catch((err: unknown) => opts.log.error({ err, rows: rows.length }, 'could not write the inference request log'));
+        await insertMany(opts.db, rows.slice(i, i + BATCH)).catch((err: unknown) => opts.log.error({ err, rows: rows.length }, 'could not write the inference request log'));
       }
     });
     return writing;

@@ -38,6 +38,7 @@ export function rowOf(p: Recordable, o: Outcome): InferenceRequestRow {
     cost: u?.cost ?? null,
     requestBody: p.loggedBody === undefined ? null : p.loggedBody,
     responseBody: p.loggedBody === undefined ? null : (o.response ?? null),
+    createdAt: new Date(),
   };
 }
 
@@ -64,23 +65,25 @@ function collector() {
 export async function* relay(o: {
   p: Prepared;
   served: Served;
-  source: AsyncIterable<ChatChunk>;
+  source: AsyncIterable<ChatChunk[]>;
   usageOf: (u: Usage | null | undefined, s: Served) => Usage;
   record: (p: Prepared, outcome: Outcome) => void;
   signal: AbortSignal;
-}): AsyncGenerator<ChatChunk> {
+}): AsyncGenerator<ChatChunk[]> {
   const { p, served } = o;
   const collect = p.loggedBody === undefined ? null : collector();
   const outcome: Outcome = { status: 200, served, usage: null, finish: null };
   try {
-    for await (const c of o.source) {
-      c.id = p.id;
-      c.model = served.model;
-      if (c.usage) c.usage = outcome.usage = o.usageOf(c.usage, served);
-      const finish = c.choices[0]?.finish_reason;
-      if (finish) outcome.finish = finish;
-      collect?.add(c);
-      yield c;
+    for await (const batch of o.source) {
+      for (const c of batch) {
+        c.id = p.id;
+        c.model = served.model;
+        if (c.usage) c.usage = outcome.usage = o.usageOf(c.usage, served);
+        const finish = c.choices[0]?.finish_reason;
+        if (finish) outcome.finish = finish;
+        collect?.add(c);
+      }
+      yield batch;
     }
   } catch (err) {
     const api = o.signal.aborted ? clientClosed() : err instanceof UpstreamError ? upstreamFailure(served.provider, err) : null;

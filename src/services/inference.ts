@@ -113,7 +113,7 @@ export function createInferenceService(opts: InferenceOptions) {
   return {
     prepare,
     /** Resolves once a provider accepted the request; the chunks then always end (finish or thrown error). */
-    async stream(p: Prepared, signal: AbortSignal): Promise<{ served: Served; chunks: AsyncGenerator<ChatChunk> }> {
+    async stream(p: Prepared, signal: AbortSignal): Promise<{ served: Served; chunks: AsyncGenerator<ChatChunk[]> }> {
       const { value, served } = await attempt(p, signal, (adapter, call) => adapter.stream(call));
       return { served, chunks: relay({ p, served, source: value, usageOf, record, signal }) };
     },

@@ -44,9 +44,21 @@ export async function writeSse(reply: FastifyReply, o: { signal: AbortSignal; fr
   reply.hijack();
   const res = reply.raw;
   res.writeHead(200, { ...(reply.getHeaders() as Record<string, string>), 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-accel-buffering': 'no' });
+  // Frames produced in one turn of the event loop (one upstream read) leave in one write.
+  let corked = false;
+  const uncork = () => {
+    corked = false;
+    res.uncork();
+  };
   try {
     for await (const frame of o.frames) {
-      if (frame && !res.write(frame)) await once(res, 'drain', { signal: o.signal });
+      if (!frame) continue;
+      if (!corked) {
+        corked = true;
+        res.cork();
+        setImmediate(uncork);
+      }
+      if (!res.write(frame)) await once(res, 'drain', { signal: o.signal });
     }
     res.end(o.end());
   } catch (err) {
@@ -56,8 +68,12 @@ export async function writeSse(reply: FastifyReply, o: { signal: AbortSignal; fr
   }
 }
 
-async function* openaiFrames(chunks: AsyncIterable<ChatChunk>): AsyncGenerator<string> {
-  for await (const c of chunks) yield `data: ${JSON.stringify(c)}\n\n`;
+async function* openaiFrames(batches: AsyncIterable<ChatChunk[]>): AsyncGenerator<string> {
+  for await (const batch of batches) {
+    let frames = '';
+    for (const c of batch) frames += `data: ${JSON.stringify(c)}\n\n`;
+    yield frames;
+  }
 }
 
 function errorFrame(p: Prepared, model: string, e: ApiError): string {

@@ -11,8 +11,12 @@ import type { ChatChunk } from '../../inference/types.ts';
 import type { RequestBody } from '../../services/routing.ts';
 import { abortOnClose, errorDocs, prepareOrRefuse, writeSse } from './chat-completions.ts';
 
-async function* frames(chunks: AsyncIterable<ChatChunk>, encoder: ReturnType<typeof messagesEncoder>): AsyncGenerator<string> {
-  for await (const c of chunks) yield encoder.push(c);
+async function* frames(batches: AsyncIterable<ChatChunk[]>, encoder: ReturnType<typeof messagesEncoder>): AsyncGenerator<string> {
+  for await (const batch of batches) {
+    let out = '';
+    for (const c of batch) out += encoder.push(c);
+    yield out;
+  }
 }
 
 export const messagesRoutes: RouteModule = (app, ctx) => {

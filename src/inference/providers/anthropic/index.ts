@@ -8,18 +8,21 @@ import { anthropicChunker, fromAnthropicMessage, type AnthropicMessage } from '.
 
 const VERSION = '2023-06-01';
 
-async function* chunks(body: AsyncIterable<Buffer>, call: UpstreamCall): AsyncGenerator<ChatChunk> {
+async function* chunks(body: AsyncIterable<Buffer>, call: UpstreamCall): AsyncGenerator<ChatChunk[]> {
   const next = anthropicChunker({ model: call.model });
-  for await (const e of sseEvents(body, call.signal)) {
-    let event: Parameters<typeof next>[0];
-    try {
-      event = JSON.parse(e.data);
-    } catch {
-      throw new UpstreamError({ status: 502, message: 'the provider sent a malformed stream event' });
+  for await (const events of sseEvents(body, call.signal)) {
+    const batch: ChatChunk[] = [];
+    for (const e of events) {
+      let event: Parameters<typeof next>[0];
+      try {
+        event = JSON.parse(e.data);
+      } catch {
+        throw new UpstreamError({ status: 502, message: 'the provider sent a malformed stream event' });
+      }
+      const c = next(event);
+      if (c) batch.push(c);
     }
-    const c = next(event);
-    if (c) yield c;
-    if (event.type === 'message_stop') return;
+    if (batch.length) yield batch;
   }
 }
 

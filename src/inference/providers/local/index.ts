@@ -6,6 +6,11 @@ import { completion, streamChunks, SCRIPTED_MODEL } from './play.ts';
 import { UpstreamError, type ChatChunk, type Completion, type ProviderAdapter, type UpstreamCall } from '../../types.ts';
 import { randomUUID } from 'node:crypto';
 
+/** The scripted model's chunks, each its own batch (sleeps come between chunks). */
+async function* batches(chunks: AsyncIterable<ChatChunk>): AsyncGenerator<ChatChunk[]> {
+  for await (const c of chunks) yield [c];
+}
+
 function planOf(call: UpstreamCall) {
   const p = plan({ messages: call.body.messages, tools: call.body.tools });
   if (p.kind === 'fail') throw new UpstreamError({ status: p.status, message: `scripted failure ${p.status}` });
@@ -16,7 +21,7 @@ export const localAdapter: ProviderAdapter = {
   hasModel: (model) => `local/${model}` === SCRIPTED_MODEL,
   async stream(call) {
     const p = planOf(call);
-    return streamChunks(p, { id: `gen-${randomUUID()}`, signal: call.signal }) as AsyncIterable<ChatChunk>;
+    return batches(streamChunks(p, { id: `gen-${randomUUID()}`, signal: call.signal }) as AsyncIterable<ChatChunk>);
   },
   async complete(call) {
     return (await completion(planOf(call), { id: `gen-${randomUUID()}`, signal: call.signal })) as Completion;

@@ -1,0 +1,145 @@
+// `npm run bench:inference`: model-request throughput and latency against a loopback upstream
+// that answers at once, at 1, 50 and 200 connections, streaming and not, for (a) the upstream
+// directly, (b) a raw node:http pass-through proxy, (c) cohort, (d) the Portkey gateway; each
+// server in its own child process. With DATABASE_URL set, cohort runs a second time on
+// PostgreSQL (in a fresh schema, dropped afterwards). Prints a markdown table of medians over
+// BENCH_REPEAT runs of BENCH_DURATION_MS each, then the targets of the inference issue.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, existsSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { load, type LoadResult } from './load.ts';
+
+const DURATION = Number(process.env.BENCH_DURATION_MS ?? 2000);
+const REPEAT = Number(process.env.BENCH_REPEAT ?? 3);
+const CONNECTIONS = (process.env.BENCH_CONNECTIONS ?? '1,50,200').split(',').map(Number);
+const children: ChildProcess[] = [];
+
+async function freePort(): Promise<number> {
+  const s = createServer().listen(0, '127.0.0.1');
+  await new Promise((r) => s.once('listening', r));
+  const port = (s.address() as { port: number }).port;
+  await new Promise((r) => s.close(r));
+  return port;
+}
+
+function start(args: string[], env: Record<string, string> = {}): ChildProcess {
+  const child = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
+  children.push(child);
+  return child;
+}
+
+async function until(ok: () => Promise<boolean> | boolean, what: string) {
+  for (let i = 0; i < 300; i++) {
+    if (await Promise.resolve(ok()).catch(() => false)) return;
+    await sleep(100);
+  }
+  throw new Error(`${what} did not start`);
+}
+const answers = (url: string) => async () => (await fetch(url, { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } })).status > 0;
+
+function rssMb(child: ChildProcess | null): string {
+  if (!child?.pid) return '–';
+  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'));
+  return m ? (Number(m[1]) / 1024).toFixed(0) : '?';
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+type Target = { name: string; url: string; headers: Record<string, string>; model: string; child: ChildProcess | null };
+
+async function main() {
+  const [upPort, proxyPort, cohortPort, portkeyPort, cohortPgPort] = await Promise.all([freePort(), freePort(), freePort(), freePort(), freePort()]);
+  const servers = 'bench/inference-servers.ts';
+  start(['--import', 'tsx', servers, 'upstream', String(upPort)]);
+  const upstream = `http://127.0.0.1:${upPort}/v1`;
+  await until(answers(`${upstream}/chat/completions`), 'upstream');
+  const proxy = start(['--import', 'tsx', servers, 'proxy', String(proxyPort), String(upPort)]);
+  const startCohort = async (port: number, env: Record<string, string>) => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'cohort-bench-'));
+    dataDirs.push(dataDir);
+    const child = start(['--import', 'tsx', 'src/main.ts'], {
+      PORT: String(port),
+      COHORT_DATA_DIR: dataDir,
+      LOG_LEVEL: 'warn',
+      COHORT_PROVIDER_OPENAI_BASE_URL: upstream,
+      COHORT_PROVIDER_OPENAI_API_KEY: 'sk-bench-shared',
+      ...env,
+    });
+    await until(() => existsSync(join(dataDir, 'bootstrap.json')), 'cohort');
+    await until(answers(`http://127.0.0.1:${port}/api/v1/chat/completions`), 'cohort');
+    const apiKey = JSON.parse(readFileSync(join(dataDir, 'bootstrap.json'), 'utf8')).api_key as string;
+    return { child, apiKey };
+  };
+  const portkey = start(['--import', './bench/portkey-hono.mjs', 'node_modules/@portkey-ai/gateway/build/start-server.js', `--port=${portkeyPort}`, '--headless']);
+  await until(answers(`http://127.0.0.1:${proxyPort}/v1/chat/completions`), 'raw proxy');
+  await until(answers(`http://127.0.0.1:${portkeyPort}/v1/chat/completions`), 'portkey');
+  const cohort = await startCohort(cohortPort, {});
+  const cohortPg = pgUrl ? await startCohort(cohortPgPort, { DATABASE_URL: pgUrl, COHORT_PG_SCHEMA: pgSchema }) : null;
+
+  const auth = { authorization: 'Bearer sk-bench-upstream' };
+  const targets: Target[] = [
+    { name: 'direct', url: `${upstream}/chat/completions`, headers: auth, model: 'gpt-4o-mini', child: null },
+    { name: 'raw proxy', url: `http://127.0.0.1:${proxyPort}/v1/chat/completions`, headers: auth, model: 'gpt-4o-mini', child: proxy },
+    { name: 'cohort', url: `http://127.0.0.1:${cohortPort}/api/v1/chat/completions`, headers: { authorization: `Bearer ${cohort.apiKey}` }, model: 'openai/gpt-4o-mini', child: cohort.child },
+    ...(cohortPg ? [{ name: 'cohort (PostgreSQL)', url: `http://127.0.0.1:${cohortPgPort}/api/v1/chat/completions`, headers: { authorization: `Bearer ${cohortPg.apiKey}` }, model: 'openai/gpt-4o-mini', child: cohortPg.child }] : []),
+    { name: 'portkey', url: `http://127.0.0.1:${portkeyPort}/v1/chat/completions`, headers: { ...auth, 'x-portkey-provider': 'openai', 'x-portkey-custom-host': upstream }, model: 'gpt-4o-mini', child: portkey },
+  ];
+
+  const rows: { stream: boolean; conns: number; target: Target; r: LoadResult; rss: string }[] = [];
+  for (const stream of [false, true]) {
+    for (const conns of CONNECTIONS) {
+      for (const target of targets) {
+        const body = JSON.stringify({ model: target.model, stream, messages: [{ role: 'user', content: 'Say hello' }] });
+        const run = (durationMs: number) => load({ url: target.url, headers: target.headers, body, connections: conns, durationMs });
+        await run(target.name.startsWith('cohort') && conns === CONNECTIONS[0] ? 3000 : 500);
+        const runs: LoadResult[] = [];
+        for (let i = 0; i < REPEAT; i++) runs.push(await run(DURATION));
+        const r = { rps: median(runs.map((x) => x.rps)), p50: median(runs.map((x) => x.p50)), p99: median(runs.map((x) => x.p99)), errors: runs.reduce((n, x) => n + x.errors, 0) };
+        rows.push({ stream, conns, target, r, rss: rssMb(target.child) });
+        process.stderr.write(`${stream ? 'stream' : 'json'} c=${conns} ${target.name}: ${r.rps.toFixed(0)} req/s\n`);
+      }
+    }
+  }
+
+  console.log(`\nMedians of ${REPEAT} runs of ${DURATION} ms each; loopback upstream answering at once; ${CONNECTIONS.join('/')} connections.\n`);
+  console.log('| mode | conns | target | req/s | p50 ms | p99 ms | gateway RSS MB | errors |');
+  console.log('|---|---:|---|---:|---:|---:|---:|---:|');
+  for (const { stream, conns, target, r, rss } of rows) {
+    console.log(`| ${stream ? 'stream' : 'json'} | ${conns} | ${target.name} | ${r.rps.toFixed(0)} | ${r.p50.toFixed(3)} | ${r.p99.toFixed(3)} | ${rss} | ${r.errors} |`);
+  }
+  console.log('\n| mode | conns | gateway | ÷ raw proxy req/s | ÷ portkey req/s | p99 vs portkey ms | p50 added over direct ms |');
+  console.log('|---|---:|---|---:|---:|---:|---:|');
+  for (const stream of [false, true]) {
+    for (const conns of CONNECTIONS) {
+      const get = (name: string) => rows.find((x) => x.stream === stream && x.conns === conns && x.target.name === name)!.r;
+      const [d, p, k] = ['direct', 'raw proxy', 'portkey'].map(get) as [LoadResult, LoadResult, LoadResult];
+      for (const name of targets.map((t) => t.name).filter((n) => n.startsWith('cohort'))) {
+        const c = get(name);
+        console.log(`| ${stream ? 'stream' : 'json'} | ${conns} | ${name} | ${(c.rps / p.rps).toFixed(2)} | ${(c.rps / k.rps).toFixed(2)} | ${c.p99.toFixed(2)} vs ${k.p99.toFixed(2)} | ${(c.p50 - d.p50).toFixed(3)} |`);
+      }
+    }
+  }
+}
+
+const dataDirs: string[] = [];
+const pgUrl = process.env.DATABASE_URL;
+const pgSchema = `bench_${randomBytes(4).toString('hex')}`;
+if (!pgUrl) process.stderr.write('cohort on PostgreSQL skipped: DATABASE_URL is not set\n');
+try {
+  await main();
+} finally {
+  for (const c of children) c.kill('SIGTERM');
+  await Promise.all(children.map((c) => (c.exitCode === null ? new Promise((r) => c.once('exit', r)) : null)));
+  for (const d of dataDirs) rmSync(d, { recursive: true, force: true });
+  if (pgUrl) {
+    const c = new pg.Client({ connectionString: pgUrl });
+    await c.connect();
+    await c.query(`drop schema if exists ${pgSchema} cascade`);
+    await c.end();
+  }
+}
