@@ -62,8 +62,10 @@ export class AgentHost {
   }
 
   private env(): NodeJS.ProcessEnv {
-    // The daemon's own secret and settings stay out of the agent's environment.
-    const env: NodeJS.ProcessEnv = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('COHORT_')));
+    // The daemon's own secret and settings stay out of the agent's environment; the operator's
+    // COHORT_AGENT_* tuning (context window, step limit, bwrap path) passes through.
+    const env: NodeJS.ProcessEnv = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('COHORT_') || k.startsWith('COHORT_AGENT_')));
+    delete env.COHORT_AGENT_COMMAND;
     env.COHORT_AGENT_STATE_DIR = join(this.o.dir, 'agent');
     env.LOG_LEVEL = this.o.logLevel;
     if (this.o.instructions) env.COHORT_AGENT_INSTRUCTIONS = this.o.instructions;
