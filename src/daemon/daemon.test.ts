@@ -259,6 +259,20 @@ test('a new prompt on a session with a paused run supersedes it', async () => {
   assert.equal((await f.client.answer('s1', ask.interaction_id, 'allow_once')).status, 409);
 });
 
+test('a prompt for a paused session while another turn runs is refused busy and leaves the paused run alone', async () => {
+  const a = await f.client.turn({ session_id: 'keep', approval_mode: 'manual', prompt: '/shell echo kept' });
+  const ask = interactionOf(a.events);
+  const b = await f.client.open('POST', daemonPaths.turns, { session_id: 'runner', prompt: '/say go\n/sleep 60000' });
+  assert.ok(b.events);
+  await readUntil(b.events, (e) => e.type === 'text');
+  const c = await f.client.turn({ session_id: 'keep', prompt: 'new topic' });
+  assert.deepEqual(c.json, busyBody('runner'));
+  assert.equal(f.daemon.status().runs.find((r) => r.session_id === 'keep')?.phase, 'paused');
+  assert.equal((await f.client.json('POST', daemonPaths.cancelSession('runner'))).status, 200);
+  await rest(b.events);
+  assert.deepEqual(shape((await f.client.answer('keep', ask.interaction_id, 'allow_once')).events), ['text:shell: kept\n[exit 0]', 'usage', 'completed']);
+});
+
 test('paused-run capacity: a pause past the limit fails the run with 503 busy', async () => {
   const a = await f.client.turn({ session_id: 'cap-1', prompt: '/ask one?' });
   interactionOf(a.events);

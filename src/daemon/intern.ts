@@ -196,12 +196,14 @@ export class Intern {
     if (this.closing) return refusal('intern_not_ready', 'the intern is shutting down');
     const live = req.session_id ? this.bySession.get(req.session_id) : undefined;
     if (live && live.state.phase === 'running') return this.steer(live, req.prompt);
+    const busy = () => this.busy(`another turn is running on this intern (session ${this.lock?.sessionId})`);
+    if (this.lock) return busy();
     if (live && !isTerminalPhase(live.state.phase)) {
       // A new prompt supersedes the session's paused run (its question goes unanswered).
       this.apply(live, { kind: 'cancel' });
       await live.done;
     }
-    if (this.lock) return this.busy(`another turn is running on this intern (session ${this.lock.sessionId})`);
+    if (this.lock) return busy();
     const run = new Run(req.session_id ?? `sess_${randomUUID()}`, req.approval_mode, this.o.replayBufferEvents);
     this.lock = run; // taken before any await, so two prompts cannot both start
     let agent: AgentProcess;
