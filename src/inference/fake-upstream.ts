@@ -1,7 +1,8 @@
 // For tests and benchmarks: a loopback stand-in for hosted providers, a real HTTP server that
 // records what it received (path, key, model, body) and answers in OpenAI format
 // (`…/chat/completions`) or Anthropic format (`…/messages`) from the scripted model, so a
-// test's prompt directives (/say, /fail 503, /sleep …) drive it. A key can be made to fail.
+// test's prompt directives (/say, /fail 503, /sleep …) drive it. A key can be made to fail with
+// a status, or to misbehave: answer garbage, break its stream, or hang up without an answer.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
@@ -13,11 +14,15 @@ import { toAnthropicBody } from './providers/anthropic/request.ts';
 
 export type Received = { path: string; key: string | null; model: string; body: Record<string, unknown>; aborted: boolean };
 
+export type Misbehaviour = 'malformed' | 'broken-stream' | 'hangup';
+
 export type FakeUpstream = {
   url: string;
   received: Received[];
   /** Answer requests made with this key with this status (an error body echoing the key, as some providers do). */
   failKey(key: string, status: number): void;
+  /** Requests made with this key get this misbehaviour (null: behave again). */
+  misbehave(key: string, how: Misbehaviour | null): void;
   close(): Promise<void>;
 };
 
@@ -38,7 +43,16 @@ function asChat(body: ReturnType<typeof toAnthropicBody> & { messages: { role: s
   return { messages, tools: ((body.tools as { name: string }[] | undefined) ?? []).map((t) => ({ type: 'function', function: { name: t.name } })) };
 }
 
-async function answer(req: IncomingMessage, res: ServerResponse, o: { received: Received[]; failing: Map<string, number> }) {
+function misbehaveOn(res: ServerResponse, how: Misbehaviour, stream: boolean) {
+  if (how === 'hangup') return void res.socket?.destroy();
+  if (how === 'malformed' && !stream) return void res.writeHead(200, { 'content-type': 'application/json' }).end('{"choices": [tru');
+  res.writeHead(200, { 'content-type': 'text/event-stream' });
+  res.write(`data: ${JSON.stringify({ id: 'x', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta: { role: 'assistant', content: 'partial' }, finish_reason: null }] })}\n\n`);
+  if (how === 'malformed') res.end('data: {"choices": nope\n\n');
+  else setTimeout(() => res.socket?.destroy(), 20);
+}
+
+async function answer(req: IncomingMessage, res: ServerResponse, o: { received: Received[]; failing: Map<string, number>; misbehaving: Map<string, Misbehaviour> }) {
   const anthropic = req.url!.endsWith('/messages');
   const key = anthropic ? ((req.headers['x-api-key'] as string | undefined) ?? null) : (req.headers.authorization?.replace(/^Bearer /, '') ?? null);
   const body = JSON.parse(await readBody(req));
@@ -51,6 +65,8 @@ async function answer(req: IncomingMessage, res: ServerResponse, o: { received: 
       abort.abort();
     }
   });
+  const how = key ? o.misbehaving.get(key) : undefined;
+  if (how) return misbehaveOn(res, how, body.stream === true);
   const failing = key ? o.failing.get(key) : undefined;
   const p = failing ? ({ kind: 'fail', status: failing } as const) : plan(anthropic ? asChat(body) : body);
   if (p.kind === 'fail') {
@@ -78,13 +94,15 @@ async function answer(req: IncomingMessage, res: ServerResponse, o: { received: 
 export async function startFakeUpstream(): Promise<FakeUpstream> {
   const received: Received[] = [];
   const failing = new Map<string, number>();
-  const server = createServer((req, res) => void answer(req, res, { received, failing }).catch(() => res.destroy()));
+  const misbehaving = new Map<string, Misbehaviour>();
+  const server = createServer((req, res) => void answer(req, res, { received, failing, misbehaving }).catch(() => res.destroy()));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}/v1`,
     received,
     failKey: (key, status) => void failing.set(key, status),
+    misbehave: (key, how) => void (how ? misbehaving.set(key, how) : misbehaving.delete(key)),
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

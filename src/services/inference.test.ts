@@ -140,6 +140,49 @@ for (const store of storeMatrix) {
       assert.match(r2.body.error.message, /restricted from this request/);
     });
 
+    test('garbage, hang-ups and unreachable endpoints are retryable before output; after it the stream ends with an error chunk', async () => {
+      const s = await space(gw, 'misbehave');
+      await s.credential({ key: 'sk-garbage-key-1', sort_order: 1 });
+      await s.credential({ key: 'sk-hangup-key-22', sort_order: 2 });
+      await s.credential({ key: 'sk-healthy-key-3', sort_order: 3 });
+      up.misbehave('sk-garbage-key-1', 'malformed');
+      up.misbehave('sk-hangup-key-22', 'hangup');
+      let res: Awaited<ReturnType<typeof ask>> | undefined;
+      assert.deepEqual(await keysSeen(async () => (res = await ask(s))), ['sk-garbage-key-1', 'sk-hangup-key-22', 'sk-healthy-key-3']);
+      assert.equal(res!.status, 200);
+      assert.equal(res!.body.choices[0].message.content, 'hi');
+      up.misbehave('sk-garbage-key-1', 'broken-stream');
+      for (const how of ['broken-stream', 'malformed'] as const) {
+        up.misbehave('sk-garbage-key-1', how);
+        const streamed = await ask(s, { stream: true });
+        assert.equal(streamed.status, 200);
+        const frames = (streamed.body as string).split('\n\n').filter(Boolean);
+        assert.equal(frames.at(-1), 'data: [DONE]');
+        const last = JSON.parse(frames.at(-2)!.slice(6));
+        assert.equal(last.choices[0].finish_reason, 'error');
+        assert.equal(last.error.code, 502);
+        assert.ok(!JSON.stringify(last).includes('sk-garbage'));
+      }
+      up.misbehave('sk-garbage-key-1', null);
+      up.misbehave('sk-hangup-key-22', null);
+      const rows = await s.log();
+      assert.deepEqual(rows.map((r) => [r.status, r.attempts]), [[200, 3], [502, 1], [502, 1]]);
+    });
+
+    test('an endpoint nobody listens on is a retryable 502 naming the provider', async () => {
+      const closed = await startFakeUpstream();
+      await closed.close();
+      const other = await startTestGateway({ env: { COHORT_ROUTING_CACHE_MS: '1', COHORT_PROVIDER_GROQ_BASE_URL: closed.url, COHORT_PROVIDER_GROQ_API_KEY: 'gsk-shared-unreachable' } });
+      try {
+        const res = await other.call('POST', '/chat/completions', { key: other.keys.api_key, body: { model: 'groq/llama', messages: [user('hi')] } });
+        assert.equal(res.status, 502);
+        assert.match(res.body.error.message, /^provider groq: could not reach the provider \(ECONNREFUSED\)$/);
+        assert.deepEqual(res.body.error.metadata, { reason: 'turn_failed', retryable: true });
+      } finally {
+        await other.close();
+      }
+    });
+
     test('fallback models are tried when every route of a model failed retryably', async () => {
       const s = await space(gw, 'fallbacks');
       await s.credential({ provider: 'groq', key: 'gsk-fallback-groq' });
