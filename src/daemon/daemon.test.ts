@@ -22,7 +22,7 @@ after(async () => {
 });
 
 async function until(cond: () => boolean | Promise<boolean>): Promise<void> {
-  for (let i = 0; i < 500 && !(await cond()); i++) await sleep(10);
+  for (let i = 0; i < 2000 && !(await cond()); i++) await sleep(10);
   assert.ok(await cond(), 'condition never held');
 }
 

@@ -17,7 +17,7 @@ before(async () => {
 after(() => f.close());
 
 async function until(cond: () => boolean): Promise<void> {
-  for (let i = 0; i < 500 && !cond(); i++) await sleep(10);
+  for (let i = 0; i < 2000 && !cond(); i++) await sleep(10);
   assert.ok(cond(), 'condition never held');
 }
 
@@ -85,7 +85,7 @@ test('interaction deadline: the paused run is cancelled and the ending confirmed
     const a = await d.client.turn({ approval_mode: 'manual', prompt: 'permission' });
     const ask = interactionOf(a.events);
     const runId = (a.events[0] as { run_id: string }).run_id;
-    for (let i = 0; i < 500 && d.daemon.status().runs.length > 0; i++) await sleep(10);
+    for (let i = 0; i < 2000 && d.daemon.status().runs.length > 0; i++) await sleep(10);
     const replay = await d.client.collect('GET', daemonPaths.events(runId, ask.seq));
     assert.deepEqual(replay.events, [{ seq: ask.seq + 1, type: 'ended', cause: 'deadline', message: 'the interaction deadline passed; the run was cancelled', usage: { prompt_tokens: 42, completion_tokens: 0, total_tokens: 42, cost: 0.25 } }]);
     const late = await d.client.answer(sessionOf(a.events), ask.interaction_id, 'allow_once');
