@@ -273,6 +273,23 @@ test('a prompt for a paused session while another turn runs is refused busy and 
   assert.deepEqual(shape((await f.client.answer('keep', ask.interaction_id, 'allow_once')).events), ['text:shell: kept\n[exit 0]', 'usage', 'completed']);
 });
 
+test('the agent dying while a run is paused fails that run; the session lives on in a fresh agent', async () => {
+  await f.client.turn({ session_id: 'phoenix', prompt: 'remember ember' });
+  const a = await f.client.turn({ session_id: 'phoenix', approval_mode: 'manual', prompt: '/shell echo hi' });
+  const ask = interactionOf(a.events);
+  const runId = (a.events[0] as { run_id: string }).run_id;
+  process.kill(f.daemon.status().agent.pid!, 'SIGKILL');
+  await until(() => f.daemon.status().runs.length === 0);
+  const replay = await f.client.collect('GET', daemonPaths.events(runId, ask.seq));
+  assert.deepEqual(shape(replay.events), ['failed']);
+  assert.equal((replay.events[0] as { reason: string }).reason, 'stream_severed');
+  assert.equal((await f.client.answer('phoenix', ask.interaction_id, 'allow_once')).status, 409);
+  const next = await f.client.turn({ session_id: 'phoenix', prompt: 'and now?' });
+  assert.equal(next.events.at(-1)?.type, 'completed');
+  const contents = (f.model.requests.at(-1) as { messages: { content: string }[] }).messages.map((m) => m.content);
+  assert.deepEqual(contents, ['remember ember', 'You said: remember ember', 'and now?']);
+});
+
 test('paused-run capacity: a pause past the limit fails the run with 503 busy', async () => {
   const a = await f.client.turn({ session_id: 'cap-1', prompt: '/ask one?' });
   interactionOf(a.events);
