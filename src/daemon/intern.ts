@@ -4,8 +4,6 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { toAgentCallError, type AgentHandlers, type AgentProcess, type StopReason } from '../acp/index.ts';
 import { REFUSALS, type ApprovalMode, type RefusalKind, type RunEvent, type StatusResponse } from '../protocol/daemon.ts';
-
-export type { Result } from './results.ts';
 import type { ResolvedOptions } from './config.ts';
 import { step, isTerminalPhase, type Effect, type Trigger } from './machine.ts';
 import { Run, type Pending, type Sink } from './run.ts';
@@ -13,6 +11,8 @@ import { AgentHost } from './agent-host.ts';
 import { MESSAGES, refusal, type Result } from './results.ts';
 import { eventsOf } from './updates.ts';
 import { cancelledAnswer, decodeAnswer, fromElicitation, fromPermission, selfDriveConsent, type AcpAnswer, type Asked } from './interactions.ts';
+
+export type { Result } from './results.ts';
 
 type Failure = { reason: 'turn_failed' | 'stream_severed'; message: string; retryable: boolean };
 type Ctx = { pending?: Pending; answer?: AcpAnswer; sink?: Sink; events?: RunEvent[]; stopReason?: StopReason; failure?: Failure };
@@ -51,13 +51,15 @@ export class Intern {
         if (!run) return { outcome: { outcome: 'cancelled' } };
         // self-drive consents on the caller's behalf, for any ACP agent.
         if (run.mode === 'self-drive' && asked.kind === 'permission') return selfDriveConsent(asked);
-        return (await this.pause(run, asked)).response as { outcome: { outcome: 'cancelled' } };
+        const a = await this.pause(run, asked);
+        return a.kind === 'permission' ? a.response : { outcome: { outcome: 'cancelled' } };
       },
       onElicitation: async (req) => {
         const asked = fromElicitation(req);
         const run = 'sessionId' in req ? this.byAcp.get(String(req.sessionId)) : undefined;
         if (!run || !asked) return { action: 'decline' };
-        return (await this.pause(run, asked)).response as { action: 'decline' };
+        const a = await this.pause(run, asked);
+        return a.kind === 'elicitation' ? a.response : { action: 'cancel' };
       },
     };
   }
@@ -129,8 +131,6 @@ export class Intern {
         p!.answered = true;
         p!.settle(ctx.answer!);
         return;
-      case 'deliver_steer':
-        return; // delivered by steer(), which needs to await the agent
       case 'attach':
         if (!run.attach(ctx.sink!, ctx.events ?? [])) run.state = { ...run.state, attached: false };
         else ctx.sink!.onClose(() => this.closed(run, ctx.sink!));
@@ -179,12 +179,10 @@ export class Intern {
     agent.prompt(run.acpSessionId, text).then(
       (stopReason) => this.apply(run, stopReason === 'cancelled' ? { kind: 'confirmed' } : { kind: 'complete' }, { stopReason }),
       (err: unknown) => {
-        const failure: Failure = !agent.alive
-          ? { reason: 'stream_severed', retryable: true, message: `the agent's connection broke before the turn finished: ${toAgentCallError(err).message}` }
-          : (() => {
-              const e = toAgentCallError(err);
-              return { reason: 'turn_failed' as const, retryable: e.retryable ?? false, message: e.message };
-            })();
+        const e = toAgentCallError(err);
+        const failure: Failure = agent.alive
+          ? { reason: 'turn_failed', retryable: e.retryable ?? false, message: e.message }
+          : { reason: 'stream_severed', retryable: true, message: `the agent's connection broke before the turn finished: ${e.message}` };
         this.apply(run, { kind: 'fail' }, { failure });
       },
     );
@@ -230,7 +228,8 @@ export class Intern {
   }
 
   private async steer(run: Run, text: string): Promise<Result> {
-    if (step(run.state, { kind: 'steer' }).refusal) return this.busy('the session has no running turn to take the message');
+    // The machine decides; delivery needs to await the agent, so it happens here, not in effect().
+    if (!step(run.state, { kind: 'steer' }).effects.includes('deliver_steer')) return this.busy('the session has no running turn to take the message');
     const agent = this.agents.current;
     if (!agent?.info.steering) return this.busy('this agent cannot take a message during a running turn');
     try {
