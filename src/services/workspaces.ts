@@ -1,6 +1,6 @@
 // Workspaces of an account: create, read, update, delete, and the mapping to the API shape.
 import { randomUUID } from 'node:crypto';
-import { and, asc, count, eq } from 'drizzle-orm';
+import { and, asc, count, eq, sql } from 'drizzle-orm';
 import type { Db } from '../store/db.ts';
 import { organizations, workspaces } from '../store/schema.ts';
 import { isUniqueViolation } from '../store/errors.ts';
@@ -69,10 +69,24 @@ export async function createWorkspace(db: Db, opts: { orgId: string; userId: str
   }
 }
 
+// The read every workspace route starts with, as named prepared statements (built once per
+// database handle, parsed and planned once per connection): the hot path of GET /workspaces/{id}.
+function prepareFind(db: Db) {
+  const where = (match: ReturnType<typeof eq>) =>
+    db.select().from(workspaces).where(and(eq(workspaces.orgId, sql.placeholder('orgId')), match)).limit(1);
+  return {
+    id: where(eq(workspaces.id, sql.placeholder('key'))).prepare('cohort_workspace_by_id'),
+    slug: where(eq(workspaces.slug, sql.placeholder('key'))).prepare('cohort_workspace_by_slug'),
+  };
+}
+const prepared = new WeakMap<Db, ReturnType<typeof prepareFind>>();
+
 /** A workspace of the account by UUID or slug; another account's is indistinguishable from none. */
 export async function findWorkspace(db: Db, opts: { orgId: string; idOrSlug: string }): Promise<Row> {
-  const match = isUuid(opts.idOrSlug) ? eq(workspaces.id, opts.idOrSlug.toLowerCase()) : eq(workspaces.slug, opts.idOrSlug);
-  const [row] = await db.select().from(workspaces).where(and(eq(workspaces.orgId, opts.orgId), match)).limit(1);
+  let find = prepared.get(db);
+  if (!find) prepared.set(db, (find = prepareFind(db)));
+  const byId = isUuid(opts.idOrSlug);
+  const [row] = await (byId ? find.id : find.slug).execute({ orgId: opts.orgId, key: byId ? opts.idOrSlug.toLowerCase() : opts.idOrSlug });
   if (!row) throw resourceNotFound('workspace');
   return row;
 }
