@@ -20,4 +20,5 @@ export type {
   SessionNotification,
   SessionUpdate,
   StopReason,
+  ToolKind,
 } from '@agentclientprotocol/sdk';

@@ -1,6 +1,6 @@
 // One prompt turn: call the model, stream its text and reasoning to the client, run the tools it
 // asks for, feed results (and steering messages) back, until it stops. Usage is reported per call.
-import { methods, RequestError, META_MODEL, META_USAGE, type AgentContext, type SessionUpdate, type StopReason } from '../acp/index.ts';
+import { methods, RequestError, META_MODEL, META_USAGE, type AgentContext, type SessionUpdate, type StopReason, type ToolKind } from '../acp/index.ts';
 import type { AgentConfig } from './config.ts';
 import { streamChat, UpstreamError, type UpstreamUsage } from './openai.ts';
 import type { AgentSession } from './sessions.ts';
@@ -8,6 +8,8 @@ import { runTool, TOOL_DEFINITIONS, TurnCancelled, type ToolHost } from './tools
 import { approveShell, askUser } from './approval.ts';
 
 export type TurnOptions = { cfg: AgentConfig; session: AgentSession; prompt: string; client: AgentContext; shellEnv: NodeJS.ProcessEnv };
+
+const TOOL_KINDS: Record<string, ToolKind> = { shell: 'execute', read_file: 'read', write_file: 'edit' };
 
 type TurnUsage = { prompt_tokens: number; completion_tokens: number; total_tokens: number; cost?: number; prompt_tokens_details?: { cached_tokens: number } };
 
@@ -71,7 +73,7 @@ export async function runTurn(o: TurnOptions): Promise<StopReason> {
       }
       const calls = r.message.tool_calls ?? [];
       for (const call of calls) {
-        send({ sessionUpdate: 'tool_call', toolCallId: call.id, title: call.function.name, kind: call.function.name === 'shell' ? 'execute' : call.function.name === 'ask_user' ? 'other' : call.function.name === 'read_file' ? 'read' : 'edit', status: 'in_progress' });
+        send({ sessionUpdate: 'tool_call', toolCallId: call.id, title: call.function.name, name: call.function.name, kind: TOOL_KINDS[call.function.name] ?? 'other', status: 'in_progress' });
         await sent;
         const out = await runTool(host, { id: call.id, name: call.function.name, arguments: call.function.arguments });
         s.messages.push({ role: 'tool', tool_call_id: call.id, content: out });
