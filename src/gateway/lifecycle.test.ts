@@ -1,6 +1,7 @@
 // The gateway as `npm start` runs it, in a child process on a temp data dir: the first start
 // bootstraps and writes bootstrap.json (0600) and says where without printing the keys, SIGTERM
-// lets an in-flight request finish and exits 0, and a second start leaves the file alone.
+// lets an in-flight request finish and exits 0, and a second start (through `cohort start`)
+// leaves the file alone.
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -9,7 +10,7 @@ import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { REPO } from '../testing/cli.ts';
+import { BIN, REPO } from '../testing/cli.ts';
 
 const dataDir = mkdtempSync(join(tmpdir(), 'cohort-life-'));
 after(() => rmSync(dataDir, { recursive: true, force: true }));
@@ -17,12 +18,12 @@ after(() => rmSync(dataDir, { recursive: true, force: true }));
 type Line = { msg: string; [k: string]: unknown };
 type Running = { child: ChildProcess; url: string; lines: Line[]; raw: string[]; waitFor(msg: string): Promise<Line>; exit: Promise<number | null> };
 
-/** Starts `node --import tsx src/main.ts` (what `npm start` runs) and waits until it listens. */
-async function start(): Promise<Running> {
+/** Starts `node --import tsx src/main.ts` (what `npm start` runs), or the same through the CLI, and waits until it listens. */
+async function start(args = ['--import', 'tsx', 'src/main.ts']): Promise<Running> {
   const env: NodeJS.ProcessEnv = { ...process.env, COHORT_DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'info' };
   delete env.DATABASE_URL;
   delete env.REDIS_URL;
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], { cwd: REPO, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, args, { cwd: REPO, env, stdio: ['ignore', 'pipe', 'pipe'] });
   const lines: Line[] = [];
   const raw: string[] = [];
   const waiters: { msg: string; resolve: (l: Line) => void }[] = [];
@@ -88,8 +89,8 @@ test('first start bootstraps, says where in one line without the keys, and shuts
   assert.equal(await gw.exit, 0);
 });
 
-test('a second start leaves bootstrap.json alone and bootstraps nothing', async () => {
-  const gw = await start();
+test('a second start, by `cohort start`, leaves bootstrap.json alone and bootstraps nothing', async () => {
+  const gw = await start([BIN, 'start']);
   try {
     assert.equal(readFileSync(file, 'utf8'), firstContent);
     assert.deepEqual(gw.lines.filter((l) => l.msg.startsWith('bootstrapped')), []);
