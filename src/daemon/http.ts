@@ -35,7 +35,7 @@ class SseSink implements Sink {
   }
 
   write(e: RunEvent): void {
-    if (this.res.writableEnded) return;
+    if (this.res.writableEnded || this.res.destroyed) return;
     this.begin();
     this.res.write(formatRunEvent(e));
     this.keepalive();
@@ -55,7 +55,7 @@ class SseSink implements Sink {
   private keepalive(): void {
     if (this.timer) clearTimeout(this.timer);
     this.timer = setTimeout(() => {
-      if (this.res.writableEnded) return;
+      if (this.res.writableEnded || this.res.destroyed) return;
       this.res.write(': keepalive\n\n');
       this.keepalive();
     }, this.keepaliveMs);
