@@ -65,6 +65,7 @@ export class AgentProcess {
   /** Set once the process has exited; a call failing after that failed because of it. */
   exit: AgentExit | null = null;
   private readonly inflight = new Set<(err: Error) => void>();
+  private readonly modes = new Map<string, Set<string>>();
 
   private constructor(
     private readonly conn: ClientConnection,
@@ -154,17 +155,29 @@ export class AgentProcess {
   }
 
   async newSession(cwd: string): Promise<string> {
-    return (await this.call(this.conn.agent.request(methods.agent.session.new, { cwd, mcpServers: [] }))).sessionId;
+    const res = await this.call(this.conn.agent.request(methods.agent.session.new, { cwd, mcpServers: [] }));
+    this.remember(res.sessionId, res.modes);
+    return res.sessionId;
   }
 
   async loadSession(sessionId: string, cwd: string): Promise<void> {
-    await this.call(this.conn.agent.request(methods.agent.session.load, { sessionId, cwd, mcpServers: [] }));
+    const res = await this.call(this.conn.agent.request(methods.agent.session.load, { sessionId, cwd, mcpServers: [] }));
+    this.remember(sessionId, res?.modes);
     // History replayed by the agent is dropped by the daemon; wait so it cannot leak into a run.
     await this.settle(sessionId);
   }
 
+  /** Whether the agent offers this session mode (from its session/new or session/load answer). */
+  offersMode(sessionId: string, modeId: string): boolean {
+    return this.modes.get(sessionId)?.has(modeId) ?? false;
+  }
+
   async setMode(sessionId: string, modeId: string): Promise<void> {
     await this.call(this.conn.agent.request(methods.agent.session.setMode, { sessionId, modeId }));
+  }
+
+  private remember(sessionId: string, modes: { availableModes: { id: string }[] } | null | undefined): void {
+    if (modes) this.modes.set(sessionId, new Set(modes.availableModes.map((m) => m.id)));
   }
 
   /** Resolves after every update the agent sent before its answer has been handled. */

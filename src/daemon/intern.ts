@@ -208,10 +208,8 @@ export class Intern {
     try {
       agent = await this.agents.ensure();
       run.acpSessionId = await this.agents.session(agent, run.sessionId);
-      await agent.setMode(run.acpSessionId, req.approval_mode).catch((err: unknown) => {
-        // Agents without session modes still get self-drive consent from the daemon.
-        if (toAgentCallError(err).code !== -32601) throw err;
-      });
+      // Agents without these modes still get self-drive consent from the daemon (see handlers()).
+      if (agent.offersMode(run.acpSessionId, req.approval_mode)) await agent.setMode(run.acpSessionId, req.approval_mode);
     } catch (err) {
       this.lock = null;
       const down = !this.agents.current;
