@@ -1,5 +1,5 @@
-// A minimal third-party-style ACP agent for tests: no model, no cohort extensions (no modes, no
-// steering, no session/load), driven by the prompt's first word. Proves any ACP agent works
+// A minimal third-party-style ACP agent for tests: no model, no cohort extensions (modes of its
+// own, no steering, no session/load), driven by the prompt's first word. Proves any ACP agent works
 // behind the daemon. Commands: `echo TEXT`, `permission`, `chatter N` (asks, then streams N
 // chunks while the question is pending), `count N` (N chunks sent without awaiting), `crash`,
 // `fail`, `hang` (until cancelled).
@@ -28,7 +28,12 @@ const app = agent({ name: 'mini-agent' })
   .onRequest(methods.agent.session.new, () => {
     const sessionId = `mini-${turns.size + 1}`;
     turns.set(sessionId, 0);
-    return { sessionId };
+    // Modes of its own, unlike cohort's: the daemon must not try to set manual/self-drive here.
+    return { sessionId, modes: { currentModeId: 'default', availableModes: [{ id: 'default', name: 'Default' }, { id: 'plan', name: 'Plan' }] } };
+  })
+  .onRequest(methods.agent.session.setMode, ({ params }) => {
+    if (params.modeId !== 'default' && params.modeId !== 'plan') throw RequestError.invalidParams(undefined, `no mode ${params.modeId}`);
+    return {};
   })
   .onNotification(methods.agent.session.cancel, ({ params }) => cancels.get(params.sessionId)?.())
   .onRequest(methods.agent.session.prompt, async ({ params, client }) => {
