@@ -24,7 +24,7 @@ type Persisted = Pick<AgentSession, 'id' | 'cwd' | 'messages' | 'costUsd'>;
 export class SessionStore {
   private readonly live = new Map<string, AgentSession>();
   constructor(private readonly dir: string) {
-    mkdirSync(dir, { recursive: true });
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
   }
 
   create(cwd: string): AgentSession {
@@ -55,7 +55,7 @@ export class SessionStore {
     const data: Persisted = { id: s.id, cwd: s.cwd, messages: s.messages, costUsd: s.costUsd };
     // Write-then-rename so a crash mid-write never leaves a torn session file.
     const tmp = `${this.file(s.id)}.tmp`;
-    writeFileSync(tmp, JSON.stringify(data));
+    writeFileSync(tmp, JSON.stringify(data), { mode: 0o600 });
     renameSync(tmp, this.file(s.id));
   }
 

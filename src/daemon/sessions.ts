@@ -10,7 +10,7 @@ export class SessionMap {
   private readonly file: string;
 
   constructor(dir: string) {
-    mkdirSync(dir, { recursive: true });
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
     this.file = join(dir, 'sessions.json');
     const stored = existsSync(this.file) ? (JSON.parse(readFileSync(this.file, 'utf8')) as Record<string, Entry>) : {};
     this.entries = new Map(Object.entries(stored));
