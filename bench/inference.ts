@@ -15,7 +15,7 @@ import pg from 'pg';
 import { load, type LoadResult } from './load.ts';
 
 const DURATION = Number(process.env.BENCH_DURATION_MS ?? 2000);
-const REPEAT = Number(process.env.BENCH_REPEAT ?? 3);
+const REPEAT = Number(process.env.BENCH_REPEAT ?? 5);
 const CONNECTIONS = (process.env.BENCH_CONNECTIONS ?? '1,50,200').split(',').map(Number);
 const children: ChildProcess[] = [];
 
@@ -93,13 +93,15 @@ async function main() {
   const rows: { stream: boolean; conns: number; target: Target; r: LoadResult; rss: string }[] = [];
   for (const stream of [false, true]) {
     for (const conns of CONNECTIONS) {
+      const run = (target: Target, durationMs: number) =>
+        load({ url: target.url, headers: target.headers, body: JSON.stringify({ model: target.model, stream, messages: [{ role: 'user', content: 'Say hello' }] }), connections: conns, durationMs });
+      for (const target of targets) await run(target, target.name.startsWith('cohort') && conns === CONNECTIONS[0] ? 3000 : 500);
+      // Targets take turns within each repetition, so a burst of load from elsewhere on the machine hits all of them alike.
+      const runs = new Map<Target, LoadResult[]>(targets.map((t) => [t, []]));
+      for (let i = 0; i < REPEAT; i++) for (const target of targets) runs.get(target)!.push(await run(target, DURATION));
       for (const target of targets) {
-        const body = JSON.stringify({ model: target.model, stream, messages: [{ role: 'user', content: 'Say hello' }] });
-        const run = (durationMs: number) => load({ url: target.url, headers: target.headers, body, connections: conns, durationMs });
-        await run(target.name.startsWith('cohort') && conns === CONNECTIONS[0] ? 3000 : 500);
-        const runs: LoadResult[] = [];
-        for (let i = 0; i < REPEAT; i++) runs.push(await run(DURATION));
-        const r = { rps: median(runs.map((x) => x.rps)), p50: median(runs.map((x) => x.p50)), p99: median(runs.map((x) => x.p99)), errors: runs.reduce((n, x) => n + x.errors, 0) };
+        const rs = runs.get(target)!;
+        const r = { rps: median(rs.map((x) => x.rps)), p50: median(rs.map((x) => x.p50)), p99: median(rs.map((x) => x.p99)), errors: rs.reduce((n, x) => n + x.errors, 0) };
         rows.push({ stream, conns, target, r, rss: rssMb(target.child) });
         process.stderr.write(`${stream ? 'stream' : 'json'} c=${conns} ${target.name}: ${r.rps.toFixed(0)} req/s\n`);
       }
