@@ -51,7 +51,7 @@ test('an idle stream gets keepalive comments', async () => {
     const res = await fetch(k.daemon.url + daemonPaths.events(runId, a.events.at(-1)!.seq), { headers: { authorization: `Bearer ${SECRET}` } });
     const reader = res.body!.getReader();
     const { value } = await reader.read();
-    assert.equal(new TextDecoder().decode(value), ': keepalive\n\n');
+    assert.match(new TextDecoder().decode(value), /^(: keepalive\n\n)+$/);
     await reader.cancel();
   } finally {
     await k.close();
