@@ -43,6 +43,8 @@ async function rest(it: AsyncGenerator<RunEvent>): Promise<RunEvent[]> {
   return out;
 }
 
+const runOf = (session: string) => f.daemon.status().runs.find((r) => r.session_id === session);
+
 const busyBody = (session: string) => ({
   error: { code: 409, message: `another turn is running on this intern (session ${session})`, metadata: { reason: 'busy', retryable: true } },
 });
@@ -151,7 +153,7 @@ test('manual: permission pauses the run, which frees the lock; the shell is sand
   assert.deepEqual(shape(a.events), ['run', 'model', 'usage', 'interaction']);
   const ask = interactionOf(a.events);
   assert.deepEqual(ask.interaction, { kind: 'permission', operation: 'shell', options: ['allow_once', 'allow_always', 'reject_once', 'reject_always'] });
-  assert.equal(f.daemon.status().runs[0]?.phase, 'paused');
+  assert.equal(runOf('m1')?.phase, 'paused');
 
   // While it waits, another session runs a whole turn.
   assert.deepEqual(shape((await f.client.turn({ session_id: 'm2', prompt: 'meanwhile' })).events), ['run', 'model', 'text:You said: meanwhile', 'usage', 'completed']);
@@ -201,7 +203,7 @@ test('manual: allow_always and reject_always hold for the rest of the run; an al
 test('answers: unknown → 404, not offered → 400 (deadline unchanged), reject → stream continues', async () => {
   const a = await f.client.turn({ session_id: 'r1', approval_mode: 'manual', prompt: '/shell echo hi' });
   const ask = interactionOf(a.events);
-  const deadline = f.daemon.status().runs[0]?.deadline_at;
+  const deadline = runOf('r1')?.deadline_at;
   assert.equal(deadline, ask.deadline_at);
 
   const unknown = await f.client.answer('r1', 'call_nope', 'allow_once');
@@ -211,7 +213,7 @@ test('answers: unknown → 404, not offered → 400 (deadline unchanged), reject
   assert.deepEqual(bad.json, {
     error: { code: 400, message: 'answer must be one of allow_once, allow_always, reject_once, reject_always, cancel', metadata: { reason: 'bad_request', retryable: false } },
   });
-  assert.equal(f.daemon.status().runs[0]?.deadline_at, deadline);
+  assert.equal(runOf('r1')?.deadline_at, deadline);
 
   const r = await f.client.answer('r1', ask.interaction_id, 'reject_once');
   assert.deepEqual(shape(r.events), ['text:shell: The user rejected this command.', 'usage', 'completed']);
@@ -223,13 +225,13 @@ test('one attachment per run: a reply while another request is attached gets 409
   const runId = (a.events[0] as { run_id: string }).run_id;
   const watcher = await f.client.open('GET', daemonPaths.events(runId, ask.seq));
   assert.equal(watcher.status, 200);
-  await until(() => f.daemon.status().runs[0]?.attached === true);
+  await until(() => runOf('att')?.attached === true);
   const r = await f.client.answer('att', ask.interaction_id, 'allow_once');
   assert.deepEqual(r.json, { error: { code: 409, message: 'another request is already attached to this run', metadata: { reason: 'attachment_failed', retryable: false } } });
   assert.equal((await f.client.collect('GET', daemonPaths.events(runId, ask.seq))).status, 409);
   watcher.close();
-  await until(() => f.daemon.status().runs[0]?.attached === false);
-  assert.equal(f.daemon.status().runs[0]?.phase, 'paused');
+  await until(() => runOf('att')?.attached === false);
+  assert.equal(runOf('att')?.phase, 'paused');
   assert.deepEqual(shape((await f.client.answer('att', ask.interaction_id, 'allow_once')).events), ['text:shell: hi\n[exit 0]', 'usage', 'completed']);
 });
 
@@ -267,7 +269,7 @@ test('a prompt for a paused session while another turn runs is refused busy and 
   await readUntil(b.events, (e) => e.type === 'text');
   const c = await f.client.turn({ session_id: 'keep', prompt: 'new topic' });
   assert.deepEqual(c.json, busyBody('runner'));
-  assert.equal(f.daemon.status().runs.find((r) => r.session_id === 'keep')?.phase, 'paused');
+  assert.equal(runOf('keep')?.phase, 'paused');
   assert.equal((await f.client.json('POST', daemonPaths.cancelSession('runner'))).status, 200);
   await rest(b.events);
   assert.deepEqual(shape((await f.client.answer('keep', ask.interaction_id, 'allow_once')).events), ['text:shell: kept\n[exit 0]', 'usage', 'completed']);
