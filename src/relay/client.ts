@@ -3,6 +3,7 @@
 // retryability and Retry-After; a daemon that cannot be reached is `502 intern_unreachable`.
 // May import: protocol/daemon.ts (the only daemon module the gateway sees), errors, undici.
 import type { Readable } from 'node:stream';
+import { StringDecoder } from 'node:string_decoder';
 import { Agent, request } from 'undici';
 import { createParser } from 'eventsource-parser';
 import { daemonPaths, parseRunEvent, RefusalBody, SteeredResponse, type RunEvent, type TurnRequest } from '../protocol/daemon.ts';
@@ -10,9 +11,10 @@ import { ApiError } from '../errors.ts';
 
 export type DaemonTarget = { baseUrl: string; secret: string };
 
+/** A stream yields the events of each network read together, so the relay writes them in one go. */
 export type Opened =
   | { kind: 'steered'; body: SteeredResponse }
-  | { kind: 'stream'; events: AsyncIterable<RunEvent> };
+  | { kind: 'stream'; events: AsyncIterable<RunEvent[]> };
 
 // Timers are the relay's (route deadline, turn budget); streams may idle for minutes.
 const dispatcher = new Agent({ headersTimeout: 0, bodyTimeout: 0, keepAliveTimeout: 10_000, connect: { timeout: 5_000 } });
@@ -54,13 +56,16 @@ async function refusal(res: { statusCode: number; headers: Record<string, unknow
   });
 }
 
-async function* runEvents(body: Readable): AsyncGenerator<RunEvent> {
-  const queue: string[] = [];
-  const parser = createParser({ onEvent: (e) => void queue.push(e.data) });
-  const decoder = new TextDecoder();
+async function* runEvents(body: Readable): AsyncGenerator<RunEvent[]> {
+  let batch: RunEvent[] = [];
+  const parser = createParser({ onEvent: (e) => void batch.push(parseRunEvent(e.data)) });
+  const decoder = new StringDecoder('utf8'); // lighter than TextDecoder per open stream
   for await (const buf of body) {
-    parser.feed(decoder.decode(buf as Buffer, { stream: true }));
-    while (queue.length) yield parseRunEvent(queue.shift()!);
+    parser.feed(decoder.write(buf as Buffer));
+    if (!batch.length) continue;
+    const out = batch;
+    batch = [];
+    yield out;
   }
 }
 

@@ -6,11 +6,11 @@
 import type { ServerResponse } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { ApiError } from '../errors.ts';
+import type { ChatChunk } from '../schemas/intern-chat.ts';
 import { initialState, mapApiEnding, mapEvent, type MapState, type Refusal, type Step } from './chunks.ts';
 import { openSse, type SseWriter } from './sse.ts';
 import type { Opened } from './client.ts';
-import type { SteeredResponse } from '../protocol/daemon.ts';
-import type { RunEvent } from '../protocol/daemon.ts';
+import type { RunEvent, SteeredResponse } from '../protocol/daemon.ts';
 
 export type RelayTimings = { keepaliveMs: number; routeDeadlineMs: number; turnBudgetMs: number };
 
@@ -36,68 +36,94 @@ export function refusalError(r: Refusal): ApiError {
   return new ApiError({ status: r.status, reason: r.reason, message: r.message, retryable: r.retryable, headers });
 }
 
-const clientClosed = () => new ApiError({ status: 499, reason: 'client_closed_request', message: 'the client closed the request' });
+/** Waits for a promise or the first interrupt, without piling reactions onto a long-lived promise. */
+function interrupter() {
+  let fired: Interrupt | null = null;
+  let wake: ((i: Interrupt) => void) | null = null;
+  return {
+    fire(i: Interrupt) {
+      if (fired) return;
+      fired = i;
+      wake?.(i);
+    },
+    race<T>(p: Promise<T>): Promise<T | Interrupt> {
+      if (fired) return Promise.resolve(fired);
+      return new Promise((resolve, reject) => {
+        wake = resolve;
+        p.then(resolve, reject);
+      });
+    },
+  };
+}
 
 export async function relay(o: RelayOptions): Promise<RelayResult> {
   const { timings } = o;
   const ac = new AbortController();
-  let fire!: (i: Interrupt) => void;
-  const interrupted = new Promise<Interrupt>((resolve) => (fire = resolve));
+  const stop = interrupter();
   let sse: SseWriter | null = null;
   const onClose = () => {
-    if (!sse) fire('client_gone');
+    if (!sse) stop.fire('client_gone');
   };
   o.res.on('close', onClose);
-  const routeTimer = setTimeout(() => fire('route_deadline'), timings.routeDeadlineMs);
-  const budgetTimer = setTimeout(() => fire('turn_budget'), timings.turnBudgetMs);
-  let iterator: AsyncIterator<RunEvent> | null = null;
+  const routeTimer = setTimeout(() => stop.fire('route_deadline'), timings.routeDeadlineMs);
+  const budgetTimer = setTimeout(() => stop.fire('turn_budget'), timings.turnBudgetMs);
+  let iterator: AsyncIterator<RunEvent[]> | null = null;
+  const budgetMessage = `the intern did not answer within the turn budget of ${seconds(timings.turnBudgetMs)} seconds`;
 
   const preOpen = (i: Interrupt): ApiError => {
     ac.abort();
     if (i === 'route_deadline') return new ApiError({ status: 408, reason: 'timeout', message: `the request exceeded the route's deadline of ${seconds(timings.routeDeadlineMs)} seconds` });
-    if (i === 'turn_budget') return new ApiError({ status: 504, reason: 'timeout', message: `the intern did not answer within the turn budget of ${seconds(timings.turnBudgetMs)} seconds` });
-    return clientClosed();
+    if (i === 'turn_budget') return new ApiError({ status: 504, reason: 'timeout', message: budgetMessage });
+    return new ApiError({ status: 499, reason: 'client_closed_request', message: 'the client closed the request' });
   };
 
-  const write = async (step: Step): Promise<'more' | 'end'> => {
-    if (step.kind === 'hold') return 'more';
-    if (step.kind === 'refuse') throw refusalError(step.refusal);
+  /** Writes the chunks of several steps at once; true when the response ended. */
+  const write = async (steps: Step[]): Promise<boolean> => {
+    const chunks: ChatChunk[] = [];
+    let end = false;
+    for (const step of steps) {
+      if (step.kind === 'refuse') throw refusalError(step.refusal);
+      if (step.kind === 'write') chunks.push(...step.chunks);
+      if (step.kind === 'write' && step.end) end = true;
+    }
+    if (!chunks.length && !end) return false;
     if (!sse) {
       clearTimeout(routeTimer);
       o.onOpen();
-      sse = openSse(o.res, { keepaliveMs: timings.keepaliveMs, onGone: () => fire('client_gone') });
+      sse = openSse(o.res, { keepaliveMs: timings.keepaliveMs, onGone: () => stop.fire('client_gone') });
     }
-    for (const c of step.chunks) await sse.send(c);
-    if (!step.end) return 'more';
-    sse.done();
-    return 'end';
+    await sse.send(chunks, { end });
+    return end;
   };
 
   try {
-    const opened = await Promise.race([o.open(ac.signal), interrupted]);
+    const opened = await stop.race(o.open(ac.signal));
     if (typeof opened === 'string') throw preOpen(opened);
     if (opened.kind === 'steered') return opened;
     iterator = opened.events[Symbol.asyncIterator]();
     let state: MapState = initialState({ id: `chatcmpl-${randomBytes(12).toString('hex')}`, created: Math.floor(Date.now() / 1000), sessionId: o.sessionId });
     for (;;) {
-      const next = await Promise.race([iterator.next().catch(() => ({ done: true as const, value: undefined })), interrupted]);
+      // A broken daemon stream (socket error, unparsable event) reads as its end: severed.
+      const next = await stop.race(iterator.next().catch((): IteratorResult<RunEvent[]> => ({ done: true, value: undefined })));
       if (typeof next === 'string') {
-        if (next === 'client_gone' && sse) {
-          ac.abort();
-          (sse as SseWriter).destroy();
-          return { kind: 'streamed' };
-        }
-        if (!sse || next !== 'turn_budget') throw preOpen(next);
-        const r = mapApiEnding(state, { reason: 'timeout', status: 504, message: `the intern did not answer within the turn budget of ${seconds(timings.turnBudgetMs)} seconds` });
-        await write(r.step);
+        if (!sse) throw preOpen(next);
         ac.abort();
+        if (next === 'client_gone') (sse as SseWriter).destroy();
+        else await write([mapApiEnding(state, { reason: 'timeout', status: 504, message: budgetMessage }).step]);
         return { kind: 'streamed' };
       }
-      const r = next.done
-        ? mapApiEnding(state, { reason: 'stream_severed', status: 502, message: sse ? 'the connection to the intern was lost' : 'the intern stream ended before the turn started' })
-        : mapEvent(state, next.value);
-      state = r.state;
-      if ((await write(r.step)) === 'end' || next.done) return { kind: 'streamed' };
+      if (next.done) {
+        const message = sse ? 'the connection to the intern was lost' : 'the intern stream ended before the turn started';
+        await write([mapApiEnding(state, { reason: 'stream_severed', status: 502, message }).step]);
+        return { kind: 'streamed' };
+      }
+      const steps: Step[] = [];
+      for (const event of next.value) {
+        const r = mapEvent(state, event);
+        state = r.state;
+        steps.push(r.step);
+      }
+      if (await write(steps)) return { kind: 'streamed' };
     }
   } finally {
     clearTimeout(routeTimer);

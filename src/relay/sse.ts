@@ -3,10 +3,8 @@
 import type { ServerResponse } from 'node:http';
 
 export type SseWriter = {
-  /** Writes one event; resolves once the socket can take more (backpressure). */
-  send(data: unknown): Promise<void>;
-  /** Writes `data: [DONE]` and ends the response. */
-  done(): void;
+  /** Writes events in one socket write; with `end`, then `data: [DONE]` and ends the response. Resolves once the socket can take more. */
+  send(events: unknown[], opts?: { end?: boolean }): Promise<void>;
   /** Ends the response without a terminator (the client is gone or the process is stopping). */
   destroy(): void;
   readonly gone: boolean;
@@ -50,12 +48,15 @@ export function openSse(res: ServerResponse, opts: { keepaliveMs: number; header
     });
   };
   return {
-    send: (data) => write(`data: ${JSON.stringify(data)}\n\n`),
-    done() {
-      if (gone || finished) return;
+    send(events, o = {}) {
+      let text = '';
+      for (const e of events) text += `data: ${JSON.stringify(e)}\n\n`;
+      if (!o.end) return text ? write(text) : Promise.resolve();
+      if (gone || finished) return Promise.resolve();
       finished = true;
       stop();
-      res.end('data: [DONE]\n\n');
+      res.end(text + 'data: [DONE]\n\n');
+      return Promise.resolve();
     },
     destroy() {
       stop();

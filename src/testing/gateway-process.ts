@@ -20,24 +20,24 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
-export async function startGatewayProcess(opts: { dataDir: string; port: number; env?: Record<string, string> }): Promise<GatewayProcess> {
+export async function startGatewayProcess(opts: { dataDir: string; port: number; env?: Record<string, string>; nodeArgs?: string[] }): Promise<GatewayProcess> {
   // Only what the caller passes: an inherited DATABASE_URL must not point it at a shared schema.
   const inherited = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(DATABASE_URL|REDIS_URL|COHORT_)/.test(k)));
-  const child = spawn(process.execPath, ['--import', 'tsx', MAIN], {
+  const child = spawn(process.execPath, [...(opts.nodeArgs ?? []), '--import', 'tsx', MAIN], {
     env: { ...inherited, LOG_LEVEL: 'info', HOST: '127.0.0.1', PORT: String(opts.port), COHORT_DATA_DIR: opts.dataDir, ...opts.env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
-  const url = await new Promise<string>((resolve, reject) => {
-    const onData = (d: Buffer) => {
-      out += d.toString();
-      const m = /"url":"(http:[^"]+)"[^\n]*cohort gateway listening|cohort gateway listening[^\n]*"url":"(http:[^"]+)"/.exec(out);
-      if (m) resolve(m[1] ?? m[2]!);
-    };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
-    child.once('exit', (code) => reject(new Error(`gateway exited (${code}): ${out.slice(-2000)}`)));
-  });
+  child.stdout!.on('data', (d: Buffer) => (out = (out + d.toString()).slice(-4000)));
+  child.stderr!.on('data', (d: Buffer) => (out = (out + d.toString()).slice(-4000)));
+  const url = `http://127.0.0.1:${opts.port}/api/v1`;
+  // Ready when it answers HTTP (whatever its log level).
+  for (;;) {
+    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`gateway exited: ${out}`);
+    const ok = await fetch(`${url}/openapi.json`).then((r) => r.ok, () => false);
+    if (ok) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
   child.stdout!.resume();
   return {
     url,

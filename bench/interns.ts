@@ -1,0 +1,166 @@
+// `npm run bench:interns`: (1) time to first content and chunk throughput of a `/repeat` turn
+// through the gateway versus straight from the daemon, at 100 concurrent streams, against a
+// protocol-faithful stub daemon (so the figure is the relay's own cost); (2) the same, one turn
+// at a time, through a real daemon with the built-in agent and the scripted model; (3) resident
+// memory of one gateway process holding idle open streams. Prints markdown tables.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Agent, request } from 'undici';
+import pg from 'pg';
+import { loadConfig } from '../src/config.ts';
+import { createLogger } from '../src/log.ts';
+import { startGateway, type Gateway } from '../src/gateway/server.ts';
+import { getInternById, secretBinding, setInternState } from '../src/services/interns.ts';
+import { daemonPaths } from '../src/protocol/daemon.ts';
+import { startScriptedServer } from '../src/testing/scripted-server.ts';
+import { freePort, killDaemonsUnder, startGatewayProcess } from '../src/testing/gateway-process.ts';
+
+const CONCURRENCY = 100;
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 20);
+const REPEAT = 100;
+const FD_LIMIT = 20_000;
+const IDLE = Number(process.env.BENCH_IDLE ?? 10_000);
+const dispatcher = new Agent({ connections: null, headersTimeout: 0, bodyTimeout: 0 });
+
+const pct = (xs: number[], p: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]!;
+};
+const ms = (x: number) => x.toFixed(2);
+
+type Sample = { ttfc: number; done: number };
+
+/** One streamed turn: time to the first content event and to the end of the stream. */
+async function stream(url: string, headers: Record<string, string>, body: unknown, marker: string): Promise<Sample> {
+  const t0 = performance.now();
+  const res = await request(url, { method: 'POST', dispatcher, headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+  if (res.statusCode !== 200) throw new Error(`status ${res.statusCode}: ${await res.body.text()}`);
+  let first = 0;
+  let count = 0;
+  for await (const buf of res.body) {
+    const s = buf.toString();
+    for (let i = s.indexOf(marker); i !== -1; i = s.indexOf(marker, i + 1)) count++;
+    if (!first && count) first = performance.now();
+  }
+  return { ttfc: first - t0, done: performance.now() - t0 };
+}
+
+async function load(fn: () => Promise<Sample>, concurrency: number, rounds: number) {
+  const samples: Sample[] = [];
+  await Promise.all(Array.from({ length: concurrency }, () => fn())); // warm-up
+  const t0 = performance.now();
+  for (let r = 0; r < rounds; r++) samples.push(...(await Promise.all(Array.from({ length: concurrency }, () => fn()))));
+  const wall = (performance.now() - t0) / 1000;
+  const ttfc = samples.map((s) => s.ttfc);
+  return { p50: pct(ttfc, 50), p99: pct(ttfc, 99), done50: pct(samples.map((s) => s.done), 50), aggregate: (samples.length * REPEAT) / wall };
+}
+
+function spawnStub(): Promise<{ url: string; child: ChildProcess }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('./stub-daemon.ts', import.meta.url))], { stdio: ['ignore', 'pipe', 'inherit'] });
+  return new Promise((resolve) => child.stdout!.once('data', (d: Buffer) => resolve({ url: JSON.parse(d.toString()).listening, child })));
+}
+
+// PostgreSQL (in a fresh schema) when DATABASE_URL is set, as a deployment would run; else PGlite.
+const pgSchema = process.env.DATABASE_URL ? `bench_${process.pid}` : undefined;
+const storeEnv: Record<string, string> = pgSchema ? { DATABASE_URL: process.env.DATABASE_URL!, COHORT_PG_SCHEMA: pgSchema } : {};
+
+async function gatewayIn(dataDir: string): Promise<Gateway> {
+  const config = loadConfig({ LOG_LEVEL: 'silent', PORT: '0', COHORT_DATA_DIR: dataDir, COHORT_TURNS_PER_MINUTE: '1000000000', ...storeEnv });
+  return startGateway({ config, log: createLogger({ level: 'silent' }) });
+}
+
+function table(title: string, rows: string[][]) {
+  console.log(`\n### ${title}\n`);
+  console.log(`| ${rows[0]!.join(' | ')} |\n|${rows[0]!.map(() => '---').join('|')}|`);
+  for (const r of rows.slice(1)) console.log(`| ${r.join(' | ')} |`);
+}
+
+const dataDir = mkdtempSync(join(tmpdir(), 'cohort-bench-interns-'));
+const stub = await spawnStub();
+try {
+  // Set-up in process: an intern served by the stub daemon, and (2) a real intern, one turn at a time.
+  const gw = await gatewayIn(dataDir);
+  const keys = gw.bootstrap!;
+  const auth = { authorization: `Bearer ${keys.api_key}` };
+  const create = async (body: unknown) => (await (await fetch(`${gw.url}/interns`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify(body) })).json()) as { id: string };
+  const id = (await create({ name: 'bench' })).id;
+  await setInternState(gw.ctx.store.db, { id, patch: { status: 'running', hostname: stub.url } });
+  const model = await startScriptedServer();
+  gw.ctx.interns.setGatewayUrl(model.url);
+  const realId = (await create({ name: 'real', provision: true })).id;
+  await gw.ctx.interns.idle();
+  const row = (await getInternById(gw.ctx.store.db, realId))!;
+  if (row.status === 'running') {
+    const secret = gw.ctx.sealer.open(row.sealedSecret!, secretBinding.daemon(realId));
+    const realPrompt = '/repeat 200 x';
+    const d = await load(() => stream(row.hostname! + daemonPaths.turns, { authorization: `Bearer ${secret}` }, { prompt: realPrompt }, '"type":"text"'), 1, 30);
+    const g = await load(() => stream(`${gw.url}/interns/${realId}/chat/completions`, auth, { stream: true, messages: [{ role: 'user', content: realPrompt }] }, '"content"'), 1, 30);
+    table('`/repeat 200 x`, one turn at a time, real daemon + built-in agent + scripted model (30 turns each)', [
+      ['path', 'first content p50 (ms)', 'first content p99 (ms)', 'whole turn p50 (ms)'],
+      ['straight from the daemon', ms(d.p50), ms(d.p99), ms(d.done50)],
+      ['through the gateway', ms(g.p50), ms(g.p99), ms(g.done50)],
+      ['added by the gateway', ms(g.p50 - d.p50), ms(g.p99 - d.p99), ms(g.done50 - d.done50)],
+    ]);
+    await gw.ctx.interns.suspend(row);
+  } else console.log(`\n(real intern did not start: ${row.lastFailureMessage})`);
+  await model.close();
+  await gw.close();
+
+  // The gateway under load runs as its own process, as in production.
+  const port = await freePort();
+  const proc = await startGatewayProcess({ dataDir, port, env: { LOG_LEVEL: 'warn', COHORT_TURNS_PER_MINUTE: '1000000000', ...storeEnv }, nodeArgs: process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : [] });
+  console.log(`\nstore: ${pgSchema ? 'PostgreSQL' : 'PGlite (embedded)'}`);
+  const rss = () => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${proc.child.pid}/status`, 'utf8'))![1]) / 1024;
+
+  // (3) idle open streams held by a fresh gateway process (each needs a client and a daemon socket)
+  const idle = Math.min(IDLE, Math.floor((FD_LIMIT - 400) / 2));
+  const prompt = `/repeat ${REPEAT} x`;
+  const viaGateway = () => stream(`${proc.url}/interns/${id}/chat/completions`, auth, { stream: true, messages: [{ role: 'user', content: prompt }] }, '"content"');
+  await load(viaGateway, 20, 2); // warm the code paths first, so their one-off cost is not counted per stream
+  const before = rss();
+  const open: { destroy(): void }[] = [];
+  const batch = 500;
+  for (let i = 0; i < idle; i += batch) {
+    await Promise.all(
+      Array.from({ length: Math.min(batch, idle - i) }, async () => {
+        const res = await request(`${proc.url}/interns/${id}/chat/completions`, { method: 'POST', dispatcher, headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ stream: true, messages: [{ role: 'user', content: 'idle' }] }) });
+        if (res.statusCode !== 200) throw new Error(`idle stream: ${res.statusCode} ${await res.body.text()}`);
+        await new Promise<void>((resolve) => res.body.once('data', () => resolve()));
+        open.push(res.body);
+      }),
+    );
+  }
+  await new Promise((r) => setTimeout(r, 2000));
+  const held = rss();
+  table(`one gateway process holding ${idle} open idle streams`, [
+    ['streams', 'RSS before (MB)', 'RSS holding them (MB)', 'per stream (KB)', 'extrapolated to 10,000 (MB)'],
+    [String(idle), before.toFixed(0), held.toFixed(0), (((held - before) * 1024) / idle).toFixed(1), (before + ((held - before) * 10_000) / idle).toFixed(0)],
+  ]);
+  if (idle < IDLE) console.log(`\n(${idle} rather than ${IDLE}: each stream holds a client and a daemon socket, and this machine allows ${FD_LIMIT} open files per process)`);
+  for (const s of open) s.destroy();
+  // (1) relay overhead at 100 concurrent streams
+  const direct = await load(() => stream(stub.url + daemonPaths.turns, { authorization: 'Bearer stub' }, { prompt }, '"type":"text"'), CONCURRENCY, ROUNDS);
+  const viaGw = await load(viaGateway, CONCURRENCY, ROUNDS);
+  table(`\`/repeat ${REPEAT} x\` at ${CONCURRENCY} concurrent streams (${ROUNDS * CONCURRENCY} turns each; stub daemon answering at once)`, [
+    ['path', 'first content p50 (ms)', 'first content p99 (ms)', 'whole turn p50 (ms)', 'chunks/s aggregate'],
+    ['straight from the daemon', ms(direct.p50), ms(direct.p99), ms(direct.done50), direct.aggregate.toFixed(0)],
+    ['through the gateway', ms(viaGw.p50), ms(viaGw.p99), ms(viaGw.done50), viaGw.aggregate.toFixed(0)],
+    ['added by the gateway', ms(viaGw.p50 - direct.p50), ms(viaGw.p99 - direct.p99), ms(viaGw.done50 - direct.done50), ''],
+  ]);
+
+  await proc.kill(process.env.BENCH_PROFILE_DIR ? 'SIGTERM' : 'SIGKILL');
+} finally {
+  stub.child.kill('SIGKILL');
+  killDaemonsUnder(dataDir);
+  rmSync(dataDir, { recursive: true, force: true });
+  await dispatcher.close().catch(() => {});
+  if (pgSchema) {
+    const c = new pg.Client({ connectionString: process.env.DATABASE_URL });
+    await c.connect();
+    await c.query(`drop schema if exists ${pgSchema} cascade`);
+    await c.end();
+  }
+}
