@@ -51,7 +51,8 @@ export function createInferenceService(opts: InferenceOptions) {
 
   const usageOf = (u: Usage | null | undefined, served: Served): Usage => {
     const usage = u ?? { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
-    return { ...usage, cost: costOf(prices, served.model, usage), is_byok: served.isByok };
+    const cached = usage.prompt_tokens_details?.cached_tokens ?? 0;
+    return { ...usage, prompt_tokens_details: { ...usage.prompt_tokens_details, cached_tokens: cached }, cost: costOf(prices, served.model, usage), is_byok: served.isByok };
   };
 
   function routeFor(model: string, ctx: { principal: Principal; credentials: ReadonlyMap<string, CredentialRow[]>; requireZdr: boolean }): Route | ApiError {

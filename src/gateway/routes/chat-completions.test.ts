@@ -50,7 +50,7 @@ for (const store of storeMatrix) {
         object: 'chat.completion',
         model: 'local/scripted',
         choices: [{ index: 0, message: { role: 'assistant', content: 'hello world\nplain line', reasoning: 'pondering' }, finish_reason: 'stop' }],
-        usage: { prompt_tokens: 7, completion_tokens: 5, total_tokens: 12, cost: 0.000017, is_byok: false },
+        usage: { prompt_tokens: 7, completion_tokens: 5, total_tokens: 12, prompt_tokens_details: { cached_tokens: 0 }, cost: 0.000017, is_byok: false },
       });
     });
 
@@ -73,7 +73,7 @@ for (const store of storeMatrix) {
         {},
       ]);
       assert.equal(evs.at(-2).choices[0].finish_reason, 'stop');
-      assert.deepEqual(evs.at(-2).usage, { prompt_tokens: 9, completion_tokens: 7, total_tokens: 16, cost: 0.000023, is_byok: false });
+      assert.deepEqual(evs.at(-2).usage, { prompt_tokens: 9, completion_tokens: 7, total_tokens: 16, prompt_tokens_details: { cached_tokens: 0 }, cost: 0.000023, is_byok: false });
       assert.equal(new Set(evs.slice(0, -1).map((e) => e.id)).size, 1);
     });
 
@@ -245,13 +245,13 @@ for (const store of storeMatrix) {
       assert.deepEqual(rows.map((r) => r.requestBody !== null), [false, true, true, false, false, false, false, false, false]);
       assert.deepEqual(rows[1]!.requestBody, body);
       assert.equal((rows[1]!.responseBody as any).choices[0].message.content, 'logged');
-      assert.deepEqual(rows[2]!.responseBody, { role: 'assistant', content: 'logged', finish_reason: 'stop', usage: { prompt_tokens: 2, completion_tokens: 1, total_tokens: 3, cost: 0.000004, is_byok: false } });
+      assert.deepEqual(rows[2]!.responseBody, { role: 'assistant', content: 'logged', finish_reason: 'stop', usage: { prompt_tokens: 2, completion_tokens: 1, total_tokens: 3, prompt_tokens_details: { cached_tokens: 0 }, cost: 0.000004, is_byok: false } });
       assert.deepEqual(
         { ...rows[0], id: undefined, createdAt: undefined, latencyMs: undefined },
         {
           id: undefined, createdAt: undefined, latencyMs: undefined, orgId: gw.keys.org_id, workspaceId: s.ws.id, apiKeyId: s.keyRow.id, userId: gw.keys.user_id, apiStyle: 'chat',
           requestedModel: 'local/scripted', model: 'local/scripted', provider: 'local', credentialId: null, isByok: false, streamed: false, attempts: 1, status: 200,
-          finishReason: 'stop', error: null, promptTokens: 2, completionTokens: 1, totalTokens: 3, cachedTokens: null, cost: 0.000004, requestBody: null, responseBody: null,
+          finishReason: 'stop', error: null, promptTokens: 2, completionTokens: 1, totalTokens: 3, cachedTokens: 0, cost: 0.000004, requestBody: null, responseBody: null,
         },
       );
     });
