@@ -15,7 +15,6 @@ import { createLogger } from '../src/log.ts';
 import { startGateway, type Gateway } from '../src/gateway/server.ts';
 import { getInternById, secretBinding, setInternState } from '../src/services/interns.ts';
 import { daemonPaths } from '../src/protocol/daemon.ts';
-import { startScriptedServer } from '../src/testing/scripted-server.ts';
 import { freePort, killDaemonsUnder, startGatewayProcess } from '../src/testing/gateway-process.ts';
 
 const CONCURRENCY = 100;
@@ -88,8 +87,6 @@ try {
   const create = async (body: unknown) => (await (await fetch(`${gw.url}/interns`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify(body) })).json()) as { id: string };
   const id = (await create({ name: 'bench' })).id;
   await setInternState(gw.ctx.store.db, { id, patch: { status: 'running', hostname: stub.url } });
-  const model = await startScriptedServer();
-  gw.ctx.interns.setGatewayUrl(model.url);
   const realId = (await create({ name: 'real', provision: true })).id;
   await gw.ctx.interns.idle();
   const row = (await getInternById(gw.ctx.store.db, realId))!;
@@ -106,7 +103,6 @@ try {
     ]);
     await gw.ctx.interns.suspend(row);
   } else console.log(`\n(real intern did not start: ${row.lastFailureMessage})`);
-  await model.close();
   await gw.close();
 
   // The gateway under load runs as its own process, as in production.

@@ -1,9 +1,8 @@
 // End-to-end fixture for intern tests: a real gateway, real daemon processes started by the local
 // provisioner, the built-in agent, and the scripted model served by the gateway's own inference
-// route (or, while that route is absent, by a loopback scripted server). close() kills every
-// daemon it started and removes every directory.
+// route (the agent calls it with the intern's key). close() kills every daemon it started and
+// removes every directory.
 import { startTestGateway, type TestGateway } from './gateway.ts';
-import { startScriptedServer, type ScriptedServer } from './scripted-server.ts';
 import { interns } from '../store/schema-interns.ts';
 import { getInternById } from '../services/interns.ts';
 
@@ -52,18 +51,8 @@ export function killGroup(pid: number | null | undefined) {
   } catch {}
 }
 
-async function gatewayServesScripted(gw: TestGateway): Promise<boolean> {
-  const res = await gw.call('POST', '/chat/completions', { key: gw.keys.api_key, body: { model: 'local/scripted', messages: [{ role: 'user', content: '/say ok' }] } });
-  return res.status === 200;
-}
-
 export async function startInternFixture(opts: { env?: Record<string, string>; postgres?: boolean } = {}): Promise<InternFixture> {
   const gw = await startTestGateway({ postgres: opts.postgres, env: opts.env });
-  let model: ScriptedServer | null = null;
-  if (!(await gatewayServesScripted(gw))) {
-    model = await startScriptedServer();
-    gw.ctx.interns.setGatewayUrl(model.url);
-  }
   const open: InternFixture['open'] = (id, body, o = {}) =>
     fetch(`${gw.url}/interns/${id}/chat/completions`, {
       method: 'POST',
@@ -94,7 +83,6 @@ export async function startInternFixture(opts: { env?: Record<string, string>; p
       const rows = await gw.ctx.store.db.select({ pid: interns.daemonPid }).from(interns);
       for (const r of rows) killGroup(r.pid);
       await gw.close();
-      await model?.close();
     },
   };
 }

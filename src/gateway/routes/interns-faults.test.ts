@@ -8,7 +8,6 @@ import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { freePort, killDaemonsUnder, startGatewayProcess, type GatewayProcess } from '../../testing/gateway-process.ts';
-import { startScriptedServer, type ScriptedServer } from '../../testing/scripted-server.ts';
 import { readChat } from '../../testing/interns.ts';
 
 const postgresUrl = process.env.DATABASE_URL;
@@ -31,14 +30,6 @@ async function runningIntern(gw: GatewayProcess, name: string): Promise<string> 
   throw new Error('intern did not start');
 }
 
-/** The model endpoint agents use: the gateway's own inference route when it has one. */
-async function modelEnv(dataDir: string, port: number, model: ScriptedServer, env: Record<string, string> = {}): Promise<Record<string, string>> {
-  const probe = await startGatewayProcess({ dataDir, port, env });
-  const res = await call(probe, 'POST', '/chat/completions', { model: 'local/scripted', messages: [{ role: 'user', content: '/say ok' }] }, probe.keys().api_key);
-  await probe.kill('SIGTERM');
-  return res.status === 200 ? {} : { COHORT_PUBLIC_URL: model.url };
-}
-
 async function pausedTurn(gw: GatewayProcess, id: string) {
   const r = await call(gw, 'POST', `/interns/${id}/chat/completions`, { stream: true, messages: [{ role: 'user', content: '/ask What is your name?' }] }, gw.keys().api_key);
   assert.equal(r.status, 200);
@@ -54,30 +45,26 @@ const text = (r: { chunks: any[] }) => r.chunks.map((c) => c.choices[0]?.delta.c
 describe('intern runs survive gateway processes', () => {
   const dirs: string[] = [];
   const procs: GatewayProcess[] = [];
-  let model: ScriptedServer;
   after(async () => {
     for (const p of procs) await p.kill();
     for (const d of dirs) {
       killDaemonsUnder(d);
       rmSync(d, { recursive: true, force: true });
     }
-    await model?.close();
   });
 
   test('a gateway killed and restarted while a run is paused: the reply continues the run; dead daemons are marked failed', async () => {
-    model = await startScriptedServer();
     const dataDir = mkdtempSync(join(tmpdir(), 'cohort-faults-'));
     dirs.push(dataDir);
     const port = await freePort();
-    const env = await modelEnv(dataDir, port, model);
-    const g1 = await startGatewayProcess({ dataDir, port, env });
+    const g1 = await startGatewayProcess({ dataDir, port });
     procs.push(g1);
     const id = await runningIntern(g1, 'survivor');
     const doomed = await runningIntern(g1, 'doomed');
     const paused = await pausedTurn(g1, id);
     await g1.kill('SIGKILL');
     killDaemonsUnder(dataDir, doomed);
-    const g2 = await startGatewayProcess({ dataDir, port, env });
+    const g2 = await startGatewayProcess({ dataDir, port });
     procs.push(g2);
     const cont = await reply(g2, id, paused, 'Grace');
     assert.equal(cont.status, 200);
@@ -96,9 +83,8 @@ describe('intern runs survive gateway processes', () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'cohort-faults-pg-'));
     dirs.push(dataDir);
     const [p1, p2] = [await freePort(), await freePort()];
-    const base = { DATABASE_URL: postgresUrl!, COHORT_PG_SCHEMA: schema };
+    const env = { DATABASE_URL: postgresUrl!, COHORT_PG_SCHEMA: schema };
     try {
-      const env = { ...base, ...(await modelEnv(dataDir, p1, model, base)) };
       const g1 = await startGatewayProcess({ dataDir, port: p1, env });
       const g2 = await startGatewayProcess({ dataDir, port: p2, env });
       procs.push(g1, g2);
