@@ -6,8 +6,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { daemonPaths, type RunEvent } from '../protocol/daemon.ts';
+import { sandboxAvailable } from '../sandbox/index.ts';
 import { shape } from './test-client.ts';
 import { startFixture, SECRET, type Fixture } from './test-fixture.ts';
+
+// Manual-mode shell calls need bubblewrap; where it cannot run they are refused (agent.test.ts).
+const noSandbox = sandboxAvailable() ? false : 'bubblewrap cannot run here (install the Debian package bubblewrap)';
 
 let f: Fixture;
 let outside: string;
@@ -147,7 +151,7 @@ test('steering: a message for the running session is delivered into the turn (20
   assert.deepEqual(shape(events), ['run', 'model', 'text:waiting', 'usage', 'steered', 'text:Noted: also do X\nshell: gate\n[exit 0]\nafter', 'usage', 'completed']);
 });
 
-test('manual: permission pauses the run, which frees the lock; the shell is sandboxed; answers resume the stream', async () => {
+test('manual: permission pauses the run, which frees the lock; the shell is sandboxed; answers resume the stream', { skip: noSandbox }, async () => {
   const cmd = `echo boxed > ${outside}/boxed.txt; echo in > in.txt; echo ran`;
   const a = await f.client.turn({ session_id: 'm1', approval_mode: 'manual', prompt: `/shell ${cmd}` });
   assert.deepEqual(shape(a.events), ['run', 'model', 'usage', 'interaction']);
@@ -172,7 +176,7 @@ test('manual: permission pauses the run, which frees the lock; the shell is sand
   assert.deepEqual(again.json, { error: { code: 409, message: 'the interaction is no longer waiting: its run has ended', metadata: { reason: 'interaction_not_pending', retryable: false } } });
 });
 
-test('manual: an allowed escalation runs outside the sandbox; self-drive runs unsandboxed without asking', async () => {
+test('manual: an allowed escalation runs outside the sandbox; self-drive runs unsandboxed without asking', { skip: noSandbox }, async () => {
   const esc = await f.client.turn({ approval_mode: 'manual', prompt: `/tool shell {"command": "echo esc > ${outside}/esc.txt", "escalate": true}` });
   const ask = interactionOf(esc.events);
   const sid = (esc.events[0] as { session_id: string }).session_id;
@@ -184,7 +188,7 @@ test('manual: an allowed escalation runs outside the sandbox; self-drive runs un
   assert.equal(existsSync(join(outside, 'free.txt')), true);
 });
 
-test('manual: allow_always and reject_always hold for the rest of the run; an allowed escalation unsandboxes it', async () => {
+test('manual: allow_always and reject_always hold for the rest of the run; an allowed escalation unsandboxes it', { skip: noSandbox }, async () => {
   const a = await f.client.turn({ session_id: 'aa', approval_mode: 'manual', prompt: '/shell echo one\n/shell echo two' });
   const r = await f.client.answer('aa', interactionOf(a.events).interaction_id, 'allow_always');
   assert.deepEqual(shape(r.events), ['text:shell: one\n[exit 0]', 'usage', 'text:shell: two\n[exit 0]', 'usage', 'completed']);
@@ -200,7 +204,7 @@ test('manual: allow_always and reject_always hold for the rest of the run; an al
   assert.equal(existsSync(join(outside, 'after-esc.txt')), true);
 });
 
-test('answers: unknown → 404, not offered → 400 (deadline unchanged), reject → stream continues', async () => {
+test('answers: unknown → 404, not offered → 400 (deadline unchanged), reject → stream continues', { skip: noSandbox }, async () => {
   const a = await f.client.turn({ session_id: 'r1', approval_mode: 'manual', prompt: '/shell echo hi' });
   const ask = interactionOf(a.events);
   const deadline = runOf('r1')?.deadline_at;
@@ -219,7 +223,7 @@ test('answers: unknown → 404, not offered → 400 (deadline unchanged), reject
   assert.deepEqual(shape(r.events), ['text:shell: The user rejected this command.', 'usage', 'completed']);
 });
 
-test('one attachment per run: a reply while another request is attached gets 409 attachment_failed', async () => {
+test('one attachment per run: a reply while another request is attached gets 409 attachment_failed', { skip: noSandbox }, async () => {
   const a = await f.client.turn({ session_id: 'att', approval_mode: 'manual', prompt: '/shell echo hi' });
   const ask = interactionOf(a.events);
   const runId = (a.events[0] as { run_id: string }).run_id;
@@ -247,21 +251,21 @@ test('questions: typed fields, malformed answers rejected, an accepted answer re
   assert.deepEqual(shape(r.events), ['text:ask_user: {"answer":"blue"}\nthanks', 'usage', 'completed']);
 });
 
-test('a permission answered "cancel" ends the run, confirmed', async () => {
+test('a permission answered "cancel" ends the run, confirmed', { skip: noSandbox }, async () => {
   const a = await f.client.turn({ session_id: 'c1', approval_mode: 'manual', prompt: '/shell echo hi' });
   const r = await f.client.answer('c1', interactionOf(a.events).interaction_id, 'cancel');
   assert.deepEqual(shape(r.events), ['ended']);
   assert.equal((r.events[0] as { cause: string }).cause, 'cancelled');
 });
 
-test('a new prompt on a session with a paused run supersedes it', async () => {
+test('a new prompt on a session with a paused run supersedes it', { skip: noSandbox }, async () => {
   const a = await f.client.turn({ session_id: 's1', approval_mode: 'manual', prompt: '/shell echo hi' });
   const ask = interactionOf(a.events);
   assert.deepEqual(shape((await f.client.turn({ session_id: 's1', prompt: 'never mind' })).events), ['run', 'model', 'text:You said: never mind', 'usage', 'completed']);
   assert.equal((await f.client.answer('s1', ask.interaction_id, 'allow_once')).status, 409);
 });
 
-test('a prompt for a paused session while another turn runs is refused busy and leaves the paused run alone', async () => {
+test('a prompt for a paused session while another turn runs is refused busy and leaves the paused run alone', { skip: noSandbox }, async () => {
   const a = await f.client.turn({ session_id: 'keep', approval_mode: 'manual', prompt: '/shell echo kept' });
   const ask = interactionOf(a.events);
   const b = await f.client.open('POST', daemonPaths.turns, { session_id: 'runner', prompt: '/say go\n/sleep 60000' });
@@ -275,7 +279,7 @@ test('a prompt for a paused session while another turn runs is refused busy and 
   assert.deepEqual(shape((await f.client.answer('keep', ask.interaction_id, 'allow_once')).events), ['text:shell: kept\n[exit 0]', 'usage', 'completed']);
 });
 
-test('the agent dying while a run is paused fails that run; the session lives on in a fresh agent', async () => {
+test('the agent dying while a run is paused fails that run; the session lives on in a fresh agent', { skip: noSandbox }, async () => {
   await f.client.turn({ session_id: 'phoenix', prompt: 'remember ember' });
   const a = await f.client.turn({ session_id: 'phoenix', approval_mode: 'manual', prompt: '/shell echo hi' });
   const ask = interactionOf(a.events);
