@@ -3,6 +3,7 @@
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { request } from 'undici';
+import { sql } from 'drizzle-orm';
 import { parseSse, startInternFixture, type ChatResult, type InternFixture } from '../../testing/interns.ts';
 import { getInternById, secretBinding } from '../../services/interns.ts';
 import { daemonPaths } from '../../protocol/daemon.ts';
@@ -277,6 +278,24 @@ describe('intern chat stream, end to end', () => {
     assert.equal(err.code, 503);
     assert.deepEqual(err.metadata, { reason: 'busy', retryable: true });
     if (last.status === 503) assert.match(last.headers.get('retry-after')!, /^\d+$/);
+  });
+
+  test('standing instructions reach the agent, which calls the model with the intern’s own key and model', async () => {
+    await f.gw.call('PATCH', `/workspaces/${f.gw.keys.workspace_id}`, { body: { is_observability_io_logging_enabled: true, io_logging_sampling_rate: 1 } });
+    await sleep(2100); // the inference router caches a workspace's settings for 2 s
+    const briefed = await f.intern('briefed', { instructions: 'Always answer in one word.', model: 'local/scripted' });
+    assert.equal(text(await f.chat(briefed, user('/say fine'))), 'fine');
+    const row = (await getInternById(f.gw.ctx.store.db, briefed))!;
+    type Logged = { requested_model: string; request_body: { messages: { role: string; content: string }[] } | null };
+    let rows: Logged[] = [];
+    for (let i = 0; i < 30 && !rows.length; i++) {
+      await sleep(100); // the request log is written in batches
+      const res = await f.gw.ctx.store.db.execute(sql`select requested_model, request_body from inference_requests where api_key_id = ${row.apiKeyId}`);
+      rows = (res as unknown as { rows: Logged[] }).rows;
+    }
+    assert.ok(rows.length > 0, 'the agent used the intern key');
+    assert.equal(rows[0]!.requested_model, 'local/scripted');
+    assert.deepEqual(rows[0]!.request_body?.messages[0], { role: 'system', content: 'Always answer in one word.' });
   });
 
   test('faults: daemon killed mid-stream → stream_severed, final, [DONE]; then 502 intern_unreachable', async () => {
