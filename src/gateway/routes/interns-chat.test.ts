@@ -4,6 +4,8 @@ import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { request } from 'undici';
 import { sql } from 'drizzle-orm';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { parseSse, startInternFixture, type ChatResult, type InternFixture } from '../../testing/interns.ts';
 import { getInternById, secretBinding } from '../../services/interns.ts';
 import { daemonPaths } from '../../protocol/daemon.ts';
@@ -296,6 +298,28 @@ describe('intern chat stream, end to end', () => {
     assert.ok(rows.length > 0, 'the agent used the intern key');
     assert.equal(rows[0]!.requested_model, 'local/scripted');
     assert.deepEqual(rows[0]!.request_body?.messages[0], { role: 'system', content: 'Always answer in one word.' });
+  });
+
+  test('lifecycle with a live daemon: suspend stops it (409 intern_not_ready), provision starts a new one, delete removes its directory', async () => {
+    const id2 = await f.intern('cycle');
+    const first = (await f.gw.call('GET', `/interns/${id2}`)).body.hostname;
+    assert.deepEqual((await f.gw.call('POST', `/interns/${id2}/suspend`)).body, { suspended: true });
+    const stopped = await f.chat(id2, user('/say hi'));
+    assert.equal(stopped.status, 409);
+    assert.deepEqual(stopped.body.error.metadata, { reason: 'intern_not_ready', retryable: true });
+    assert.equal((await fetch(first + '/v1/health').catch(() => null))?.ok ?? false, false, 'the daemon is gone');
+    assert.equal((await f.gw.call('POST', `/interns/${id2}/provision`)).status, 202);
+    await f.gw.ctx.interns.idle();
+    const again = (await f.gw.call('GET', `/interns/${id2}`)).body;
+    assert.equal(again.status, 'running');
+    assert.equal(text(await f.chat(id2, user('/say back'))), 'back');
+    const dir = join(f.gw.dataDir, 'interns', id2);
+    assert.ok(existsSync(dir));
+    assert.equal((await f.gw.call('DELETE', `/interns/${id2}`)).status, 202);
+    await f.gw.ctx.interns.idle();
+    assert.equal(existsSync(dir), false);
+    assert.equal((await f.gw.call('GET', `/interns/${id2}`)).status, 404);
+    assert.equal((await fetch(again.hostname + '/v1/health').catch(() => null))?.ok ?? false, false);
   });
 
   test('faults: daemon killed mid-stream → stream_severed, final, [DONE]; then 502 intern_unreachable', async () => {
