@@ -13,6 +13,10 @@ const errors = (...codes: number[]) => Object.fromEntries(codes.map((c) => [c, {
 const idParam = { id: 'intern id' };
 const tags = ['interns'];
 type Id = { Params: { id: string } };
+/** Provision, suspend and delete take no body: one carrying any field is refused, not ignored. */
+const NoBody = z.strictObject({}).optional();
+/** The SDK sends this flag; the local provisioner keeps no workspace archive, so there is nothing to acknowledge. */
+const DeleteBody = z.strictObject({ acknowledge_workspace_loss: z.boolean().optional() }).optional();
 
 export const internRoutes: RouteModule = (app, ctx) => {
   const onRequest = internsGuard(ctx);
@@ -46,18 +50,21 @@ export const internRoutes: RouteModule = (app, ctx) => {
 
   ctx.docs.add({ method: 'post', path: '/interns/:id/provision', summary: "Start (or restart) the intern's daemon", tags, params: idParam, responses: { 202: { description: 'accepted', schema: z.object({ provisioning: z.literal(true) }) }, ...errors(401, 403, 404, 409, 500) } });
   app.post<Id>('/interns/:id/provision', { onRequest, config }, async (req, reply) => {
+    parseWith(NoBody, req.body);
     await ctx.interns.provision(await findIntern(db, { principal: principalOf(req), id: req.params.id }));
     return reply.code(202).send({ provisioning: true });
   });
 
   ctx.docs.add({ method: 'post', path: '/interns/:id/suspend', summary: "Stop the intern's daemon", tags, params: idParam, responses: { 200: { description: 'suspended', schema: z.object({ suspended: z.literal(true) }) }, ...errors(401, 403, 404, 409, 500) } });
   app.post<Id>('/interns/:id/suspend', { onRequest, config }, async (req) => {
+    parseWith(NoBody, req.body);
     await ctx.interns.suspend(await findIntern(db, { principal: principalOf(req), id: req.params.id }));
     return { suspended: true };
   });
 
   ctx.docs.add({ method: 'delete', path: '/interns/:id', summary: 'Delete an intern: tears down its daemon and directory', tags, params: idParam, responses: { 202: { description: 'accepted', schema: z.object({ deleting: z.literal(true) }) }, ...errors(401, 403, 404, 500) } });
   app.delete<Id>('/interns/:id', { onRequest, config }, async (req, reply) => {
+    parseWith(DeleteBody, req.body);
     await ctx.interns.destroy(await findIntern(db, { principal: principalOf(req), id: req.params.id }));
     return reply.code(202).send({ deleting: true });
   });
