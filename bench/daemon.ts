@@ -30,7 +30,13 @@ async function spawnDaemon(env: Record<string, string>): Promise<Daemon> {
     env: { ...process.env, COHORT_DAEMON_SECRET: SECRET, COHORT_INTERN_DIR: dir, LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
-  const line = await new Promise<string>((resolve) => createInterface({ input: proc.stdout! }).once('line', resolve));
+  const line = await new Promise<string>((resolve, reject) => {
+    createInterface({ input: proc.stdout! }).once('line', resolve);
+    proc.once('exit', (code) => {
+      rmSync(dir, { recursive: true, force: true });
+      reject(new Error(`the daemon exited during start (code ${code})`));
+    });
+  });
   return { proc, dir, client: new DaemonClient((JSON.parse(line) as { listening: string }).listening, SECRET) };
 }
 
@@ -56,9 +62,12 @@ async function throughput(client: DaemonClient, prompt: string, expectText: stri
 }
 
 const model = await startScriptedServer();
-const builtin = await spawnDaemon({ COHORT_AGENT_BASE_URL: model.url, COHORT_AGENT_MODEL: 'local/scripted' });
-const mini = await spawnDaemon({ COHORT_AGENT_COMMAND: JSON.stringify([process.execPath, ...tsx, file('../src/testing/acp-mini-agent.ts')]) });
+const daemons: Daemon[] = [];
 try {
+  const builtin = await spawnDaemon({ COHORT_AGENT_BASE_URL: model.url, COHORT_AGENT_MODEL: 'local/scripted' });
+  daemons.push(builtin);
+  const mini = await spawnDaemon({ COHORT_AGENT_COMMAND: JSON.stringify([process.execPath, ...tsx, file('../src/testing/acp-mini-agent.ts')]) });
+  daemons.push(mini);
   const c = builtin.client;
   const agentPid = ((await c.json('GET', daemonPaths.status)).json as { agent: { pid: number } }).agent.pid;
   // Warm up both processes (JIT, tsx caches) before measuring anything.
@@ -100,6 +109,6 @@ try {
   console.log('| measure | value |\n|---|---|');
   for (const [k, v] of rows) console.log(`| ${k} | ${v} |`);
 } finally {
-  await Promise.all([stopDaemon(builtin), stopDaemon(mini)]);
+  await Promise.all(daemons.map(stopDaemon));
   await model.close();
 }
