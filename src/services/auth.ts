@@ -27,24 +27,38 @@ export function bearerToken(authorization: string | undefined): string | null {
 export function createAuthenticator(opts: { db: Db; ttlMs: number; now?: () => number; bus?: KeyBus }): Authenticator {
   const cache = new Map<string, Entry>();
   const now = opts.now ?? Date.now;
+  // Concurrent requests with the same uncached key share one lookup.
+  const pending = new Map<string, Promise<Principal | null>>();
   // A lookup that started before an invalidation must not cache what it read.
   let generation = 0;
   const drop = (keyHash: string | null | undefined) => {
     generation++;
+    pending.clear(); // a lookup in flight may have read the state before the change
     if (keyHash) cache.delete(keyHash);
     else cache.clear();
   };
   opts.bus?.subscribe(drop);
 
-  async function resolve(hash: string): Promise<Principal | null> {
-    const hit = cache.get(hash);
-    if (hit && hit.expires > now()) return hit.principal;
+  async function lookup(hash: string): Promise<Principal | null> {
     const started = generation;
     const principal = await findPrincipal(opts.db, hash);
-    if (started !== generation) return principal;
-    if (cache.size >= MAX_ENTRIES) cache.delete(cache.keys().next().value!);
-    cache.set(hash, { principal, expires: now() + (principal ? opts.ttlMs : NEGATIVE_TTL_MS) });
+    if (started === generation) {
+      if (cache.size >= MAX_ENTRIES) cache.delete(cache.keys().next().value!);
+      cache.set(hash, { principal, expires: now() + (principal ? opts.ttlMs : NEGATIVE_TTL_MS) });
+    }
     return principal;
+  }
+
+  function resolve(hash: string): Promise<Principal | null> {
+    const hit = cache.get(hash);
+    if (hit && hit.expires > now()) return Promise.resolve(hit.principal);
+    const inFlight = pending.get(hash);
+    if (inFlight) return inFlight;
+    const p: Promise<Principal | null> = lookup(hash).finally(() => {
+      if (pending.get(hash) === p) pending.delete(hash);
+    });
+    pending.set(hash, p);
+    return p;
   }
 
   return {
