@@ -137,15 +137,19 @@ try {
   ]);
   if (idle < IDLE) console.log(`\n(${idle} rather than ${IDLE}: each stream holds a client and a daemon socket, and this machine allows ${FD_LIMIT} open files per process)`);
   for (const s of open) s.destroy();
-  // (1) relay overhead at 100 concurrent streams
-  const direct = await load(() => stream(stub.url + daemonPaths.turns, { authorization: 'Bearer stub' }, { prompt }, '"type":"text"'), CONCURRENCY, ROUNDS);
-  const viaGw = await load(viaGateway, CONCURRENCY, ROUNDS);
-  table(`\`/repeat ${REPEAT} x\` at ${CONCURRENCY} concurrent streams (${ROUNDS * CONCURRENCY} turns each; stub daemon answering at once)`, [
-    ['path', 'first content p50 (ms)', 'first content p99 (ms)', 'whole turn p50 (ms)', 'chunks/s aggregate'],
-    ['straight from the daemon', ms(direct.p50), ms(direct.p99), ms(direct.done50), direct.aggregate.toFixed(0)],
-    ['through the gateway', ms(viaGw.p50), ms(viaGw.p99), ms(viaGw.done50), viaGw.aggregate.toFixed(0)],
-    ['added by the gateway', ms(viaGw.p50 - direct.p50), ms(viaGw.p99 - direct.p99), ms(viaGw.done50 - direct.done50), ''],
-  ]);
+  // (1) relay overhead, one stream at a time and at 100 concurrent streams
+  const direct1 = () => stream(stub.url + daemonPaths.turns, { authorization: 'Bearer stub' }, { prompt }, '"type":"text"');
+  const rows: string[][] = [['concurrent streams', 'path', 'first content p50 (ms)', 'first content p99 (ms)', 'whole turn p50 (ms)', 'chunks/s aggregate']];
+  for (const [concurrency, rounds] of [[1, ROUNDS * 10], [CONCURRENCY, ROUNDS]] as const) {
+    const direct = await load(direct1, concurrency, rounds);
+    const viaGw = await load(viaGateway, concurrency, rounds);
+    rows.push(
+      [String(concurrency), 'straight from the daemon', ms(direct.p50), ms(direct.p99), ms(direct.done50), direct.aggregate.toFixed(0)],
+      [String(concurrency), 'through the gateway', ms(viaGw.p50), ms(viaGw.p99), ms(viaGw.done50), viaGw.aggregate.toFixed(0)],
+      [String(concurrency), 'added by the gateway', ms(viaGw.p50 - direct.p50), ms(viaGw.p99 - direct.p99), ms(viaGw.done50 - direct.done50), ''],
+    );
+  }
+  table(`\`/repeat ${REPEAT} x\` turns, stub daemon answering at once (${ROUNDS * 10} turns alone, ${ROUNDS * CONCURRENCY} at ${CONCURRENCY} concurrent)`, rows);
 
   await proc.kill(process.env.BENCH_PROFILE_DIR ? 'SIGTERM' : 'SIGKILL');
 } finally {

@@ -8,7 +8,7 @@ import { ApiError, invalidRequest } from '../errors.ts';
 import { MAX_PROMPT_CHARS, type TurnRequest } from '../protocol/daemon.ts';
 import type { ChatMessage, ChatRequest } from '../schemas/intern-chat.ts';
 import type { DaemonTarget } from '../relay/client.ts';
-import { findIntern, secretBinding } from './interns.ts';
+import { findInternForChat, secretBinding } from './interns.ts';
 
 export type ChatAction = { kind: 'turn'; body: TurnRequest } | { kind: 'answer'; sessionId: string; interactionId: string; answer: string };
 
@@ -33,7 +33,7 @@ export function chatAction(req: ChatRequest): ChatAction {
 const notReady = (status: string) => new ApiError({ status: 409, reason: 'intern_not_ready', message: `the intern is not running (status ${status})` });
 
 export async function chatTarget(db: Db, opts: { principal: Principal; sealer: Sealer; internId: string }): Promise<DaemonTarget> {
-  const row = await findIntern(db, { principal: opts.principal, id: opts.internId });
+  const row = await findInternForChat(db, { principal: opts.principal, id: opts.internId });
   if (row.status !== 'running' || !row.hostname || !row.sealedSecret) throw notReady(row.status);
   return { baseUrl: row.hostname, secret: opts.sealer.open(row.sealedSecret, secretBinding.daemon(row.id)) };
 }
