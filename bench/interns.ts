@@ -2,7 +2,8 @@
 // through the gateway versus straight from the daemon, at 100 concurrent streams, against a
 // protocol-faithful stub daemon (so the figure is the relay's own cost); (2) the same, one turn
 // at a time, through a real daemon with the built-in agent and the scripted model; (3) resident
-// memory of one gateway process holding idle open streams. Prints markdown tables.
+// memory of one gateway process holding idle open streams, beside a raw Node relay doing the
+// same (the floor for this design: one client and one daemon socket per stream). Prints markdown tables.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -71,6 +72,29 @@ async function gatewayIn(dataDir: string): Promise<Gateway> {
   return startGateway({ config, log: createLogger({ level: 'silent' }) });
 }
 
+const rssOf = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
+
+/** Opens `count` streams that go idle after their first bytes; the process's RSS before and while holding them. */
+async function holdIdle(o: { pid: number; url: string; headers: Record<string, string>; body: unknown; count: number }) {
+  const before = rssOf(o.pid);
+  const open: { destroy(): void }[] = [];
+  for (let i = 0; i < o.count; i += 500) {
+    await Promise.all(
+      Array.from({ length: Math.min(500, o.count - i) }, async () => {
+        const res = await request(o.url, { method: 'POST', dispatcher, headers: { ...o.headers, 'content-type': 'application/json' }, body: JSON.stringify(o.body) });
+        if (res.statusCode !== 200) throw new Error(`idle stream: ${res.statusCode} ${await res.body.text()}`);
+        await new Promise<void>((resolve) => res.body.once('data', () => resolve()));
+        open.push(res.body);
+      }),
+    );
+  }
+  await new Promise((r) => setTimeout(r, 2000));
+  const held = rssOf(o.pid);
+  for (const s of open) s.destroy();
+  await new Promise((r) => setTimeout(r, 500));
+  return { before, held };
+}
+
 function table(title: string, rows: string[][]) {
   console.log(`\n### ${title}\n`);
   console.log(`| ${rows[0]!.join(' | ')} |\n|${rows[0]!.map(() => '---').join('|')}|`);
@@ -109,34 +133,26 @@ try {
   const port = await freePort();
   const proc = await startGatewayProcess({ dataDir, port, env: { LOG_LEVEL: 'warn', COHORT_TURNS_PER_MINUTE: '1000000000', ...storeEnv }, nodeArgs: process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : [] });
   console.log(`\nstore: ${pgSchema ? 'PostgreSQL' : 'PGlite (embedded)'}`);
-  const rss = () => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${proc.child.pid}/status`, 'utf8'))![1]) / 1024;
 
   // (3) idle open streams held by a fresh gateway process (each needs a client and a daemon socket)
   const idle = Math.min(IDLE, Math.floor((FD_LIMIT - 400) / 2));
   const prompt = `/repeat ${REPEAT} x`;
   const viaGateway = () => stream(`${proc.url}/interns/${id}/chat/completions`, auth, { stream: true, messages: [{ role: 'user', content: prompt }] }, '"content"');
   await load(viaGateway, 20, 2); // warm the code paths first, so their one-off cost is not counted per stream
-  const before = rss();
-  const open: { destroy(): void }[] = [];
-  const batch = 500;
-  for (let i = 0; i < idle; i += batch) {
-    await Promise.all(
-      Array.from({ length: Math.min(batch, idle - i) }, async () => {
-        const res = await request(`${proc.url}/interns/${id}/chat/completions`, { method: 'POST', dispatcher, headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ stream: true, messages: [{ role: 'user', content: 'idle' }] }) });
-        if (res.statusCode !== 200) throw new Error(`idle stream: ${res.statusCode} ${await res.body.text()}`);
-        await new Promise<void>((resolve) => res.body.once('data', () => resolve()));
-        open.push(res.body);
-      }),
-    );
-  }
-  await new Promise((r) => setTimeout(r, 2000));
-  const held = rss();
-  table(`one gateway process holding ${idle} open idle streams`, [
-    ['streams', 'RSS before (MB)', 'RSS holding them (MB)', 'per stream (KB)', 'extrapolated to 10,000 (MB)'],
-    [String(idle), before.toFixed(0), held.toFixed(0), (((held - before) * 1024) / idle).toFixed(1), (before + ((held - before) * 10_000) / idle).toFixed(0)],
+  const gwIdle = await holdIdle({ pid: proc.child.pid!, url: `${proc.url}/interns/${id}/chat/completions`, headers: auth, body: { stream: true, messages: [{ role: 'user', content: 'idle' }] }, count: idle });
+  const raw = spawn(process.execPath, [fileURLToPath(new URL('./interns-raw-proxy.mjs', import.meta.url)), stub.url], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const rawPort: number = await new Promise((r) => raw.stdout!.once('data', (d: Buffer) => r(JSON.parse(d.toString()).port)));
+  const rawStreams = { pid: raw.pid!, url: `http://127.0.0.1:${rawPort}/`, headers: {}, body: {} };
+  await holdIdle({ ...rawStreams, count: 200 }); // warm-up, as for the gateway
+  const rawIdle = await holdIdle({ ...rawStreams, count: idle });
+  raw.kill('SIGKILL');
+  const memRow = (name: string, m: { before: number; held: number }) => [name, String(idle), m.before.toFixed(0), m.held.toFixed(0), (((m.held - m.before) * 1024) / idle).toFixed(1), (m.before + ((m.held - m.before) * 10_000) / idle).toFixed(0)];
+  table(`open idle streams held by one process`, [
+    ['process', 'streams', 'RSS before (MB)', 'RSS holding them (MB)', 'per stream (KB)', 'extrapolated to 10,000 (MB)'],
+    memRow('cohort gateway', gwIdle),
+    memRow('raw Node relay (node:http + undici, ~15 lines)', rawIdle),
   ]);
   if (idle < IDLE) console.log(`\n(${idle} rather than ${IDLE}: each stream holds a client and a daemon socket, and this machine allows ${FD_LIMIT} open files per process)`);
-  for (const s of open) s.destroy();
   // (1) relay overhead, one stream at a time and at 100 concurrent streams
   const direct1 = () => stream(stub.url + daemonPaths.turns, { authorization: 'Bearer stub' }, { prompt }, '"type":"text"');
   const rows: string[][] = [['concurrent streams', 'path', 'first content p50 (ms)', 'first content p99 (ms)', 'whole turn p50 (ms)', 'chunks/s aggregate']];
