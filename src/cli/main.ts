@@ -3,7 +3,7 @@
 // May import: cli/*, services, store, config. Returns the exit code; undefined leaves the process
 // to the program it started (a server keeps running).
 import { parseArgs } from 'node:util';
-import { loadConfig } from '../config.ts';
+import { loadConfig, type Config } from '../config.ts';
 import { ApiError } from '../errors.ts';
 import { DataDirBusy } from '../store/lock.ts';
 import { COMMANDS, UsageError } from './admin.ts';
@@ -56,6 +56,15 @@ async function delegate(name: string, args: string[]): Promise<number | undefine
   return typeof code === 'number' ? code : undefined;
 }
 
+function configFrom(env: NodeJS.ProcessEnv): Config {
+  try {
+    return loadConfig(env);
+  } catch (err) {
+    const issues = (err as { issues?: { path: PropertyKey[]; message: string }[] }).issues;
+    throw new UsageError(`invalid environment: ${issues?.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ') ?? (err as Error).message}`);
+  }
+}
+
 async function admin(argv: string[], io: Io): Promise<number> {
   const key = argv.slice(0, 2).join(' ');
   const cmd = COMMANDS[key];
@@ -77,15 +86,9 @@ async function admin(argv: string[], io: Io): Promise<number> {
     throw new UsageError(cmd.args.length ? `expected ${cmd.args.join(' ')}` : `unexpected argument "${positionals[0]}"`);
   }
   const env = { ...process.env, ...(typeof v['data-dir'] === 'string' ? { COHORT_DATA_DIR: v['data-dir'] } : {}) };
-  const parsedEnv = (() => {
-    try {
-      return loadConfig(env);
-    } catch (err) {
-      throw new UsageError(`invalid environment: ${(err as Error).message}`);
-    }
-  })();
+  const config = configFrom(env);
   const action = cmd.prepare(positionals, v as Record<string, string | boolean | undefined>);
-  const session = await openSession(parsedEnv);
+  const session = await openSession(config);
   try {
     const result = await action(session);
     io.out(v.json ? JSON.stringify(result.json, null, 2) : result.lines.join('\n'));
