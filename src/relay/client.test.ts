@@ -44,6 +44,9 @@ describe('daemon client refusals', () => {
       assert.deepEqual(errorBody(err, { metadata: true }), { error: { code: r.status, message: `daemon says ${kind}`, metadata: { reason: r.reason, retryable: r.retryable } } }, kind);
       assert.deepEqual(err.headers, r.reason === 'busy' ? { 'retry-after': '3' } : {});
     }
+    reply = { status: 409, body: JSON.stringify(refusalBody('busy', 'busy')) };
+    const bare = await refused(startTurn(target(), { prompt: 'hi' }, new AbortController().signal));
+    assert.deepEqual(bare.headers, { 'retry-after': '1' }, 'busy always carries Retry-After');
   });
 
   test('a wrong secret or an unreadable refusal is 502 intern_rejected; no daemon is 502 intern_unreachable', async () => {

@@ -46,13 +46,15 @@ async function refusal(res: { statusCode: number; headers: Record<string, unknow
   } catch {}
   const meta = parsed?.error.metadata;
   if (!parsed || !meta) return new ApiError({ status: 502, reason: 'intern_rejected', message: `the intern rejected the request (status ${res.statusCode})` });
-  const retryAfter = res.headers['retry-after'];
+  // SPEC §7: busy always carries Retry-After, even if a daemon left it out.
+  const given = res.headers['retry-after'];
+  const retryAfter = typeof given === 'string' ? given : meta.reason === 'busy' ? '1' : undefined;
   return new ApiError({
     status: parsed.error.code,
     reason: meta.reason,
     retryable: meta.retryable,
     message: parsed.error.message,
-    headers: typeof retryAfter === 'string' ? { 'retry-after': retryAfter } : {},
+    headers: retryAfter ? { 'retry-after': retryAfter } : {},
   });
 }
 
