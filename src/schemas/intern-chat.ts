@@ -1,7 +1,7 @@
 // The intern chat request and stream shapes (SPEC §2.2, §4.1, §8). Unknown OpenAI fields are
 // accepted and dropped (z.object strips them); only the last message is acted on.
 import { z } from 'zod';
-import { ApprovalMode, Interaction, SessionId, Usage } from '../protocol/daemon.ts';
+import { ApprovalMode, SessionId, Usage } from '../protocol/daemon.ts';
 
 const TextPart = z.object({ type: z.literal('text'), text: z.string() });
 const Content = z.union([z.string(), z.array(TextPart)]);
@@ -69,6 +69,3 @@ export const ChatChunk = z.object({
 });
 export type ChatChunk = z.infer<typeof ChatChunk>;
 export type StreamError = z.infer<typeof StreamError>;
-
-/** Documentation only: what the arguments string of the tool call holds. */
-export const InteractionArguments = Interaction;

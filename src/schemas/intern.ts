@@ -18,7 +18,6 @@ const fields = {
 };
 
 export const CreateIntern = z.strictObject({
-  ...fields,
   name: fields.name,
   description: fields.description.optional(),
   instructions: fields.instructions.optional(),
