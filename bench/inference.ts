@@ -27,14 +27,18 @@ async function freePort(): Promise<number> {
   return port;
 }
 
+/** The bench's own environment minus anything that configures cohort, so each child gets only what it is given. */
+const baseEnv = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(DATABASE_URL|REDIS_URL|COHORT_|PORT$|HOST$|LOG_LEVEL$)/.test(k)));
+
 function start(args: string[], env: Record<string, string> = {}): ChildProcess {
-  const child = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
+  const child = spawn(process.execPath, args, { env: { ...baseEnv, ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
   children.push(child);
   return child;
 }
 
+/** Waits for a server to come up; a loaded machine can take a while to start PGlite. */
 async function until(ok: () => Promise<boolean> | boolean, what: string) {
-  for (let i = 0; i < 300; i++) {
+  for (let i = 0; i < 1200; i++) {
     if (await Promise.resolve(ok()).catch(() => false)) return;
     await sleep(100);
   }

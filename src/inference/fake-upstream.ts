@@ -14,7 +14,7 @@ import { toAnthropicBody } from './providers/anthropic/request.ts';
 
 export type Received = { path: string; key: string | null; model: string; body: Record<string, unknown>; aborted: boolean };
 
-export type Misbehaviour = 'malformed' | 'broken-stream' | 'hangup';
+export type Misbehaviour = 'malformed' | 'broken-stream' | 'truncated' | 'hangup';
 
 export type FakeUpstream = {
   url: string;
@@ -49,6 +49,7 @@ function misbehaveOn(res: ServerResponse, how: Misbehaviour, stream: boolean) {
   res.writeHead(200, { 'content-type': 'text/event-stream' });
   res.write(`data: ${JSON.stringify({ id: 'x', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta: { role: 'assistant', content: 'partial' }, finish_reason: null }] })}\n\n`);
   if (how === 'malformed') res.end('data: {"choices": nope\n\n');
+  else if (how === 'truncated') res.end();
   else setTimeout(() => res.socket?.destroy(), 20);
 }
 

@@ -85,6 +85,7 @@ export async function* relay(o: {
       }
       yield batch;
     }
+    if (!outcome.finish) throw new UpstreamError({ status: 502, message: 'the provider ended the stream before it finished' });
   } catch (err) {
     const api = o.signal.aborted ? clientClosed() : err instanceof UpstreamError ? upstreamFailure(served.provider, err) : null;
     outcome.status = api?.status ?? 500;

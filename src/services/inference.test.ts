@@ -152,7 +152,7 @@ for (const store of storeMatrix) {
       assert.equal(res!.status, 200);
       assert.equal(res!.body.choices[0].message.content, 'hi');
       up.misbehave('sk-garbage-key-1', 'broken-stream');
-      for (const how of ['broken-stream', 'malformed'] as const) {
+      for (const how of ['broken-stream', 'malformed', 'truncated'] as const) {
         up.misbehave('sk-garbage-key-1', how);
         const streamed = await ask(s, { stream: true });
         assert.equal(streamed.status, 200);
@@ -166,7 +166,7 @@ for (const store of storeMatrix) {
       up.misbehave('sk-garbage-key-1', null);
       up.misbehave('sk-hangup-key-22', null);
       const rows = await s.log();
-      assert.deepEqual(rows.map((r) => [r.status, r.attempts]), [[200, 3], [502, 1], [502, 1]]);
+      assert.deepEqual(rows.map((r) => [r.status, r.attempts]), [[200, 3], [502, 1], [502, 1], [502, 1]]);
     });
 
     test('an endpoint nobody listens on is a retryable 502 naming the provider', async () => {
