@@ -51,31 +51,33 @@ async function startGateway(store: string, level: string): Promise<Gateway> {
   running.add(child);
   child.once('exit', () => running.delete(child));
   const url = `http://127.0.0.1:${port}/api/v1`;
-  for (let i = 0; ; i++) {
-    await sleep(100);
-    if (child.exitCode !== null) throw new Error(`gateway exited: ${readFileSync(log, 'utf8')}`);
-    if (await fetch(`${url}/openapi.json`).then((r) => r.ok, () => false)) break;
-    if (i > 1200) throw new Error('gateway did not start within 2 minutes');
-  }
-  const boot = JSON.parse(readFileSync(join(dir, 'bootstrap.json'), 'utf8'));
-  return {
-    child,
-    url,
-    key: boot.management_key,
-    workspaceId: boot.workspace_id,
-    async stop() {
+  async function stop() {
+    if (child.exitCode === null) {
       const exited = new Promise((r) => child.once('exit', r));
       child.kill('SIGTERM');
       await exited;
-      if (store === 'postgres') {
-        const c = new pg.Client({ connectionString: process.env.DATABASE_URL });
-        await c.connect();
-        await c.query(`drop schema if exists ${schema} cascade`);
-        await c.end();
-      }
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
+    }
+    if (store === 'postgres') {
+      const c = new pg.Client({ connectionString: process.env.DATABASE_URL });
+      await c.connect();
+      await c.query(`drop schema if exists ${schema} cascade`);
+      await c.end();
+    }
+    rmSync(dir, { recursive: true, force: true });
+  }
+  try {
+    for (let i = 0; ; i++) {
+      await sleep(100);
+      if (child.exitCode !== null) throw new Error(`gateway exited: ${readFileSync(log, 'utf8')}`);
+      if (await fetch(`${url}/openapi.json`).then((r) => r.ok, () => false)) break;
+      if (i > 1200) throw new Error('gateway did not start within 2 minutes');
+    }
+    const boot = JSON.parse(readFileSync(join(dir, 'bootstrap.json'), 'utf8'));
+    return { child, url, key: boot.management_key, workspaceId: boot.workspace_id, stop };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
 }
 
 function rssMb(pid: number): string {
