@@ -27,7 +27,15 @@ export async function openSession(config: Config): Promise<Session> {
   const opened = store;
   return {
     store: opened,
-    admin: { db: opened.db, announce: async (hash) => void (await bus?.publish(hash)) },
+    admin: {
+      db: opened.db,
+      // The change is made; a lost announcement only delays it in running gateways, so say so and carry on.
+      announce: async (hash) => {
+        await bus?.publish(hash).catch((err: Error) => {
+          process.stderr.write(`cohort: warning: running gateways were not told (${err.message}); they see the change within COHORT_KEY_CACHE_MS\n`);
+        });
+      },
+    },
     async close() {
       await bus?.close();
       await opened.close();
