@@ -18,7 +18,11 @@ export async function openSession(config: Config): Promise<Session> {
   try {
     store = await openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, pgSchema: config.pgSchema, poolSize: 2 });
     await migrate(store);
-    bus = config.redisUrl ? await connectKeyBus({ redisUrl: config.redisUrl, publishOnly: true }) : undefined;
+    bus = config.redisUrl
+      ? await connectKeyBus({ redisUrl: config.redisUrl, publishOnly: true }).catch((err: Error) => {
+          throw new Error(`cannot reach Redis at REDIS_URL (${err.message}); unset it to run without telling gateways`);
+        })
+      : undefined;
   } catch (err) {
     await store?.close().catch(() => {});
     unlock();
