@@ -56,6 +56,15 @@ function interrupter() {
   };
 }
 
+/** Reads a finished daemon stream to its end (bounded, in case a daemon keeps it open). */
+async function drain(it: AsyncIterator<unknown>, ac: AbortController) {
+  const bound = setTimeout(() => ac.abort(), 5_000).unref();
+  try {
+    while (!(await it.next()).done);
+  } catch {}
+  clearTimeout(bound);
+}
+
 export async function relay(o: RelayOptions): Promise<RelayResult> {
   const { timings } = o;
   const ac = new AbortController();
@@ -129,6 +138,8 @@ export async function relay(o: RelayOptions): Promise<RelayResult> {
     clearTimeout(routeTimer);
     clearTimeout(budgetTimer);
     o.res.off('close', onClose);
-    void iterator?.return?.(undefined).catch(() => {});
+    // The daemon closes its stream right after a terminal or interaction event: reading it to the
+    // end lets the connection go back to the pool. Aborted streams were destroyed already.
+    if (iterator && !ac.signal.aborted) void drain(iterator, ac);
   }
 }
