@@ -52,6 +52,13 @@ function rssMb(child: ChildProcess | null): string {
   return m ? (Number(m[1]) / 1024).toFixed(0) : '?';
 }
 
+/** cohort starts as `npm start` starts it (same Node flags), e.g. `node --import tsx src/main.ts`. */
+function startArgs(): string[] {
+  const script = (JSON.parse(readFileSync('package.json', 'utf8')) as { scripts: { start: string } }).scripts.start.trim().split(/\s+/);
+  if (script[0] !== 'node') throw new Error('the start script does not begin with node');
+  return script.slice(1);
+}
+
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 type Target = { name: string; url: string; headers: Record<string, string>; model: string; child: ChildProcess | null };
@@ -66,7 +73,7 @@ async function main() {
   const startCohort = async (port: number, env: Record<string, string>) => {
     const dataDir = mkdtempSync(join(tmpdir(), 'cohort-bench-'));
     dataDirs.push(dataDir);
-    const child = start(['--import', 'tsx', 'src/main.ts'], {
+    const child = start(startArgs(), {
       PORT: String(port),
       COHORT_DATA_DIR: dataDir,
       LOG_LEVEL: 'warn',
