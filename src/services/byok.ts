@@ -1,6 +1,6 @@
 // Provider credentials (BYOK) of an account: create, read, update, delete, and the mapping to the
 // API shape. The raw key is sealed (AES-256-GCM, bound to the credential id) before it reaches the
-// database and is only ever unsealed in memory for inference (usableCredentials).
+// database and is only ever unsealed in memory, by the inference router, for the call that uses it.
 import { randomUUID } from 'node:crypto';
 import { and, asc, count, eq, max } from 'drizzle-orm';
 import type { Db } from '../store/db.ts';
@@ -140,50 +140,4 @@ export async function listCredentials(db: Db, opts: Account & { keyWorkspaceId: 
     db.select({ n: count() }).from(byokCredentials).where(where),
   ]);
   return { rows, total: total?.n ?? 0 };
-}
-
-/** A credential ready for an upstream call: the raw key exists only in this object, in memory. */
-export type UsableCredential = {
-  id: string;
-  provider: string;
-  key: string;
-  isByokOnly: boolean;
-  isFallback: boolean;
-  isRequired: boolean;
-  declaredZdr: boolean | null;
-  sortOrder: number;
-  allowedApiKeyHashes: string[] | null;
-  allowedModels: string[] | null;
-  allowedUserIds: string[] | null;
-};
-
-/** Enabled credentials of a workspace and provider in the order they are tried: non-fallback
- * before fallback, then ascending sort_order, then oldest first. */
-export async function usableCredentials(db: Db, sealer: Sealer, opts: { workspaceId: string; provider: string }): Promise<UsableCredential[]> {
-  const rows = await db
-    .select()
-    .from(byokCredentials)
-    .where(and(eq(byokCredentials.workspaceId, opts.workspaceId), eq(byokCredentials.provider, opts.provider), eq(byokCredentials.disabled, false)))
-    .orderBy(asc(byokCredentials.isFallback), asc(byokCredentials.sortOrder), asc(byokCredentials.createdAt));
-  return rows.map((r) => ({
-    id: r.id,
-    provider: r.provider,
-    key: sealer.open(r.sealedKey, r.id),
-    isByokOnly: r.isByokOnly,
-    isFallback: r.isFallback,
-    isRequired: r.isRequired,
-    declaredZdr: r.declaredZdr,
-    sortOrder: r.sortOrder,
-    allowedApiKeyHashes: r.allowedApiKeyHashes ?? null,
-    allowedModels: r.allowedModels ?? null,
-    allowedUserIds: r.allowedUserIds ?? null,
-  }));
-}
-
-/** Whether a credential's allowlists admit a request (null list = no restriction). */
-export function credentialAllows(c: Pick<UsableCredential, 'allowedApiKeyHashes' | 'allowedModels' | 'allowedUserIds'>, req: { keyHash: string; model: string; userId?: string | null }): boolean {
-  if (c.allowedApiKeyHashes && !c.allowedApiKeyHashes.includes(req.keyHash)) return false;
-  if (c.allowedModels && !c.allowedModels.includes(req.model)) return false;
-  if (c.allowedUserIds && !(req.userId && c.allowedUserIds.includes(req.userId))) return false;
-  return true;
 }

@@ -93,12 +93,6 @@ export async function presetWithVersion(db: Db, p: PresetRow): Promise<PresetWit
   return { ...toPreset(p), designated_version: v ? toVersion(v) : null };
 }
 
-/** The preset's designated version for inference, or null when the workspace has no such preset. */
-export async function getDesignatedPreset(db: Db, opts: Scope): Promise<PresetWithVersion | null> {
-  const [row] = await db.select().from(presets).where(and(eq(presets.workspaceId, opts.workspaceId), eq(presets.slug, opts.slug))).limit(1);
-  return row ? presetWithVersion(db, row) : null;
-}
-
 export async function listPresets(db: Db, opts: { workspaceId: string; offset: number; limit: number }) {
   const where = eq(presets.workspaceId, opts.workspaceId);
   const [rows, [total]] = await Promise.all([

@@ -5,7 +5,6 @@ import { startTestGateway, storeMatrix, type TestGateway } from '../../testing/g
 import { createTestAccount, type TestAccount } from '../../testing/accounts.ts';
 import { Preset, PresetVersion, PresetWithVersion } from '../../schemas/preset.ts';
 import { presetVersions } from '../../store/schema.ts';
-import { getDesignatedPreset } from '../../services/presets.ts';
 import { setDefaultWorkspace } from '../../store/identity.ts';
 
 for (const store of storeMatrix) {
@@ -127,14 +126,6 @@ for (const store of storeMatrix) {
       assert.equal(mine.body.data.designated_version.version, 1);
       assert.equal(mine.body.data.workspace_id, other.workspaceId);
       assert.equal((await gw.call('GET', '/presets', { key: other.managementKey })).body.total_count, 1);
-    });
-
-    test('getDesignatedPreset loads the designated version by slug for a workspace', async () => {
-      const db = gw.ctx.store.db;
-      const p = await getDesignatedPreset(db, { workspaceId: gw.keys.workspace_id, slug: 'support-bot' });
-      assert.equal(p?.designated_version?.version, 3);
-      assert.deepEqual(p?.designated_version?.config, { model: 'x/y', max_tokens: 32 });
-      assert.equal(await getDesignatedPreset(db, { workspaceId: other.workspaceId, slug: 'busy' }), null);
     });
 
     test("a key whose workspace is gone cannot address presets (400)", async () => {
