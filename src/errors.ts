@@ -1,24 +1,10 @@
 // Errors as values: one ApiError class, one constructor per documented refusal (SPEC §7), and
 // one renderer that gives the spec's body shape. Anything else thrown becomes a plain 500.
-export const REASONS = [
-  'attachment_failed',
-  'bad_request',
-  'busy',
-  'client_closed_request',
-  'interaction_not_pending',
-  'interaction_unknown',
-  'intern_not_ready',
-  'intern_rejected',
-  'intern_unreachable',
-  'not_found',
-  'payload_too_large',
-  'rate_limited',
-  'run_ended',
-  'stream_severed',
-  'timeout',
-  'turn_failed',
-] as const;
-export type Reason = (typeof REASONS)[number];
+import { Reason } from './protocol/daemon.ts';
+
+/** SPEC §7 reason values; the daemon protocol and the gateway share one list. */
+export const REASONS = Reason.options;
+export type { Reason };
 
 /** SPEC §7: retryable is fixed for these reasons; `turn_failed` carries the intern's own classification. */
 const ALWAYS_RETRYABLE: ReadonlySet<Reason> = new Set(['busy', 'intern_not_ready', 'intern_unreachable', 'rate_limited', 'stream_severed', 'timeout']);
