@@ -1,11 +1,15 @@
 // `npm start`: one gateway process with graceful shutdown on SIGTERM/SIGINT.
 import { loadConfig } from './config.ts';
-import { createLogger } from './log.ts';
+import { createLogger, scrub } from './log.ts';
 import { startGateway } from './gateway/server.ts';
 
 const config = loadConfig();
 const log = createLogger({ level: config.logLevel });
-const gateway = await startGateway({ config, log });
+// A start that fails (database or Redis unreachable, data dir in use) is said in words, not as a trace.
+const gateway = await startGateway({ config, log }).catch((err: unknown) => {
+  log.fatal({ reason: scrub(err instanceof Error ? err.message : String(err)) }, 'cohort could not start');
+  process.exit(1);
+});
 log.info({ url: gateway.url, store: gateway.ctx.store.kind }, 'cohort gateway listening');
 
 let stopping = false;
