@@ -40,6 +40,15 @@ export function guard(ctx: Ctx, kind: Guard) {
   };
 }
 
+/** Route-level onSend for management writes: model requests in this process see the change at
+ * once instead of after the routing cache's TTL (other gateways within that TTL). */
+export function dropsRoutingCache(ctx: Ctx) {
+  return async (_req: FastifyRequest, reply: FastifyReply, payload: unknown) => {
+    if (reply.statusCode < 400) ctx.inference.invalidate();
+    return payload;
+  };
+}
+
 function toApiError(err: unknown): ApiError | null {
   if (err instanceof ApiError) return err;
   const e = err as { code?: string; statusCode?: number; message?: string };

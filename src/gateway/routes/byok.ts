@@ -2,7 +2,7 @@
 // key required. Responses carry the masked `label`, never the key.
 import { z } from 'zod';
 import type { RouteModule } from '../app.ts';
-import { guard, principalOf } from '../app.ts';
+import { dropsRoutingCache, guard, principalOf } from '../app.ts';
 import { parseWith } from '../validate.ts';
 import { ManagementError } from '../../schemas/common.ts';
 import { ByokCredential, ByokId, CreateByok, ListByokQuery, UpdateByok } from '../../schemas/byok.ts';
@@ -14,10 +14,11 @@ const idParam = { id: 'credential UUID' };
 
 export const byokRoutes: RouteModule = (app, ctx) => {
   const onRequest = guard(ctx, 'management');
+  const onSend = dropsRoutingCache(ctx);
   const db = ctx.store.db;
 
   ctx.docs.add({ method: 'post', path: '/byok', summary: 'Create a provider credential', tags: ['byok'], body: CreateByok, responses: { 201: { description: 'created', schema: One }, ...errors(400, 401, 403, 500) } });
-  app.post('/byok', { onRequest }, async (req, reply) => {
+  app.post('/byok', { onRequest, onSend }, async (req, reply) => {
     const p = principalOf(req);
     const row = await createCredential(db, ctx.sealer, { orgId: p.orgId, keyWorkspaceId: p.workspaceId, body: parseWith(CreateByok, req.body) });
     return reply.code(201).send({ data: toCredential(row) });
@@ -38,14 +39,14 @@ export const byokRoutes: RouteModule = (app, ctx) => {
   });
 
   ctx.docs.add({ method: 'patch', path: '/byok/:id', summary: 'Update a provider credential (a new `key` replaces the sealed one)', tags: ['byok'], params: idParam, body: UpdateByok, responses: { 200: { description: 'updated', schema: One }, ...errors(400, 401, 403, 404, 500) } });
-  app.patch<{ Params: { id: string } }>('/byok/:id', { onRequest }, async (req) => {
+  app.patch<{ Params: { id: string } }>('/byok/:id', { onRequest, onSend }, async (req) => {
     const { id } = parseWith(ByokId, req.params);
     const body = parseWith(UpdateByok, req.body);
     return { data: toCredential(await updateCredential(db, ctx.sealer, { orgId: principalOf(req).orgId, id, body })) };
   });
 
   ctx.docs.add({ method: 'delete', path: '/byok/:id', summary: 'Delete a provider credential', tags: ['byok'], params: idParam, responses: { 200: { description: 'deleted', schema: z.object({ deleted: z.literal(true) }) }, ...errors(400, 401, 403, 404, 500) } });
-  app.delete<{ Params: { id: string } }>('/byok/:id', { onRequest }, async (req) => {
+  app.delete<{ Params: { id: string } }>('/byok/:id', { onRequest, onSend }, async (req) => {
     const { id } = parseWith(ByokId, req.params);
     await deleteCredential(db, { orgId: principalOf(req).orgId, id });
     return { deleted: true };

@@ -3,7 +3,7 @@
 import { z } from 'zod';
 import type { FastifyRequest } from 'fastify';
 import type { RouteModule } from '../app.ts';
-import { guard, principalOf } from '../app.ts';
+import { dropsRoutingCache, guard, principalOf } from '../app.ts';
 import { parseWith } from '../validate.ts';
 import { invalidRequest } from '../../errors.ts';
 import { ManagementError, Pagination } from '../../schemas/common.ts';
@@ -29,13 +29,14 @@ const scopeOf = (req: FastifyRequest<{ Params: { slug: string } }>) => ({ worksp
 
 export const presetRoutes: RouteModule = (app, ctx) => {
   const onRequest = guard(ctx, 'management');
+  const onSend = dropsRoutingCache(ctx);
   const db = ctx.store.db;
 
   for (const style of Object.keys(PATHS) as BodyStyle[]) {
     const { schema, toDraft } = STYLES[style];
     const path = `/presets/:slug/${PATHS[style]}`;
     ctx.docs.add({ method: 'post', path, summary: `Create a preset or a new version of it from a ${style}-style request body`, tags: ['presets'], params: slugParam, body: schema, responses: { 200: { description: 'the preset with its new designated version', schema: One }, ...errors(400, 401, 403, 404, 409, 500) } });
-    app.post<{ Params: { slug: string } }>(path, { onRequest }, async (req) => {
+    app.post<{ Params: { slug: string } }>(path, { onRequest, onSend }, async (req) => {
       const scope = scopeOf(req);
       parseWith(SlugParam, req.params);
       const draft = toDraft(parseWith(schema, req.body) as never);

@@ -1,7 +1,7 @@
 // Workspace management routes (SPEC §4.2, §4.3, plus list, get and delete). Management key required.
 import { z } from 'zod';
 import type { RouteModule } from '../app.ts';
-import { guard, principalOf } from '../app.ts';
+import { dropsRoutingCache, guard, principalOf } from '../app.ts';
 import { parseWith } from '../validate.ts';
 import { CreateWorkspace, UpdateWorkspace, Workspace } from '../../schemas/workspace.ts';
 import { ManagementError, Pagination } from '../../schemas/common.ts';
@@ -13,10 +13,11 @@ const idParam = { id: 'workspace UUID or slug' };
 
 export const workspaceRoutes: RouteModule = (app, ctx) => {
   const onRequest = guard(ctx, 'management');
+  const onSend = dropsRoutingCache(ctx);
   const db = ctx.store.db;
 
   ctx.docs.add({ method: 'post', path: '/workspaces', summary: 'Create a workspace', tags: ['workspaces'], body: CreateWorkspace, responses: { 201: { description: 'created', schema: One }, ...errors(400, 401, 403, 500) } });
-  app.post('/workspaces', { onRequest }, async (req, reply) => {
+  app.post('/workspaces', { onRequest, onSend }, async (req, reply) => {
     const p = principalOf(req);
     const row = await createWorkspace(db, { orgId: p.orgId, userId: p.userId, body: parseWith(CreateWorkspace, req.body) });
     return reply.code(201).send({ data: toWorkspace(row) });
@@ -35,13 +36,13 @@ export const workspaceRoutes: RouteModule = (app, ctx) => {
   });
 
   ctx.docs.add({ method: 'patch', path: '/workspaces/:id', summary: 'Update a workspace', tags: ['workspaces'], params: idParam, body: UpdateWorkspace, responses: { 200: { description: 'updated', schema: One }, ...errors(400, 401, 403, 404, 500) } });
-  app.patch<{ Params: { id: string } }>('/workspaces/:id', { onRequest }, async (req) => {
+  app.patch<{ Params: { id: string } }>('/workspaces/:id', { onRequest, onSend }, async (req) => {
     const body = parseWith(UpdateWorkspace, req.body);
     return { data: toWorkspace(await updateWorkspace(db, { orgId: principalOf(req).orgId, idOrSlug: req.params.id, body })) };
   });
 
   ctx.docs.add({ method: 'delete', path: '/workspaces/:id', summary: 'Delete a workspace with its presets and credentials', tags: ['workspaces'], params: idParam, responses: { 200: { description: 'deleted', schema: z.object({ deleted: z.literal(true) }) }, ...errors(401, 403, 404, 500) } });
-  app.delete<{ Params: { id: string } }>('/workspaces/:id', { onRequest }, async (req) => {
+  app.delete<{ Params: { id: string } }>('/workspaces/:id', { onRequest, onSend }, async (req) => {
     await deleteWorkspace(db, { orgId: principalOf(req).orgId, idOrSlug: req.params.id });
     return { deleted: true };
   });
