@@ -165,8 +165,9 @@ test('manual: permission pauses the run, which frees the lock; the shell is sand
   const r = await f.client.answer('m1', ask.interaction_id, 'allow_once');
   assert.equal(r.status, 200);
   assert.equal(r.events[0]!.seq, ask.seq + 1);
-  assert.deepEqual(shape(r.events).slice(1), ['usage', 'completed']);
-  const said = shape(r.events)[0]!;
+  const [first, said = '', ...rest] = shape(r.events);
+  assert.equal(first, 'model');
+  assert.deepEqual(rest, ['usage', 'completed']);
   assert.match(said, /^text:shell: /);
   assert.match(said, /ran\n\[exit 0\]$/);
   assert.equal(existsSync(join(f.dir, 'work', 'in.txt')), true);
@@ -191,11 +192,11 @@ test('manual: an allowed escalation runs outside the sandbox; self-drive runs un
 test('manual: allow_always and reject_always hold for the rest of the run; an allowed escalation unsandboxes it', { skip: noSandbox }, async () => {
   const a = await f.client.turn({ session_id: 'aa', approval_mode: 'manual', prompt: '/shell echo one\n/shell echo two' });
   const r = await f.client.answer('aa', interactionOf(a.events).interaction_id, 'allow_always');
-  assert.deepEqual(shape(r.events), ['text:shell: one\n[exit 0]', 'usage', 'text:shell: two\n[exit 0]', 'usage', 'completed']);
+  assert.deepEqual(shape(r.events), ['model', 'text:shell: one\n[exit 0]', 'usage', 'text:shell: two\n[exit 0]', 'usage', 'completed']);
 
   const b = await f.client.turn({ session_id: 'rr', approval_mode: 'manual', prompt: '/shell echo one\n/shell echo two' });
   const rr = await f.client.answer('rr', interactionOf(b.events).interaction_id, 'reject_always');
-  assert.deepEqual(shape(rr.events), ['text:shell: The user rejected this command.', 'usage', 'text:shell: The user rejected this command.', 'usage', 'completed']);
+  assert.deepEqual(shape(rr.events), ['model', 'text:shell: The user rejected this command.', 'usage', 'text:shell: The user rejected this command.', 'usage', 'completed']);
 
   // The mode belongs to the run: the next manual run on the same session asks again.
   const c = await f.client.turn({ session_id: 'aa', approval_mode: 'manual', prompt: `/tool shell {"command": "echo x", "escalate": true}\n/shell echo y > ${outside}/after-esc.txt` });
@@ -220,7 +221,7 @@ test('answers: unknown → 404, not offered → 400 (deadline unchanged), reject
   assert.equal(runOf('r1')?.deadline_at, deadline);
 
   const r = await f.client.answer('r1', ask.interaction_id, 'reject_once');
-  assert.deepEqual(shape(r.events), ['text:shell: The user rejected this command.', 'usage', 'completed']);
+  assert.deepEqual(shape(r.events), ['model', 'text:shell: The user rejected this command.', 'usage', 'completed']);
 });
 
 test('one attachment per run: a reply while another request is attached gets 409 attachment_failed', { skip: noSandbox }, async () => {
@@ -236,7 +237,7 @@ test('one attachment per run: a reply while another request is attached gets 409
   watcher.close();
   await until(() => runOf('att')?.attached === false);
   assert.equal(runOf('att')?.phase, 'paused');
-  assert.deepEqual(shape((await f.client.answer('att', ask.interaction_id, 'allow_once')).events), ['text:shell: hi\n[exit 0]', 'usage', 'completed']);
+  assert.deepEqual(shape((await f.client.answer('att', ask.interaction_id, 'allow_once')).events), ['model', 'text:shell: hi\n[exit 0]', 'usage', 'completed']);
 });
 
 test('questions: typed fields, malformed answers rejected, an accepted answer resumes the turn', async () => {
@@ -248,7 +249,7 @@ test('questions: typed fields, malformed answers rejected, an accepted answer re
   assert.equal(await msg('{"action":"accept","content":{}}'), 'field answer is required');
   assert.equal(await msg('{"action":"accept","content":{"answer":3}}'), 'field answer must be string');
   const r = await f.client.answer('q1', ask.interaction_id, '{"action":"accept","content":{"answer":"blue"}}');
-  assert.deepEqual(shape(r.events), ['text:ask_user: {"answer":"blue"}\nthanks', 'usage', 'completed']);
+  assert.deepEqual(shape(r.events), ['model', 'text:ask_user: {"answer":"blue"}\nthanks', 'usage', 'completed']);
 });
 
 test('a permission answered "cancel" ends the run, confirmed', { skip: noSandbox }, async () => {
@@ -276,7 +277,7 @@ test('a prompt for a paused session while another turn runs is refused busy and 
   assert.equal(runOf('keep')?.phase, 'paused');
   assert.equal((await f.client.json('POST', daemonPaths.cancelSession('runner'))).status, 200);
   await rest(b.events);
-  assert.deepEqual(shape((await f.client.answer('keep', ask.interaction_id, 'allow_once')).events), ['text:shell: kept\n[exit 0]', 'usage', 'completed']);
+  assert.deepEqual(shape((await f.client.answer('keep', ask.interaction_id, 'allow_once')).events), ['model', 'text:shell: kept\n[exit 0]', 'usage', 'completed']);
 });
 
 test('the agent dying while a run is paused fails that run; the session lives on in a fresh agent', { skip: noSandbox }, async () => {

@@ -253,6 +253,8 @@ export class Intern {
     if (r === 'busy') return this.busy(`another turn is running on this intern (session ${this.lock?.sessionId})`);
     if (r) return refusal(r, decoded.ok ? MESSAGES[r] : decoded.message);
     if (decoded.ok && decoded.cancelRun) this.apply(run, { kind: 'cancel' });
+    // The continued stream starts after the pause, past the model event the run reported before it.
+    else if (run.model) run.emit({ type: 'model', model: run.model });
     return { kind: 'stream' };
   }
 

@@ -154,6 +154,7 @@ describe('intern chat stream, end to end', () => {
       messages: [{ role: 'user', content: 'x' }, { role: 'assistant', content: null, tool_calls: [call] }, { role: 'tool', tool_call_id: call.id, content: [{ type: 'text', text: answer }] }],
     });
     assertShape(cont);
+    assert.deepEqual([...new Set(cont.chunks.map((c) => c.model))], ['local/scripted'], 'the continued stream carries the model the intern reported');
     assert.match(text(cont), /Ada/);
     assert.deepEqual(finish(cont), ['stop']);
     assert.equal(final(cont).session_id, sid);
