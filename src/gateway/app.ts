@@ -7,6 +7,7 @@ import type { Principal } from '../store/identity.ts';
 import { ApiError, departedCreator, errorBody, internalError, invalidRequest, managementOnly, payloadTooLarge } from '../errors.ts';
 import { scrub } from '../log.ts';
 import type { Ctx } from './context.ts';
+import { lazyChild } from './request-logger.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -31,13 +32,27 @@ export function principalOf(req: FastifyRequest): Principal {
   return req.principal;
 }
 
-export function guard(ctx: Ctx, kind: Guard) {
-  return async (req: FastifyRequest) => {
-    const p = await ctx.auth.authenticate(req.headers.authorization);
-    if (kind === 'management' && p.kind !== 'management') throw managementOnly();
-    if (kind === 'management' && p.creatorDeparted && !p.granted) throw departedCreator();
-    req.principal = p;
+/** An onRequest hook that authenticates the caller, then lets `admit` refuse it. A key already
+ * in the cache is admitted without a promise or a turn of the event loop: this runs on every request. */
+export function authHook(ctx: Ctx, admit: (p: Principal) => ApiError | null) {
+  return (req: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void) => {
+    const finish = (p: Principal | ApiError) => {
+      const refusal = p instanceof ApiError ? p : admit(p);
+      if (!refusal) req.principal = p as Principal;
+      done(refusal ?? undefined);
+    };
+    const known = ctx.auth.known(req.headers.authorization);
+    if (known !== undefined) return finish(known);
+    ctx.auth.authenticate(req.headers.authorization).then(finish, done);
   };
+}
+
+export function guard(ctx: Ctx, kind: Guard) {
+  return authHook(ctx, (p) => {
+    if (kind === 'management' && p.kind !== 'management') return managementOnly();
+    if (kind === 'management' && p.creatorDeparted && !p.granted) return departedCreator();
+    return null;
+  });
 }
 
 /** Route-level onSend for management writes: model requests in this process see the change at
@@ -71,6 +86,7 @@ export function buildApp(ctx: Ctx, modules: RouteModule[]): FastifyInstance {
   const app = Fastify({
     loggerInstance: ctx.log as FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: true }),
+    childLoggerFactory: lazyChild,
     bodyLimit: BODY_LIMIT,
     genReqId: (req) => {
       const given = req.headers['x-request-id'];
@@ -85,11 +101,13 @@ export function buildApp(ctx: Ctx, modules: RouteModule[]): FastifyInstance {
     },
   });
 
-  app.addHook('onRequest', async (req, reply) => {
+  app.addHook('onRequest', (req, reply, done) => {
     reply.header('x-request-id', req.id);
+    done();
   });
-  app.addHook('onResponse', async (req, reply) => {
-    req.log.info({ method: req.method, url: req.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 }, 'request');
+  app.addHook('onResponse', (req, reply, done) => {
+    if (ctx.log.isLevelEnabled('info')) req.log.info({ method: req.method, url: req.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 }, 'request');
+    done();
   });
 
   app.setErrorHandler((err, req, reply) => {

@@ -4,7 +4,7 @@
 import type { Db } from '../store/db.ts';
 import { findPrincipal, type Principal } from '../store/identity.ts';
 import { hashKey, sameHash } from '../crypto/keys.ts';
-import { invalidKey, missingAuth } from '../errors.ts';
+import { ApiError, invalidKey, missingAuth } from '../errors.ts';
 import type { KeyBus } from './key-events.ts';
 
 const MAX_ENTRIES = 50_000;
@@ -12,6 +12,8 @@ const NEGATIVE_TTL_MS = 1_000;
 
 export type Authenticator = {
   authenticate(authorization: string | undefined): Promise<Principal>;
+  /** The same answer without waiting when it is already known (a cached key or a malformed header); undefined when a lookup is needed. */
+  known(authorization: string | undefined): Principal | ApiError | undefined;
   /** Drops the cached resolution of one key (every key when absent) here and, with a bus, in every process. */
   invalidate(keyHash?: string): Promise<void>;
 };
@@ -61,14 +63,23 @@ export function createAuthenticator(opts: { db: Db; ttlMs: number; now?: () => n
     return p;
   }
 
+  const verdict = (principal: Principal | null, hash: string): Principal | ApiError => (principal && sameHash(principal.keyHash, hash) ? principal : invalidKey());
+
   return {
     async authenticate(authorization) {
       const token = bearerToken(authorization);
       if (!token) throw missingAuth();
       const hash = hashKey(token);
-      const principal = await resolve(hash);
-      if (!principal || !sameHash(principal.keyHash, hash)) throw invalidKey();
-      return principal;
+      const v = verdict(await resolve(hash), hash);
+      if (v instanceof ApiError) throw v;
+      return v;
+    },
+    known(authorization) {
+      const token = bearerToken(authorization);
+      if (!token) return missingAuth();
+      const hash = hashKey(token);
+      const hit = cache.get(hash);
+      return hit && hit.expires > now() ? verdict(hit.principal, hash) : undefined;
     },
     async invalidate(keyHash) {
       drop(keyHash);

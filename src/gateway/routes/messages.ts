@@ -2,6 +2,7 @@
 // as an Anthropic message or its event stream (message_start … message_stop, or an `error`
 // event after the stream opened). Accepts the key as `x-api-key` too, as Anthropic clients send it.
 import type { RouteModule } from '../app.ts';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { guard, principalOf } from '../app.ts';
 import { parseWith } from '../validate.ts';
 import { MessageResponse, MessagesRequest } from '../../schemas/inference.ts';
@@ -20,12 +21,13 @@ async function* frames(batches: AsyncIterable<ChatChunk[]>, encoder: ReturnType<
 }
 
 export const messagesRoutes: RouteModule = (app, ctx) => {
-  const auth = guard(ctx, 'any');
-  const onRequest = async (req: Parameters<typeof auth>[0]) => {
+  // Anthropic clients send their key as x-api-key.
+  const apiKeyHeader = (req: FastifyRequest, _reply: FastifyReply, done: () => void) => {
     const apiKey = req.headers['x-api-key'];
     if (!req.headers.authorization && typeof apiKey === 'string') req.headers.authorization = `Bearer ${apiKey}`;
-    await auth(req);
+    done();
   };
+  const onRequest = [apiKeyHeader, guard(ctx, 'any')];
 
   ctx.docs.add({
     method: 'post',
