@@ -1,5 +1,5 @@
 // The request log: one row per model request, written in batches off the hot path (a flush at
-// most every 200 ms or 1000 rows, and on shutdown). On the embedded PGlite, whose SQL engine
+// most every 500 ms or 1000 rows, and on shutdown). On the embedded PGlite, whose SQL engine
 // runs on the gateway's own thread, rows go in by COPY (several times cheaper per row than an
 // INSERT); on PostgreSQL, as one JSON parameter. Which requests keep their bodies is the
 // workspace's I/O logging decision below.
@@ -9,7 +9,7 @@ import type { Db } from '../store/db.ts';
 import type { Logger } from '../log.ts';
 import { inferenceRequests, type InferenceRequestRow } from '../store/schema-inference.ts';
 
-const FLUSH_MS = 200;
+const FLUSH_MS = 500;
 const BATCH = 1000;
 
 export type IoLogging = { enabled: boolean; samplingRate: number; apiKeyIds: string[] | null };
@@ -26,8 +26,9 @@ const COLUMN_LIST = COLUMNS.map((c) => c.name).join(', ');
 
 function csvField(v: unknown, json: boolean): string {
   if (v === null || v === undefined) return '';
+  if (typeof v === 'number' || typeof v === 'boolean') return String(v);
   const text = json ? JSON.stringify(v) : v instanceof Date ? v.toISOString() : String(v);
-  return '"' + text.replace(/"/g, '""') + '"';
+  return text.includes('"') ? '"' + text.replace(/"/g, '""') + '"' : '"' + text + '"';
 }
 
 /** One CSV line per row, NULL as an empty unquoted field. */
