@@ -1,5 +1,6 @@
 // The runtime's import rules (DESIGN.md): daemon and agent code import only src/protocol, src/acp,
-// src/sandbox and each folder's own files; only src/acp imports the ACP SDK. Tests are exempt.
+// src/sandbox, src/entry.ts (how a program starts another; node only) and each folder's own files;
+// only src/acp imports the ACP SDK. Tests are exempt.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -8,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 
 const SRC = resolve(fileURLToPath(new URL('..', import.meta.url)));
 const RUNTIME = ['daemon', 'agent', 'acp', 'sandbox', 'protocol'];
-const ALLOWED = new Set(['protocol', 'acp', 'sandbox']);
+const ALLOWED = new Set(['protocol', 'acp', 'sandbox', 'entry.ts']);
 const isTestOnly = (f: string) => f.endsWith('.test.ts') || f.endsWith('test-fixture.ts') || f.endsWith('test-client.ts');
 
 test('daemon, agent, acp, sandbox and protocol import nothing of the gateway', () => {

@@ -1,5 +1,5 @@
 // Daemon options, and how they are read from the environment (`npx cohort daemon`).
-import { fileURLToPath } from 'node:url';
+import { nodeArgsFor } from '../entry.ts';
 
 export type AgentCommand = { command: string; args: string[] };
 
@@ -33,8 +33,7 @@ export type ResolvedOptions = Required<Omit<DaemonOptions, 'model' | 'internId'>
 export function builtinAgent(): AgentCommand {
   return {
     command: process.execPath,
-    // tsx resolved from here, since the agent runs in the intern's work dir, not this checkout.
-    args: ['--import', import.meta.resolve('tsx'), fileURLToPath(new URL('../agent/main.ts', import.meta.url))],
+    args: nodeArgsFor(import.meta.url, '../agent/main'),
   };
 }
 

@@ -4,12 +4,11 @@
 import { spawn } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { nodeArgsFor } from '../entry.ts';
 import { daemonHealthy } from '../relay/client.ts';
 import type { DaemonHandle, DaemonSpec, Provisioner } from './index.ts';
 
-const DAEMON_MAIN = fileURLToPath(new URL('../daemon/main.ts', import.meta.url));
 const STEPS = 3;
 
 export type LocalProvisionerOptions = {
@@ -83,7 +82,7 @@ export function createLocalProvisioner(opts: LocalProvisionerOptions): Provision
       const from = existsSync(logFile) ? readFileSync(logFile).length : 0;
       await onStep({ label: 'starting the daemon', number: 2, total: STEPS });
       const out = openSync(logFile, 'a', 0o600);
-      const child = spawn(process.execPath, ['--import', import.meta.resolve('tsx'), DAEMON_MAIN, '--dir', dir], {
+      const child = spawn(process.execPath, [...nodeArgsFor(import.meta.url, '../daemon/main'), '--dir', dir], {
         cwd: dir,
         detached: true,
         stdio: ['ignore', out, out],

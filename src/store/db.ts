@@ -1,7 +1,10 @@
 // The store's connection: PGlite in the data dir by default, PostgreSQL with DATABASE_URL.
 // Both are driven through Drizzle with the same schema and the same SQL migrations.
-import { mkdirSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { nodeArgsFor } from '../entry.ts';
 import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
@@ -9,6 +12,7 @@ import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import * as schema from './schema.ts';
 import { isUniqueViolation } from './errors.ts';
+import { PGLITE_OPTIONS } from './pglite-options.ts';
 
 export type Db = PgDatabase<PgQueryResultHKT, typeof schema>;
 
@@ -38,9 +42,22 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
   return opts.databaseUrl ? openPostgres(opts.databaseUrl, opts) : openPglite(opts.dataDir);
 }
 
+/** Runs initdb for a new data dir in a child process, so its memory is returned when it exits. */
+async function initPgliteDir(dir: string): Promise<void> {
+  if (existsSync(join(dir, 'PG_VERSION'))) return;
+  const child = spawn(process.execPath, [...nodeArgsFor(import.meta.url, './pglite-init'), dir], { stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr.on('data', (d: Buffer) => (stderr += d));
+  const [code] = (await once(child, 'exit')) as [number | null];
+  const reason = stderr.split('\n').find((l) => /error/i.test(l))?.trim() ?? `exit code ${code}`;
+  if (code !== 0) throw new Error(`could not create the PGlite data dir ${dir}: ${reason}`);
+}
+
 async function openPglite(dataDir?: string): Promise<Store> {
+  const dir = dataDir ? join(dataDir, 'pglite') : undefined;
   if (dataDir) mkdirSync(dataDir, { recursive: true });
-  const client = new PGlite(dataDir ? join(dataDir, 'pglite') : undefined);
+  if (dir) await initPgliteDir(dir);
+  const client = new PGlite(dir, PGLITE_OPTIONS);
   await client.waitReady;
   return {
     kind: 'pglite',
