@@ -15,6 +15,7 @@ import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import autocannon from 'autocannon';
 import pg from 'pg';
+import { BUILT_MAIN, ensureBuilt } from './built.ts';
 
 const DURATION = Number(process.env.BENCH_DURATION_S ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
@@ -38,6 +39,7 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => pr
 type Gateway = { child: ChildProcess; url: string; key: string; workspaceId: string; stop(): Promise<void> };
 
 async function startGateway(store: string, level: string): Promise<Gateway> {
+  ensureBuilt();
   const dir = mkdtempSync(join(tmpdir(), 'cohort-bench-'));
   const schema = `bench_${randomBytes(4).toString('hex')}`;
   const port = await freePort();
@@ -47,7 +49,7 @@ async function startGateway(store: string, level: string): Promise<Gateway> {
   else delete env.DATABASE_URL;
   const prof = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
   const log = join(dir, 'gateway.log');
-  const child = spawn(process.execPath, [...prof, '--import', 'tsx', 'src/main.ts'], { cwd: REPO, env, stdio: ['ignore', openSync(log, 'w'), 'inherit'] });
+  const child = spawn(process.execPath, [...prof, BUILT_MAIN], { cwd: REPO, env, stdio: ['ignore', openSync(log, 'w'), 'inherit'] });
   running.add(child);
   child.once('exit', () => running.delete(child));
   const url = `http://127.0.0.1:${port}/api/v1`;

@@ -11,6 +11,7 @@ import { createInterface } from 'node:readline';
 import { startScriptedServer } from '../src/testing/scripted-server.ts';
 import { DaemonClient } from '../src/daemon/test-client.ts';
 import { daemonPaths } from '../src/protocol/daemon.ts';
+import { ensureBuilt } from './built.ts';
 
 const SECRET = 'bench-secret';
 const REPEAT = Number(process.env.BENCH_REPEAT ?? 20000);
@@ -25,8 +26,10 @@ const file = (rel: string) => fileURLToPath(new URL(rel, import.meta.url));
 type Daemon = { proc: ChildProcess; client: DaemonClient; dir: string };
 
 async function spawnDaemon(env: Record<string, string>): Promise<Daemon> {
+  ensureBuilt();
   const dir = mkdtempSync(join(tmpdir(), 'cohort-bench-'));
-  const proc = spawn(process.execPath, [...tsx, file('../src/daemon/main.ts')], {
+  // The compiled daemon, as a gateway started with `npm start` runs it (its agent is then compiled too).
+  const proc = spawn(process.execPath, [file('../dist/daemon/main.js')], {
     env: { ...process.env, COHORT_DAEMON_SECRET: SECRET, COHORT_INTERN_DIR: dir, LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });

@@ -13,6 +13,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { load, type LoadResult } from './load.ts';
+import { BUILT_MAIN, ensureBuilt } from './built.ts';
 
 const DURATION = Number(process.env.BENCH_DURATION_MS ?? 2000);
 const REPEAT = Number(process.env.BENCH_REPEAT ?? 5);
@@ -52,11 +53,10 @@ function rssMb(child: ChildProcess | null): string {
   return m ? (Number(m[1]) / 1024).toFixed(0) : '?';
 }
 
-/** cohort starts as `npm start` starts it (same Node flags), e.g. `node --import tsx src/main.ts`. */
+/** cohort starts as `npm start` starts it: the compiled dist/main.js. */
 function startArgs(): string[] {
-  const script = (JSON.parse(readFileSync('package.json', 'utf8')) as { scripts: { start: string } }).scripts.start.trim().split(/\s+/);
-  if (script[0] !== 'node') throw new Error('the start script does not begin with node');
-  return script.slice(1);
+  ensureBuilt();
+  return [BUILT_MAIN];
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;

@@ -17,6 +17,7 @@ import { startGateway, type Gateway } from '../src/gateway/server.ts';
 import { getInternById, secretBinding, setInternState } from '../src/services/interns.ts';
 import { daemonPaths } from '../src/protocol/daemon.ts';
 import { freePort, killDaemonsUnder, startGatewayProcess } from '../src/testing/gateway-process.ts';
+import { ensureBuilt } from './built.ts';
 
 const CONCURRENCY = 100;
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 20);
@@ -101,6 +102,7 @@ function table(title: string, rows: string[][]) {
   for (const r of rows.slice(1)) console.log(`| ${r.join(' | ')} |`);
 }
 
+ensureBuilt();
 const dataDir = mkdtempSync(join(tmpdir(), 'cohort-bench-interns-'));
 const stub = await spawnStub();
 try {
@@ -131,7 +133,7 @@ try {
 
   // The gateway under load runs as its own process, as in production.
   const port = await freePort();
-  const proc = await startGatewayProcess({ dataDir, port, env: { LOG_LEVEL: 'warn', COHORT_TURNS_PER_MINUTE: '1000000000', ...storeEnv }, nodeArgs: process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : [] });
+  const proc = await startGatewayProcess({ dataDir, port, built: true, env: { LOG_LEVEL: 'warn', COHORT_TURNS_PER_MINUTE: '1000000000', ...storeEnv }, nodeArgs: process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : [] });
   console.log(`\nstore: ${pgSchema ? 'PostgreSQL' : 'PGlite (embedded)'}`);
 
   // (3) idle open streams held by a fresh gateway process (each needs a client and a daemon socket)

@@ -2,6 +2,8 @@
 // other programs (gateway, intern daemon, agent, chat), which it only dispatches to.
 // May import: cli/*, services, store, config. Returns the exit code; undefined leaves the process
 // to the program it started (a server keeps running).
+import { extname } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { loadConfig, type Config } from '../config.ts';
 import { ApiError } from '../errors.ts';
@@ -12,12 +14,14 @@ import { openSession } from './connect.ts';
 type Io = { out: (s: string) => void; err: (s: string) => void };
 const stdio: Io = { out: (s) => process.stdout.write(s + '\n'), err: (s) => process.stderr.write(s + '\n') };
 
-/** Programs of other modules: file relative to this one, and the function it exports. */
+/** Programs of other modules: file relative to this one (with this module's extension: .ts from
+ * source, .js built), and the function it exports. */
 const DELEGATES: Record<string, { file: string; fn: string }> = {
-  daemon: { file: '../daemon/main.ts', fn: 'runDaemon' },
-  agent: { file: '../agent/main.ts', fn: 'runAgent' },
-  chat: { file: './chat.ts', fn: 'runChat' },
+  daemon: { file: '../daemon/main', fn: 'runDaemon' },
+  agent: { file: '../agent/main', fn: 'runAgent' },
+  chat: { file: './chat', fn: 'runChat' },
 };
+const EXT = extname(fileURLToPath(import.meta.url));
 
 const GLOBAL = { json: { type: 'boolean' }, 'data-dir': { type: 'string' }, help: { type: 'boolean', short: 'h' } } as const;
 
@@ -39,19 +43,19 @@ export const HELP = [
 
 async function delegate(name: string, args: string[]): Promise<number | undefined> {
   const { file, fn } = DELEGATES[name]!;
-  const url = new URL(file, import.meta.url).href;
+  const url = new URL(file + EXT, import.meta.url).href;
   let mod: Record<string, unknown>;
   try {
     mod = await import(url);
   } catch (err) {
     const e = err as { code?: string; url?: string; message?: string };
-    if (e.code === 'ERR_MODULE_NOT_FOUND' && (e.url === url || e.message?.includes(file.slice(3)))) {
-      throw new ApiError({ status: 501, message: `"${name}" is not available in this build (${file.replace(/^\.\.?\//, '')} is missing)` });
+    if (e.code === 'ERR_MODULE_NOT_FOUND' && (e.url === url || e.message?.includes(file.replace(/^\.\.?\//, '')))) {
+      throw new ApiError({ status: 501, message: `"${name}" is not available in this build (${file.replace(/^\.\.?\//, '')}${EXT} is missing)` });
     }
     throw err;
   }
   const run = mod[fn];
-  if (typeof run !== 'function') throw new ApiError({ status: 501, message: `"${name}" is not available in this build (${file.replace(/^\.\.?\//, '')} is missing)` });
+  if (typeof run !== 'function') throw new ApiError({ status: 501, message: `"${name}" is not available in this build (${file.replace(/^\.\.?\//, '')}${EXT} is missing)` });
   const code: unknown = await run(args);
   return typeof code === 'number' ? code : undefined;
 }

@@ -1,4 +1,4 @@
-// A gateway as its own OS process (`src/main.ts`), for tests that kill and restart it or run two
+// A gateway as its own OS process (`src/main.ts`, or with `built` the compiled `dist/main.js`), for tests that kill and restart it or run two
 // on one database. Reads the bootstrap keys from the data dir. Daemons it provisions are found
 // (for cleanup) by their command line naming this data dir.
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -9,6 +9,8 @@ import { fileURLToPath } from 'node:url';
 import type { Bootstrap } from '../services/bootstrap.ts';
 
 const MAIN = fileURLToPath(new URL('../main.ts', import.meta.url));
+/** The compiled gateway `npm start` runs (scripts/build.mjs). */
+export const BUILT_MAIN = fileURLToPath(new URL('../../dist/main.js', import.meta.url));
 
 export type GatewayProcess = { url: string; child: ChildProcess; keys: () => Bootstrap; kill(signal?: NodeJS.Signals): Promise<void> };
 
@@ -20,10 +22,11 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
-export async function startGatewayProcess(opts: { dataDir: string; port: number; env?: Record<string, string>; nodeArgs?: string[] }): Promise<GatewayProcess> {
+export async function startGatewayProcess(opts: { dataDir: string; port: number; env?: Record<string, string>; nodeArgs?: string[]; built?: boolean }): Promise<GatewayProcess> {
   // Only what the caller passes: an inherited DATABASE_URL must not point it at a shared schema.
   const inherited = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(DATABASE_URL|REDIS_URL|COHORT_)/.test(k)));
-  const child = spawn(process.execPath, [...(opts.nodeArgs ?? []), '--import', 'tsx', MAIN], {
+  const main = opts.built ? [BUILT_MAIN] : ['--import', 'tsx', MAIN];
+  const child = spawn(process.execPath, [...(opts.nodeArgs ?? []), ...main], {
     env: { ...inherited, LOG_LEVEL: 'info', HOST: '127.0.0.1', PORT: String(opts.port), COHORT_DATA_DIR: opts.dataDir, ...opts.env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

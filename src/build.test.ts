@@ -1,0 +1,66 @@
+// The artifact `npm start` runs: dist/, compiled by scripts/build.mjs. A gateway started from it
+// provisions an intern whose daemon and agent are the compiled ones too (no TypeScript loader in
+// any of the three processes), and a turn runs end to end.
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { BUILT_MAIN, freePort, killDaemonsUnder, startGatewayProcess } from './testing/gateway-process.ts';
+import { readChat } from './testing/interns.ts';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const dataDir = mkdtempSync(join(tmpdir(), 'cohort-build-'));
+after(() => {
+  killDaemonsUnder(dataDir);
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+/** Command lines of the processes that name this data dir (the intern's daemon and its agent). */
+function commandLines(): string[] {
+  const lines: string[] = [];
+  for (const pid of readdirSync('/proc').filter((e) => /^\d+$/.test(e))) {
+    try {
+      const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ');
+      const env = readFileSync(`/proc/${pid}/environ`, 'utf8');
+      if (cmd.includes(dataDir) || env.includes(dataDir)) lines.push(cmd);
+    } catch {}
+  }
+  return lines;
+}
+
+test('the compiled gateway, daemon and agent run a turn without a TypeScript loader', async () => {
+  const build = spawnSync(process.execPath, [join(ROOT, 'scripts', 'build.mjs'), '--if-stale'], { encoding: 'utf8' });
+  assert.equal(build.status, 0, build.stderr);
+  const gw = await startGatewayProcess({ dataDir, port: await freePort(), built: true });
+  try {
+    const keys = gw.keys();
+    const call = async (method: string, path: string, body?: unknown, key = keys.management_key) =>
+      readChat(await fetch(gw.url + path, { method, headers: { authorization: `Bearer ${key}`, ...(body ? { 'content-type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined }));
+    const id = (await call('POST', '/interns', { name: 'built', provision: true })).body.id as string;
+    let status = '';
+    for (let i = 0; i < 300 && status !== 'running' && status !== 'failed'; i++) {
+      status = (await call('GET', `/interns/${id}`)).body.status;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    assert.equal(status, 'running');
+    const turn = await call('POST', `/interns/${id}/chat/completions`, { stream: true, messages: [{ role: 'user', content: '/say compiled and running' }] }, keys.api_key);
+    assert.equal(turn.status, 200);
+    assert.equal(turn.chunks.map((c) => c.choices[0]?.delta?.content ?? '').join(''), 'compiled and running');
+    assert.equal(turn.done, true);
+    assert.equal(turn.chunks.at(-2).choices[0].finish_reason, 'stop');
+
+    const gateway = readFileSync(`/proc/${gw.child.pid}/cmdline`, 'utf8').split('\0').join(' ');
+    assert.ok(gateway.includes(BUILT_MAIN) && !gateway.includes('tsx'), gateway);
+    const runtime = commandLines();
+    const daemon = runtime.filter((c) => c.includes(join('dist', 'daemon', 'main.js')));
+    const agent = runtime.filter((c) => c.includes(join('dist', 'agent', 'main.js')));
+    assert.equal(daemon.length, 1, runtime.join('\n'));
+    assert.equal(agent.length, 1, runtime.join('\n'));
+    assert.deepEqual(runtime.filter((c) => c.includes('tsx')), []);
+  } finally {
+    await gw.kill('SIGTERM');
+  }
+});
