@@ -1,5 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import fc from 'fast-check';
 import {
   REFUSALS,
   RefusalBody,
@@ -51,4 +52,32 @@ test('events round-trip through SSE framing', () => {
 test('paths encode their parameters', () => {
   assert.equal(daemonPaths.answer('a/b', 'c'), '/v1/sessions/a%2Fb/interactions/c');
   assert.equal(daemonPaths.events('r1', 4), '/v1/runs/r1/events?after=4');
+});
+
+test('parseRunEvent answers exactly as the RunEvent schema does, fast path or not', () => {
+  const schemaAnswer = (data: string) => {
+    try {
+      return { ok: RunEvent.parse(JSON.parse(data)) };
+    } catch {
+      return { err: true };
+    }
+  };
+  const ours = (data: string) => {
+    try {
+      return { ok: parseRunEvent(data) };
+    } catch {
+      return { err: true };
+    }
+  };
+  const value = fc.oneof(fc.string(), fc.integer(), fc.double(), fc.constant(null), fc.boolean(), fc.constant(2 ** 53), fc.constant(-1), fc.constant(0), fc.constant(1.5));
+  const event = fc.record(
+    { type: fc.oneof(fc.constantFrom('text', 'reasoning', 'model', 'run', 'TEXT'), value), text: value, seq: fc.oneof(fc.nat(), value), model: value, extra: value },
+    { requiredKeys: [] },
+  );
+  fc.assert(
+    fc.property(fc.oneof(event.map((e) => JSON.stringify(e)), fc.constantFrom('null', '[]', '"text"', '{"type":"text","text":"x","seq":1}')), (data) => {
+      assert.deepEqual(ours(data), schemaAnswer(data));
+    }),
+    { numRuns: 3000 },
+  );
 });

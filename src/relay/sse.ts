@@ -1,10 +1,12 @@
 // The chat stream's SSE writer: opens the 200, writes `data:` lines, writes `: keepalive` after
 // each quiet interval (SPEC §6), ends with `data: [DONE]`, and notices a client that went away.
 import type { ServerResponse } from 'node:http';
+import type { ChatChunk } from '../schemas/intern-chat.ts';
+import { chunkEncoder } from './encode.ts';
 
 export type SseWriter = {
   /** Writes events in one socket write; with `end`, then `data: [DONE]` and ends the response. Resolves once the socket can take more. */
-  send(events: unknown[], opts?: { end?: boolean }): Promise<void>;
+  send(chunks: ChatChunk[], opts?: { end?: boolean }): Promise<void>;
   /** Ends the response without a terminator (the client is gone or the process is stopping). */
   destroy(): void;
   readonly gone: boolean;
@@ -13,6 +15,7 @@ export type SseWriter = {
 export function openSse(res: ServerResponse, opts: { keepaliveMs: number; headers?: Record<string, string>; onGone: () => void }): SseWriter {
   let gone = false;
   let finished = false;
+  const encode = chunkEncoder();
   res.writeHead(200, {
     'content-type': 'text/event-stream; charset=utf-8',
     'cache-control': 'no-cache',
@@ -48,9 +51,9 @@ export function openSse(res: ServerResponse, opts: { keepaliveMs: number; header
     });
   };
   return {
-    send(events, o = {}) {
+    send(chunks, o = {}) {
       let text = '';
-      for (const e of events) text += `data: ${JSON.stringify(e)}\n\n`;
+      for (const c of chunks) text += encode(c);
       if (!o.end) return text ? write(text) : Promise.resolve();
       if (gone || finished) return Promise.resolve();
       finished = true;

@@ -1,0 +1,34 @@
+// Chat chunks as SSE `data:` lines. Nearly every chunk of a stream is a content or reasoning
+// delta that differs from the one before only in its text, so those are written from a prefix
+// kept per stream instead of serialising the whole object each time. The bytes are exactly
+// JSON.stringify's (encode.test.ts checks every chunk the mapping can produce).
+import type { ChatChunk } from '../schemas/intern-chat.ts';
+
+const TAIL = '},"finish_reason":null}]}\n\n';
+
+/** A text delta's field and text when the chunk is exactly a plain content or reasoning delta. */
+function textDelta(c: ChatChunk): ['content' | 'reasoning', string] | null {
+  if (c.choices.length !== 1 || c.error !== undefined || c.usage !== undefined || c.session_id !== undefined) return null;
+  const choice = c.choices[0]!;
+  if (choice.index !== 0 || choice.finish_reason !== null) return null;
+  const d = choice.delta;
+  if (d.role !== undefined || d.tool_calls !== undefined) return null;
+  if (typeof d.content === 'string' && d.reasoning === undefined) return ['content', d.content];
+  if (typeof d.reasoning === 'string' && d.content === undefined) return ['reasoning', d.reasoning];
+  return null;
+}
+
+export function chunkEncoder(): (c: ChatChunk) => string {
+  let key = '';
+  let head = '';
+  return (c) => {
+    const text = textDelta(c);
+    if (!text) return `data: ${JSON.stringify(c)}\n\n`;
+    const k = `${c.id}\u0000${c.created}\u0000${c.model}\u0000${text[0]}`;
+    if (k !== key) {
+      key = k;
+      head = `data: {"id":${JSON.stringify(c.id)},"object":"chat.completion.chunk","created":${JSON.stringify(c.created)},"model":${JSON.stringify(c.model)},"choices":[{"index":0,"delta":{"${text[0]}":`;
+    }
+    return head + JSON.stringify(text[1]) + TAIL;
+  };
+}
