@@ -244,7 +244,7 @@ export class Intern {
     if (!entry || entry.run.sessionId !== sessionId) return refusal('interaction_unknown', `no interaction ${interactionId} in session ${sessionId}`);
     const { run, pending } = entry;
     if ((pending.answered || run.pending !== pending) && !isTerminalPhase(run.state.phase)) {
-      return run.state.attached ? refusal('already_attached', 'another request is attached to this run') : refusal('interaction_not_pending', 'this interaction was already answered');
+      return run.state.attached ? refusal('already_attached', MESSAGES.already_attached) : refusal('interaction_not_pending', 'this interaction was already answered');
     }
     const decoded = decodeAnswer(pending.asked, text);
     const events = run.log.since(pending.seq);

@@ -36,7 +36,7 @@ const callOf = (r: ChatResult) => r.chunks.flatMap((c) => c.choices[0]?.delta.to
 const final = (r: { chunks: any[] }) => r.chunks.at(-1);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-const ALREADY_ATTACHED = { error: { code: 409, message: 'another request is attached to this run', metadata: { reason: 'attachment_failed', retryable: false } } };
+const ALREADY_ATTACHED = { error: { code: 409, message: 'another request is already attached to this run', metadata: { reason: 'attachment_failed', retryable: false } } };
 const REPLAY_LOST = {
   error: { code: 410, message: 'the run produced more output than the intern retains for replay; the paused stream cannot resume', metadata: { reason: 'attachment_failed', retryable: false } },
 };
