@@ -144,10 +144,9 @@ try {
   const gwIdle = await holdIdle({ pid: proc.child.pid!, url: `${proc.url}/interns/${id}/chat/completions`, headers: auth, body: { stream: true, messages: [{ role: 'user', content: 'idle' }] }, count: idle });
   const raw = spawn(process.execPath, [fileURLToPath(new URL('./interns-raw-proxy.mjs', import.meta.url)), stub.url], { stdio: ['ignore', 'pipe', 'inherit'] });
   const rawPort: number = await new Promise((r) => raw.stdout!.once('data', (d: Buffer) => r(JSON.parse(d.toString()).port)));
-  const rawStreams = { pid: raw.pid!, url: `http://127.0.0.1:${rawPort}/`, headers: {}, body: {} };
+  const rawStreams = { pid: raw.pid!, url: `http://127.0.0.1:${rawPort}/`, headers: {}, body: { prompt: 'idle' } };
   await holdIdle({ ...rawStreams, count: 200 }); // warm-up, as for the gateway
   const rawIdle = await holdIdle({ ...rawStreams, count: idle });
-  raw.kill('SIGKILL');
   const memRow = (name: string, m: { before: number; held: number }) => [name, String(idle), m.before.toFixed(0), m.held.toFixed(0), (((m.held - m.before) * 1024) / idle).toFixed(1), (m.before + ((m.held - m.before) * 10_000) / idle).toFixed(0)];
   table(`open idle streams held by one process`, [
     ['process', 'streams', 'RSS before (MB)', 'RSS holding them (MB)', 'per stream (KB)', 'extrapolated to 10,000 (MB)'],
@@ -157,18 +156,23 @@ try {
   if (idle < IDLE) console.log(`\n(${idle} rather than ${IDLE}: each stream holds a client and a daemon socket, and this machine allows ${FD_LIMIT} open files per process)`);
   // (1) relay overhead, one stream at a time and at 100 concurrent streams
   const direct1 = () => stream(stub.url + daemonPaths.turns, { authorization: 'Bearer stub' }, { prompt }, '"type":"text"');
+  const viaRaw = () => stream(rawStreams.url, {}, { prompt }, '"type":"text"');
   const rows: string[][] = [['concurrent streams', 'path', 'first content p50 (ms)', 'first content p99 (ms)', 'whole turn p50 (ms)', 'chunks/s aggregate']];
   for (const [concurrency, rounds] of [[1, ROUNDS * 10], [CONCURRENCY, ROUNDS]] as const) {
     const direct = await load(direct1, concurrency, rounds);
+    const copied = await load(viaRaw, concurrency, rounds);
     const viaGw = await load(viaGateway, concurrency, rounds);
     rows.push(
       [String(concurrency), 'straight from the daemon', ms(direct.p50), ms(direct.p99), ms(direct.done50), direct.aggregate.toFixed(0)],
+      [String(concurrency), 'through a raw Node relay (bytes copied)', ms(copied.p50), ms(copied.p99), ms(copied.done50), copied.aggregate.toFixed(0)],
+      [String(concurrency), 'added by the raw relay', ms(copied.p50 - direct.p50), ms(copied.p99 - direct.p99), ms(copied.done50 - direct.done50), ''],
       [String(concurrency), 'through the gateway', ms(viaGw.p50), ms(viaGw.p99), ms(viaGw.done50), viaGw.aggregate.toFixed(0)],
       [String(concurrency), 'added by the gateway', ms(viaGw.p50 - direct.p50), ms(viaGw.p99 - direct.p99), ms(viaGw.done50 - direct.done50), ''],
     );
   }
   table(`\`/repeat ${REPEAT} x\` turns, stub daemon answering at once (${ROUNDS * 10} turns alone, ${ROUNDS * CONCURRENCY} at ${CONCURRENCY} concurrent)`, rows);
 
+  raw.kill('SIGKILL');
   await proc.kill(process.env.BENCH_PROFILE_DIR ? 'SIGTERM' : 'SIGKILL');
 } finally {
   stub.child.kill('SIGKILL');
