@@ -5,7 +5,7 @@ import type { Config } from '../config.ts';
 import { openStore, type Store } from '../store/db.ts';
 import { migrate } from '../store/migrate.ts';
 import { lockDataDir } from '../store/lock.ts';
-import { connectKeyBus, type KeyBus } from '../services/key-events.ts';
+import { connectInvalidationBus, type InvalidationBus } from '../services/invalidation.ts';
 import type { Admin } from '../services/identity.ts';
 
 export type Session = { admin: Admin; store: Store; close(): Promise<void> };
@@ -14,12 +14,12 @@ export async function openSession(config: Config): Promise<Session> {
   // PGlite corrupts a data dir two processes open; the lock turns that into a clear refusal.
   const unlock = config.databaseUrl ? () => {} : lockDataDir(config.dataDir);
   let store: Store | undefined;
-  let bus: KeyBus | undefined;
+  let bus: InvalidationBus | undefined;
   try {
     store = await openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, pgSchema: config.pgSchema, poolSize: 2 });
     await migrate(store);
     bus = config.redisUrl
-      ? await connectKeyBus({ redisUrl: config.redisUrl, publishOnly: true }).catch((err: Error) => {
+      ? await connectInvalidationBus({ redisUrl: config.redisUrl, publishOnly: true }).catch((err: Error) => {
           throw new Error(`cannot reach Redis at REDIS_URL (${err.message}); unset it to run without telling gateways`);
         })
       : undefined;
@@ -35,7 +35,7 @@ export async function openSession(config: Config): Promise<Session> {
       db: opened.db,
       // The change is made; a lost announcement only delays it in running gateways, so say so and carry on.
       announce: async (hash) => {
-        await bus?.publish(hash).catch((err: Error) => {
+        await bus?.publish('keys', hash).catch((err: Error) => {
           process.stderr.write(`cohort: warning: running gateways were not told (${err.message}); they see the change within COHORT_KEY_CACHE_MS\n`);
         });
       },

@@ -55,11 +55,11 @@ export function guard(ctx: Ctx, kind: Guard) {
   });
 }
 
-/** Route-level onSend for management writes: model requests in this process see the change at
- * once instead of after the routing cache's TTL (other gateways within that TTL). */
+/** Route-level onSend for management writes: model requests see the change at once instead of
+ * after the routing cache's TTL, in this gateway and (with REDIS_URL) in every other. */
 export function dropsRoutingCache(ctx: Ctx) {
   return async (_req: FastifyRequest, reply: FastifyReply, payload: unknown) => {
-    if (reply.statusCode < 400) ctx.inference.invalidate();
+    if (reply.statusCode < 400) await ctx.inference.invalidate();
     return payload;
   };
 }

@@ -6,7 +6,7 @@ import { createLogger, type Logger } from '../log.ts';
 import { openStore, type StoreOptions } from '../store/db.ts';
 import { migrate } from '../store/migrate.ts';
 import { createAuthenticator } from '../services/auth.ts';
-import { connectKeyBus } from '../services/key-events.ts';
+import { connectInvalidationBus } from '../services/invalidation.ts';
 import { lockDataDir } from '../store/lock.ts';
 import { createSealer, loadMasterKey } from '../crypto/seal.ts';
 import { seedIfEmpty, writeBootstrapFile, type Bootstrap } from '../services/bootstrap.ts';
@@ -37,17 +37,17 @@ export async function startGateway(opts: { config: Config; log?: Logger; store?:
   await migrate(store);
   const bootstrap = await seedIfEmpty(store.db);
   if (bootstrap) log.info({ file: writeBootstrapFile(config.dataDir, bootstrap) }, 'bootstrapped an organization; its keys are in the file named here');
-  const keyBus = config.redisUrl ? await connectKeyBus({ redisUrl: config.redisUrl, log }) : undefined;
+  const bus = config.redisUrl ? await connectInvalidationBus({ redisUrl: config.redisUrl, log }) : undefined;
   const sealer = createSealer(loadMasterKey({ dataDir: config.dataDir, configured: config.masterKey }));
   const daemonEnv = { COHORT_INTERACTION_DEADLINE_MS: String(config.interactionDeadlineMs), COHORT_REPLAY_BUFFER_EVENTS: String(config.replayBufferEvents), COHORT_MAX_PAUSED_RUNS: String(config.maxPausedRuns), LOG_LEVEL: config.logLevel };
   const ctx: Ctx = {
     config,
     log,
     store,
-    auth: createAuthenticator({ db: store.db, ttlMs: config.keyCacheMs, bus: keyBus }),
+    auth: createAuthenticator({ db: store.db, ttlMs: config.keyCacheMs, bus }),
     sealer,
     docs: createOpenApiRegistry(),
-    inference: createInferenceService({ db: store.db, log, sealer, routingCacheMs: config.routingCacheMs, upstreamTimeoutMs: config.upstreamTimeoutMs, providerEnv: config.providerEnv, priceTableFile: config.priceTable }),
+    inference: createInferenceService({ db: store.db, log, sealer, routingCacheMs: config.routingCacheMs, upstreamTimeoutMs: config.upstreamTimeoutMs, providerEnv: config.providerEnv, priceTableFile: config.priceTable, bus }),
     interns: createInternLifecycle({ db: store.db, sealer, log, provisioner: createLocalProvisioner({ dataDir: config.dataDir, daemonEnv }) }),
     turnLimiter: createTurnLimiter({ perMinute: config.turnsPerMinute, redisUrl: config.redisUrl }),
   };
@@ -66,7 +66,7 @@ export async function startGateway(opts: { config: Config; log?: Logger; store?:
       await app.close();
       await ctx.interns.idle();
       await ctx.turnLimiter.close();
-      await keyBus?.close();
+      await bus?.close();
       await store.close();
       unlock();
     },

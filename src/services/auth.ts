@@ -1,11 +1,11 @@
 // Resolves a bearer API key to its Principal. Every route pays this, so resolutions are cached
 // for a short TTL (COHORT_KEY_CACHE_MS) and dropped at once on revoke in this process; with a
-// KeyBus (REDIS_URL) other processes drop them at once too, else they see it within the TTL.
+// bus (REDIS_URL) other processes drop them at once too, else they see it within the TTL.
 import type { Db } from '../store/db.ts';
 import { findPrincipal, type Principal } from '../store/identity.ts';
 import { hashKey, sameHash } from '../crypto/keys.ts';
 import { ApiError, invalidKey, missingAuth } from '../errors.ts';
-import type { KeyBus } from './key-events.ts';
+import type { InvalidationBus } from './invalidation.ts';
 
 const MAX_ENTRIES = 50_000;
 const NEGATIVE_TTL_MS = 1_000;
@@ -26,7 +26,7 @@ export function bearerToken(authorization: string | undefined): string | null {
   return m ? m[1]! : null;
 }
 
-export function createAuthenticator(opts: { db: Db; ttlMs: number; now?: () => number; bus?: KeyBus }): Authenticator {
+export function createAuthenticator(opts: { db: Db; ttlMs: number; now?: () => number; bus?: InvalidationBus }): Authenticator {
   const cache = new Map<string, Entry>();
   const now = opts.now ?? Date.now;
   // Concurrent requests with the same uncached key share one lookup.
@@ -39,7 +39,7 @@ export function createAuthenticator(opts: { db: Db; ttlMs: number; now?: () => n
     if (keyHash) cache.delete(keyHash);
     else cache.clear();
   };
-  opts.bus?.subscribe(drop);
+  opts.bus?.subscribe('keys', drop);
 
   async function lookup(hash: string): Promise<Principal | null> {
     const started = generation;
@@ -83,7 +83,7 @@ export function createAuthenticator(opts: { db: Db; ttlMs: number; now?: () => n
     },
     async invalidate(keyHash) {
       drop(keyHash);
-      await opts.bus?.publish(keyHash ?? null);
+      await opts.bus?.publish('keys', keyHash ?? null);
     },
   };
 }

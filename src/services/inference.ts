@@ -14,6 +14,7 @@ import { applyPreset, disabledToolIn, presetSlugOf, resolveRequest, type Request
 import { tryRoutes, type Route, type Served } from './inference-attempts.ts';
 import { createRequestLog, shouldStoreBodies } from './inference-log.ts';
 import { relay, type Outcome, rowOf } from './inference-record.ts';
+import type { InvalidationBus } from './invalidation.ts';
 
 export type ApiStyle = 'chat' | 'messages';
 
@@ -38,6 +39,8 @@ export type InferenceOptions = {
   upstreamTimeoutMs: number;
   providerEnv: Record<string, string | undefined>;
   priceTableFile?: string;
+  /** With REDIS_URL: management writes in any gateway drop this one's routing cache too. */
+  bus?: InvalidationBus;
 };
 
 export type InferenceService = ReturnType<typeof createInferenceService>;
@@ -48,6 +51,7 @@ export function createInferenceService(opts: InferenceOptions) {
   const prices = loadPriceTable(opts.priceTableFile);
   const config: RoutingConfig = createRoutingConfig({ db: opts.db, ttlMs: opts.routingCacheMs });
   const requestLog = createRequestLog({ db: opts.db, log: opts.log });
+  opts.bus?.subscribe('routing', () => config.invalidate());
 
   const usageOf = (u: Usage | null | undefined, served: Served): Usage => {
     const usage = u ?? { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
@@ -128,7 +132,11 @@ export function createInferenceService(opts: InferenceOptions) {
     /** Records a request refused before any route was tried (validation, preset, credentials). */
     refused: (o: { principal: Principal; style: ApiStyle; stream: boolean; requestedModel: string | null; error: ApiError; started: number }) =>
       requestLog.add(rowOf({ ...o, id: `gen-${randomUUID()}`, loggedBody: undefined }, { status: o.error.status, error: o.error.message })),
-    invalidate: () => config.invalidate(),
+    /** Drops the routing cache here at once and, with a bus, in every gateway. */
+    async invalidate() {
+      config.invalidate();
+      await opts.bus?.publish('routing', null).catch((err: Error) => opts.log.warn({ err }, 'could not announce a routing change; other gateways see it within their cache TTL'));
+    },
     flush: () => requestLog.flush(),
     async close() {
       await requestLog.close();

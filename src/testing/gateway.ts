@@ -10,23 +10,27 @@ import { createLogger } from '../log.ts';
 import { startGateway, type Gateway } from '../gateway/server.ts';
 import type { Bootstrap } from '../services/bootstrap.ts';
 
-export type TestGateway = Gateway & { keys: Bootstrap; dataDir: string; call: Call };
+export type TestGateway = Gateway & { keys: Bootstrap; dataDir: string; call: Call; pgSchema?: string };
 export type Call = (method: string, path: string, opts?: { key?: string | null; body?: unknown; raw?: string; headers?: Record<string, string> }) => Promise<{ status: number; body: any; headers: Headers }>;
 
 export const postgresUrl = process.env.DATABASE_URL;
 
-export async function startTestGateway(opts: { postgres?: boolean; env?: Record<string, string> } = {}): Promise<TestGateway> {
+/** With `pgSchema`, a further gateway on another's PostgreSQL schema (it neither seeds nor drops it; `keys` are the first one's). */
+export async function startTestGateway(opts: { postgres?: boolean; env?: Record<string, string>; pgSchema?: string; keys?: Bootstrap } = {}): Promise<TestGateway> {
   const dataDir = mkdtempSync(join(tmpdir(), 'cohort-test-'));
   const config = loadConfig({ LOG_LEVEL: 'silent', PORT: '0', COHORT_DATA_DIR: dataDir, ...opts.env });
-  const pgSchema = opts.postgres ? `t_${randomBytes(6).toString('hex')}` : undefined;
-  if (opts.postgres && !postgresUrl) throw new Error('postgres requested but DATABASE_URL is not set');
+  const ownSchema = opts.postgres && !opts.pgSchema;
+  const pgSchema = opts.pgSchema ?? (opts.postgres ? `t_${randomBytes(6).toString('hex')}` : undefined);
+  if ((opts.postgres || opts.pgSchema) && !postgresUrl) throw new Error('postgres requested but DATABASE_URL is not set');
   const gw = await startGateway({
     config,
     log: createLogger({ level: config.logLevel }),
-    store: opts.postgres ? { databaseUrl: postgresUrl, pgSchema, poolSize: 4 } : {},
+    store: pgSchema ? { databaseUrl: postgresUrl, pgSchema, poolSize: 4 } : {},
   });
+  const keys = gw.bootstrap ?? opts.keys;
+  if (!keys) throw new Error('a gateway on an existing store needs the keys of the one that seeded it');
   const call: Call = async (method, path, o = {}) => {
-    const key = o.key === undefined ? gw.bootstrap!.management_key : o.key;
+    const key = o.key === undefined ? keys.management_key : o.key;
     const res = await fetch(gw.url + path, {
       method,
       headers: {
@@ -45,12 +49,13 @@ export async function startTestGateway(opts: { postgres?: boolean; env?: Record<
   };
   return {
     ...gw,
-    keys: gw.bootstrap!,
+    keys,
+    pgSchema,
     dataDir,
     call,
     async close() {
       await gw.close();
-      if (pgSchema) {
+      if (ownSchema) {
         const c = new pg.Client({ connectionString: postgresUrl });
         await c.connect();
         await c.query(`drop schema if exists ${pgSchema} cascade`);
