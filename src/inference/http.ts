@@ -1,11 +1,13 @@
-// HTTP to upstream providers over one keep-alive undici pool: a POST that turns transport
-// failures into UpstreamError (timeouts and connection errors are retryable, status 0), the
-// mapping of a non-2xx answer to an UpstreamError carrying the provider's own message with
-// secrets scrubbed, and a server-sent-event reader.
+// HTTP to upstream providers over one keep-alive undici pool: a POST (upstream.ts) whose
+// transport failures become UpstreamError (timeouts and connection errors are retryable, status
+// 0), and the mapping of a non-2xx answer to an UpstreamError carrying the provider's own message
+// with secrets scrubbed.
 import { Agent, type Dispatcher } from 'undici';
-import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { scrub } from '../log.ts';
 import { UpstreamError } from './types.ts';
+import { exchange, type Upstream } from './upstream.ts';
+
+export type { Upstream };
 
 export function createDispatcher(opts: { timeoutMs: number }): Agent {
   return new Agent({ keepAliveTimeout: 30_000, headersTimeout: opts.timeoutMs, bodyTimeout: opts.timeoutMs, connect: { timeout: Math.min(opts.timeoutMs, 10_000) } });
@@ -33,18 +35,9 @@ function target(url: string) {
   return t;
 }
 
-export async function post(opts: { dispatcher: Dispatcher; url: string; headers: Record<string, string>; body: string; signal: AbortSignal }): Promise<Dispatcher.ResponseData> {
-  try {
-    return await opts.dispatcher.request({
-      ...target(opts.url),
-      method: 'POST',
-      headers: { 'content-type': 'application/json', ...opts.headers },
-      body: opts.body,
-      signal: opts.signal,
-    });
-  } catch (err) {
-    throw transportError(err, opts.signal);
-  }
+export function post(opts: { dispatcher: Dispatcher; url: string; headers: Record<string, string>; body: string; signal: AbortSignal }): Promise<Upstream> {
+  const request = { ...target(opts.url), method: 'POST' as const, headers: { 'content-type': 'application/json', ...opts.headers }, body: opts.body };
+  return exchange(opts.dispatcher, request, opts.signal, (err) => transportError(err, opts.signal));
 }
 
 /** Removes the credential itself and anything shaped like a provider or bearer key. */
@@ -54,8 +47,8 @@ export function scrubSecret(text: string, apiKey: string | null): string {
 }
 
 /** A non-2xx answer as an UpstreamError with the provider's message (its body is consumed). */
-export async function failure(res: Dispatcher.ResponseData, apiKey: string | null): Promise<UpstreamError> {
-  const text = await res.body.text().catch(() => '');
+export async function failure(res: Upstream, apiKey: string | null): Promise<UpstreamError> {
+  const text = await res.text().catch(() => '');
   let message = text.slice(0, 500);
   try {
     const j = JSON.parse(text) as { error?: { message?: unknown } | string; message?: unknown };
@@ -66,29 +59,11 @@ export async function failure(res: Dispatcher.ResponseData, apiKey: string | nul
 }
 
 /** JSON of a 2xx body; a body that is not JSON is a retryable bad-gateway failure. */
-export async function jsonBody(res: Dispatcher.ResponseData): Promise<unknown> {
-  const text = await res.body.text();
+export async function jsonBody(res: Upstream): Promise<unknown> {
+  const text = await res.text();
   try {
     return JSON.parse(text);
   } catch {
     throw new UpstreamError({ status: 502, message: 'the provider answered with a malformed body' });
-  }
-}
-
-/** The events of an SSE body, one batch per read (never an empty batch). */
-export async function* sseEvents(body: AsyncIterable<Buffer>, signal: AbortSignal): AsyncGenerator<EventSourceMessage[]> {
-  let ready: EventSourceMessage[] = [];
-  const parser = createParser({ onEvent: (e) => void ready.push(e) });
-  const decoder = new TextDecoder();
-  try {
-    for await (const buf of body) {
-      parser.feed(decoder.decode(buf, { stream: true }));
-      if (!ready.length) continue;
-      const batch = ready;
-      ready = [];
-      yield batch;
-    }
-  } catch (err) {
-    throw transportError(err, signal);
   }
 }

@@ -1,28 +1,18 @@
 // Adapter for the Anthropic Messages API (`anthropic`): converts the OpenAI-shaped request to
 // an Anthropic body and the answer back. May import: this folder, ../../http.ts, ../../types.ts.
 import type { Dispatcher } from 'undici';
-import { failure, jsonBody, post, sseEvents } from '../../http.ts';
-import { UpstreamError, type ChatChunk, type ProviderAdapter, type UpstreamCall } from '../../types.ts';
+import { failure, jsonBody, post } from '../../http.ts';
+import { UpstreamError, type ProviderAdapter, type UpstreamCall } from '../../types.ts';
 import { toAnthropicBody } from './request.ts';
 import { anthropicChunker, fromAnthropicMessage, type AnthropicMessage } from './response.ts';
 
 const VERSION = '2023-06-01';
 
-async function* chunks(body: AsyncIterable<Buffer>, call: UpstreamCall): AsyncGenerator<ChatChunk[]> {
-  const next = anthropicChunker({ model: call.model });
-  for await (const events of sseEvents(body, call.signal)) {
-    const batch: ChatChunk[] = [];
-    for (const e of events) {
-      let event: Parameters<typeof next>[0];
-      try {
-        event = JSON.parse(e.data);
-      } catch {
-        throw new UpstreamError({ status: 502, message: 'the provider sent a malformed stream event' });
-      }
-      const c = next(event);
-      if (c) batch.push(c);
-    }
-    if (batch.length) yield batch;
+function parseEvent(data: string): unknown {
+  try {
+    return JSON.parse(data);
+  } catch {
+    throw new UpstreamError({ status: 502, message: 'the provider sent a malformed stream event' });
   }
 }
 
@@ -39,7 +29,8 @@ export function anthropicAdapter(deps: { dispatcher: Dispatcher }): ProviderAdap
     async stream(call) {
       const res = await send(call, true);
       if (res.statusCode !== 200) throw await failure(res, call.apiKey);
-      return chunks(res.body, call);
+      const next = anthropicChunker({ model: call.model });
+      return res.events((data) => next(parseEvent(data) as Parameters<typeof next>[0]));
     },
     async complete(call) {
       const res = await send(call, false);

@@ -3,7 +3,7 @@
 // is with the provider's model id; streams ask for usage in the last chunk.
 // May import: ../../http.ts, ../../types.ts.
 import type { Dispatcher } from 'undici';
-import { failure, jsonBody, post, sseEvents } from '../../http.ts';
+import { failure, jsonBody, post } from '../../http.ts';
 import { UpstreamError, type ChatChunk, type Completion, type ProviderAdapter, type UpstreamCall } from '../../types.ts';
 
 const headersFor = (apiKey: string | null): Record<string, string> => (apiKey ? { authorization: `Bearer ${apiKey}` } : {});
@@ -20,15 +20,6 @@ function parseChunk(data: string): ChatChunk {
   return chunk;
 }
 
-async function* chunks(body: AsyncIterable<Buffer>, signal: AbortSignal): AsyncGenerator<ChatChunk[]> {
-  // Read to the end of the body rather than stopping at [DONE]: leaving an iterator early
-  // destroys the stream with an AbortError, whose stack trace costs more than the rest of a chunk.
-  for await (const events of sseEvents(body, signal)) {
-    const batch = events.filter((e) => e.data !== '[DONE]').map((e) => parseChunk(e.data));
-    if (batch.length) yield batch;
-  }
-}
-
 export function openaiCompatibleAdapter(deps: { dispatcher: Dispatcher }): ProviderAdapter {
   const send = (call: UpstreamCall, body: Record<string, unknown>) =>
     post({ dispatcher: deps.dispatcher, url: `${call.baseUrl}/chat/completions`, headers: headersFor(call.apiKey), body: JSON.stringify(body), signal: call.signal });
@@ -36,7 +27,7 @@ export function openaiCompatibleAdapter(deps: { dispatcher: Dispatcher }): Provi
     async stream(call) {
       const res = await send(call, { ...call.body, model: call.model, stream: true, stream_options: { include_usage: true } });
       if (res.statusCode !== 200) throw await failure(res, call.apiKey);
-      return chunks(res.body, call.signal);
+      return res.events((data) => (data === '[DONE]' ? null : parseChunk(data)));
     },
     async complete(call) {
       const res = await send(call, { ...call.body, model: call.model, stream: false });
