@@ -86,3 +86,24 @@ export async function startInternFixture(opts: { env?: Record<string, string>; p
     },
   };
 }
+
+/** Reads a stream until its first content chunk; returns the reader and what was read. */
+export async function untilContent(res: Response) {
+  const reader = res.body!.getReader();
+  let seen = '';
+  while (!seen.includes('"content"')) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    seen += new TextDecoder().decode(value);
+  }
+  return { reader, seen };
+}
+/** Reads the rest of a stream after `seen`. */
+export async function rest(reader: ReadableStreamDefaultReader<Uint8Array>, seen: string) {
+  let t = seen;
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return t;
+    t += new TextDecoder().decode(value);
+  }
+}

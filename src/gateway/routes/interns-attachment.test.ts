@@ -17,7 +17,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { killGroup, parseSse, startInternFixture, type ChatResult, type InternFixture } from '../../testing/interns.ts';
+import { killGroup, parseSse, rest, startInternFixture, untilContent, type ChatResult, type InternFixture } from '../../testing/interns.ts';
 import { getInternById, secretBinding } from '../../services/interns.ts';
 import { daemonPaths, type StatusResponse } from '../../protocol/daemon.ts';
 import { ChatChunk } from '../../schemas/intern-chat.ts';
@@ -53,25 +53,6 @@ function assertStream(r: ChatResult | { status: number; headers: Headers; text: 
   assert.deepEqual(final(r).choices, []);
 }
 
-/** Reads a stream until its first content chunk; returns the reader and what was read. */
-async function untilContent(res: Response) {
-  const reader = res.body!.getReader();
-  let seen = '';
-  while (!seen.includes('"content"')) {
-    const { value, done } = await reader.read();
-    if (done) break;
-    seen += new TextDecoder().decode(value);
-  }
-  return { reader, seen };
-}
-async function rest(reader: ReadableStreamDefaultReader<Uint8Array>, seen: string) {
-  let t = seen;
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) return t;
-    t += new TextDecoder().decode(value);
-  }
-}
 
 /** The intern's daemon address and secret, as the gateway holds them. */
 async function daemonOf(f: InternFixture, id: string) {

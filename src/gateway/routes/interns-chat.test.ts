@@ -6,7 +6,7 @@ import { request } from 'undici';
 import { sql } from 'drizzle-orm';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseSse, startInternFixture, type ChatResult, type InternFixture } from '../../testing/interns.ts';
+import { parseSse, rest, startInternFixture, untilContent, type ChatResult, type InternFixture } from '../../testing/interns.ts';
 import { getInternById, secretBinding } from '../../services/interns.ts';
 import { daemonPaths } from '../../protocol/daemon.ts';
 import { ChatChunk } from '../../schemas/intern-chat.ts';
@@ -26,25 +26,6 @@ const finish = (r: ChatResult) => r.chunks.map((c) => c.choices[0]?.finish_reaso
 const callOf = (r: ChatResult) => r.chunks.flatMap((c) => c.choices[0]?.delta.tool_calls ?? [])[0];
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** Reads a stream until its first content chunk; returns the reader and what was read. */
-async function untilContent(res: Response) {
-  const reader = res.body!.getReader();
-  let seen = '';
-  while (!seen.includes('"content"')) {
-    const { value, done } = await reader.read();
-    if (done) break;
-    seen += new TextDecoder().decode(value);
-  }
-  return { reader, seen };
-}
-async function rest(reader: ReadableStreamDefaultReader<Uint8Array>, seen: string) {
-  let t = seen;
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) return t;
-    t += new TextDecoder().decode(value);
-  }
-}
 
 function assertShape(r: ChatResult) {
   assert.equal(r.status, 200);
