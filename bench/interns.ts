@@ -1,9 +1,10 @@
 // `npm run bench:interns`: (1) time to first content and chunk throughput of a `/repeat` turn
-// through the gateway versus straight from the daemon, at 100 concurrent streams, against a
-// protocol-faithful stub daemon (so the figure is the relay's own cost); (2) the same, one turn
-// at a time, through a real daemon with the built-in agent and the scripted model; (3) resident
-// memory of one gateway process holding idle open streams, beside a raw Node relay doing the
-// same (the floor for this design: one client and one daemon socket per stream). Prints markdown tables.
+// through the gateway versus straight from the daemon and through a raw byte-copying relay, at 1
+// and 100 concurrent streams, against a protocol-faithful stub daemon (so the figure is the
+// relay's own cost); (2) the same, one turn at a time, through a real daemon with the built-in
+// agent and the scripted model; (3) resident memory of one gateway process holding idle open
+// streams, beside a raw Node relay doing the same (the floor for this design: one client and one
+// daemon socket per stream). Prints markdown tables.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -131,32 +132,26 @@ try {
   } else console.log(`\n(real intern did not start: ${row.lastFailureMessage})`);
   await gw.close();
 
-  // The gateway under load runs as its own process, as in production.
-  const port = await freePort();
-  const proc = await startGatewayProcess({ dataDir, port, built: true, env: { LOG_LEVEL: 'warn', COHORT_TURNS_PER_MINUTE: '1000000000', ...storeEnv }, nodeArgs: process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : [] });
+  // The gateways under load run as their own processes, as in production: one for the latency
+  // figures, then a fresh one (and a fresh raw relay) for memory, so neither figure carries the
+  // other's leftovers (closed sockets linger in TIME_WAIT and a warm heap is larger).
+  const gatewayProcess = async () =>
+    startGatewayProcess({ dataDir, port: await freePort(), built: true, env: { LOG_LEVEL: 'warn', COHORT_TURNS_PER_MINUTE: '1000000000', ...storeEnv }, nodeArgs: process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : [] });
+  const rawRelay = async () => {
+    const child = spawn(process.execPath, [fileURLToPath(new URL('./interns-raw-proxy.mjs', import.meta.url)), stub.url], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const port: number = await new Promise((r) => child.stdout!.once('data', (d: Buffer) => r(JSON.parse(d.toString()).port)));
+    return { child, url: `http://127.0.0.1:${port}/` };
+  };
   console.log(`\nstore: ${pgSchema ? 'PostgreSQL' : 'PGlite (embedded)'}`);
-
-  // (3) idle open streams held by a fresh gateway process (each needs a client and a daemon socket)
-  const idle = Math.min(IDLE, Math.floor((FD_LIMIT - 400) / 2));
   const prompt = `/repeat ${REPEAT} x`;
-  const viaGateway = () => stream(`${proc.url}/interns/${id}/chat/completions`, auth, { stream: true, messages: [{ role: 'user', content: prompt }] }, '"content"');
-  await load(viaGateway, 20, 2); // warm the code paths first, so their one-off cost is not counted per stream
-  const gwIdle = await holdIdle({ pid: proc.child.pid!, url: `${proc.url}/interns/${id}/chat/completions`, headers: auth, body: { stream: true, messages: [{ role: 'user', content: 'idle' }] }, count: idle });
-  const raw = spawn(process.execPath, [fileURLToPath(new URL('./interns-raw-proxy.mjs', import.meta.url)), stub.url], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const rawPort: number = await new Promise((r) => raw.stdout!.once('data', (d: Buffer) => r(JSON.parse(d.toString()).port)));
-  const rawStreams = { pid: raw.pid!, url: `http://127.0.0.1:${rawPort}/`, headers: {}, body: { prompt: 'idle' } };
-  await holdIdle({ ...rawStreams, count: 200 }); // warm-up, as for the gateway
-  const rawIdle = await holdIdle({ ...rawStreams, count: idle });
-  const memRow = (name: string, m: { before: number; held: number }) => [name, String(idle), m.before.toFixed(0), m.held.toFixed(0), (((m.held - m.before) * 1024) / idle).toFixed(1), (m.before + ((m.held - m.before) * 10_000) / idle).toFixed(0)];
-  table(`open idle streams held by one process`, [
-    ['process', 'streams', 'RSS before (MB)', 'RSS holding them (MB)', 'per stream (KB)', 'extrapolated to 10,000 (MB)'],
-    memRow('cohort gateway', gwIdle),
-    memRow('raw Node relay (node:http + undici, ~15 lines)', rawIdle),
-  ]);
-  if (idle < IDLE) console.log(`\n(${idle} rather than ${IDLE}: each stream holds a client and a daemon socket, and this machine allows ${FD_LIMIT} open files per process)`);
+  const turnVia = (url: string) => () => stream(`${url}/interns/${id}/chat/completions`, auth, { stream: true, messages: [{ role: 'user', content: prompt }] }, '"content"');
+
   // (1) relay overhead, one stream at a time and at 100 concurrent streams
+  const proc = await gatewayProcess();
+  const raw = await rawRelay();
+  const viaGateway = turnVia(proc.url);
   const direct1 = () => stream(stub.url + daemonPaths.turns, { authorization: 'Bearer stub' }, { prompt }, '"type":"text"');
-  const viaRaw = () => stream(rawStreams.url, {}, { prompt }, '"type":"text"');
+  const viaRaw = () => stream(raw.url, {}, { prompt }, '"type":"text"');
   const rows: string[][] = [['concurrent streams', 'path', 'first content p50 (ms)', 'first content p99 (ms)', 'whole turn p50 (ms)', 'chunks/s aggregate']];
   for (const [concurrency, rounds] of [[1, ROUNDS * 10], [CONCURRENCY, ROUNDS]] as const) {
     const direct = await load(direct1, concurrency, rounds);
@@ -171,9 +166,27 @@ try {
     );
   }
   table(`\`/repeat ${REPEAT} x\` turns, stub daemon answering at once (${ROUNDS * 10} turns alone, ${ROUNDS * CONCURRENCY} at ${CONCURRENCY} concurrent)`, rows);
-
-  raw.kill('SIGKILL');
+  raw.child.kill('SIGKILL');
   await proc.kill(process.env.BENCH_PROFILE_DIR ? 'SIGTERM' : 'SIGKILL');
+
+  // (3) idle open streams held by a fresh gateway process (each needs a client and a daemon socket)
+  const idle = Math.min(IDLE, Math.floor((FD_LIMIT - 400) / 2));
+  const memProc = await gatewayProcess();
+  await load(turnVia(memProc.url), 20, 2); // warm the code paths first, so their one-off cost is not counted per stream
+  const gwIdle = await holdIdle({ pid: memProc.child.pid!, url: `${memProc.url}/interns/${id}/chat/completions`, headers: auth, body: { stream: true, messages: [{ role: 'user', content: 'idle' }] }, count: idle });
+  await memProc.kill('SIGKILL');
+  const memRaw = await rawRelay();
+  const rawStreams = { pid: memRaw.child.pid!, url: memRaw.url, headers: {}, body: { prompt: 'idle' } };
+  await holdIdle({ ...rawStreams, count: 200 }); // warm-up, as for the gateway
+  const rawIdle = await holdIdle({ ...rawStreams, count: idle });
+  memRaw.child.kill('SIGKILL');
+  const memRow = (name: string, m: { before: number; held: number }) => [name, String(idle), m.before.toFixed(0), m.held.toFixed(0), (((m.held - m.before) * 1024) / idle).toFixed(1), (m.before + ((m.held - m.before) * 10_000) / idle).toFixed(0)];
+  table(`open idle streams held by one process`, [
+    ['process', 'streams', 'RSS before (MB)', 'RSS holding them (MB)', 'per stream (KB)', 'extrapolated to 10,000 (MB)'],
+    memRow('cohort gateway', gwIdle),
+    memRow('raw Node relay (node:http + undici, ~15 lines)', rawIdle),
+  ]);
+  if (idle < IDLE) console.log(`\n(${idle} rather than ${IDLE}: each stream holds a client and a daemon socket, and this machine allows ${FD_LIMIT} open files per process)`);
 } finally {
   stub.child.kill('SIGKILL');
   killDaemonsUnder(dataDir);
