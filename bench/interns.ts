@@ -106,6 +106,7 @@ function table(title: string, rows: string[][]) {
 ensureBuilt();
 const dataDir = mkdtempSync(join(tmpdir(), 'cohort-bench-interns-'));
 const stub = await spawnStub();
+const spawned: ChildProcess[] = [];
 try {
   // Set-up in process: an intern served by the stub daemon, and (2) a real intern, one turn at a time.
   const gw = await gatewayIn(dataDir);
@@ -135,10 +136,14 @@ try {
   // The gateways under load run as their own processes, as in production: one for the latency
   // figures, then a fresh one (and a fresh raw relay) for memory, so neither figure carries the
   // other's leftovers (closed sockets linger in TIME_WAIT and a warm heap is larger).
-  const gatewayProcess = async () =>
-    startGatewayProcess({ dataDir, port: await freePort(), built: true, env: { LOG_LEVEL: 'warn', COHORT_TURNS_PER_MINUTE: '1000000000', ...storeEnv }, nodeArgs: process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : [] });
+  const gatewayProcess = async () => {
+    const proc = await startGatewayProcess({ dataDir, port: await freePort(), built: true, env: { LOG_LEVEL: 'warn', COHORT_TURNS_PER_MINUTE: '1000000000', ...storeEnv }, nodeArgs: process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : [] });
+    spawned.push(proc.child);
+    return proc;
+  };
   const rawRelay = async () => {
     const child = spawn(process.execPath, [fileURLToPath(new URL('./interns-raw-proxy.mjs', import.meta.url)), stub.url], { stdio: ['ignore', 'pipe', 'inherit'] });
+    spawned.push(child);
     const port: number = await new Promise((r) => child.stdout!.once('data', (d: Buffer) => r(JSON.parse(d.toString()).port)));
     return { child, url: `http://127.0.0.1:${port}/` };
   };
@@ -188,6 +193,8 @@ try {
   ]);
   if (idle < IDLE) console.log(`\n(${idle} rather than ${IDLE}: each stream holds a client and a daemon socket, and this machine allows ${FD_LIMIT} open files per process)`);
 } finally {
+  // A failed run must not leave its gateways and relays behind.
+  for (const c of spawned) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
   stub.child.kill('SIGKILL');
   killDaemonsUnder(dataDir);
   rmSync(dataDir, { recursive: true, force: true });
