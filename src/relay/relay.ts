@@ -9,6 +9,7 @@ import { ApiError } from '../errors.ts';
 import type { ChatChunk } from '../schemas/intern-chat.ts';
 import { initialState, mapApiEnding, mapEvent, type MapState, type Refusal, type Step } from './chunks.ts';
 import { openSse, type SseWriter } from './sse.ts';
+import { chunkEncoder } from './encode.ts';
 import type { Opened } from './client.ts';
 import type { RunEvent, SteeredResponse } from '../protocol/daemon.ts';
 
@@ -70,6 +71,7 @@ export async function relay(o: RelayOptions): Promise<RelayResult> {
   const ac = new AbortController();
   const stop = interrupter();
   let sse: SseWriter | null = null;
+  const encode = chunkEncoder();
   const onClose = () => {
     if (!sse) stop.fire('client_gone');
   };
@@ -101,7 +103,10 @@ export async function relay(o: RelayOptions): Promise<RelayResult> {
       o.onOpen();
       sse = openSse(o.res, { keepaliveMs: timings.keepaliveMs, onGone: () => stop.fire('client_gone') });
     }
-    await sse.send(chunks, { end });
+    let text = '';
+    for (const c of chunks) text += encode(c);
+    if (end) sse.end(text + 'data: [DONE]\n\n');
+    else await sse.write(text);
     return end;
   };
 

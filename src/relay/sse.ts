@@ -1,29 +1,34 @@
-// The chat stream's SSE writer: opens the 200, writes `data:` lines, writes `: keepalive` after
-// each quiet interval (SPEC §6), ends with `data: [DONE]`, and notices a client that went away.
+// The one SSE writer of the gateway's streams (intern chat, model requests in both API styles):
+// opens the 200 with the stream headers and the route's own (request id), writes frames with
+// backpressure, writes `: keepalive` after each quiet interval (SPEC §6), ends once, and notices
+// a client that went away. Callers compose the frames; this owns the socket.
 import type { ServerResponse } from 'node:http';
-import type { ChatChunk } from '../schemas/intern-chat.ts';
-import { chunkEncoder } from './encode.ts';
 
 export type SseWriter = {
-  /** Writes events in one socket write; with `end`, then `data: [DONE]` and ends the response. Resolves once the socket can take more. */
-  send(chunks: ChatChunk[], opts?: { end?: boolean }): Promise<void>;
-  /** Ends the response without a terminator (the client is gone or the process is stopping). */
+  /** Writes text (whole SSE frames) in one socket write; resolves once the socket can take more or the client is gone. */
+  write(text: string): Promise<void>;
+  /** Writes the last frames and ends the response; nothing is written after. */
+  end(text: string): void;
+  /** Ends the response without a terminator (the client is gone, or the stream was abandoned). */
   destroy(): void;
   readonly gone: boolean;
 };
 
-export function openSse(res: ServerResponse, opts: { keepaliveMs: number; headers?: Record<string, string>; onGone: () => void }): SseWriter {
+export type SseOptions = {
+  /** Silence after which a `: keepalive` comment is written. */
+  keepaliveMs: number;
+  /** Headers the route set before the stream opened (e.g. x-request-id). */
+  headers?: Record<string, string | string[] | number | undefined>;
+  /** Called once if the client goes away before the stream ended. */
+  onGone?: () => void;
+};
+
+export function openSse(res: ServerResponse, opts: SseOptions): SseWriter {
   let gone = false;
   let finished = false;
-  const encode = chunkEncoder();
-  res.writeHead(200, {
-    'content-type': 'text/event-stream; charset=utf-8',
-    'cache-control': 'no-cache',
-    connection: 'keep-alive',
-    'x-accel-buffering': 'no',
-    ...opts.headers,
-  });
-  res.flushHeaders();
+  const headers = Object.fromEntries(Object.entries(opts.headers ?? {}).filter(([, v]) => v !== undefined)) as Record<string, string | string[] | number>;
+  // The headers leave with the first frame, in one write.
+  res.writeHead(200, { ...headers, 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' });
   const keepalive = setInterval(() => {
     if (!gone && !finished) res.write(': keepalive\n\n');
   }, opts.keepaliveMs);
@@ -33,33 +38,29 @@ export function openSse(res: ServerResponse, opts: { keepaliveMs: number; header
     stop();
     if (!finished) {
       gone = true;
-      opts.onGone();
+      opts.onGone?.();
     }
   });
-  const write = (text: string): Promise<void> => {
-    if (gone || finished) return Promise.resolve();
-    keepalive.refresh();
-    if (res.write(text)) return Promise.resolve();
-    return new Promise((resolve) => {
-      const settle = () => {
-        res.off('drain', settle);
-        res.off('close', settle);
-        resolve();
-      };
-      res.on('drain', settle);
-      res.on('close', settle);
-    });
-  };
   return {
-    send(chunks, o = {}) {
-      let text = '';
-      for (const c of chunks) text += encode(c);
-      if (!o.end) return text ? write(text) : Promise.resolve();
-      if (gone || finished) return Promise.resolve();
+    write(text) {
+      if (gone || finished || !text) return Promise.resolve();
+      keepalive.refresh();
+      if (res.write(text)) return Promise.resolve();
+      return new Promise((resolve) => {
+        const settle = () => {
+          res.off('drain', settle);
+          res.off('close', settle);
+          resolve();
+        };
+        res.on('drain', settle);
+        res.on('close', settle);
+      });
+    },
+    end(text) {
+      if (gone || finished) return;
       finished = true;
       stop();
-      res.end(text + 'data: [DONE]\n\n');
-      return Promise.resolve();
+      res.end(text);
     },
     destroy() {
       stop();

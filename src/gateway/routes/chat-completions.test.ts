@@ -275,3 +275,21 @@ for (const store of storeMatrix) {
     });
   });
 }
+
+test('a model stream that goes quiet carries `: keepalive` comments and then goes on to [DONE]', async () => {
+  const gw = await startTestGateway({ env: { COHORT_KEEPALIVE_MS: '50' } });
+  try {
+    const s = await space(gw, 'quiet');
+    const res = await s.chat({ model: 'local/scripted', stream: true, messages: [user('/say before\n/sleep 300\n/say after')] });
+    assert.equal(res.status, 200);
+    const text = res.body as string;
+    const before = text.indexOf('"content":"before"');
+    const keepalive = text.indexOf('\n\n: keepalive\n\n');
+    const after = text.indexOf('after"');
+    assert.ok(before !== -1 && before < keepalive && keepalive < after, text);
+    assert.ok(text.endsWith('data: [DONE]\n\n'));
+    assert.deepEqual(events(text.replaceAll(': keepalive\n\n', '')).slice(0, -1).map((e) => e.choices[0].delta.content ?? null), ['', 'before', '\nafter', null]);
+  } finally {
+    await gw.close();
+  }
+});

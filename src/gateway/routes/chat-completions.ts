@@ -3,7 +3,6 @@
 // in `data: [DONE]`. Everything is resolved before the first byte; after it, a failure arrives
 // as a chunk with finish_reason `error`. A client that goes away aborts the upstream request.
 // Also exports the SSE plumbing that messages.ts shares.
-import { once } from 'node:events';
 import { z } from 'zod';
 import type { FastifyReply } from 'fastify';
 import type { RouteModule } from '../app.ts';
@@ -16,6 +15,7 @@ import type { ApiStyle, Prepared } from '../../services/inference.ts';
 import type { RequestBody } from '../../services/routing.ts';
 import type { Principal } from '../../store/identity.ts';
 import type { ChatChunk } from '../../inference/types.ts';
+import { openSse } from '../../relay/sse.ts';
 
 const ChatError = z.object({ error: z.object({ code: z.number().int(), message: z.string(), metadata: z.object({ reason: z.string(), retryable: z.boolean() }).optional() }) });
 
@@ -39,32 +39,17 @@ export function abortOnClose(reply: FastifyReply): AbortController {
   return abort;
 }
 
-/** Writes an SSE response from text frames; `fail` renders the in-stream error frame. */
+/** Writes an SSE response from text frames (one write per upstream read); `fail` renders the in-stream error frame. */
 export async function writeSse(reply: FastifyReply, o: { signal: AbortSignal; frames: AsyncIterable<string>; fail: (e: ApiError) => string; end: () => string; ctx: Ctx }) {
   reply.hijack();
-  const res = reply.raw;
-  res.writeHead(200, { ...(reply.getHeaders() as Record<string, string>), 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-accel-buffering': 'no' });
-  // Frames produced in one turn of the event loop (one upstream read) leave in one write.
-  let corked = false;
-  const uncork = () => {
-    corked = false;
-    res.uncork();
-  };
+  const sse = openSse(reply.raw, { keepaliveMs: o.ctx.config.keepaliveMs, headers: reply.getHeaders() });
   try {
-    for await (const frame of o.frames) {
-      if (!frame) continue;
-      if (!corked) {
-        corked = true;
-        res.cork();
-        setImmediate(uncork);
-      }
-      if (!res.write(frame)) await once(res, 'drain', { signal: o.signal });
-    }
-    res.end(o.end());
+    for await (const frame of o.frames) await sse.write(frame);
+    sse.end(o.end());
   } catch (err) {
-    if (o.signal.aborted || res.destroyed) return void res.destroy();
+    if (o.signal.aborted || sse.gone) return sse.destroy();
     if (!(err instanceof ApiError)) o.ctx.log.error({ err }, 'inference stream failed');
-    res.end(o.fail(err instanceof ApiError ? err : internalError()));
+    sse.end(o.fail(err instanceof ApiError ? err : internalError()));
   }
 }
 
