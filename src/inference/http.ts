@@ -5,7 +5,7 @@
 import { Agent, type Dispatcher } from 'undici';
 import { scrub } from '../log.ts';
 import { UpstreamError } from './types.ts';
-import { exchange, type Upstream } from './upstream.ts';
+import { exchange, type Upstream } from '../http/exchange.ts';
 
 export type { Upstream };
 

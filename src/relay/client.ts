@@ -1,13 +1,11 @@
 // The gateway's HTTP client for one intern's daemon (docs/daemon-protocol.md): start a turn,
 // answer an interaction, cancel. Refusals become ApiErrors carrying the daemon's status, reason,
 // retryability and Retry-After; a daemon that cannot be reached is `502 intern_unreachable`.
-// May import: protocol/daemon.ts (the only daemon module the gateway sees), errors, undici.
-import type { Readable } from 'node:stream';
-import { StringDecoder } from 'node:string_decoder';
+// May import: protocol/daemon.ts (the only daemon module the gateway sees), errors, http, undici.
 import { Agent, request } from 'undici';
-import { createParser } from 'eventsource-parser';
 import { daemonPaths, parseRunEvent, RefusalBody, SteeredResponse, type RunEvent, type TurnRequest } from '../protocol/daemon.ts';
 import { ApiError } from '../errors.ts';
+import { exchange, type Upstream } from '../http/exchange.ts';
 
 export type DaemonTarget = { baseUrl: string; secret: string };
 
@@ -22,24 +20,16 @@ const dispatcher = new Agent({ headersTimeout: 0, bodyTimeout: 0, keepAliveTimeo
 export const unreachable = (detail: string) =>
   new ApiError({ status: 502, reason: 'intern_unreachable', message: `the intern could not be reached: ${detail}` });
 
-async function send(target: DaemonTarget, opts: { method: 'POST' | 'GET'; path: string; body?: unknown; signal?: AbortSignal }) {
-  try {
-    return await request(target.baseUrl + opts.path, {
-      method: opts.method,
-      dispatcher,
-      signal: opts.signal,
-      headers: { authorization: `Bearer ${target.secret}`, ...(opts.body === undefined ? {} : { 'content-type': 'application/json' }) },
-      body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
-    });
-  } catch (err) {
-    if (opts.signal?.aborted) throw err;
-    throw unreachable((err as { code?: string }).code ?? 'connection failed');
-  }
+/** One POST to the daemon; the answer's body is read by the caller (events, or text). */
+function send(target: DaemonTarget, opts: { path: string; body: unknown; signal: AbortSignal }): Promise<Upstream> {
+  const url = new URL(target.baseUrl + opts.path);
+  const req = { origin: url.origin, path: url.pathname + url.search, method: 'POST' as const, headers: { authorization: `Bearer ${target.secret}`, 'content-type': 'application/json' }, body: JSON.stringify(opts.body) };
+  return exchange(dispatcher, req, opts.signal, (err) => (opts.signal.aborted ? err : unreachable((err as { code?: string }).code ?? 'connection failed')));
 }
 
 /** A daemon refusal as the same documented error; a 401 means our stored secret is wrong. */
-async function refusal(res: { statusCode: number; headers: Record<string, unknown>; body: Readable & { text(): Promise<string> } }): Promise<ApiError> {
-  const text = await res.body.text().catch(() => '');
+async function refusal(res: Upstream): Promise<ApiError> {
+  const text = await res.text().catch(() => '');
   let parsed: RefusalBody | null = null;
   try {
     parsed = RefusalBody.parse(JSON.parse(text));
@@ -58,24 +48,11 @@ async function refusal(res: { statusCode: number; headers: Record<string, unknow
   });
 }
 
-async function* runEvents(body: Readable): AsyncGenerator<RunEvent[]> {
-  let batch: RunEvent[] = [];
-  const parser = createParser({ onEvent: (e) => void batch.push(parseRunEvent(e.data)) });
-  const decoder = new StringDecoder('utf8'); // lighter than TextDecoder per open stream
-  for await (const buf of body) {
-    parser.feed(decoder.write(buf as Buffer));
-    if (!batch.length) continue;
-    const out = batch;
-    batch = [];
-    yield out;
-  }
-}
-
 async function openStream(target: DaemonTarget, path: string, body: unknown, signal: AbortSignal): Promise<Opened> {
-  const res = await send(target, { method: 'POST', path, body, signal });
-  if (res.statusCode === 202) return { kind: 'steered', body: SteeredResponse.parse(await res.body.json()) };
+  const res = await send(target, { path, body, signal });
+  if (res.statusCode === 202) return { kind: 'steered', body: SteeredResponse.parse(JSON.parse(await res.text())) };
   if (res.statusCode !== 200) throw await refusal(res);
-  return { kind: 'stream', events: runEvents(res.body) };
+  return { kind: 'stream', events: res.events(parseRunEvent) };
 }
 
 export function startTurn(target: DaemonTarget, body: TurnRequest, signal: AbortSignal): Promise<Opened> {

@@ -1,14 +1,17 @@
-// One request to a provider over undici's dispatch API: the status once headers arrive, then the
-// body as text or as batches of server-sent events. undici's request() wraps every body in a
-// Readable stream read through an async iterator; on the hot path that costs more than the rest
-// of the relay, so the body is taken here from undici's callbacks, with backpressure (pause when
-// the consumer is behind) and the caller's abort signal reaching the socket.
+// One HTTP request over undici's dispatch API, for the gateway's two hot clients (model providers,
+// intern daemons): the status and headers once they arrive, then the body as text or as batches of
+// server-sent events. undici's request() wraps every body in a Readable stream read through an
+// async iterator, which costs more than the rest of a relayed chunk and holds memory per open
+// stream; here the body is taken from undici's callbacks, with backpressure (the socket pauses
+// when the consumer is behind) and the caller's abort signal reaching the socket.
+// May import: undici, eventsource-parser, node. Imported by src/inference and src/relay.
 import type { Dispatcher } from 'undici';
 import { StringDecoder } from 'node:string_decoder';
 import { createParser } from 'eventsource-parser';
 
 export type Upstream = {
   statusCode: number;
+  headers: Record<string, string | string[] | undefined>;
   /** The whole body as text. */
   text(): Promise<string>;
   /** The body's SSE events, one batch per network read (never empty); `map` turns an event's data into a T, or null to skip it. */
@@ -44,6 +47,7 @@ export function exchange(dispatcher: Dispatcher, request: Dispatcher.DispatchOpt
 
     const response: Upstream = {
       statusCode: 0,
+      headers: {},
       text() {
         return new Promise((res, rej) => {
           const done = () => (failure ? rej(failure) : ended ? res(Buffer.concat(buffered).toString('utf8')) : (wake = done));
@@ -103,10 +107,11 @@ export function exchange(dispatcher: Dispatcher, request: Dispatcher.DispatchOpt
         controller = c;
         if (signal.aborted) abort();
       },
-      onResponseStart(_c, statusCode) {
+      onResponseStart(_c, statusCode, headers) {
         if (statusCode < 200) return;
         headersSeen = true;
         response.statusCode = statusCode;
+        response.headers = headers;
         resolve(response);
       },
       onResponseData(_c, chunk) {

@@ -4,7 +4,7 @@ import { createServer, type Server, type ServerResponse } from 'node:http';
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import { Agent } from 'undici';
-import { exchange } from './upstream.ts';
+import { exchange } from './exchange.ts';
 
 let server: Server;
 let origin = '';
