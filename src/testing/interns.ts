@@ -2,9 +2,11 @@
 // provisioner, the built-in agent, and the scripted model served by the gateway's own inference
 // route (the agent calls it with the intern's key). close() kills every daemon it started and
 // removes every directory.
+import assert from 'node:assert/strict';
 import { startTestGateway, type TestGateway } from './gateway.ts';
 import { interns } from '../store/schema-interns.ts';
 import { getInternById } from '../services/interns.ts';
+import { ChatChunk } from '../schemas/intern-chat.ts';
 
 export type ChatResult = { status: number; headers: Headers; body: any; chunks: any[]; done: boolean; text: string };
 
@@ -106,4 +108,16 @@ export async function rest(reader: ReadableStreamDefaultReader<Uint8Array>, seen
     if (done) return t;
     t += new TextDecoder().decode(value);
   }
+}
+
+/** A complete chat stream: 200, every chunk valid, one id, role first, empty final choices, [DONE] last. */
+export function assertChatStream(r: Pick<ChatResult, 'status' | 'headers' | 'text' | 'chunks' | 'done'>) {
+  assert.equal(r.status, 200);
+  assert.match(r.headers.get('content-type')!, /^text\/event-stream/);
+  assert.equal(r.done, true);
+  assert.ok(r.text.trimEnd().endsWith('data: [DONE]'));
+  for (const c of r.chunks) ChatChunk.parse(c);
+  assert.equal(new Set(r.chunks.map((c) => c.id)).size, 1);
+  assert.deepEqual(r.chunks[0].choices[0].delta, { role: 'assistant' });
+  assert.deepEqual(r.chunks.at(-1).choices, []);
 }

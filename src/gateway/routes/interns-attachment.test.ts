@@ -17,10 +17,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { killGroup, parseSse, rest, startInternFixture, untilContent, type ChatResult, type InternFixture } from '../../testing/interns.ts';
+import { assertChatStream as assertStream, killGroup, parseSse, rest, startInternFixture, untilContent, type ChatResult, type InternFixture } from '../../testing/interns.ts';
 import { getInternById, secretBinding } from '../../services/interns.ts';
 import { daemonPaths, type StatusResponse } from '../../protocol/daemon.ts';
-import { ChatChunk } from '../../schemas/intern-chat.ts';
 import { nodeArgsFor } from '../../entry.ts';
 import { miniAgent } from '../../daemon/test-fixture.ts';
 
@@ -40,19 +39,6 @@ const ALREADY_ATTACHED = { error: { code: 409, message: 'another request is alre
 const REPLAY_LOST = {
   error: { code: 410, message: 'the run produced more output than the intern retains for replay; the paused stream cannot resume', metadata: { reason: 'attachment_failed', retryable: false } },
 };
-
-/** A complete SSE response: 200, every chunk valid, one id, role first, empty final choices, [DONE] last. */
-function assertStream(r: ChatResult | { status: number; headers: Headers; text: string; chunks: any[]; done: boolean }) {
-  assert.equal(r.status, 200);
-  assert.match(r.headers.get('content-type')!, /^text\/event-stream/);
-  assert.equal(r.done, true);
-  assert.ok(r.text.trimEnd().endsWith('data: [DONE]'));
-  for (const c of r.chunks) ChatChunk.parse(c);
-  assert.equal(new Set(r.chunks.map((c) => c.id)).size, 1);
-  assert.deepEqual(r.chunks[0].choices[0].delta, { role: 'assistant' });
-  assert.deepEqual(final(r).choices, []);
-}
-
 
 /** The intern's daemon address and secret, as the gateway holds them. */
 async function daemonOf(f: InternFixture, id: string) {

@@ -6,10 +6,9 @@ import { request } from 'undici';
 import { sql } from 'drizzle-orm';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseSse, rest, startInternFixture, untilContent, type ChatResult, type InternFixture } from '../../testing/interns.ts';
+import { assertChatStream as assertShape, parseSse, rest, startInternFixture, untilContent, type ChatResult, type InternFixture } from '../../testing/interns.ts';
 import { getInternById, secretBinding } from '../../services/interns.ts';
 import { daemonPaths } from '../../protocol/daemon.ts';
-import { ChatChunk } from '../../schemas/intern-chat.ts';
 
 const ENV = {
   COHORT_KEEPALIVE_MS: '300',
@@ -25,18 +24,6 @@ const final = (r: ChatResult) => r.chunks.at(-1);
 const finish = (r: ChatResult) => r.chunks.map((c) => c.choices[0]?.finish_reason).filter(Boolean);
 const callOf = (r: ChatResult) => r.chunks.flatMap((c) => c.choices[0]?.delta.tool_calls ?? [])[0];
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-
-function assertShape(r: ChatResult) {
-  assert.equal(r.status, 200);
-  assert.match(r.headers.get('content-type')!, /^text\/event-stream/);
-  assert.equal(r.done, true);
-  assert.ok(r.text.trimEnd().endsWith('data: [DONE]'));
-  for (const c of r.chunks) ChatChunk.parse(c);
-  assert.equal(new Set(r.chunks.map((c) => c.id)).size, 1);
-  assert.deepEqual(r.chunks[0].choices[0].delta, { role: 'assistant' });
-  assert.deepEqual(final(r).choices, []);
-}
 
 describe('intern chat stream, end to end', () => {
   let f: InternFixture;
