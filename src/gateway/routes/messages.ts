@@ -52,7 +52,7 @@ export const messagesRoutes: RouteModule = (app, ctx) => {
       ctx,
       signal: abort.signal,
       frames: frames(chunks, encoder),
-      fail: (e) => encoder.error(e.message, e.status === 429 || e.status === 503 || e.status === 529),
+      fail: (e) => encoder.error(e.message, e.status),
       end: () => encoder.end(),
     });
   });

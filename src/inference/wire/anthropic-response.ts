@@ -4,6 +4,29 @@
 import { randomUUID } from 'node:crypto';
 import type { ChatChunk, Completion, FinishReason, Usage } from '../types.ts';
 
+/** The Anthropic error type of an error with this HTTP status, as Anthropic's own API names them. */
+export function anthropicErrorType(status: number): string {
+  switch (status) {
+    case 400:
+      return 'invalid_request_error';
+    case 401:
+      return 'authentication_error';
+    case 403:
+      return 'permission_error';
+    case 404:
+      return 'not_found_error';
+    case 413:
+      return 'request_too_large';
+    case 429:
+      return 'rate_limit_error';
+    case 503:
+    case 529:
+      return 'overloaded_error';
+    default:
+      return 'api_error';
+  }
+}
+
 const STOP: Record<FinishReason, string> = { stop: 'end_turn', length: 'max_tokens', tool_calls: 'tool_use', content_filter: 'refusal', error: 'end_turn' };
 
 function parseInput(args: string): unknown {
@@ -111,10 +134,10 @@ export function messagesEncoder(opts: { model: string }) {
       out += sse('message_stop', {});
       return flush();
     },
-    error(message: string, overloaded: boolean): string {
+    error(message: string, status: number): string {
       start('');
       close();
-      out += sse('error', { error: { type: overloaded ? 'overloaded_error' : 'api_error', message } });
+      out += sse('error', { error: { type: anthropicErrorType(status), message } });
       return flush();
     },
   };

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { fromMessagesBody } from './anthropic-request.ts';
-import { messagesEncoder, toMessage } from './anthropic-response.ts';
+import { anthropicErrorType, messagesEncoder, toMessage } from './anthropic-response.ts';
 import { toAnthropicBody } from '../providers/anthropic/request.ts';
 import { anthropicChunker, fromAnthropicMessage } from '../providers/anthropic/response.ts';
 import type { ChatChunk } from '../types.ts';
@@ -121,4 +121,30 @@ test('Anthropic events → chunks → Anthropic events round trip', () => {
   const types = text.split('\n\n').filter(Boolean).map((f) => f.split('\n')[0]!.slice(7));
   assert.deepEqual(types, ['message_start', 'content_block_start', 'content_block_delta', 'content_block_delta', 'content_block_stop', 'content_block_start', 'content_block_delta', 'content_block_delta', 'content_block_stop', 'message_delta', 'message_stop']);
   assert.throws(() => next({ type: 'error', error: { type: 'overloaded_error', message: 'busy' } }), (e: { status: number }) => e.status === 529);
+});
+
+test('our error statuses as Anthropic error types, one row per status', () => {
+  const rows: [number, string][] = [
+    [400, 'invalid_request_error'],
+    [401, 'authentication_error'],
+    [403, 'permission_error'],
+    [404, 'not_found_error'],
+    [413, 'request_too_large'],
+    [429, 'rate_limit_error'],
+    [500, 'api_error'],
+    [502, 'api_error'],
+    [503, 'overloaded_error'],
+    [504, 'api_error'],
+    [529, 'overloaded_error'],
+  ];
+  assert.deepEqual(rows.map(([status]) => [status, anthropicErrorType(status)]), rows);
+});
+
+test('a stream that fails after output closes its open block and ends with an error event of the right type', () => {
+  const enc = messagesEncoder({ model: 'claude-x' });
+  const chunk: ChatChunk = { id: 'c', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta: { content: 'partial' }, finish_reason: null }] };
+  const text = enc.push(chunk) + enc.error('provider openai: slow down', 429);
+  const frames = text.split('\n\n').filter(Boolean).map((f) => ({ event: f.split('\n')[0]!.slice(7), data: JSON.parse(f.split('\n')[1]!.slice(6)) }));
+  assert.deepEqual(frames.map((f) => f.event), ['message_start', 'content_block_start', 'content_block_delta', 'content_block_stop', 'error']);
+  assert.deepEqual(frames.at(-1)!.data, { type: 'error', error: { type: 'rate_limit_error', message: 'provider openai: slow down' } });
 });
