@@ -44,18 +44,18 @@ export const HELP = [
 async function delegate(name: string, args: string[]): Promise<number | undefined> {
   const { file, fn } = DELEGATES[name]!;
   const url = new URL(file + EXT, import.meta.url).href;
+  const shown = file.replace(/^\.\.?\//, '');
+  const unavailable = () => new ApiError({ status: 501, message: `"${name}" is not available in this build (${shown}${EXT} is missing)` });
   let mod: Record<string, unknown>;
   try {
     mod = await import(url);
   } catch (err) {
     const e = err as { code?: string; url?: string; message?: string };
-    if (e.code === 'ERR_MODULE_NOT_FOUND' && (e.url === url || e.message?.includes(file.replace(/^\.\.?\//, '')))) {
-      throw new ApiError({ status: 501, message: `"${name}" is not available in this build (${file.replace(/^\.\.?\//, '')}${EXT} is missing)` });
-    }
+    if (e.code === 'ERR_MODULE_NOT_FOUND' && (e.url === url || e.message?.includes(shown))) throw unavailable();
     throw err;
   }
   const run = mod[fn];
-  if (typeof run !== 'function') throw new ApiError({ status: 501, message: `"${name}" is not available in this build (${file.replace(/^\.\.?\//, '')}${EXT} is missing)` });
+  if (typeof run !== 'function') throw unavailable();
   const code: unknown = await run(args);
   return typeof code === 'number' ? code : undefined;
 }

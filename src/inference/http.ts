@@ -1,4 +1,4 @@
-// HTTP to upstream providers over one keep-alive undici pool: a POST (upstream.ts) whose
+// HTTP to upstream providers over one keep-alive undici pool: a POST (src/http/exchange.ts) whose
 // transport failures become UpstreamError (timeouts and connection errors are retryable, status
 // 0), and the mapping of a non-2xx answer to an UpstreamError carrying the provider's own message
 // with secrets scrubbed.
@@ -6,8 +6,6 @@ import { Agent, type Dispatcher } from 'undici';
 import { scrub } from '../log.ts';
 import { UpstreamError } from './types.ts';
 import { exchange, type Upstream } from '../http/exchange.ts';
-
-export type { Upstream };
 
 export function createDispatcher(opts: { timeoutMs: number }): Agent {
   return new Agent({ keepAliveTimeout: 30_000, headersTimeout: opts.timeoutMs, bodyTimeout: opts.timeoutMs, connect: { timeout: Math.min(opts.timeoutMs, 10_000) } });

@@ -63,21 +63,23 @@ export function createAuthenticator(opts: { db: Db; ttlMs: number; now?: () => n
     return p;
   }
 
+  const hashOf = (authorization: string | undefined): string | ApiError => {
+    const token = bearerToken(authorization);
+    return token ? hashKey(token) : missingAuth();
+  };
   const verdict = (principal: Principal | null, hash: string): Principal | ApiError => (principal && sameHash(principal.keyHash, hash) ? principal : invalidKey());
 
   return {
     async authenticate(authorization) {
-      const token = bearerToken(authorization);
-      if (!token) throw missingAuth();
-      const hash = hashKey(token);
+      const hash = hashOf(authorization);
+      if (hash instanceof ApiError) throw hash;
       const v = verdict(await resolve(hash), hash);
       if (v instanceof ApiError) throw v;
       return v;
     },
     known(authorization) {
-      const token = bearerToken(authorization);
-      if (!token) return missingAuth();
-      const hash = hashKey(token);
+      const hash = hashOf(authorization);
+      if (hash instanceof ApiError) return hash;
       const hit = cache.get(hash);
       return hit && hit.expires > now() ? verdict(hit.principal, hash) : undefined;
     },

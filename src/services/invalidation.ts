@@ -6,7 +6,7 @@
 import { Redis } from 'ioredis';
 import type { Logger } from '../log.ts';
 
-export const CHANNELS = { keys: 'cohort:keys:invalidate', routing: 'cohort:routing:invalidate' } as const;
+const CHANNELS = { keys: 'cohort:keys:invalidate', routing: 'cohort:routing:invalidate' } as const;
 export type Topic = keyof typeof CHANNELS;
 /** Message meaning "drop everything of this topic". */
 const ALL = '*';

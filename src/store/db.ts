@@ -49,8 +49,9 @@ async function initPgliteDir(dir: string): Promise<void> {
   let stderr = '';
   child.stderr.on('data', (d: Buffer) => (stderr += d));
   const [code] = (await once(child, 'exit')) as [number | null];
+  if (code === 0) return;
   const reason = stderr.split('\n').find((l) => /error/i.test(l))?.trim() ?? `exit code ${code}`;
-  if (code !== 0) throw new Error(`could not create the PGlite data dir ${dir}: ${reason}`);
+  throw new Error(`could not create the PGlite data dir ${dir}: ${reason}`);
 }
 
 async function openPglite(dataDir?: string): Promise<Store> {
