@@ -15,7 +15,7 @@ import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import autocannon from 'autocannon';
 import pg from 'pg';
-import { BUILT_MAIN, ensureBuilt } from './built.ts';
+import { BUILT_MAIN, ensureBuilt } from '../src/testing/gateway-process.ts';
 
 const DURATION = Number(process.env.BENCH_DURATION_S ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
@@ -39,7 +39,6 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => pr
 type Gateway = { child: ChildProcess; url: string; key: string; workspaceId: string; stop(): Promise<void> };
 
 async function startGateway(store: string, level: string): Promise<Gateway> {
-  ensureBuilt();
   const dir = mkdtempSync(join(tmpdir(), 'cohort-bench-'));
   const schema = `bench_${randomBytes(4).toString('hex')}`;
   const port = await freePort();
@@ -109,6 +108,8 @@ async function drive(gw: Gateway, route: 'read' | 'create', duration: number) {
   });
 }
 
+// The gateway runs compiled, as `npm start` runs it.
+ensureBuilt();
 const rows: string[] = [];
 for (const store of STORES) {
   for (const level of LEVELS) {

@@ -11,7 +11,7 @@ import { createInterface } from 'node:readline';
 import { startScriptedServer } from '../src/testing/scripted-server.ts';
 import { DaemonClient } from '../src/daemon/test-client.ts';
 import { daemonPaths } from '../src/protocol/daemon.ts';
-import { ensureBuilt } from './built.ts';
+import { ensureBuilt } from '../src/testing/gateway-process.ts';
 
 const SECRET = 'bench-secret';
 const REPEAT = Number(process.env.BENCH_REPEAT ?? 20000);
@@ -26,7 +26,6 @@ const file = (rel: string) => fileURLToPath(new URL(rel, import.meta.url));
 type Daemon = { proc: ChildProcess; client: DaemonClient; dir: string };
 
 async function spawnDaemon(env: Record<string, string>): Promise<Daemon> {
-  ensureBuilt();
   const dir = mkdtempSync(join(tmpdir(), 'cohort-bench-'));
   // The compiled daemon, as a gateway started with `npm start` runs it (its agent is then compiled too).
   const proc = spawn(process.execPath, [file('../dist/daemon/main.js')], {
@@ -64,6 +63,8 @@ async function throughput(client: DaemonClient, prompt: string, expectText: stri
   return { events: median(events), chars: median(chars) };
 }
 
+// The daemon runs compiled, as a gateway started with `npm start` runs it.
+ensureBuilt();
 const model = await startScriptedServer();
 const daemons: Daemon[] = [];
 try {

@@ -13,7 +13,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { load, type LoadResult } from './load.ts';
-import { BUILT_MAIN, ensureBuilt } from './built.ts';
+import { BUILT_MAIN, ensureBuilt } from '../src/testing/gateway-process.ts';
 
 const DURATION = Number(process.env.BENCH_DURATION_MS ?? 2000);
 const REPEAT = Number(process.env.BENCH_REPEAT ?? 5);
@@ -53,11 +53,6 @@ function rssMb(child: ChildProcess | null): string {
   return m ? (Number(m[1]) / 1024).toFixed(0) : '?';
 }
 
-/** cohort starts as `npm start` starts it: the compiled dist/main.js. */
-function startArgs(): string[] {
-  ensureBuilt();
-  return [BUILT_MAIN];
-}
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
@@ -73,7 +68,8 @@ async function main() {
   const startCohort = async (port: number, env: Record<string, string>) => {
     const dataDir = mkdtempSync(join(tmpdir(), 'cohort-bench-'));
     dataDirs.push(dataDir);
-    const child = start(startArgs(), {
+    // cohort starts as `npm start` starts it: the compiled dist/main.js.
+    const child = start([BUILT_MAIN], {
       PORT: String(port),
       COHORT_DATA_DIR: dataDir,
       LOG_LEVEL: 'warn',
@@ -143,6 +139,7 @@ const dataDirs: string[] = [];
 const pgUrl = process.env.DATABASE_URL;
 const pgSchema = `bench_${randomBytes(4).toString('hex')}`;
 if (!pgUrl) process.stderr.write('cohort on PostgreSQL skipped: DATABASE_URL is not set\n');
+ensureBuilt();
 try {
   await main();
 } finally {

@@ -17,8 +17,7 @@ import { createLogger } from '../src/log.ts';
 import { startGateway, type Gateway } from '../src/gateway/server.ts';
 import { getInternById, secretBinding, setInternState } from '../src/services/interns.ts';
 import { daemonPaths } from '../src/protocol/daemon.ts';
-import { freePort, killDaemonsUnder, startGatewayProcess } from '../src/testing/gateway-process.ts';
-import { ensureBuilt } from './built.ts';
+import { ensureBuilt, freePort, killDaemonsUnder, startGatewayProcess } from '../src/testing/gateway-process.ts';
 
 const CONCURRENCY = 100;
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 20);

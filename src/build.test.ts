@@ -3,15 +3,13 @@
 // any of the three processes), and a turn runs end to end.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { BUILT_MAIN, freePort, killDaemonsUnder, startGatewayProcess } from './testing/gateway-process.ts';
+import { BUILT_MAIN, ensureBuilt, freePort, killDaemonsUnder, startGatewayProcess } from './testing/gateway-process.ts';
 import { readChat } from './testing/interns.ts';
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const dataDir = mkdtempSync(join(tmpdir(), 'cohort-build-'));
 after(() => {
   killDaemonsUnder(dataDir);
@@ -32,8 +30,7 @@ function commandLines(): string[] {
 }
 
 test('the compiled gateway, daemon and agent run a turn without a TypeScript loader', async () => {
-  const build = spawnSync(process.execPath, [join(ROOT, 'scripts', 'build.mjs'), '--if-stale'], { encoding: 'utf8' });
-  assert.equal(build.status, 0, build.stderr);
+  ensureBuilt();
   const gw = await startGatewayProcess({ dataDir, port: await freePort(), built: true });
   try {
     const keys = gw.keys();

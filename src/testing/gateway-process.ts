@@ -1,7 +1,7 @@
 // A gateway as its own OS process (`src/main.ts`, or with `built` the compiled `dist/main.js`), for tests that kill and restart it or run two
 // on one database. Reads the bootstrap keys from the data dir. Daemons it provisions are found
 // (for cleanup) by their command line naming this data dir.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
@@ -11,6 +11,12 @@ import type { Bootstrap } from '../services/bootstrap.ts';
 const MAIN = fileURLToPath(new URL('../main.ts', import.meta.url));
 /** The compiled gateway `npm start` runs (scripts/build.mjs). */
 export const BUILT_MAIN = fileURLToPath(new URL('../../dist/main.js', import.meta.url));
+
+/** Builds dist/ when a source file is newer than the last build, as `npm start` does; throws with the compiler's output if it fails. */
+export function ensureBuilt(): void {
+  const r = spawnSync(process.execPath, [fileURLToPath(new URL('../../scripts/build.mjs', import.meta.url)), '--if-stale'], { encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`the build failed:\n${r.stdout}${r.stderr}`);
+}
 
 export type GatewayProcess = { url: string; child: ChildProcess; keys: () => Bootstrap; kill(signal?: NodeJS.Signals): Promise<void> };
 
