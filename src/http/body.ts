@@ -1,0 +1,131 @@
+// A response body as the gateway's hot clients read it, whatever carries the bytes: the whole
+// body as text, or its server-sent events in batches (one batch per network read, so a relay
+// writes them in one go), with backpressure through the transport's pause/resume. One object per
+// open stream with its methods on the prototype, since an idle stream is mostly this object.
+// May import: eventsource-parser, node. Used by exchange.ts (undici) and h1.ts (the daemon link).
+import { StringDecoder } from 'node:string_decoder';
+import { createParser, type EventSourceParser } from 'eventsource-parser';
+
+export type Upstream = {
+  statusCode: number;
+  headers: Record<string, string | string[] | undefined>;
+  /** The whole body as text. */
+  text(): Promise<string>;
+  /** The body's SSE events, one batch per network read (never empty); `map` turns an event's data into a T, or null to skip it. */
+  events<T>(map: (data: string) => T | null): AsyncIterable<T[]>;
+};
+
+/** What the body needs of its transport. */
+export type Flow = { pause(): void; resume(): void; abort(err: Error): void };
+
+const HIGH_WATER = 16;
+
+export class Body<T = unknown> implements Upstream, AsyncIterator<T[]> {
+  statusCode = 0;
+  headers: Record<string, string | string[] | undefined> = {};
+  private failure: unknown = null;
+  private ended = false;
+  private paused = false;
+  private buffered: Buffer[] | null = [];
+  private wake: (() => void) | null = null;
+  private queue: T[][] = [];
+  private batch: T[] = [];
+  private parser: EventSourceParser | null = null;
+  private decoder: StringDecoder | null = null;
+  private map: ((data: string) => T | null) | null = null;
+
+  constructor(private readonly flow: Flow) {}
+
+  // ---- transport side ----
+  data(chunk: Buffer): void {
+    if (this.failure) return;
+    if (this.buffered) {
+      this.buffered.push(chunk);
+      return;
+    }
+    try {
+      this.parser!.feed(this.decoder!.write(chunk));
+    } catch (err) {
+      return this.fail(err);
+    }
+    if (!this.batch.length) return;
+    this.queue.push(this.batch);
+    this.batch = [];
+    if (this.queue.length >= HIGH_WATER && !this.paused) {
+      this.paused = true;
+      this.flow.pause();
+    }
+    this.notify();
+  }
+
+  end(): void {
+    this.ended = true;
+    this.notify();
+  }
+
+  /** The transport failed; the first failure is the one reported. */
+  error(err: unknown): void {
+    this.failure ??= err;
+    this.notify();
+  }
+
+  // ---- consumer side ----
+  text(): Promise<string> {
+    return new Promise((resolve, reject) => {
+      const done = () => (this.failure ? reject(this.failure) : this.ended ? resolve(Buffer.concat(this.buffered ?? []).toString('utf8')) : (this.wake = done));
+      done();
+    });
+  }
+
+  events<U>(map: (data: string) => U | null): AsyncIterable<U[]> {
+    const self = this as unknown as Body<U>;
+    self.map = map;
+    self.parser = createParser({
+      onEvent: (e) => {
+        const v = self.map!(e.data);
+        if (v !== null) self.batch.push(v);
+      },
+    });
+    self.decoder = new StringDecoder('utf8');
+    const early = self.buffered!;
+    self.buffered = null;
+    for (const chunk of early) self.data(chunk);
+    return self;
+  }
+
+  [Symbol.asyncIterator](): AsyncIterator<T[]> {
+    return this;
+  }
+
+  next(): Promise<IteratorResult<T[]>> {
+    const b = this.queue.shift();
+    if (b) {
+      if (this.paused && this.queue.length < HIGH_WATER / 2) {
+        this.paused = false;
+        this.flow.resume();
+      }
+      return Promise.resolve({ done: false, value: b });
+    }
+    if (this.failure) return Promise.reject(this.failure);
+    if (this.ended) return Promise.resolve({ done: true, value: undefined });
+    return new Promise((resolve) => (this.wake = () => resolve(this.next())));
+  }
+
+  /** A consumer that stops early gives the connection up rather than reading the rest. */
+  return(): Promise<IteratorResult<T[]>> {
+    if (!this.ended) this.fail(new Error('the consumer stopped reading'));
+    return Promise.resolve({ done: true, value: undefined });
+  }
+
+  private fail(err: unknown): void {
+    this.failure ??= err;
+    this.flow.abort(err instanceof Error ? err : new Error('failed'));
+    this.notify();
+  }
+
+  private notify(): void {
+    const w = this.wake;
+    this.wake = null;
+    w?.();
+  }
+}
