@@ -1,11 +1,11 @@
 // The gateway's HTTP client for one intern's daemon (docs/daemon-protocol.md): start a turn,
 // answer an interaction, cancel. Refusals become ApiErrors carrying the daemon's status, reason,
 // retryability and Retry-After; a daemon that cannot be reached is `502 intern_unreachable`.
-// May import: protocol/daemon.ts (the only daemon module the gateway sees), errors, http, undici.
-import { Agent, request } from 'undici';
+// May import: protocol/daemon.ts (the only daemon module the gateway sees), errors, http.
 import { daemonPaths, parseRunEvent, RefusalBody, SteeredResponse, type RunEvent, type TurnRequest } from '../protocol/daemon.ts';
 import { ApiError } from '../errors.ts';
-import { exchange, type Upstream } from '../http/exchange.ts';
+import { H1Client } from '../http/h1.ts';
+import type { Upstream } from '../http/body.ts';
 
 export type DaemonTarget = { baseUrl: string; secret: string };
 
@@ -14,17 +14,17 @@ export type Opened =
   | { kind: 'steered'; body: SteeredResponse }
   | { kind: 'stream'; events: AsyncIterable<RunEvent[]> };
 
-// Timers are the relay's (route deadline, turn budget); streams may idle for minutes.
-const dispatcher = new Agent({ headersTimeout: 0, bodyTimeout: 0, keepAliveTimeout: 10_000, connect: { timeout: 5_000 } });
+// Timers are the relay's (route deadline, turn budget); streams may idle for minutes. The lean
+// HTTP/1.1 client because an open chat stream holds its daemon connection for as long as it is open.
+const client = new H1Client({ connectTimeoutMs: 5_000 });
 
 export const unreachable = (detail: string) =>
   new ApiError({ status: 502, reason: 'intern_unreachable', message: `the intern could not be reached: ${detail}` });
 
 /** One POST to the daemon; the answer's body is read by the caller (events, or text). */
 function send(target: DaemonTarget, opts: { path: string; body: unknown; signal: AbortSignal }): Promise<Upstream> {
-  const url = new URL(target.baseUrl + opts.path);
-  const req = { origin: url.origin, path: url.pathname + url.search, method: 'POST' as const, headers: { authorization: `Bearer ${target.secret}`, 'content-type': 'application/json' }, body: JSON.stringify(opts.body) };
-  return exchange(dispatcher, req, opts.signal, (err) => (opts.signal.aborted ? err : unreachable((err as { code?: string }).code ?? 'connection failed')));
+  const req = { base: target.baseUrl, path: opts.path, method: 'POST' as const, headers: { authorization: `Bearer ${target.secret}`, 'content-type': 'application/json' }, body: JSON.stringify(opts.body) };
+  return client.request(req, opts.signal, (err) => unreachable((err as { code?: string }).code ?? 'connection failed'));
 }
 
 /** A daemon refusal as the same documented error; a 401 means our stored secret is wrong. */
@@ -65,8 +65,8 @@ export function answerInteraction(target: DaemonTarget, opts: { sessionId: strin
 
 export async function daemonHealthy(baseUrl: string, timeoutMs = 2_000): Promise<boolean> {
   try {
-    const res = await request(baseUrl + daemonPaths.health, { dispatcher, signal: AbortSignal.timeout(timeoutMs) });
-    const body = (await res.body.json().catch(() => null)) as { status?: string } | null;
+    const res = await client.request({ base: baseUrl, path: daemonPaths.health, method: 'GET', headers: {} }, AbortSignal.timeout(timeoutMs), (err) => err);
+    const body = JSON.parse(await res.text()) as { status?: string } | null;
     return res.statusCode === 200 && body?.status === 'ok';
   } catch {
     return false;

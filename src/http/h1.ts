@@ -1,0 +1,264 @@
+// The daemon link's HTTP/1.1 client: one request per socket at a time over node:net, the response
+// read by h1-parser.ts into a Body (text or SSE batches, with backpressure). A gateway holds one
+// daemon stream per open chat stream, so what a connection costs is what an idle stream costs:
+// here a socket and one small object (about 3 KB), where undici's client keeps about 13 KB.
+// Connections that ended a response cleanly are kept briefly for the next request to the same
+// daemon, shorter than the daemon's own keep-alive so a reused socket is never one it is closing.
+// May import: node, ./h1-parser, ./body. Imported by src/relay.
+import { connect, isIP, type Socket } from 'node:net';
+import { connect as connectTls, type ConnectionOptions } from 'node:tls';
+import { Body, type Upstream } from './body.ts';
+import { ParseError, ResponseParser, type ResponseHead } from './h1-parser.ts';
+
+export type H1Request = {
+  /** `http://host:port` or `https://host:port`, optionally with a path prefix. */
+  base: string;
+  path: string;
+  method: 'GET' | 'POST';
+  headers: Record<string, string>;
+  body?: string;
+};
+
+export type H1Options = {
+  connectTimeoutMs?: number;
+  /** Keep-alive used when the server gives no `keep-alive: timeout=N` hint. */
+  idleMs?: number;
+  /** How many idle connections to keep per origin. */
+  maxIdle?: number;
+  /** For https bases (e.g. a private CA). */
+  tls?: ConnectionOptions;
+};
+
+type Endpoint = { host: string; port: number; hostHeader: string; prefix: string; tls: boolean };
+
+const SAFE = /^[\x21-\x7e]+$/;
+const SAFE_VALUE = /^[\x20-\x7e]*$/;
+
+function endpoint(base: string): Endpoint {
+  const u = new URL(base);
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error(`unsupported protocol ${u.protocol}`);
+  const tls = u.protocol === 'https:';
+  return { host: u.hostname.replace(/^\[|\]$/g, ''), port: Number(u.port || (tls ? 443 : 80)), hostHeader: u.host, prefix: u.pathname.replace(/\/$/, ''), tls };
+}
+
+function serialize(r: H1Request, ep: Endpoint): string {
+  const path = ep.prefix + r.path;
+  if (!SAFE.test(path)) throw new Error('invalid request path');
+  let head = `${r.method} ${path} HTTP/1.1\r\nhost: ${ep.hostHeader}\r\n`;
+  for (const [k, v] of Object.entries(r.headers)) {
+    if (!SAFE.test(k) || !SAFE_VALUE.test(v)) throw new Error(`invalid header ${k}`);
+    head += `${k}: ${v}\r\n`;
+  }
+  const body = r.body ?? '';
+  return `${head}content-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+}
+
+/** The server's keep-alive hint, less a margin so we never reuse a socket it is about to close. */
+function idleFor(head: ResponseHead, fallback: number): number {
+  const m = /timeout=(\d+)/.exec(head.headers['keep-alive'] ?? '');
+  return m ? Math.max(0, Number(m[1]) * 1000 - 2000) : fallback;
+}
+
+/** One request on one socket; the socket's listeners are this object's fields. */
+class Call {
+  private readonly parser: ResponseParser;
+  readonly body: Body;
+  private settled = false;
+  /** The socket is no longer this call's: released to the pool or destroyed. */
+  private finished = false;
+  private idleMs = 0;
+
+  constructor(
+    private readonly client: H1Client,
+    private readonly key: string,
+    private readonly socket: Socket,
+    private readonly signal: AbortSignal,
+    private readonly toError: (err: unknown) => unknown,
+    private readonly resolve: (u: Upstream) => void,
+    private readonly reject: (e: unknown) => void,
+  ) {
+    this.body = new Body(this);
+    this.parser = new ResponseParser({ head: (h) => this.head(h), data: (c) => this.body.data(c), end: () => {} });
+    socket.on('data', this.onData);
+    socket.on('end', this.onEnd);
+    socket.on('error', this.onError);
+    socket.on('close', this.onClose);
+    signal.addEventListener('abort', this.onAbort, { once: true });
+  }
+
+  // ---- the body's flow control ----
+  pause(): void {
+    if (!this.finished) this.socket.pause();
+  }
+
+  resume(): void {
+    if (!this.finished) this.socket.resume();
+  }
+
+  abort(err: Error): void {
+    this.fail(err);
+  }
+
+  private head(h: ResponseHead): void {
+    this.body.statusCode = h.status;
+    this.body.headers = h.headers;
+    this.idleMs = idleFor(h, this.client.idleMs);
+    this.settled = true;
+    this.resolve(this.body);
+  }
+
+  /** The response ended on its framing: the socket goes back to the pool if it may carry another request. */
+  private complete(): void {
+    this.finished = true;
+    this.detach();
+    if (this.parser.reusableAfterEnd && !this.signal.aborted && this.idleMs > 0) this.client.release(this.key, this.socket, this.idleMs);
+    else this.socket.destroy();
+    this.body.end();
+  }
+
+  // ---- socket events ----
+  private readonly onData = (chunk: Buffer) => {
+    try {
+      this.parser.feed(chunk);
+    } catch (err) {
+      return this.fail(err);
+    }
+    if (this.parser.done) this.complete();
+  };
+
+  private readonly onEnd = () => {
+    try {
+      this.parser.eof();
+    } catch (err) {
+      return this.fail(err);
+    }
+    this.complete();
+  };
+
+  private readonly onError = (err: Error) => this.fail(err);
+
+  private readonly onClose = () => this.fail(new ParseError('the connection closed before the response ended'));
+
+  private readonly onAbort = () => this.fail(this.signal.reason instanceof Error ? this.signal.reason : new Error('aborted'));
+
+  private fail(err: unknown): void {
+    if (this.finished) return;
+    this.finished = true;
+    this.detach();
+    this.socket.destroy();
+    const e = this.signal.aborted ? err : this.toError(err);
+    if (!this.settled) {
+      this.settled = true;
+      this.reject(e);
+    }
+    this.body.error(e);
+  }
+
+  private detach(): void {
+    this.socket.off('data', this.onData);
+    this.socket.off('end', this.onEnd);
+    this.socket.off('error', this.onError);
+    this.socket.off('close', this.onClose);
+    this.signal.removeEventListener('abort', this.onAbort);
+  }
+}
+
+type Idle = { socket: Socket; timer: NodeJS.Timeout; gone: () => void };
+
+export class H1Client {
+  readonly idleMs: number;
+  private readonly connectTimeoutMs: number;
+  private readonly maxIdle: number;
+  private readonly idle = new Map<string, Idle[]>();
+  private readonly endpoints = new Map<string, Endpoint>();
+  private readonly tls: ConnectionOptions;
+
+  constructor(opts: H1Options = {}) {
+    this.tls = opts.tls ?? {};
+    this.idleMs = opts.idleMs ?? 3_000;
+    this.connectTimeoutMs = opts.connectTimeoutMs ?? 5_000;
+    this.maxIdle = opts.maxIdle ?? 256;
+  }
+
+  /** Sends the request; resolves with the response once its head arrived. `toError` maps transport failures (not aborts). */
+  request(r: H1Request, signal: AbortSignal, toError: (err: unknown) => unknown): Promise<Upstream> {
+    return new Promise((resolve, reject) => {
+      if (signal.aborted) return reject(signal.reason);
+      let wire: string;
+      let ep: Endpoint;
+      try {
+        ep = this.endpoint(r.base);
+        wire = serialize(r, ep);
+      } catch (err) {
+        return reject(toError(err));
+      }
+      const socket = this.take(r.base) ?? this.connect(ep);
+      new Call(this, r.base, socket, signal, toError, resolve, reject);
+      socket.write(wire);
+    });
+  }
+
+  /** Closes every idle connection (open streams are their callers'). */
+  close(): void {
+    for (const list of this.idle.values()) for (const i of list) this.drop(i);
+    this.idle.clear();
+  }
+
+  /** @internal Called by a Call whose response ended cleanly. */
+  release(key: string, socket: Socket, ms: number): void {
+    const list = this.idle.get(key) ?? [];
+    if (list.length >= this.maxIdle || socket.destroyed) return void socket.destroy();
+    const gone = () => this.evict(key, entry);
+    const entry: Idle = { socket, timer: setTimeout(gone, ms).unref(), gone };
+    // A daemon that closes an idle connection (or sends bytes nobody asked for) takes it out of the pool at once.
+    socket.on('close', gone).on('error', gone).on('data', gone);
+    if (socket.isPaused()) socket.resume();
+    socket.unref();
+    list.push(entry);
+    this.idle.set(key, list);
+  }
+
+  private endpoint(base: string): Endpoint {
+    let ep = this.endpoints.get(base);
+    if (!ep) {
+      ep = endpoint(base);
+      if (this.endpoints.size < 10_000) this.endpoints.set(base, ep);
+    }
+    return ep;
+  }
+
+  private take(key: string): Socket | null {
+    const list = this.idle.get(key);
+    while (list?.length) {
+      const entry = list.pop()!;
+      clearTimeout(entry.timer);
+      entry.socket.off('close', entry.gone).off('error', entry.gone).off('data', entry.gone);
+      if (!list.length) this.idle.delete(key);
+      if (entry.socket.destroyed || !entry.socket.writable) continue;
+      entry.socket.ref();
+      return entry.socket;
+    }
+    return null;
+  }
+
+  private connect(ep: Endpoint): Socket {
+    const opts = { host: ep.host, port: ep.port, noDelay: true, keepAlive: true, keepAliveInitialDelay: 60_000 };
+    const socket = ep.tls ? connectTls({ ...this.tls, ...opts, servername: isIP(ep.host) ? undefined : ep.host }) : connect(opts);
+    const timer = setTimeout(() => socket.destroy(Object.assign(new Error('connect timeout'), { code: 'ETIMEDOUT' })), this.connectTimeoutMs);
+    socket.once(ep.tls ? 'secureConnect' : 'connect', () => clearTimeout(timer)).once('close', () => clearTimeout(timer));
+    return socket;
+  }
+
+  private evict(key: string, entry: Idle): void {
+    const list = this.idle.get(key);
+    const i = list?.indexOf(entry) ?? -1;
+    if (i !== -1) list!.splice(i, 1);
+    if (list && !list.length) this.idle.delete(key);
+    this.drop(entry);
+  }
+
+  private drop(entry: Idle): void {
+    clearTimeout(entry.timer);
+    entry.socket.destroy();
+  }
+}
