@@ -53,8 +53,10 @@ const modelOf = (s: MapState) => s.model ?? SERVICE_MODEL;
 
 /** Prefixes the role chunk when this is the first thing written. */
 function open(s: MapState, chunks: ChatChunk[], end = false): { state: MapState; step: Step } {
-  const head = s.opened ? [] : [chunk(s, modelOf(s), { role: 'assistant' })];
-  return { state: { ...s, opened: true, ended: end }, step: { kind: 'write', chunks: [...head, ...chunks], end } };
+  // Most events of a stream are text on an open stream: the state is unchanged, so it is not copied.
+  if (s.opened && !end) return { state: s, step: { kind: 'write', chunks, end } };
+  const all = s.opened ? chunks : [chunk(s, modelOf(s), { role: 'assistant' }), ...chunks];
+  return { state: { ...s, opened: true, ended: end }, step: { kind: 'write', chunks: all, end } };
 }
 
 const quiet = (s: MapState): { state: MapState; step: Step } => ({ state: s, step: s.opened ? { kind: 'write', chunks: [], end: false } : { kind: 'hold' } });

@@ -19,15 +19,21 @@ function textDelta(c: ChatChunk): ['content' | 'reasoning', string] | null {
 }
 
 export function chunkEncoder(): (c: ChatChunk) => string {
-  let key = '';
+  // The prefix is rebuilt only when one of what it is made of changes (compared by value, not by building a key).
+  let id: string | null = null;
+  let created = NaN;
+  let model: string | null = null;
+  let field = '';
   let head = '';
   return (c) => {
     const text = textDelta(c);
     if (!text) return `data: ${JSON.stringify(c)}\n\n`;
-    const k = `${c.id}\u0000${c.created}\u0000${c.model}\u0000${text[0]}`;
-    if (k !== key) {
-      key = k;
-      head = `data: {"id":${JSON.stringify(c.id)},"object":"chat.completion.chunk","created":${JSON.stringify(c.created)},"model":${JSON.stringify(c.model)},"choices":[{"index":0,"delta":{"${text[0]}":`;
+    if (c.id !== id || c.created !== created || c.model !== model || text[0] !== field) {
+      id = c.id;
+      created = c.created;
+      model = c.model;
+      field = text[0];
+      head = `data: {"id":${JSON.stringify(c.id)},"object":"chat.completion.chunk","created":${JSON.stringify(c.created)},"model":${JSON.stringify(c.model)},"choices":[{"index":0,"delta":{"${field}":`;
     }
     return head + JSON.stringify(text[1]) + TAIL;
   };

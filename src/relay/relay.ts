@@ -6,7 +6,6 @@
 import type { ServerResponse } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { ApiError } from '../errors.ts';
-import type { ChatChunk } from '../schemas/intern-chat.ts';
 import { initialState, mapApiEnding, mapEvent, type MapState, type Refusal, type Step } from './chunks.ts';
 import { openSse, type SseWriter } from './sse.ts';
 import { chunkEncoder } from './encode.ts';
@@ -88,34 +87,38 @@ export async function relay(o: RelayOptions): Promise<RelayResult> {
     return new ApiError({ status: 499, reason: 'client_closed_request', message: 'the client closed the request' });
   };
 
-  /** Writes the chunks of several steps at once; true when the response ended. */
-  const write = async (steps: Step[]): Promise<boolean> => {
-    const chunks: ChatChunk[] = [];
-    let end = false;
-    for (const step of steps) {
-      if (step.kind === 'refuse') throw refusalError(step.refusal);
-      if (step.kind === 'write') chunks.push(...step.chunks);
-      if (step.kind === 'write' && step.end) end = true;
-    }
-    if (!chunks.length && !end) return false;
+  /** Adds a step's frames to `out`; a refusal is thrown (it only comes before anything was written). */
+  const encodeStep = (step: Step, out: { text: string; end: boolean }) => {
+    if (step.kind === 'refuse') throw refusalError(step.refusal);
+    if (step.kind !== 'write') return;
+    for (const c of step.chunks) out.text += encode(c);
+    if (step.end) out.end = true;
+  };
+
+  /** Writes the frames of several steps at once; true when the response ended. */
+  const write = async (out: { text: string; end: boolean }): Promise<boolean> => {
+    if (!out.text && !out.end) return false;
     if (!sse) {
       clearTimeout(routeTimer);
       o.onOpen();
       sse = openSse(o.res, { keepaliveMs: timings.keepaliveMs, onGone: () => stop.fire('client_gone') });
     }
-    let text = '';
-    for (const c of chunks) text += encode(c);
-    if (end) sse.end(text + 'data: [DONE]\n\n');
-    else await sse.write(text);
-    return end;
+    if (out.end) sse.end(out.text + 'data: [DONE]\n\n');
+    else await sse.write(out.text);
+    return out.end;
   };
+  const ending = async (e: Parameters<typeof mapApiEnding>[1]) => {
+    const out = { text: '', end: false };
+    encodeStep(mapApiEnding(state, e).step, out);
+    await write(out);
+  };
+  let state: MapState = initialState({ id: `chatcmpl-${randomBytes(12).toString('hex')}`, created: Math.floor(Date.now() / 1000), sessionId: o.sessionId });
 
   try {
     const opened = await stop.race(o.open(ac.signal));
     if (typeof opened === 'string') throw preOpen(opened);
     if (opened.kind === 'steered') return opened;
     iterator = opened.events[Symbol.asyncIterator]();
-    let state: MapState = initialState({ id: `chatcmpl-${randomBytes(12).toString('hex')}`, created: Math.floor(Date.now() / 1000), sessionId: o.sessionId });
     for (;;) {
       // A broken daemon stream (socket error, unparsable event) reads as its end: severed.
       const next = await stop.race(iterator.next().catch((): IteratorResult<RunEvent[]> => ({ done: true, value: undefined })));
@@ -123,21 +126,21 @@ export async function relay(o: RelayOptions): Promise<RelayResult> {
         if (!sse) throw preOpen(next);
         ac.abort();
         if (next === 'client_gone') (sse as SseWriter).destroy();
-        else await write([mapApiEnding(state, { reason: 'timeout', status: 504, message: budgetMessage }).step]);
+        else await ending({ reason: 'timeout', status: 504, message: budgetMessage });
         return { kind: 'streamed' };
       }
       if (next.done) {
         const message = sse ? 'the connection to the intern was lost' : 'the intern stream ended before the turn started';
-        await write([mapApiEnding(state, { reason: 'stream_severed', status: 502, message }).step]);
+        await ending({ reason: 'stream_severed', status: 502, message });
         return { kind: 'streamed' };
       }
-      const steps: Step[] = [];
+      const out = { text: '', end: false };
       for (const event of next.value) {
         const r = mapEvent(state, event);
         state = r.state;
-        steps.push(r.step);
+        encodeStep(r.step, out);
       }
-      if (await write(steps)) return { kind: 'streamed' };
+      if (await write(out)) return { kind: 'streamed' };
     }
   } finally {
     clearTimeout(routeTimer);
