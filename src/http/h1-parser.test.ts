@@ -67,7 +67,7 @@ const rows: [name: string, wire: string, expected: Outcome, eof?: boolean][] = [
   ['two content-lengths', 'HTTP/1.1 200 OK\r\ncontent-length: 2\r\ncontent-length: 2\r\n\r\nok', fails('invalid content-length')],
   ['a head over 64 KiB without its end', `HTTP/1.1 200 OK\r\nx-big: ${'a'.repeat(64 * 1024)}`, fails('response head too large')],
   ['a head over 64 KiB with its end', `HTTP/1.1 200 OK\r\nx-big: ${'a'.repeat(64 * 1024)}\r\n\r\n`, fails('response head too large')],
-  ['bytes after the end', 'HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nokHTTP/1.1', ok({ 'content-length': '2' }, 'ok', { error: 'bytes after the end of the response' })],
+  ['bytes after the end: the response is whole, the connection not reusable', 'HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nokHTTP/1.1', ok({ 'content-length': '2' }, 'ok', { reusable: false })],
   ['eof mid-body', 'HTTP/1.1 200 OK\r\ncontent-length: 10\r\n\r\nabc', fails('the connection closed before the response ended', { heads: [head(200, { 'content-length': '10' })], body: 'abc', order: 'head data' }), true],
   ['eof mid-chunk', 'HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n5\r\nab', fails('the connection closed before the response ended', { heads: [head(200, { 'transfer-encoding': 'chunked' })], body: 'ab', order: 'head data' }), true],
   ['eof mid-head', 'HTTP/1.1 200 OK\r\ncontent-le', fails('the connection closed before the response ended'), true],

@@ -46,6 +46,9 @@ function parseHead(text: string): ResponseHead {
   return { status: Number(m[2]), headers, keepAlive };
 }
 
+/** The index after a line ending (CRLF or a bare LF) at i, or -1. */
+const eol = (buf: Buffer, i: number) => (buf[i] === 13 && buf[i + 1] === 10 ? i + 2 : buf[i] === 10 ? i + 1 : -1);
+
 export class ResponseParser {
   private state = State.Head;
   private pending: Buffer | null = null;
@@ -90,7 +93,8 @@ export class ResponseParser {
           at = this.lines(buf, at);
       }
     }
-    if (at < buf.length && this.state === State.Done) throw new ParseError('bytes after the end of the response');
+    // Bytes nobody asked for: the response itself is whole, but the connection cannot carry another.
+    if (at < buf.length && this.state === State.Done) this.reusable = false;
   }
 
   /** The connection closed: ends a close-delimited body, else the response was cut short. */
@@ -144,6 +148,10 @@ export class ResponseParser {
 
   /** Chunk-size lines, the CRLF after chunk data, and trailers, one line at a time. */
   private lines(buf: Buffer, at: number): number {
+    if (this.line === '') {
+      const fast = this.framing(buf, at);
+      if (fast !== -1) return fast;
+    }
     const nl = buf.indexOf(10, at);
     const upto = nl === -1 ? buf.length : nl + 1;
     this.line += buf.toString('latin1', at, upto);
@@ -161,5 +169,28 @@ export class ResponseParser {
       this.state = this.remaining === 0 ? State.Trailers : State.ChunkData;
     } else if (line === '') this.finish(); // trailers end with an empty line
     return upto;
+  }
+
+  /** The common framing lines (a CRLF after chunk data, a bare hex size) read from the bytes when whole in this read; -1 leaves it to lines(). */
+  private framing(buf: Buffer, at: number): number {
+    if (this.state === State.ChunkCrlf) {
+      const next = eol(buf, at);
+      if (next !== -1) this.state = State.ChunkSize;
+      return next;
+    }
+    if (this.state !== State.ChunkSize) return -1;
+    let size = 0;
+    let i = at;
+    for (; i < buf.length && i - at < 12; i++) {
+      const c = buf[i]!;
+      const d = c >= 48 && c <= 57 ? c - 48 : c >= 97 && c <= 102 ? c - 87 : c >= 65 && c <= 70 ? c - 55 : -1;
+      if (d === -1) break;
+      size = size * 16 + d;
+    }
+    const next = i > at ? eol(buf, i) : -1;
+    if (next === -1) return -1;
+    this.remaining = size;
+    this.state = size === 0 ? State.Trailers : State.ChunkData;
+    return next;
   }
 }
