@@ -59,11 +59,22 @@ function idleFor(head: ResponseHead, fallback: number): number {
   return m ? Math.max(0, Number(m[1]) * 1000 - 2000) : fallback;
 }
 
+/** A request under way: its response once the head arrived, and a way to give it up at any point. */
+export type InFlight = {
+  response: Promise<Upstream>;
+  /** Closes the connection; a response not yet arrived rejects with `reason` as is (not through toError). */
+  cancel(reason?: Error): void;
+};
+
 /** One request on one socket; the socket's listeners are this object's fields. */
-class Call {
+class Call implements InFlight {
   private readonly parser: ResponseParser;
   readonly body: Body;
+  readonly response: Promise<Upstream>;
+  private resolve!: (u: Upstream) => void;
+  private reject!: (e: unknown) => void;
   private settled = false;
+  private cancelled = false;
   /** The socket is no longer this call's: released to the pool or destroyed. */
   private finished = false;
   private idleMs = 0;
@@ -72,19 +83,24 @@ class Call {
     private readonly client: H1Client,
     private readonly key: string,
     private readonly socket: Socket,
-    private readonly signal: AbortSignal,
     private readonly toError: (err: unknown) => unknown,
-    private readonly resolve: (u: Upstream) => void,
-    private readonly reject: (e: unknown) => void,
   ) {
+    this.response = new Promise((resolve, reject) => {
+      this.resolve = resolve;
+      this.reject = reject;
+    });
     this.body = new Body(this);
     this.parser = new ResponseParser({ head: (h) => this.head(h), data: (c) => this.body.data(c), end: () => {} });
     socket.on('data', this.onData);
     socket.on('end', this.onEnd);
     socket.on('error', this.onError);
     socket.on('close', this.onClose);
-    signal.addEventListener('abort', this.onAbort, { once: true });
   }
+
+  readonly cancel = (reason: Error = new Error('aborted')): void => {
+    this.cancelled = true;
+    this.fail(reason);
+  };
 
   // ---- the body's flow control ----
   pause(): void {
@@ -111,7 +127,7 @@ class Call {
   private complete(): void {
     this.finished = true;
     this.detach();
-    if (this.parser.reusableAfterEnd && !this.signal.aborted && this.idleMs > 0) this.client.release(this.key, this.socket, this.idleMs);
+    if (this.parser.reusableAfterEnd && !this.cancelled && this.idleMs > 0) this.client.release(this.key, this.socket, this.idleMs);
     else this.socket.destroy();
     this.body.end();
   }
@@ -139,14 +155,12 @@ class Call {
 
   private readonly onClose = () => this.fail(new ParseError('the connection closed before the response ended'));
 
-  private readonly onAbort = () => this.fail(this.signal.reason instanceof Error ? this.signal.reason : new Error('aborted'));
-
   private fail(err: unknown): void {
     if (this.finished) return;
     this.finished = true;
     this.detach();
     this.socket.destroy();
-    const e = this.signal.aborted ? err : this.toError(err);
+    const e = this.cancelled ? err : this.toError(err);
     if (!this.settled) {
       this.settled = true;
       this.reject(e);
@@ -159,7 +173,6 @@ class Call {
     this.socket.off('end', this.onEnd);
     this.socket.off('error', this.onError);
     this.socket.off('close', this.onClose);
-    this.signal.removeEventListener('abort', this.onAbort);
   }
 }
 
@@ -180,22 +193,29 @@ export class H1Client {
     this.maxIdle = opts.maxIdle ?? 256;
   }
 
-  /** Sends the request; resolves with the response once its head arrived. `toError` maps transport failures (not aborts). */
+  /** Sends the request. `toError` maps transport failures (not cancellations). */
+  start(r: H1Request, toError: (err: unknown) => unknown): InFlight {
+    let wire: string;
+    let ep: Endpoint;
+    try {
+      ep = this.endpoint(r.base);
+      wire = serialize(r, ep);
+    } catch (err) {
+      return { response: Promise.reject(toError(err)), cancel: () => {} };
+    }
+    const socket = this.take(r.base) ?? this.connect(ep);
+    const call = new Call(this, r.base, socket, toError);
+    socket.write(wire);
+    return call;
+  }
+
+  /** start(), given up when the signal aborts (with the signal's reason). */
   request(r: H1Request, signal: AbortSignal, toError: (err: unknown) => unknown): Promise<Upstream> {
-    return new Promise((resolve, reject) => {
-      if (signal.aborted) return reject(signal.reason);
-      let wire: string;
-      let ep: Endpoint;
-      try {
-        ep = this.endpoint(r.base);
-        wire = serialize(r, ep);
-      } catch (err) {
-        return reject(toError(err));
-      }
-      const socket = this.take(r.base) ?? this.connect(ep);
-      new Call(this, r.base, socket, signal, toError, resolve, reject);
-      socket.write(wire);
-    });
+    if (signal.aborted) return Promise.reject(signal.reason);
+    const call = this.start(r, toError);
+    const abort = () => call.cancel(signal.reason instanceof Error ? signal.reason : new Error('aborted'));
+    signal.addEventListener('abort', abort, { once: true });
+    return call.response;
   }
 
   /** Closes every idle connection (open streams are their callers'). */

@@ -14,6 +14,9 @@ export type Opened =
   | { kind: 'steered'; body: SteeredResponse }
   | { kind: 'stream'; events: AsyncIterable<RunEvent[]> };
 
+/** A daemon request under way. Cancelling closes its connection, at any point: before the answer, or mid-stream (which cancels a running run). */
+export type Pending = { opened: Promise<Opened>; cancel(): void };
+
 // Timers are the relay's (route deadline, turn budget); streams may idle for minutes. The lean
 // HTTP/1.1 client because an open chat stream holds its daemon connection for as long as it is open.
 const client = new H1Client({ connectTimeoutMs: 5_000 });
@@ -21,11 +24,7 @@ const client = new H1Client({ connectTimeoutMs: 5_000 });
 export const unreachable = (detail: string) =>
   new ApiError({ status: 502, reason: 'intern_unreachable', message: `the intern could not be reached: ${detail}` });
 
-/** One POST to the daemon; the answer's body is read by the caller (events, or text). */
-function send(target: DaemonTarget, opts: { path: string; body: unknown; signal: AbortSignal }): Promise<Upstream> {
-  const req = { base: target.baseUrl, path: opts.path, method: 'POST' as const, headers: { authorization: `Bearer ${target.secret}`, 'content-type': 'application/json' }, body: JSON.stringify(opts.body) };
-  return client.request(req, opts.signal, (err) => unreachable((err as { code?: string }).code ?? 'connection failed'));
-}
+const toError = (err: unknown) => unreachable((err as { code?: string }).code ?? 'connection failed');
 
 /** A daemon refusal as the same documented error; a 401 means our stored secret is wrong. */
 async function refusal(res: Upstream): Promise<ApiError> {
@@ -48,19 +47,25 @@ async function refusal(res: Upstream): Promise<ApiError> {
   });
 }
 
-async function openStream(target: DaemonTarget, path: string, body: unknown, signal: AbortSignal): Promise<Opened> {
-  const res = await send(target, { path, body, signal });
+async function opened(res: Upstream): Promise<Opened> {
   if (res.statusCode === 202) return { kind: 'steered', body: SteeredResponse.parse(JSON.parse(await res.text())) };
   if (res.statusCode !== 200) throw await refusal(res);
   return { kind: 'stream', events: res.events(parseRunEvent) };
 }
 
-export function startTurn(target: DaemonTarget, body: TurnRequest, signal: AbortSignal): Promise<Opened> {
-  return openStream(target, daemonPaths.turns, body, signal);
+/** One POST to the daemon whose answer is a run's event stream (or a refusal, or a steer). */
+function openStream(target: DaemonTarget, path: string, body: unknown): Pending {
+  const req = { base: target.baseUrl, path, method: 'POST' as const, headers: { authorization: `Bearer ${target.secret}`, 'content-type': 'application/json' }, body: JSON.stringify(body) };
+  const call = client.start(req, toError);
+  return { opened: call.response.then(opened), cancel: () => call.cancel() };
 }
 
-export function answerInteraction(target: DaemonTarget, opts: { sessionId: string; interactionId: string; answer: string }, signal: AbortSignal): Promise<Opened> {
-  return openStream(target, daemonPaths.answer(opts.sessionId, opts.interactionId), { answer: opts.answer }, signal);
+export function startTurn(target: DaemonTarget, body: TurnRequest): Pending {
+  return openStream(target, daemonPaths.turns, body);
+}
+
+export function answerInteraction(target: DaemonTarget, opts: { sessionId: string; interactionId: string; answer: string }): Pending {
+  return openStream(target, daemonPaths.answer(opts.sessionId, opts.interactionId), { answer: opts.answer });
 }
 
 export async function daemonHealthy(baseUrl: string, timeoutMs = 2_000): Promise<boolean> {

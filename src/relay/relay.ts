@@ -3,21 +3,25 @@
 // route deadline (408 before the handler answered), the turn budget (504), and client disconnects
 // (closing the daemon stream cancels a running run; after `[DONE]` there is nothing to cancel).
 // Keeps nothing after the response ends (DESIGN.md principle 1).
+//
+// relay() resolves as soon as the 200 is written; the rest of the stream is driven by callbacks
+// on one RelayRun object, so an open stream holds that object and its sockets, not the route's
+// request, body and async frames (a gateway may hold 10,000 open streams).
 import type { ServerResponse } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { ApiError } from '../errors.ts';
-import { initialState, mapApiEnding, mapEvent, type MapState, type Refusal, type Step } from './chunks.ts';
+import { initialState, mapApiEnding, mapEvent, type ApiEnding, type MapState, type Refusal, type Step } from './chunks.ts';
 import { openSse, type SseWriter } from './sse.ts';
 import { chunkEncoder } from './encode.ts';
-import type { Opened } from './client.ts';
+import type { Opened, Pending } from './client.ts';
 import type { RunEvent, SteeredResponse } from '../protocol/daemon.ts';
 
 export type RelayTimings = { keepaliveMs: number; routeDeadlineMs: number; turnBudgetMs: number };
 
 export type RelayOptions = {
   res: ServerResponse;
-  /** Opens the daemon request; aborting the signal closes it (and so cancels a running run). */
-  open: (signal: AbortSignal) => Promise<Opened>;
+  /** Starts the daemon request; cancelling it closes the daemon stream (and so cancels a running run). */
+  open: () => Pending;
   timings: RelayTimings;
   /** Called once, just before the 200 is written (the route hands the socket over here). */
   onOpen: () => void;
@@ -28,126 +32,192 @@ export type RelayOptions = {
 export type RelayResult = { kind: 'steered'; body: SteeredResponse } | { kind: 'streamed' };
 
 type Interrupt = 'route_deadline' | 'turn_budget' | 'client_gone';
+type Frames = { text: string; end: boolean };
 
 const seconds = (ms: number) => Math.max(1, Math.round(ms / 1000));
+const DONE: IteratorResult<RunEvent[]> = { done: true, value: undefined };
+/** How long a finished daemon stream may take to end before its connection is dropped. */
+const DRAIN_MS = 5_000;
 
 export function refusalError(r: Refusal): ApiError {
   const headers = r.reason === 'busy' || r.reason === 'rate_limited' ? { 'retry-after': String(r.retryAfter ?? 1) } : undefined;
   return new ApiError({ status: r.status, reason: r.reason, message: r.message, retryable: r.retryable, headers });
 }
 
-/** Waits for a promise or the first interrupt, without piling reactions onto a long-lived promise. */
-function interrupter() {
-  let fired: Interrupt | null = null;
-  let wake: ((i: Interrupt) => void) | null = null;
-  return {
-    fire(i: Interrupt) {
-      if (fired) return;
-      fired = i;
-      wake?.(i);
-    },
-    race<T>(p: Promise<T>): Promise<T | Interrupt> {
-      if (fired) return Promise.resolve(fired);
-      return new Promise((resolve, reject) => {
-        wake = resolve;
-        p.then(resolve, reject);
-      });
-    },
-  };
+export function relay(o: RelayOptions): Promise<RelayResult> {
+  return new RelayRun(o).start();
 }
 
-/** Reads a finished daemon stream to its end (bounded, in case a daemon keeps it open). */
-async function drain(it: AsyncIterator<unknown>, ac: AbortController) {
-  const bound = setTimeout(() => ac.abort(), 5_000).unref();
-  try {
-    while (!(await it.next()).done);
-  } catch {}
-  clearTimeout(bound);
-}
+class RelayRun {
+  private readonly encode = chunkEncoder();
+  private state: MapState;
+  private pending: Pending | null = null;
+  private iterator: AsyncIterator<RunEvent[]> | null = null;
+  private sse: SseWriter | null = null;
+  private routeTimer: NodeJS.Timeout | null = null;
+  private budgetTimer: NodeJS.Timeout | null = null;
+  /** Before the 200: the first interrupt, and the waiter it wakes. */
+  private fired: Interrupt | null = null;
+  private wake: ((i: Interrupt) => void) | null = null;
+  /** After the 200: nothing more is written. */
+  private over = false;
 
-export async function relay(o: RelayOptions): Promise<RelayResult> {
-  const { timings } = o;
-  const ac = new AbortController();
-  const stop = interrupter();
-  let sse: SseWriter | null = null;
-  const encode = chunkEncoder();
-  const onClose = () => {
-    if (!sse) stop.fire('client_gone');
+  constructor(private readonly o: RelayOptions) {
+    this.state = initialState({ id: `chatcmpl-${randomBytes(12).toString('hex')}`, created: Math.floor(Date.now() / 1000), sessionId: o.sessionId });
+  }
+
+  async start(): Promise<RelayResult> {
+    const { res, timings } = this.o;
+    res.on('close', this.onClientClose);
+    this.routeTimer = setTimeout(this.fire, timings.routeDeadlineMs, 'route_deadline');
+    this.budgetTimer = setTimeout(this.fire, timings.turnBudgetMs, 'turn_budget');
+    try {
+      this.pending = this.o.open();
+      const opened: Opened | Interrupt = await this.race(this.pending.opened);
+      if (typeof opened === 'string') throw this.refusal(opened);
+      if (opened.kind === 'steered') {
+        this.settle();
+        return opened;
+      }
+      this.iterator = opened.events[Symbol.asyncIterator]();
+      for (;;) {
+        const next = await this.race(this.next());
+        if (typeof next === 'string') throw this.refusal(next);
+        // A daemon stream that ends with no terminal event was severed: before output, a status.
+        const frames = next.done ? this.ending({ reason: 'stream_severed', status: 502, message: 'the intern stream ended before the turn started' }) : this.map(next.value);
+        if (frames.text || frames.end) {
+          this.open(frames);
+          return { kind: 'streamed' };
+        }
+      }
+    } catch (err) {
+      // A refusal the daemon sent in its stream ended the run: its connection may still be reused.
+      if (this.iterator && !this.fired) this.drain();
+      else this.pending?.cancel();
+      this.settle();
+      throw err;
+    }
+  }
+
+  // ---- before the 200 ----
+
+  /** Waits for a promise or the first interrupt, without piling reactions onto a long-lived promise. */
+  private race<T>(p: Promise<T>): Promise<T | Interrupt> {
+    if (this.fired) return Promise.resolve(this.fired);
+    return new Promise((resolve, reject) => {
+      this.wake = resolve;
+      p.then(resolve, reject);
+    });
+  }
+
+  private readonly fire = (i: Interrupt): void => {
+    if (this.sse) return this.interrupt(i);
+    if (this.fired) return;
+    this.fired = i;
+    this.wake?.(i);
   };
-  o.res.on('close', onClose);
-  const routeTimer = setTimeout(() => stop.fire('route_deadline'), timings.routeDeadlineMs);
-  const budgetTimer = setTimeout(() => stop.fire('turn_budget'), timings.turnBudgetMs);
-  let iterator: AsyncIterator<RunEvent[]> | null = null;
-  const budgetMessage = `the intern did not answer within the turn budget of ${seconds(timings.turnBudgetMs)} seconds`;
 
-  const preOpen = (i: Interrupt): ApiError => {
-    ac.abort();
+  private readonly onClientClose = () => this.fire('client_gone');
+
+  private refusal(i: Interrupt): ApiError {
+    const { timings } = this.o;
     if (i === 'route_deadline') return new ApiError({ status: 408, reason: 'timeout', message: `the request exceeded the route's deadline of ${seconds(timings.routeDeadlineMs)} seconds` });
-    if (i === 'turn_budget') return new ApiError({ status: 504, reason: 'timeout', message: budgetMessage });
+    if (i === 'turn_budget') return new ApiError({ status: 504, reason: 'timeout', message: this.budgetMessage() });
     return new ApiError({ status: 499, reason: 'client_closed_request', message: 'the client closed the request' });
-  };
+  }
 
-  /** Adds a step's frames to `out`; a refusal is thrown (it only comes before anything was written). */
-  const encodeStep = (step: Step, out: { text: string; end: boolean }) => {
+  private budgetMessage(): string {
+    return `the intern did not answer within the turn budget of ${seconds(this.o.timings.turnBudgetMs)} seconds`;
+  }
+
+  // ---- mapping (chunks.ts) and encoding (encode.ts) ----
+
+  /** A broken daemon stream (socket error, unparsable event) reads as its end. */
+  private next(): Promise<IteratorResult<RunEvent[]>> {
+    return this.iterator!.next().catch(() => DONE);
+  }
+
+  private map(events: RunEvent[]): Frames {
+    const frames = { text: '', end: false };
+    for (const e of events) this.add(mapEvent(this.state, e), frames);
+    return frames;
+  }
+
+  private ending(e: ApiEnding): Frames {
+    const frames = { text: '', end: false };
+    this.add(mapApiEnding(this.state, e), frames);
+    return frames;
+  }
+
+  /** A refusal is thrown: it only comes before anything was written. */
+  private add(r: { state: MapState; step: Step }, frames: Frames): void {
+    this.state = r.state;
+    const step = r.step;
     if (step.kind === 'refuse') throw refusalError(step.refusal);
     if (step.kind !== 'write') return;
-    for (const c of step.chunks) out.text += encode(c);
-    if (step.end) out.end = true;
+    for (const c of step.chunks) frames.text += this.encode(c);
+    if (step.end) frames.end = true;
+  }
+
+  // ---- after the 200 ----
+
+  private open(frames: Frames): void {
+    clearTimeout(this.routeTimer!);
+    this.o.res.off('close', this.onClientClose);
+    this.o.onOpen();
+    this.sse = openSse(this.o.res, { keepaliveMs: this.o.timings.keepaliveMs, onGone: this.onGone });
+    this.emit(frames);
+  }
+
+  private readonly onGone = () => this.fire('client_gone');
+
+  /** Writes frames, then ends the response or reads on once the socket can take more. */
+  private emit(frames: Frames): void {
+    if (frames.end) {
+      this.sse!.end(frames.text + 'data: [DONE]\n\n');
+      this.over = true;
+      this.settle();
+      this.drain();
+      return;
+    }
+    this.sse!.write(frames.text).then(this.pull);
+  }
+
+  private readonly pull = (): void => {
+    if (!this.over) this.next().then(this.onBatch);
   };
 
-  /** Writes the frames of several steps at once; true when the response ended. */
-  const write = async (out: { text: string; end: boolean }): Promise<boolean> => {
-    if (!out.text && !out.end) return false;
-    if (!sse) {
-      clearTimeout(routeTimer);
-      o.onOpen();
-      sse = openSse(o.res, { keepaliveMs: timings.keepaliveMs, onGone: () => stop.fire('client_gone') });
-    }
-    if (out.end) sse.end(out.text + 'data: [DONE]\n\n');
-    else await sse.write(out.text);
-    return out.end;
+  private readonly onBatch = (r: IteratorResult<RunEvent[]>): void => {
+    if (this.over) return;
+    const frames = r.done ? this.ending({ reason: 'stream_severed', status: 502, message: 'the connection to the intern was lost' }) : this.map(r.value);
+    if (frames.text || frames.end) this.emit(frames);
+    else this.pull();
   };
-  const ending = async (e: Parameters<typeof mapApiEnding>[1]) => {
-    const out = { text: '', end: false };
-    encodeStep(mapApiEnding(state, e).step, out);
-    await write(out);
-  };
-  let state: MapState = initialState({ id: `chatcmpl-${randomBytes(12).toString('hex')}`, created: Math.floor(Date.now() / 1000), sessionId: o.sessionId });
 
-  try {
-    const opened = await stop.race(o.open(ac.signal));
-    if (typeof opened === 'string') throw preOpen(opened);
-    if (opened.kind === 'steered') return opened;
-    iterator = opened.events[Symbol.asyncIterator]();
-    for (;;) {
-      // A broken daemon stream (socket error, unparsable event) reads as its end: severed.
-      const next = await stop.race(iterator.next().catch((): IteratorResult<RunEvent[]> => ({ done: true, value: undefined })));
-      if (typeof next === 'string') {
-        if (!sse) throw preOpen(next);
-        ac.abort();
-        if (next === 'client_gone') (sse as SseWriter).destroy();
-        else await ending({ reason: 'timeout', status: 504, message: budgetMessage });
-        return { kind: 'streamed' };
-      }
-      if (next.done) {
-        const message = sse ? 'the connection to the intern was lost' : 'the intern stream ended before the turn started';
-        await ending({ reason: 'stream_severed', status: 502, message });
-        return { kind: 'streamed' };
-      }
-      const out = { text: '', end: false };
-      for (const event of next.value) {
-        const r = mapEvent(state, event);
-        state = r.state;
-        encodeStep(r.step, out);
-      }
-      if (await write(out)) return { kind: 'streamed' };
-    }
-  } finally {
-    clearTimeout(routeTimer);
-    clearTimeout(budgetTimer);
-    o.res.off('close', onClose);
-    // The daemon closes its stream right after a terminal or interaction event: reading it to the
-    // end lets the connection go back to the pool. Aborted streams were destroyed already.
-    if (iterator && !ac.signal.aborted) void drain(iterator, ac);
+  private interrupt(i: Interrupt): void {
+    if (this.over) return;
+    this.pending!.cancel();
+    if (i === 'client_gone') {
+      this.over = true;
+      this.settle();
+      this.sse!.destroy();
+    } else this.emit(this.ending({ reason: 'timeout', status: 504, message: this.budgetMessage() }));
+  }
+
+  // ---- the end ----
+
+  private settle(): void {
+    clearTimeout(this.routeTimer!);
+    clearTimeout(this.budgetTimer!);
+    this.o.res.off('close', this.onClientClose);
+  }
+
+  /** The daemon closes its stream right after a terminal or interaction event: reading it to the
+   * end lets the connection go back to the pool (bounded, in case a daemon keeps it open). */
+  private drain(): void {
+    const pending = this.pending!;
+    const bound = setTimeout(() => pending.cancel(), DRAIN_MS).unref();
+    const step = (r: IteratorResult<RunEvent[]>) => (r.done ? clearTimeout(bound) : void this.next().then(step));
+    this.next().then(step);
   }
 }

@@ -39,7 +39,7 @@ export const internChatRoutes: RouteModule = (app, ctx) => {
       res: reply.raw,
       timings: { keepaliveMs, routeDeadlineMs, turnBudgetMs },
       sessionId: action.kind === 'answer' ? action.sessionId : undefined,
-      open: (signal) => (action.kind === 'turn' ? startTurn(target, action.body, signal) : answerInteraction(target, action, signal)),
+      open: () => (action.kind === 'turn' ? startTurn(target, action.body) : answerInteraction(target, action)),
       onOpen: () => {
         for (const [k, v] of Object.entries(reply.getHeaders())) if (v !== undefined) reply.raw.setHeader(k, v as string);
         reply.hijack();
