@@ -264,8 +264,14 @@ export class H1Client {
   private connect(ep: Endpoint): Socket {
     const opts = { host: ep.host, port: ep.port, noDelay: true, keepAlive: true, keepAliveInitialDelay: 60_000 };
     const socket = ep.tls ? connectTls({ ...this.tls, ...opts, servername: isIP(ep.host) ? undefined : ep.host }) : connect(opts);
+    const connected = ep.tls ? 'secureConnect' : 'connect';
     const timer = setTimeout(() => socket.destroy(Object.assign(new Error('connect timeout'), { code: 'ETIMEDOUT' })), this.connectTimeoutMs);
-    socket.once(ep.tls ? 'secureConnect' : 'connect', () => clearTimeout(timer)).once('close', () => clearTimeout(timer));
+    // Both listeners go once either fires, so an open stream does not keep the spent timer.
+    const done = () => {
+      clearTimeout(timer);
+      socket.off(connected, done).off('close', done);
+    };
+    socket.on(connected, done).on('close', done);
     return socket;
   }
 

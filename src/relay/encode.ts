@@ -18,6 +18,9 @@ function textDelta(c: ChatChunk): ['content' | 'reasoning', string] | null {
   return null;
 }
 
+/** The prefix lives as long as its stream: kept as one flat copy, not the tree of pieces `+` builds (UTF-16 round trip: lossless). */
+const flat = (s: string): string => Buffer.from(s, 'utf16le').toString('utf16le');
+
 export function chunkEncoder(): (c: ChatChunk) => string {
   // The prefix is rebuilt only when one of what it is made of changes (compared by value, not by building a key).
   let id: string | null = null;
@@ -33,7 +36,7 @@ export function chunkEncoder(): (c: ChatChunk) => string {
       created = c.created;
       model = c.model;
       field = text[0];
-      head = `data: {"id":${JSON.stringify(c.id)},"object":"chat.completion.chunk","created":${JSON.stringify(c.created)},"model":${JSON.stringify(c.model)},"choices":[{"index":0,"delta":{"${field}":`;
+      head = flat(`data: {"id":${JSON.stringify(c.id)},"object":"chat.completion.chunk","created":${JSON.stringify(c.created)},"model":${JSON.stringify(c.model)},"choices":[{"index":0,"delta":{"${field}":`);
     }
     return head + JSON.stringify(text[1]) + TAIL;
   };

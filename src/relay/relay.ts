@@ -61,18 +61,25 @@ class RelayRun {
   private wake: ((i: Interrupt) => void) | null = null;
   /** After the 200: nothing more is written. */
   private over = false;
+  private readonly res: ServerResponse;
+  private readonly timings: RelayTimings;
+  /** The route's callbacks, dropped once used (they hold the route's request). */
+  private o: RelayOptions | null;
 
-  constructor(private readonly o: RelayOptions) {
+  constructor(o: RelayOptions) {
+    this.o = o;
+    this.res = o.res;
+    this.timings = o.timings;
     this.state = initialState({ id: `chatcmpl-${randomBytes(12).toString('hex')}`, created: Math.floor(Date.now() / 1000), sessionId: o.sessionId });
   }
 
   async start(): Promise<RelayResult> {
-    const { res, timings } = this.o;
+    const { res, timings } = this;
     res.on('close', this.onClientClose);
     this.routeTimer = setTimeout(this.fire, timings.routeDeadlineMs, 'route_deadline');
     this.budgetTimer = setTimeout(this.fire, timings.turnBudgetMs, 'turn_budget');
     try {
-      this.pending = this.o.open();
+      this.pending = this.o!.open();
       const opened: Opened | Interrupt = await this.race(this.pending.opened);
       if (typeof opened === 'string') throw this.refusal(opened);
       if (opened.kind === 'steered') {
@@ -120,14 +127,14 @@ class RelayRun {
   private readonly onClientClose = () => this.fire('client_gone');
 
   private refusal(i: Interrupt): ApiError {
-    const { timings } = this.o;
+    const { timings } = this;
     if (i === 'route_deadline') return new ApiError({ status: 408, reason: 'timeout', message: `the request exceeded the route's deadline of ${seconds(timings.routeDeadlineMs)} seconds` });
     if (i === 'turn_budget') return new ApiError({ status: 504, reason: 'timeout', message: this.budgetMessage() });
     return new ApiError({ status: 499, reason: 'client_closed_request', message: 'the client closed the request' });
   }
 
   private budgetMessage(): string {
-    return `the intern did not answer within the turn budget of ${seconds(this.o.timings.turnBudgetMs)} seconds`;
+    return `the intern did not answer within the turn budget of ${seconds(this.timings.turnBudgetMs)} seconds`;
   }
 
   // ---- mapping (chunks.ts) and encoding (encode.ts) ----
@@ -162,10 +169,11 @@ class RelayRun {
   // ---- after the 200 ----
 
   private open(frames: Frames): void {
-    clearTimeout(this.routeTimer!);
-    this.o.res.off('close', this.onClientClose);
-    this.o.onOpen();
-    this.sse = openSse(this.o.res, { keepaliveMs: this.o.timings.keepaliveMs, onGone: this.onGone });
+    this.clearRouteTimer();
+    this.res.off('close', this.onClientClose);
+    this.o!.onOpen();
+    this.o = null;
+    this.sse = openSse(this.res, { keepaliveMs: this.timings.keepaliveMs, onGone: this.onGone });
     this.emit(frames);
   }
 
@@ -207,9 +215,16 @@ class RelayRun {
   // ---- the end ----
 
   private settle(): void {
-    clearTimeout(this.routeTimer!);
+    this.clearRouteTimer();
     clearTimeout(this.budgetTimer!);
-    this.o.res.off('close', this.onClientClose);
+    this.budgetTimer = null;
+    this.o = null;
+    this.res.off('close', this.onClientClose);
+  }
+
+  private clearRouteTimer(): void {
+    clearTimeout(this.routeTimer!);
+    this.routeTimer = null;
   }
 
   /** The daemon closes its stream right after a terminal or interaction event: reading it to the
