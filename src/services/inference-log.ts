@@ -4,7 +4,7 @@
 // INSERT); on PostgreSQL, as one JSON parameter. Which requests keep their bodies is the
 // workspace's I/O logging decision below.
 import { getTableColumns, sql } from 'drizzle-orm';
-import { PGlite } from '@electric-sql/pglite';
+import type { PGlite } from '@electric-sql/pglite';
 import type { Db } from '../store/db.ts';
 import type { Logger } from '../log.ts';
 import { inferenceRequests, type InferenceRequestRow } from '../store/schema-inference.ts';
@@ -36,9 +36,12 @@ export function toCsv(rows: InferenceRequestRow[]): string {
   return rows.map((r) => COLUMNS.map((c) => csvField(r[c.key], c.json)).join(',')).join('\n') + '\n';
 }
 
+const isPglite = (c: unknown): c is PGlite => typeof c === 'object' && c !== null && 'waitReady' in c;
+
 function insertMany(db: Db, rows: InferenceRequestRow[]): Promise<unknown> {
   const client = (db as unknown as { $client?: unknown }).$client;
-  if (client instanceof PGlite) {
+  // PGlite's client, told apart without loading PGlite in a gateway on PostgreSQL (pg's pool has no waitReady).
+  if (isPglite(client)) {
     return client.query(`copy inference_requests (${COLUMN_LIST}) from '/dev/blob' with (format csv)`, [], { blob: new Blob([toCsv(rows)]) });
   }
   const records = rows.map((r) => Object.fromEntries(COLUMNS.map((c) => [c.name, r[c.key] ?? null])));

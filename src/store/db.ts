@@ -5,9 +5,7 @@ import { once } from 'node:events';
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { nodeArgsFor } from '../entry.ts';
-import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
-import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import * as schema from './schema.ts';
@@ -58,6 +56,8 @@ async function openPglite(dataDir?: string): Promise<Store> {
   const dir = dataDir ? join(dataDir, 'pglite') : undefined;
   if (dataDir) mkdirSync(dataDir, { recursive: true });
   if (dir) await initPgliteDir(dir);
+  // Loaded only here: a gateway on PostgreSQL never pays for PGlite's code.
+  const [{ PGlite }, { drizzle: drizzlePglite }] = await Promise.all([import('@electric-sql/pglite'), import('drizzle-orm/pglite')]);
   const client = new PGlite(dir, PGLITE_OPTIONS);
   await client.waitReady;
   return {
