@@ -18,8 +18,8 @@ function textDelta(c: ChatChunk): ['content' | 'reasoning', string] | null {
   return null;
 }
 
-/** The prefix lives as long as its stream: kept as one flat copy, not the tree of pieces `+` builds (UTF-16 round trip: lossless). */
-const flat = (s: string): string => Buffer.from(s, 'utf16le').toString('utf16le');
+/** A string kept for a stream's lifetime, as one flat copy rather than the tree of pieces `+` built it from (a UTF-16 round trip is lossless). */
+export const flat = (s: string): string => Buffer.from(s, 'utf16le').toString('utf16le');
 
 export function chunkEncoder(): (c: ChatChunk) => string {
   // The prefix is rebuilt only when one of what it is made of changes (compared by value, not by building a key).

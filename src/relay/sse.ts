@@ -3,6 +3,7 @@
 // backpressure, writes `: keepalive` after each quiet interval (SPEC §6), ends once, and notices
 // a client that went away. Callers compose the frames; this owns the socket.
 import type { ServerResponse } from 'node:http';
+import { flat } from './encode.ts';
 
 export type SseWriter = {
   /** Writes text (whole SSE frames) in one socket write; resolves once the socket can take more or the client is gone. */
@@ -29,6 +30,10 @@ export function openSse(res: ServerResponse, opts: SseOptions): SseWriter {
   const headers = Object.fromEntries(Object.entries(opts.headers ?? {}).filter(([, v]) => v !== undefined)) as Record<string, string | string[] | number>;
   // The headers leave with the first frame, in one write.
   res.writeHead(200, { ...headers, 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' });
+  // node:http keeps the response head for the response's lifetime as the ~25 pieces it was
+  // concatenated from (~0.8 KB per open stream); the same text, flat, is a third of that.
+  const held = res as unknown as { _header?: unknown };
+  if (typeof held._header === 'string') held._header = flat(held._header);
   const keepalive = setInterval(() => {
     if (!gone && !finished) res.write(': keepalive\n\n');
   }, opts.keepaliveMs);

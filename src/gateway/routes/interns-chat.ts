@@ -33,6 +33,9 @@ export const internChatRoutes: RouteModule = (app, ctx) => {
   app.post<{ Params: { internId: string } }>('/interns/:internId/chat/completions', { onRequest, config: { errorStyle: 'chat' } }, async (req, reply) => {
     const principal = principalOf(req);
     const action = chatAction(parseWith(ChatRequest, req.body));
+    // Fastify keeps the request until the response ends; a stream may stay open for minutes and
+    // the body may be a 1 MiB history, of which the action keeps only the last message.
+    req.body = null;
     const target = await chatTarget(ctx.store.db, { principal, sealer: ctx.sealer, internId: req.params.internId });
     if (action.kind === 'turn') await ctx.turnLimiter.consume(principal.subjectId);
     const result = await relay({
