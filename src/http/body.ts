@@ -28,6 +28,8 @@ export class Body<T = unknown> implements Upstream, AsyncIterator<T[]> {
   private paused = false;
   private buffered: Buffer[] | null = [];
   private wake: (() => void) | null = null;
+  /** A consumer waiting in next(): its promise's resolve, kept as is (an idle stream holds just this). */
+  private waiter: ((r: Promise<IteratorResult<T[]>>) => void) | null = null;
   private queue: T[][] = [];
   private batch: T[] = [];
   private parser: EventSourceParser | null = null;
@@ -108,7 +110,7 @@ export class Body<T = unknown> implements Upstream, AsyncIterator<T[]> {
     }
     if (this.failure) return Promise.reject(this.failure);
     if (this.ended) return Promise.resolve({ done: true, value: undefined });
-    return new Promise((resolve) => (this.wake = () => resolve(this.next())));
+    return new Promise((resolve) => (this.waiter = resolve));
   }
 
   /** A consumer that stops early gives the connection up rather than reading the rest. */
@@ -124,6 +126,9 @@ export class Body<T = unknown> implements Upstream, AsyncIterator<T[]> {
   }
 
   private notify(): void {
+    const waiter = this.waiter;
+    this.waiter = null;
+    waiter?.(this.next());
     const w = this.wake;
     this.wake = null;
     w?.();

@@ -36,6 +36,7 @@ type Frames = { text: string; end: boolean };
 
 const seconds = (ms: number) => Math.max(1, Math.round(ms / 1000));
 const DONE: IteratorResult<RunEvent[]> = { done: true, value: undefined };
+const toDone = () => DONE;
 /** How long a finished daemon stream may take to end before its connection is dropped. */
 const DRAIN_MS = 5_000;
 
@@ -141,7 +142,7 @@ class RelayRun {
 
   /** A broken daemon stream (socket error, unparsable event) reads as its end. */
   private next(): Promise<IteratorResult<RunEvent[]>> {
-    return this.iterator!.next().catch(() => DONE);
+    return this.iterator!.next().catch(toDone);
   }
 
   private map(events: RunEvent[]): Frames {
