@@ -2,7 +2,7 @@
 // body as text, or its server-sent events in batches (one batch per network read, so a relay
 // writes them in one go), with backpressure through the transport's pause/resume. One object per
 // open stream with its methods on the prototype, since an idle stream is mostly this object.
-// May import: eventsource-parser, node. Used by exchange.ts (undici) and h1.ts (the daemon link).
+// May import: eventsource-parser, node. Used by h1.ts (model providers and the daemon link).
 import { StringDecoder } from 'node:string_decoder';
 import { createParser, type EventSourceParser } from 'eventsource-parser';
 

@@ -27,6 +27,8 @@ export type H1Options = {
   maxIdle?: number;
   /** For https bases (e.g. a private CA). */
   tls?: ConnectionOptions;
+  /** A request fails with code ETIMEDOUT after this long without a byte in either direction (waiting for the head, or between body bytes); 0: never. */
+  timeoutMs?: number;
 };
 
 type Endpoint = { host: string; port: number; hostHeader: string; prefix: string; tls: boolean };
@@ -95,6 +97,7 @@ class Call implements InFlight {
     socket.on('end', this.onEnd);
     socket.on('error', this.onError);
     socket.on('close', this.onClose);
+    if (client.timeoutMs) socket.setTimeout(client.timeoutMs, this.onTimeout);
   }
 
   readonly cancel = (reason: Error = new Error('aborted')): void => {
@@ -153,6 +156,8 @@ class Call implements InFlight {
 
   private readonly onError = (err: Error) => this.fail(err);
 
+  private readonly onTimeout = () => this.fail(Object.assign(new Error('no answer in time'), { code: 'ETIMEDOUT' }));
+
   private readonly onClose = () => this.fail(new ParseError('the connection closed before the response ended'));
 
   private fail(err: unknown): void {
@@ -173,6 +178,7 @@ class Call implements InFlight {
     this.socket.off('end', this.onEnd);
     this.socket.off('error', this.onError);
     this.socket.off('close', this.onClose);
+    if (this.client.timeoutMs) this.socket.setTimeout(0).off('timeout', this.onTimeout);
   }
 }
 
@@ -180,6 +186,7 @@ type Idle = { socket: Socket; timer: NodeJS.Timeout; gone: () => void };
 
 export class H1Client {
   readonly idleMs: number;
+  readonly timeoutMs: number;
   private readonly connectTimeoutMs: number;
   private readonly maxIdle: number;
   private readonly idle = new Map<string, Idle[]>();
@@ -190,6 +197,7 @@ export class H1Client {
     this.tls = opts.tls ?? {};
     this.idleMs = opts.idleMs ?? 3_000;
     this.connectTimeoutMs = opts.connectTimeoutMs ?? 5_000;
+    this.timeoutMs = opts.timeoutMs ?? 0;
     this.maxIdle = opts.maxIdle ?? 256;
   }
 

@@ -1,41 +1,31 @@
-// HTTP to upstream providers over one keep-alive undici pool: a POST (src/http/exchange.ts) whose
+// HTTP to upstream providers over one keep-alive pool (src/http/h1.ts): a POST whose
 // transport failures become UpstreamError (timeouts and connection errors are retryable, status
 // 0), and the mapping of a non-2xx answer to an UpstreamError carrying the provider's own message
 // with secrets scrubbed.
-import { Agent, type Dispatcher } from 'undici';
 import { scrub } from '../log.ts';
 import { UpstreamError } from './types.ts';
-import { exchange, type Upstream } from '../http/exchange.ts';
+import { H1Client } from '../http/h1.ts';
+import type { Upstream } from '../http/body.ts';
 
-export function createDispatcher(opts: { timeoutMs: number }): Agent {
-  return new Agent({ keepAliveTimeout: 30_000, headersTimeout: opts.timeoutMs, bodyTimeout: opts.timeoutMs, connect: { timeout: Math.min(opts.timeoutMs, 10_000) } });
+/** The same lean client as the daemon link (measured: undici's per-request work was the largest
+ * single item of the gateway's CPU per model request); `timeoutMs` bounds the wait for the answer
+ * and each silence within it. */
+export function createHttpClient(opts: { timeoutMs: number }): H1Client {
+  return new H1Client({ timeoutMs: opts.timeoutMs, connectTimeoutMs: Math.min(opts.timeoutMs, 10_000), idleMs: 30_000 });
 }
-
-const TIMEOUTS = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT']);
 
 /** A transport failure as an UpstreamError; a client abort is rethrown as is. */
 export function transportError(err: unknown, signal: AbortSignal): unknown {
   if (signal.aborted || err instanceof UpstreamError) return err;
   const code = (err as { code?: string }).code ?? 'unknown';
-  if (TIMEOUTS.has(code)) return new UpstreamError({ status: 0, timeout: true, message: 'the provider did not answer in time' });
+  if (code === 'ETIMEDOUT') return new UpstreamError({ status: 0, timeout: true, message: 'the provider did not answer in time' });
   return new UpstreamError({ status: 0, message: `could not reach the provider (${code})` });
 }
 
-/** URLs are few (one per provider endpoint), so each is parsed once. */
-const parsed = new Map<string, { origin: string; path: string }>();
-function target(url: string) {
-  let t = parsed.get(url);
-  if (!t) {
-    const u = new URL(url);
-    t = { origin: u.origin, path: u.pathname + u.search };
-    if (parsed.size < 1000) parsed.set(url, t);
-  }
-  return t;
-}
-
-export function post(opts: { dispatcher: Dispatcher; url: string; headers: Record<string, string>; body: string; signal: AbortSignal }): Promise<Upstream> {
-  const request = { ...target(opts.url), method: 'POST' as const, headers: { 'content-type': 'application/json', ...opts.headers }, body: opts.body };
-  return exchange(opts.dispatcher, request, opts.signal, (err) => transportError(err, opts.signal));
+/** POSTs to `base` + `path` (base: the provider's URL, which may carry a path prefix such as /v1). */
+export function post(opts: { client: H1Client; base: string; path: string; headers: Record<string, string>; body: string; signal: AbortSignal }): Promise<Upstream> {
+  const request = { base: opts.base, path: opts.path, method: 'POST' as const, headers: { 'content-type': 'application/json', ...opts.headers }, body: opts.body };
+  return opts.client.request(request, opts.signal, (err) => transportError(err, opts.signal));
 }
 
 /** Removes the credential itself and anything shaped like a provider or bearer key. */

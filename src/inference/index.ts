@@ -1,7 +1,7 @@
 // The inference router's provider registry: one adapter per adapter kind, all behind the one
 // ProviderAdapter interface, sharing one keep-alive HTTP pool. Entry point of src/inference/.
 // May import: its own modules, ../log.ts. Imported by services; never imports services or store.
-import { createDispatcher } from './http.ts';
+import { createHttpClient } from './http.ts';
 import { localAdapter } from './providers/local/index.ts';
 import { openaiCompatibleAdapter } from './providers/openai-compatible/index.ts';
 import { anthropicAdapter } from './providers/anthropic/index.ts';
@@ -11,13 +11,13 @@ import type { ProviderAdapter } from './types.ts';
 export type Registry = { adapter(kind: AdapterKind): ProviderAdapter; close(): Promise<void> };
 
 export function createRegistry(opts: { timeoutMs: number }): Registry {
-  const dispatcher = createDispatcher(opts);
+  const client = createHttpClient(opts);
   const adapters: Record<AdapterKind, ProviderAdapter> = {
     local: localAdapter,
-    openai: openaiCompatibleAdapter({ dispatcher }),
-    anthropic: anthropicAdapter({ dispatcher }),
+    openai: openaiCompatibleAdapter({ client }),
+    anthropic: anthropicAdapter({ client }),
   };
-  return { adapter: (kind) => adapters[kind], close: () => dispatcher.close() };
+  return { adapter: (kind) => adapters[kind], close: async () => client.close() };
 }
 
 export { providerTable, splitModel, type ProviderTable, type ProviderInfo } from './providers.ts';

@@ -1,6 +1,7 @@
 // Adapter for the Anthropic Messages API (`anthropic`): converts the OpenAI-shaped request to
-// an Anthropic body and the answer back. May import: this folder, ../../http.ts, ../../types.ts.
-import type { Dispatcher } from 'undici';
+// an Anthropic body and the answer back. May import: this folder, ../../http.ts, ../../types.ts,
+// the client type of src/http.
+import type { H1Client } from '../../../http/h1.ts';
 import { failure, jsonBody, post } from '../../http.ts';
 import { UpstreamError, type ProviderAdapter, type UpstreamCall } from '../../types.ts';
 import { toAnthropicBody } from './request.ts';
@@ -16,11 +17,12 @@ function parseEvent(data: string): unknown {
   }
 }
 
-export function anthropicAdapter(deps: { dispatcher: Dispatcher }): ProviderAdapter {
+export function anthropicAdapter(deps: { client: H1Client }): ProviderAdapter {
   const send = (call: UpstreamCall, stream: boolean) =>
     post({
-      dispatcher: deps.dispatcher,
-      url: `${call.baseUrl}/messages`,
+      client: deps.client,
+      base: call.baseUrl,
+      path: '/messages',
       headers: { 'anthropic-version': VERSION, ...(call.apiKey ? { 'x-api-key': call.apiKey } : {}) },
       body: JSON.stringify(toAnthropicBody(call.body, { model: call.model, stream })),
       signal: call.signal,

@@ -1,8 +1,8 @@
 // Adapter for every provider that speaks OpenAI chat completions (openai, groq, together,
 // deepinfra, fireworks, mistral, xai, deepseek, cerebras, ollama, vLLM, …): the request goes as
 // is with the provider's model id; streams ask for usage in the last chunk.
-// May import: ../../http.ts, ../../types.ts.
-import type { Dispatcher } from 'undici';
+// May import: ../../http.ts, ../../types.ts, the client type of src/http.
+import type { H1Client } from '../../../http/h1.ts';
 import { failure, jsonBody, post } from '../../http.ts';
 import { UpstreamError, type ChatChunk, type Completion, type ProviderAdapter, type UpstreamCall } from '../../types.ts';
 
@@ -20,9 +20,9 @@ function parseChunk(data: string): ChatChunk {
   return chunk;
 }
 
-export function openaiCompatibleAdapter(deps: { dispatcher: Dispatcher }): ProviderAdapter {
+export function openaiCompatibleAdapter(deps: { client: H1Client }): ProviderAdapter {
   const send = (call: UpstreamCall, body: Record<string, unknown>) =>
-    post({ dispatcher: deps.dispatcher, url: `${call.baseUrl}/chat/completions`, headers: headersFor(call.apiKey), body: JSON.stringify(body), signal: call.signal });
+    post({ client: deps.client, base: call.baseUrl, path: '/chat/completions', headers: headersFor(call.apiKey), body: JSON.stringify(body), signal: call.signal });
   return {
     async stream(call) {
       const res = await send(call, { ...call.body, model: call.model, stream: true, stream_options: { include_usage: true } });
