@@ -2,9 +2,8 @@
 // body as text, or its server-sent events in batches (one batch per network read, so a relay
 // writes them in one go), with backpressure through the transport's pause/resume. One object per
 // open stream with its methods on the prototype, since an idle stream is mostly this object.
-// May import: eventsource-parser, node. Used by h1.ts (model providers and the daemon link).
-import { StringDecoder } from 'node:string_decoder';
-import { createParser, type EventSourceParser } from 'eventsource-parser';
+// May import: ./sse-decoder, node. Used by h1.ts (model providers and the daemon link).
+import { SseDecoder } from './sse-decoder.ts';
 
 export type Upstream = {
   statusCode: number;
@@ -32,9 +31,7 @@ export class Body<T = unknown> implements Upstream, AsyncIterator<T[]> {
   private waiter: ((r: Promise<IteratorResult<T[]>>) => void) | null = null;
   private queue: T[][] = [];
   private batch: T[] = [];
-  private parser: EventSourceParser | null = null;
-  private decoder: StringDecoder | null = null;
-  private map: ((data: string) => T | null) | null = null;
+  private sse: SseDecoder | null = null;
 
   constructor(private readonly flow: Flow) {}
 
@@ -46,7 +43,7 @@ export class Body<T = unknown> implements Upstream, AsyncIterator<T[]> {
       return;
     }
     try {
-      this.parser!.feed(this.decoder!.write(chunk));
+      this.sse!.feed(chunk);
     } catch (err) {
       return this.fail(err);
     }
@@ -81,14 +78,10 @@ export class Body<T = unknown> implements Upstream, AsyncIterator<T[]> {
 
   events<U>(map: (data: string) => U | null): AsyncIterable<U[]> {
     const self = this as unknown as Body<U>;
-    self.map = map;
-    self.parser = createParser({
-      onEvent: (e) => {
-        const v = self.map!(e.data);
-        if (v !== null) self.batch.push(v);
-      },
+    self.sse = new SseDecoder((data) => {
+      const v = map(data);
+      if (v !== null) self.batch.push(v);
     });
-    self.decoder = new StringDecoder('utf8');
     const early = self.buffered!;
     self.buffered = null;
     for (const chunk of early) self.data(chunk);

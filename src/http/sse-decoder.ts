@@ -1,5 +1,5 @@
 // A lean server-sent-events decoder: raw bytes from a socket in, split anywhere, each event's data
-// out. Meant for body.ts in place of eventsource-parser and a StringDecoder: a gateway holds one per
+// out. Used by body.ts in place of eventsource-parser and a StringDecoder: a gateway holds one per
 // open stream, so it is one object with its state in five fields and its methods on the prototype
 // (no closures but the caller's onData), and a chunk of whole events costs one decoded string and
 // the data strings sliced from it.
@@ -25,7 +25,7 @@
 const LF = 10;
 const CR = 13;
 /** The longest incomplete line kept between feeds, in bytes. */
-const MAX_LINE = 1 << 20;
+const MAX_LINE = 16 << 20; // a provider's event may carry a base64 image
 /** The least room allocated for a kept line, so that a few more small pieces fit. */
 const MIN_KEEP = 64;
 /** A kept line is decoded together with the next chunk's lines up to this many bytes of them, else with its first line. */
@@ -55,7 +55,7 @@ export class SseDecoder {
   /**
    * Feeds raw bytes (any split: inside a UTF-8 sequence, between CR and LF, mid-line), calling
    * onData for each event completed by them. Throws Error('SSE line too long') if the incomplete
-   * line kept until the next feed would exceed 1 MiB (a longer line that completes within one
+   * line kept until the next feed would exceed 16 MiB (a longer line that completes within one
    * chunk is fine); the kept bytes and the event's data are dropped then, and the stream is best
    * abandoned. An error thrown by onData propagates, and the rest of that chunk is lost.
    */
