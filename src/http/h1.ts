@@ -8,7 +8,7 @@
 import { connect, isIP, type Socket } from 'node:net';
 import { connect as connectTls, type ConnectionOptions } from 'node:tls';
 import { Body, type Upstream } from './body.ts';
-import { ParseError, ResponseParser, type ResponseHead } from './h1-parser.ts';
+import { ParseError, ResponseParser, type ParserEvents, type ResponseHead } from './h1-parser.ts';
 
 export type H1Request = {
   /** `http://host:port` or `https://host:port`, optionally with a path prefix. */
@@ -69,7 +69,7 @@ export type InFlight = {
 };
 
 /** One request on one socket; the socket's listeners are this object's fields. */
-class Call implements InFlight {
+class Call implements InFlight, ParserEvents {
   private readonly parser: ResponseParser;
   readonly body: Body;
   readonly response: Promise<Upstream>;
@@ -92,7 +92,7 @@ class Call implements InFlight {
       this.reject = reject;
     });
     this.body = new Body(this);
-    this.parser = new ResponseParser({ head: (h) => this.head(h), data: (c) => this.body.data(c), end: () => {} });
+    this.parser = new ResponseParser(this);
     socket.on('data', this.onData);
     socket.on('end', this.onEnd);
     socket.on('error', this.onError);
@@ -118,7 +118,15 @@ class Call implements InFlight {
     this.fail(err);
   }
 
-  private head(h: ResponseHead): void {
+  // ---- the parser's events (this object is the parser's listener) ----
+  data(chunk: Buffer): void {
+    this.body.data(chunk);
+  }
+
+  /** The socket's handlers act once the parser returns (complete()), so the end needs nothing here. */
+  end(): void {}
+
+  head(h: ResponseHead): void {
     this.body.statusCode = h.status;
     this.body.headers = h.headers;
     this.idleMs = idleFor(h, this.client.idleMs);

@@ -57,7 +57,7 @@ async function opened(res: Upstream): Promise<Opened> {
 function openStream(target: DaemonTarget, path: string, body: unknown): Pending {
   const req = { base: target.baseUrl, path, method: 'POST' as const, headers: { authorization: `Bearer ${target.secret}`, 'content-type': 'application/json' }, body: JSON.stringify(body) };
   const call = client.start(req, toError);
-  return { opened: call.response.then(opened), cancel: () => call.cancel() };
+  return { opened: call.response.then(opened), cancel: call.cancel };
 }
 
 export function startTurn(target: DaemonTarget, body: TurnRequest): Pending {

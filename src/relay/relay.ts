@@ -37,6 +37,7 @@ type Frames = { text: string; end: boolean };
 const seconds = (ms: number) => Math.max(1, Math.round(ms / 1000));
 const DONE: IteratorResult<RunEvent[]> = { done: true, value: undefined };
 const toDone = () => DONE;
+const noop = () => {};
 /** How long a finished daemon stream may take to end before its connection is dropped. */
 const DRAIN_MS = 5_000;
 
@@ -53,6 +54,8 @@ class RelayRun {
   private readonly encode = chunkEncoder();
   private state: MapState;
   private pending: Pending | null = null;
+  /** After the 200, only the way to close the daemon stream is kept. */
+  private cancel: () => void = noop;
   private iterator: AsyncIterator<RunEvent[]> | null = null;
   private sse: SseWriter | null = null;
   private routeTimer: NodeJS.Timeout | null = null;
@@ -174,6 +177,8 @@ class RelayRun {
     this.res.off('close', this.onClientClose);
     this.o!.onOpen();
     this.o = null;
+    this.cancel = this.pending!.cancel;
+    this.pending = null;
     this.sse = openSse(this.res, { keepaliveMs: this.timings.keepaliveMs, onGone: this.onGone });
     this.emit(frames);
   }
@@ -205,7 +210,7 @@ class RelayRun {
 
   private interrupt(i: Interrupt): void {
     if (this.over) return;
-    this.pending!.cancel();
+    this.cancel();
     if (i === 'client_gone') {
       this.over = true;
       this.settle();
@@ -231,8 +236,7 @@ class RelayRun {
   /** The daemon closes its stream right after a terminal or interaction event: reading it to the
    * end lets the connection go back to the pool (bounded, in case a daemon keeps it open). */
   private drain(): void {
-    const pending = this.pending!;
-    const bound = setTimeout(() => pending.cancel(), DRAIN_MS).unref();
+    const bound = setTimeout(this.pending?.cancel ?? this.cancel, DRAIN_MS).unref();
     const step = (r: IteratorResult<RunEvent[]>) => (r.done ? clearTimeout(bound) : void this.next().then(step));
     this.next().then(step);
   }

@@ -24,58 +24,75 @@ export type SseOptions = {
   onGone?: () => void;
 };
 
+const RESOLVED = Promise.resolve();
+
 export function openSse(res: ServerResponse, opts: SseOptions): SseWriter {
-  let gone = false;
-  let finished = false;
-  const headers = Object.fromEntries(Object.entries(opts.headers ?? {}).filter(([, v]) => v !== undefined)) as Record<string, string | string[] | number>;
-  // The headers leave with the first frame, in one write.
-  res.writeHead(200, { ...headers, 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' });
-  // node:http keeps the response head for the response's lifetime as the ~25 pieces it was
-  // concatenated from (~0.8 KB per open stream); the same text, flat, is a third of that.
-  const held = res as unknown as { _header?: unknown };
-  if (typeof held._header === 'string') held._header = flat(held._header);
-  const keepalive = setInterval(() => {
-    if (!gone && !finished) res.write(': keepalive\n\n');
-  }, opts.keepaliveMs);
-  keepalive.unref();
-  const stop = () => clearInterval(keepalive);
-  res.on('close', () => {
-    stop();
-    if (!finished) {
-      gone = true;
-      opts.onGone?.();
-    }
-  });
-  return {
-    write(text) {
-      if (gone || finished || !text) return Promise.resolve();
-      keepalive.refresh();
-      if (res.write(text)) return Promise.resolve();
-      return new Promise((resolve) => {
-        const settle = () => {
-          res.off('drain', settle);
-          res.off('close', settle);
-          resolve();
-        };
-        res.on('drain', settle);
-        res.on('close', settle);
-      });
-    },
-    end(text) {
-      if (gone || finished) return;
-      finished = true;
-      stop();
-      res.end(text);
-    },
-    destroy() {
-      stop();
-      if (!finished) {
-        finished = true;
-        res.destroy();
-      }
-    },
-    get gone() {
-      return gone;
-    },
+  return new SseStream(res, opts);
+}
+
+/** One object per open stream, its handlers as fields and its methods on the prototype. */
+class SseStream implements SseWriter {
+  gone = false;
+  private finished = false;
+  private readonly keepalive: NodeJS.Timeout;
+  private readonly onGone: (() => void) | undefined;
+
+  constructor(
+    private readonly res: ServerResponse,
+    opts: SseOptions,
+  ) {
+    this.onGone = opts.onGone;
+    const headers = Object.fromEntries(Object.entries(opts.headers ?? {}).filter(([, v]) => v !== undefined)) as Record<string, string | string[] | number>;
+    // The headers leave with the first frame, in one write.
+    res.writeHead(200, { ...headers, 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' });
+    // node:http keeps the response head for the response's lifetime as the ~25 pieces it was
+    // concatenated from (~0.8 KB per open stream); the same text, flat, is a third of that.
+    const held = res as unknown as { _header?: unknown };
+    if (typeof held._header === 'string') held._header = flat(held._header);
+    this.keepalive = setInterval(this.tick, opts.keepaliveMs).unref();
+    res.on('close', this.onClose);
+  }
+
+  private readonly tick = () => {
+    if (!this.gone && !this.finished) this.res.write(': keepalive\n\n');
   };
+
+  private readonly onClose = () => {
+    clearInterval(this.keepalive);
+    if (!this.finished) {
+      this.gone = true;
+      this.onGone?.();
+    }
+  };
+
+  write(text: string): Promise<void> {
+    if (this.gone || this.finished || !text) return RESOLVED;
+    this.keepalive.refresh();
+    if (this.res.write(text)) return RESOLVED;
+    const res = this.res;
+    return new Promise((resolve) => {
+      const settle = () => {
+        res.off('drain', settle);
+        res.off('close', settle);
+        resolve();
+      };
+      res.on('drain', settle);
+      res.on('close', settle);
+    });
+  }
+
+  end(text: string): void {
+    if (this.gone || this.finished) return;
+    this.finished = true;
+    clearInterval(this.keepalive);
+    this.res.end(text);
+  }
+
+  destroy(): void {
+    clearInterval(this.keepalive);
+    if (!this.finished) {
+      this.finished = true;
+      this.res.destroy();
+    }
+  }
 }

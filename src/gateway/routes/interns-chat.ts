@@ -14,7 +14,8 @@ const CHAT_ERRORS = [400, 401, 403, 404, 408, 409, 410, 413, 429, 502, 503, 504]
 
 export const internChatRoutes: RouteModule = (app, ctx) => {
   const onRequest = internsGuard(ctx);
-  const { keepaliveMs, routeDeadlineMs, turnBudgetMs } = ctx.config;
+  // One object for every stream of this route (an open stream keeps a reference).
+  const timings = { keepaliveMs: ctx.config.keepaliveMs, routeDeadlineMs: ctx.config.routeDeadlineMs, turnBudgetMs: ctx.config.turnBudgetMs };
 
   ctx.docs.add({
     method: 'post',
@@ -40,7 +41,7 @@ export const internChatRoutes: RouteModule = (app, ctx) => {
     if (action.kind === 'turn') await ctx.turnLimiter.consume(principal.subjectId);
     const result = await relay({
       res: reply.raw,
-      timings: { keepaliveMs, routeDeadlineMs, turnBudgetMs },
+      timings,
       sessionId: action.kind === 'answer' ? action.sessionId : undefined,
       open: () => (action.kind === 'turn' ? startTurn(target, action.body) : answerInteraction(target, action)),
       onOpen: () => {
