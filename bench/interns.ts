@@ -22,7 +22,8 @@ import { ensureBuilt, freePort, killDaemonsUnder, startGatewayProcess } from '..
 const CONCURRENCY = 100;
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 20);
 const REPEAT = 100;
-const FD_LIMIT = 20_000;
+/** Open files a process may hold; a gateway holding N streams needs 2N (client and daemon sockets). */
+const openFileLimit = (pid: number | 'self') => Number(/^Max open files\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/limits`, 'utf8'))?.[1] ?? 1024);
 const IDLE = Number(process.env.BENCH_IDLE ?? 10_000);
 const dispatcher = new Agent({ connections: null, headersTimeout: 0, bodyTimeout: 0 });
 
@@ -93,7 +94,7 @@ async function holdIdle(o: { pid: number; url: string; headers: Record<string, s
   const held = rssOf(o.pid);
   for (const s of open) s.destroy();
   await new Promise((r) => setTimeout(r, 500));
-  return { before, held };
+  return { before, held, count: o.count };
 }
 
 function table(title: string, rows: string[][]) {
@@ -136,12 +137,14 @@ try {
   // figures, then a fresh one (and a fresh raw relay) for memory, so neither figure carries the
   // other's leftovers (closed sockets linger in TIME_WAIT and a warm heap is larger).
   const gatewayProcess = async () => {
-    const proc = await startGatewayProcess({ dataDir, port: await freePort(), built: true, env: { LOG_LEVEL: 'warn', COHORT_TURNS_PER_MINUTE: '1000000000', ...storeEnv }, nodeArgs: process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : [] });
+    const proc = await startGatewayProcess({ dataDir, port: await freePort(), built: true, fdLimit: 2 * IDLE + 1000, env: { LOG_LEVEL: 'warn', COHORT_TURNS_PER_MINUTE: '1000000000', ...storeEnv }, nodeArgs: process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : [] });
     spawned.push(proc.child);
     return proc;
   };
   const rawRelay = async () => {
-    const child = spawn(process.execPath, [fileURLToPath(new URL('./interns-raw-proxy.mjs', import.meta.url)), stub.url], { stdio: ['ignore', 'pipe', 'inherit'] });
+    // The same open-file allowance as the gateway's.
+    const argv = [process.execPath, fileURLToPath(new URL('./interns-raw-proxy.mjs', import.meta.url)), stub.url];
+    const child = spawn('/bin/sh', ['-c', `ulimit -n ${2 * IDLE + 1000} 2>/dev/null; exec "$@"`, 'sh', ...argv], { stdio: ['ignore', 'pipe', 'inherit'] });
     spawned.push(child);
     const port: number = await new Promise((r) => child.stdout!.once('data', (d: Buffer) => r(JSON.parse(d.toString()).port)));
     return { child, url: `http://127.0.0.1:${port}/` };
@@ -173,24 +176,26 @@ try {
   raw.child.kill('SIGKILL');
   await proc.kill(process.env.BENCH_PROFILE_DIR ? 'SIGTERM' : 'SIGKILL');
 
-  // (3) idle open streams held by a fresh gateway process (each needs a client and a daemon socket)
-  const idle = Math.min(IDLE, Math.floor((FD_LIMIT - 400) / 2));
+  // (3) idle open streams held by a fresh gateway process (each needs a client and a daemon socket;
+  // this process holds the client ends)
   const memProc = await gatewayProcess();
+  const fdLimit = Math.min(openFileLimit(memProc.child.pid!), 2 * openFileLimit('self'));
+  const idle = Math.min(IDLE, Math.floor((fdLimit - 400) / 2));
   await load(turnVia(memProc.url), 20, 2); // warm the code paths first, so their one-off cost is not counted per stream
   const gwIdle = await holdIdle({ pid: memProc.child.pid!, url: `${memProc.url}/interns/${id}/chat/completions`, headers: auth, body: { stream: true, messages: [{ role: 'user', content: 'idle' }] }, count: idle });
   await memProc.kill('SIGKILL');
   const memRaw = await rawRelay();
   const rawStreams = { pid: memRaw.child.pid!, url: memRaw.url, headers: {}, body: { prompt: 'idle' } };
   await holdIdle({ ...rawStreams, count: 200 }); // warm-up, as for the gateway
-  const rawIdle = await holdIdle({ ...rawStreams, count: idle });
+  const rawIdle = await holdIdle({ ...rawStreams, count: Math.min(idle, Math.floor((openFileLimit(memRaw.child.pid!) - 400) / 2)) });
   memRaw.child.kill('SIGKILL');
-  const memRow = (name: string, m: { before: number; held: number }) => [name, String(idle), m.before.toFixed(0), m.held.toFixed(0), (((m.held - m.before) * 1024) / idle).toFixed(1), (m.before + ((m.held - m.before) * 10_000) / idle).toFixed(0)];
+  const memRow = (name: string, m: { before: number; held: number; count: number }) => [name, String(m.count), m.before.toFixed(0), m.held.toFixed(0), (((m.held - m.before) * 1024) / m.count).toFixed(1), (m.before + ((m.held - m.before) * 10_000) / m.count).toFixed(0)];
   table(`open idle streams held by one process`, [
     ['process', 'streams', 'RSS before (MB)', 'RSS holding them (MB)', 'per stream (KB)', 'extrapolated to 10,000 (MB)'],
     memRow('cohort gateway', gwIdle),
     memRow('raw Node relay (node:http + undici, ~15 lines)', rawIdle),
   ]);
-  if (idle < IDLE) console.log(`\n(${idle} rather than ${IDLE}: each stream holds a client and a daemon socket, and this machine allows ${FD_LIMIT} open files per process)`);
+  if (idle < IDLE) console.log(`\n(${idle} rather than ${IDLE}: each stream holds a client and a daemon socket, and the gateway may open ${fdLimit} files)`);
 } finally {
   // A failed run must not leave its gateways and relays behind.
   for (const c of spawned) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');

@@ -28,11 +28,14 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
-export async function startGatewayProcess(opts: { dataDir: string; port: number; env?: Record<string, string>; nodeArgs?: string[]; built?: boolean }): Promise<GatewayProcess> {
+/** `fdLimit` raises the process's open-file limit where this user may (root may exceed the hard limit); else it inherits ours. */
+export async function startGatewayProcess(opts: { dataDir: string; port: number; env?: Record<string, string>; nodeArgs?: string[]; built?: boolean; fdLimit?: number }): Promise<GatewayProcess> {
   // Only what the caller passes: an inherited DATABASE_URL must not point it at a shared schema.
   const inherited = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(DATABASE_URL|REDIS_URL|COHORT_)/.test(k)));
   const main = opts.built ? [BUILT_MAIN] : ['--import', 'tsx', MAIN];
-  const child = spawn(process.execPath, [...(opts.nodeArgs ?? []), ...main], {
+  const argv = [process.execPath, ...(opts.nodeArgs ?? []), ...main];
+  const [cmd, ...args] = opts.fdLimit ? ['/bin/sh', '-c', `ulimit -n ${opts.fdLimit} 2>/dev/null; exec "$@"`, 'sh', ...argv] : argv;
+  const child = spawn(cmd!, args, {
     env: { ...inherited, LOG_LEVEL: 'info', HOST: '127.0.0.1', PORT: String(opts.port), COHORT_DATA_DIR: opts.dataDir, ...opts.env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
