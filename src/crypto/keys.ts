@@ -1,5 +1,5 @@
 // API keys: long random secrets with a recognizable prefix, stored only as SHA-256 hex.
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 
 export const KEY_PREFIX = 'ck-';
 
@@ -8,7 +8,7 @@ export function generateApiKey(): string {
 }
 
 export function hashKey(raw: string): string {
-  return createHash('sha256').update(raw).digest('hex');
+  return hash('sha256', raw, 'hex');
 }
 
 export function sameHash(a: string, b: string): boolean {

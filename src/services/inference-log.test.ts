@@ -5,7 +5,8 @@ import { openStore } from '../store/db.ts';
 import { migrate } from '../store/migrate.ts';
 import { createLogger } from '../log.ts';
 import { inferenceRequests, type InferenceRequestRow } from '../store/schema-inference.ts';
-import { createRequestLog, shouldStoreBodies } from './inference-log.ts';
+import { createRequestLog, shouldStoreBodies, toJsonRecords } from './inference-log.ts';
+import { getTableColumns, sql } from 'drizzle-orm';
 
 const row = (over: Partial<InferenceRequestRow>): InferenceRequestRow => ({
   id: `gen-${randomUUID()}`,
@@ -36,8 +37,15 @@ const row = (over: Partial<InferenceRequestRow>): InferenceRequestRow => ({
   ...over,
 });
 
-test('rows reach PGlite exactly: quotes, commas, newlines, empty strings, NULLs, numbers and JSON bodies', async () => {
-  const store = await openStore({});
+const pgUrl = process.env.DATABASE_URL;
+const pgSchema = `log_${randomUUID().slice(0, 8)}`;
+const stores = [
+  { name: 'PGlite (COPY)', open: () => openStore({}) },
+  { name: 'PostgreSQL (one JSON parameter)', open: () => openStore({ databaseUrl: pgUrl, pgSchema }), skip: pgUrl ? false : 'DATABASE_URL is not set' },
+];
+
+for (const s of stores) test(`rows reach ${s.name} exactly: quotes, commas, newlines, empty strings, NULLs, numbers and JSON bodies`, { skip: s.skip }, async () => {
+  const store = await s.open();
   await migrate(store);
   const log = createRequestLog({ db: store.db, log: createLogger({ level: 'silent' }) });
   const rows = [
@@ -51,7 +59,16 @@ test('rows reach PGlite exactly: quotes, commas, newlines, empty strings, NULLs,
   const byId = new Map(stored.map((r) => [r.id, r]));
   assert.equal(stored.length, 3);
   for (const r of rows) assert.deepEqual(byId.get(r.id), r);
+  if (store.kind === 'postgres') await store.db.execute(sql.raw(`drop schema ${pgSchema} cascade`));
   await store.close();
+});
+
+test('the JSON records are exactly JSON.stringify of the rows keyed by column name', () => {
+  const rows = [row({ requestBody: { a: [1, 'x"y'] }, cost: 0.5, error: 'é\n"' }), row({ isByok: true })];
+  const names = Object.entries(getTableColumns(inferenceRequests)).map(([key, col]) => [key, col.name] as const);
+  const expected = JSON.stringify(rows.map((r) => Object.fromEntries(names.map(([key, name]) => [name, r[key as keyof InferenceRequestRow] ?? null]))));
+  assert.equal(toJsonRecords(rows), expected);
+  assert.equal(toJsonRecords([]), '[]');
 });
 
 test('bodies are kept only when I/O logging is on, the key passes the filter and the sample hits', () => {
