@@ -1,14 +1,16 @@
-// The daemon link's HTTP/1.1 client: one request per socket at a time over node:net, the response
-// read by h1-parser.ts into a Body (text or SSE batches, with backpressure). A gateway holds one
-// daemon stream per open chat stream, so what a connection costs is what an idle stream costs:
-// here a socket and one small object (about 3 KB), where undici's client keeps about 13 KB.
-// Connections that ended a response cleanly are kept briefly for the next request to the same
-// daemon, shorter than the daemon's own keep-alive so a reused socket is never one it is closing.
-// May import: node, ./h1-parser, ./body. Imported by src/relay.
+// The gateway's HTTP/1.1 client (intern daemons, model providers): one request per socket at a
+// time over node:net or node:tls, the response read by h1-parser.ts into a Body (text or SSE
+// batches, with backpressure). A gateway holds one daemon stream per open chat stream, so what a
+// connection costs is what an idle stream costs: here a socket and one small object (about 3 KB),
+// where undici's client keeps about 13 KB. Connections that ended a response cleanly wait in
+// h1-pool.ts for the next request to the same server, shorter than the server's own keep-alive
+// so a reused socket is never one it is closing.
+// May import: node, ./h1-parser, ./h1-pool, ./body. Imported by src/relay and src/inference.
 import { connect, isIP, type Socket } from 'node:net';
 import { connect as connectTls, type ConnectionOptions } from 'node:tls';
 import { Body, type Upstream } from './body.ts';
 import { ParseError, ResponseParser, type ParserEvents, type ResponseHead } from './h1-parser.ts';
+import { IdlePool } from './h1-pool.ts';
 
 export type H1Request = {
   /** `http://host:port` or `https://host:port`, optionally with a path prefix. */
@@ -190,14 +192,11 @@ class Call implements InFlight, ParserEvents {
   }
 }
 
-type Idle = { socket: Socket; timer: NodeJS.Timeout; gone: () => void };
-
 export class H1Client {
   readonly idleMs: number;
   readonly timeoutMs: number;
   private readonly connectTimeoutMs: number;
-  private readonly maxIdle: number;
-  private readonly idle = new Map<string, Idle[]>();
+  private readonly pool: IdlePool;
   private readonly endpoints = new Map<string, Endpoint>();
   private readonly tls: ConnectionOptions;
 
@@ -206,7 +205,7 @@ export class H1Client {
     this.idleMs = opts.idleMs ?? 3_000;
     this.connectTimeoutMs = opts.connectTimeoutMs ?? 5_000;
     this.timeoutMs = opts.timeoutMs ?? 0;
-    this.maxIdle = opts.maxIdle ?? 256;
+    this.pool = new IdlePool(opts.maxIdle ?? 256);
   }
 
   /** Sends the request. `toError` maps transport failures (not cancellations). */
@@ -219,7 +218,7 @@ export class H1Client {
     } catch (err) {
       return { response: Promise.reject(toError(err)), cancel: () => {} };
     }
-    const socket = this.take(r.base) ?? this.connect(ep);
+    const socket = this.pool.take(r.base) ?? this.connect(ep);
     const call = new Call(this, r.base, socket, toError);
     socket.write(wire);
     return call;
@@ -236,22 +235,12 @@ export class H1Client {
 
   /** Closes every idle connection (open streams are their callers'). */
   close(): void {
-    for (const list of this.idle.values()) for (const i of list) this.drop(i);
-    this.idle.clear();
+    this.pool.close();
   }
 
   /** @internal Called by a Call whose response ended cleanly. */
   release(key: string, socket: Socket, ms: number): void {
-    const list = this.idle.get(key) ?? [];
-    if (list.length >= this.maxIdle || socket.destroyed) return void socket.destroy();
-    const gone = () => this.evict(key, entry);
-    const entry: Idle = { socket, timer: setTimeout(gone, ms).unref(), gone };
-    // A daemon that closes an idle connection (or sends bytes nobody asked for) takes it out of the pool at once.
-    socket.on('close', gone).on('error', gone).on('data', gone);
-    if (socket.isPaused()) socket.resume();
-    socket.unref();
-    list.push(entry);
-    this.idle.set(key, list);
+    this.pool.put(key, socket, ms);
   }
 
   private endpoint(base: string): Endpoint {
@@ -261,20 +250,6 @@ export class H1Client {
       if (this.endpoints.size < 10_000) this.endpoints.set(base, ep);
     }
     return ep;
-  }
-
-  private take(key: string): Socket | null {
-    const list = this.idle.get(key);
-    while (list?.length) {
-      const entry = list.pop()!;
-      clearTimeout(entry.timer);
-      entry.socket.off('close', entry.gone).off('error', entry.gone).off('data', entry.gone);
-      if (!list.length) this.idle.delete(key);
-      if (entry.socket.destroyed || !entry.socket.writable) continue;
-      entry.socket.ref();
-      return entry.socket;
-    }
-    return null;
   }
 
   private connect(ep: Endpoint): Socket {
@@ -289,18 +264,5 @@ export class H1Client {
     };
     socket.on(connected, done).on('close', done);
     return socket;
-  }
-
-  private evict(key: string, entry: Idle): void {
-    const list = this.idle.get(key);
-    const i = list?.indexOf(entry) ?? -1;
-    if (i !== -1) list!.splice(i, 1);
-    if (list && !list.length) this.idle.delete(key);
-    this.drop(entry);
-  }
-
-  private drop(entry: Idle): void {
-    clearTimeout(entry.timer);
-    entry.socket.destroy();
   }
 }
