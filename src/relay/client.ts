@@ -21,10 +21,9 @@ export type Pending = { opened: Promise<Opened>; cancel(): void };
 // HTTP/1.1 client because an open chat stream holds its daemon connection for as long as it is open.
 const client = new H1Client({ connectTimeoutMs: 5_000 });
 
-export const unreachable = (detail: string) =>
-  new ApiError({ status: 502, reason: 'intern_unreachable', message: `the intern could not be reached: ${detail}` });
-
-const toError = (err: unknown) => unreachable((err as { code?: string }).code ?? 'connection failed');
+/** A transport failure: the daemon could not be reached, or its answer broke off. */
+const toError = (err: unknown) =>
+  new ApiError({ status: 502, reason: 'intern_unreachable', message: `the intern could not be reached: ${(err as { code?: string }).code ?? 'connection failed'}` });
 
 /** A daemon refusal as the same documented error; a 401 means our stored secret is wrong. */
 async function refusal(res: Upstream): Promise<ApiError> {

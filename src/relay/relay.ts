@@ -41,7 +41,7 @@ const noop = () => {};
 /** How long a finished daemon stream may take to end before its connection is dropped. */
 const DRAIN_MS = 5_000;
 
-export function refusalError(r: Refusal): ApiError {
+function refusalError(r: Refusal): ApiError {
   const headers = r.reason === 'busy' || r.reason === 'rate_limited' ? { 'retry-after': String(r.retryAfter ?? 1) } : undefined;
   return new ApiError({ status: r.status, reason: r.reason, message: r.message, retryable: r.retryable, headers });
 }
@@ -53,8 +53,7 @@ export function relay(o: RelayOptions): Promise<RelayResult> {
 class RelayRun {
   private readonly encode = chunkEncoder();
   private state: MapState;
-  private pending: Pending | null = null;
-  /** After the 200, only the way to close the daemon stream is kept. */
+  /** Closes the daemon stream, at any point (a no-op until the request is made). */
   private cancel: () => void = noop;
   private iterator: AsyncIterator<RunEvent[]> | null = null;
   private sse: SseWriter | null = null;
@@ -83,8 +82,9 @@ class RelayRun {
     this.routeTimer = setTimeout(this.fire, timings.routeDeadlineMs, 'route_deadline');
     this.budgetTimer = setTimeout(this.fire, timings.turnBudgetMs, 'turn_budget');
     try {
-      this.pending = this.o!.open();
-      const opened: Opened | Interrupt = await this.race(this.pending.opened);
+      const pending = this.o!.open();
+      this.cancel = pending.cancel;
+      const opened: Opened | Interrupt = await this.race(pending.opened);
       if (typeof opened === 'string') throw this.refusal(opened);
       if (opened.kind === 'steered') {
         this.settle();
@@ -104,7 +104,7 @@ class RelayRun {
     } catch (err) {
       // A refusal the daemon sent in its stream ended the run: its connection may still be reused.
       if (this.iterator && !this.fired) this.drain();
-      else this.pending?.cancel();
+      else this.cancel();
       this.settle();
       throw err;
     }
@@ -177,8 +177,6 @@ class RelayRun {
     this.res.off('close', this.onClientClose);
     this.o!.onOpen();
     this.o = null;
-    this.cancel = this.pending!.cancel;
-    this.pending = null;
     this.sse = openSse(this.res, { keepaliveMs: this.timings.keepaliveMs, onGone: this.onGone });
     this.emit(frames);
   }
@@ -236,7 +234,7 @@ class RelayRun {
   /** The daemon closes its stream right after a terminal or interaction event: reading it to the
    * end lets the connection go back to the pool (bounded, in case a daemon keeps it open). */
   private drain(): void {
-    const bound = setTimeout(this.pending?.cancel ?? this.cancel, DRAIN_MS).unref();
+    const bound = setTimeout(this.cancel, DRAIN_MS).unref();
     const step = (r: IteratorResult<RunEvent[]>) => (r.done ? clearTimeout(bound) : void this.next().then(step));
     this.next().then(step);
   }
