@@ -10,7 +10,7 @@ import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import * as schema from './schema.ts';
 import { isUniqueViolation } from './errors.ts';
-import { PGLITE_OPTIONS } from './pglite-options.ts';
+import { loadPglite, PGLITE_OPTIONS } from './pglite-options.ts';
 
 export type Db = PgDatabase<PgQueryResultHKT, typeof schema>;
 
@@ -57,7 +57,7 @@ async function openPglite(dataDir?: string): Promise<Store> {
   if (dataDir) mkdirSync(dataDir, { recursive: true });
   if (dir) await initPgliteDir(dir);
   // Loaded only here: a gateway on PostgreSQL never pays for PGlite's code.
-  const [{ PGlite }, { drizzle: drizzlePglite }] = await Promise.all([import('@electric-sql/pglite'), import('drizzle-orm/pglite')]);
+  const [{ PGlite }, { drizzle: drizzlePglite }] = await Promise.all([loadPglite(), import('drizzle-orm/pglite')]);
   const client = new PGlite(dir, PGLITE_OPTIONS);
   await client.waitReady;
   return {
