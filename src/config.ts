@@ -61,7 +61,8 @@ export type Config = {
 };
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  const e = Env.parse(env);
+  // A variable set to nothing (`COHORT_DATA_DIR=` in a compose file) means its default, not "" (which is the working directory, or 0).
+  const e = Env.parse(Object.fromEntries(Object.entries(env).filter(([, v]) => v !== '')));
   return {
     host: e.HOST,
     port: e.PORT,
