@@ -10,6 +10,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Agent, request } from 'undici';
 import pg from 'pg';
 import { loadConfig } from '../src/config.ts';
@@ -22,6 +23,9 @@ import { ensureBuilt, freePort, killDaemonsUnder, startGatewayProcess } from '..
 const CONCURRENCY = 100;
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 20);
 const REPEAT = 100;
+/** A fast model's pace (100 chunks a second), and how long each path carries live streams. */
+const PACE_MS = 10;
+const LIVE_MS = Number(process.env.BENCH_LIVE_MS ?? 10_000);
 /** Open files a process may hold; a gateway holding N streams needs 2N (client and daemon sockets). */
 const openFileLimit = (pid: number | 'self') => Number(/^Max open files\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/limits`, 'utf8'))?.[1] ?? 1024);
 const IDLE = Number(process.env.BENCH_IDLE ?? 10_000);
@@ -33,12 +37,13 @@ const pct = (xs: number[], p: number) => {
 };
 const ms = (x: number) => x.toFixed(2);
 
-type Sample = { ttfc: number; done: number };
+type Sample = { ttfb: number; ttfc: number; done: number };
 
-/** One streamed turn: time to the first content event and to the end of the stream. */
+/** One streamed turn: time to the response's first byte (its status line), to the first content event, and to the end of the stream. */
 async function stream(url: string, headers: Record<string, string>, body: unknown, marker: string): Promise<Sample> {
   const t0 = performance.now();
   const res = await request(url, { method: 'POST', dispatcher, headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+  const ttfb = performance.now() - t0;
   if (res.statusCode !== 200) throw new Error(`status ${res.statusCode}: ${await res.body.text()}`);
   let first = 0;
   let count = 0;
@@ -47,7 +52,22 @@ async function stream(url: string, headers: Record<string, string>, body: unknow
     for (let i = s.indexOf(marker); i !== -1; i = s.indexOf(marker, i + 1)) count++;
     if (!first && count) first = performance.now();
   }
-  return { ttfc: first - t0, done: performance.now() - t0 };
+  return { ttfb, ttfc: first - t0, done: performance.now() - t0 };
+}
+
+/** Streams kept open for `durationMs`: each of `concurrency` clients starts its next turn as its
+ * last one ends, the first turns spread over `spreadMs` so the streams are at every point of a turn at once. */
+async function live(fn: () => Promise<Sample>, o: { concurrency: number; durationMs: number; spreadMs: number }) {
+  const samples: Sample[] = [];
+  const end = performance.now() + o.durationMs;
+  await Promise.all(
+    Array.from({ length: o.concurrency }, async (_, i) => {
+      await sleep((i * o.spreadMs) / o.concurrency);
+      while (performance.now() < end) samples.push(await fn());
+    }),
+  );
+  const of = (k: keyof Sample) => samples.map((x) => x[k]);
+  return { turns: samples.length, ttfb50: pct(of('ttfb'), 50), ttfb99: pct(of('ttfb'), 99), p50: pct(of('ttfc'), 50), p99: pct(of('ttfc'), 99), done50: pct(of('done'), 50) };
 }
 
 async function load(fn: () => Promise<Sample>, concurrency: number, rounds: number) {
@@ -173,6 +193,25 @@ try {
     );
   }
   table(`\`/repeat ${REPEAT} x\` turns, stub daemon answering at once (${ROUNDS * 10} turns alone, ${ROUNDS * CONCURRENCY} at ${CONCURRENCY} concurrent)`, rows);
+
+  // (1b) the same turns at a model's pace, 100 streams open at once and at every point of a turn:
+  // the latency the relay adds to a stream while it carries 100 live ones, below saturation.
+  const pacedPrompt = `/pace ${PACE_MS}\n${prompt}`;
+  const liveOpts = { concurrency: CONCURRENCY, durationMs: LIVE_MS, spreadMs: PACE_MS * REPEAT };
+  const pacedDirect = await live(() => stream(stub.url + daemonPaths.turns, { authorization: 'Bearer stub' }, { prompt: pacedPrompt }, '"type":"text"'), liveOpts);
+  const pacedRaw = await live(() => stream(raw.url, {}, { prompt: pacedPrompt }, '"type":"text"'), liveOpts);
+  const pacedGw = await live(() => stream(`${proc.url}/interns/${id}/chat/completions`, auth, { stream: true, messages: [{ role: 'user', content: pacedPrompt }] }, '"content"'), liveOpts);
+  type Live = typeof pacedDirect;
+  const liveRow = (name: string, r: Live) => [name, String(r.turns), ms(r.ttfb50), ms(r.ttfb99), ms(r.p50), ms(r.p99), ms(r.done50)];
+  const addedRow = (name: string, r: Live, d: Live) => [name, '', ms(r.ttfb50 - d.ttfb50), ms(r.ttfb99 - d.ttfb99), ms(r.p50 - d.p50), ms(r.p99 - d.p99), ms(r.done50 - d.done50)];
+  table(`\`/repeat ${REPEAT} x\` turns streamed ${PACE_MS} ms apart, ${CONCURRENCY} streams open throughout (${LIVE_MS / 1000} s per path; each client starts its next turn when one ends)`, [
+    ['path', 'turns', 'first byte p50 (ms)', 'first byte p99 (ms)', 'first content p50 (ms)', 'first content p99 (ms)', 'whole turn p50 (ms)'],
+    liveRow('straight from the daemon', pacedDirect),
+    liveRow('through a raw Node relay (bytes copied)', pacedRaw),
+    addedRow('added by the raw relay', pacedRaw, pacedDirect),
+    liveRow('through the gateway', pacedGw),
+    addedRow('added by the gateway', pacedGw, pacedDirect),
+  ]);
   raw.child.kill('SIGKILL');
   await proc.kill(process.env.BENCH_PROFILE_DIR ? 'SIGTERM' : 'SIGKILL');
 

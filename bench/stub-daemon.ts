@@ -1,8 +1,10 @@
 // A protocol-faithful stand-in for an intern daemon (docs/daemon-protocol.md) used only by
 // `npm run bench:interns`: it answers at once, with no turn lock, so the benchmark measures the
-// gateway's relay and not the agent. `/repeat N TEXT` streams N text events then `completed`;
-// `idle` sends one text event and then stays open and silent.
+// gateway's relay and not the agent. `/repeat N TEXT` streams N text events then `completed`
+// (at once, or MS apart after a first line `/pace MS`, as a model streams); `idle` sends one
+// text event and then stays open and silent.
 import { createServer } from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { AddressInfo } from 'node:net';
 import { formatRunEvent, type RunEvent, type RunEventBody } from '../src/protocol/daemon.ts';
 
@@ -20,9 +22,15 @@ const server = createServer(async (req, res) => {
   send({ type: 'run', run_id: run, session_id: `s_${run}`, approval_mode: 'self-drive' });
   send({ type: 'model', model: 'local/scripted' });
   if (prompt === 'idle') return void send({ type: 'text', text: 'x' });
-  const m = /^\/repeat (\d+) (.*)$/.exec(prompt);
+  const paced = /^\/pace (\d+)\n/.exec(prompt);
+  const script = paced ? prompt.slice(paced[0].length) : prompt;
+  const m = /^\/repeat (\d+) (.*)$/.exec(script);
   const n = m ? Number(m[1]) : 1;
-  for (let i = 0; i < n; i++) send({ type: 'text', text: m?.[2] ?? prompt });
+  for (let i = 0; i < n; i++) {
+    if (paced && i) await sleep(Number(paced[1]));
+    if (res.destroyed) return;
+    send({ type: 'text', text: m?.[2] ?? script });
+  }
   send({ type: 'completed', stop_reason: 'end_turn', usage: { prompt_tokens: 1, completion_tokens: n, total_tokens: n + 1 }, model: 'local/scripted' });
   res.end();
 });
