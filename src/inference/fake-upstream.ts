@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { plan } from './providers/local/scripted.ts';
 import { completion, streamChunks } from './providers/local/play.ts';
 import { messagesEncoder, toMessage } from './wire/anthropic-response.ts';
-import type { ChatChunk, ChatRequest, Completion } from './types.ts';
+import { Cancel, type ChatChunk, type ChatRequest, type Completion } from './types.ts';
 import { toAnthropicBody } from './providers/anthropic/request.ts';
 
 export type Received = { path: string; key: string | null; model: string; body: Record<string, unknown>; aborted: boolean };
@@ -59,11 +59,11 @@ async function answer(req: IncomingMessage, res: ServerResponse, o: { received: 
   const body = JSON.parse(await readBody(req));
   const entry: Received = { path: req.url!, key, model: body.model, body, aborted: false };
   o.received.push(entry);
-  const abort = new AbortController();
+  const cancel = new Cancel();
   res.on('close', () => {
     if (!res.writableFinished) {
       entry.aborted = true;
-      abort.abort();
+      cancel.cancel();
     }
   });
   const how = key ? o.misbehaving.get(key) : undefined;
@@ -77,13 +77,13 @@ async function answer(req: IncomingMessage, res: ServerResponse, o: { received: 
   const id = `up-${randomUUID()}`;
   try {
     if (!body.stream) {
-      const c = (await completion(p, { id, model: body.model, signal: abort.signal })) as Completion;
+      const c = (await completion(p, { id, model: body.model, cancel })) as Completion;
       res.writeHead(200, { 'content-type': 'application/json' });
       return void res.end(JSON.stringify(anthropic ? toMessage(c) : c));
     }
     res.writeHead(200, { 'content-type': 'text/event-stream' });
     const encoder = messagesEncoder({ model: body.model });
-    for await (const chunk of streamChunks(p, { id, model: body.model, signal: abort.signal })) {
+    for await (const chunk of streamChunks(p, { id, model: body.model, cancel })) {
       res.write(anthropic ? encoder.push(chunk as ChatChunk) : `data: ${JSON.stringify(chunk)}\n\n`);
     }
     res.end(anthropic ? encoder.end() : 'data: [DONE]\n\n');

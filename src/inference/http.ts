@@ -3,7 +3,7 @@
 // 0), and the mapping of a non-2xx answer to an UpstreamError carrying the provider's own message
 // with secrets scrubbed.
 import { scrub } from '../log.ts';
-import { UpstreamError } from './types.ts';
+import { UpstreamError, type Cancel } from './types.ts';
 import { H1Client } from '../http/h1.ts';
 import type { Upstream } from '../http/body.ts';
 
@@ -15,17 +15,22 @@ export function createHttpClient(opts: { timeoutMs: number }): H1Client {
 }
 
 /** A transport failure as an UpstreamError; a client abort is rethrown as is. */
-export function transportError(err: unknown, signal: AbortSignal): unknown {
-  if (signal.aborted || err instanceof UpstreamError) return err;
+export function transportError(err: unknown, cancel: Cancel): unknown {
+  if (cancel.aborted || err instanceof UpstreamError) return err;
   const code = (err as { code?: string }).code ?? 'unknown';
   if (code === 'ETIMEDOUT') return new UpstreamError({ status: 0, timeout: true, message: 'the provider did not answer in time' });
   return new UpstreamError({ status: 0, message: `could not reach the provider (${code})` });
 }
 
-/** POSTs to `base` + `path` (base: the provider's URL, which may carry a path prefix such as /v1). */
-export function post(opts: { client: H1Client; base: string; path: string; headers: Record<string, string>; body: string; signal: AbortSignal }): Promise<Upstream> {
+/** POSTs to `base` + `path` (base: the provider's URL, which may carry a path prefix such as /v1);
+ * a cancellation closes the connection, before the answer or while its body streams. */
+export function post(opts: { client: H1Client; base: string; path: string; headers: Record<string, string>; body: string; cancel: Cancel }): Promise<Upstream> {
+  const { cancel } = opts;
+  if (cancel.aborted) return Promise.reject(new Error('aborted'));
   const request = { base: opts.base, path: opts.path, method: 'POST' as const, headers: { 'content-type': 'application/json', ...opts.headers }, body: opts.body };
-  return opts.client.request(request, opts.signal, (err) => transportError(err, opts.signal));
+  const call = opts.client.start(request, (err) => transportError(err, cancel));
+  cancel.onCancel(call.cancel);
+  return call.response;
 }
 
 /** Removes the credential itself and anything shaped like a provider or bearer key. */

@@ -1,6 +1,10 @@
 // The inference router's one vocabulary: an OpenAI-shaped chat request, completion and stream
 // chunk (every API style and every provider converts to and from these), the typed adapter
-// interface every provider implements, and the upstream failure they throw.
+// interface every provider implements, the upstream failure they throw, and the cancellation
+// that gives a call up (src/http's, re-exported so callers name one vocabulary).
+import type { Cancel } from '../http/cancel.ts';
+
+export { Cancel } from '../http/cancel.ts';
 
 export type ToolCall = { id: string; type: 'function'; function: { name: string; arguments: string } };
 
@@ -68,7 +72,8 @@ export type UpstreamCall = {
   body: ChatRequest;
   baseUrl: string;
   apiKey: string | null;
-  signal: AbortSignal;
+  /** The client's request going away; gives up the call and any stream it opened. */
+  cancel: Cancel;
 };
 
 /** The one interface every provider folder implements. */

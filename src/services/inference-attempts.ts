@@ -5,7 +5,7 @@
 import { ApiError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import type { Sealer } from '../crypto/seal.ts';
-import { UpstreamError, type ProviderAdapter, type UpstreamCall } from '../inference/types.ts';
+import { UpstreamError, type Cancel, type ProviderAdapter, type UpstreamCall } from '../inference/types.ts';
 import type { Candidate } from '../inference/select.ts';
 import type { ProviderInfo } from '../inference/providers.ts';
 import type { CredentialRow } from './routing-config.ts';
@@ -35,7 +35,7 @@ function keyFor(route: Route, c: Candidate, sealer: Sealer): string | null {
 export async function tryRoutes<T>(opts: {
   routes: Route[];
   body: UpstreamCall['body'];
-  signal: AbortSignal;
+  cancel: Cancel;
   sealer: Sealer;
   log: Logger;
   run: (adapter: ProviderAdapter, call: UpstreamCall) => Promise<T>;
@@ -55,11 +55,11 @@ export async function tryRoutes<T>(opts: {
       }
       const attempts = ++opts.stats.attempts;
       try {
-        const call = { model: route.providerModel, body: opts.body, baseUrl: route.provider.baseUrl ?? '', apiKey, signal: opts.signal };
+        const call = { model: route.providerModel, body: opts.body, baseUrl: route.provider.baseUrl ?? '', apiKey, cancel: opts.cancel };
         const value = await opts.run(route.adapter, call);
         return { value, served: { model: route.model, provider: route.provider.slug, credentialId, isByok: c.kind === 'byok', attempts } };
       } catch (err) {
-        if (opts.signal.aborted) throw clientClosed();
+        if (opts.cancel.aborted) throw clientClosed();
         if (!(err instanceof UpstreamError)) throw err;
         opts.log.warn({ provider: route.provider.slug, model: route.model, credentialId, status: err.status, retryable: err.retryable }, 'upstream attempt failed');
         if (!err.retryable) throw upstreamFailure(route.provider.slug, err);

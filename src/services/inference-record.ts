@@ -2,7 +2,7 @@
 // client: each chunk gets the request's id and model slug, usage gets cost, and when the stream
 // ends (finished, failed or abandoned) the request is recorded once.
 import type { InferenceRequestRow } from '../store/schema-inference.ts';
-import type { ChatChunk, FinishReason, ToolCall, Usage } from '../inference/types.ts';
+import type { Cancel, ChatChunk, FinishReason, ToolCall, Usage } from '../inference/types.ts';
 import { clientClosed, upstreamFailure, type Served } from './inference-attempts.ts';
 import { UpstreamError } from '../inference/types.ts';
 import type { Prepared } from './inference.ts';
@@ -68,7 +68,7 @@ export async function* relay(o: {
   source: AsyncIterable<ChatChunk[]>;
   usageOf: (u: Usage | null | undefined, s: Served) => Usage;
   record: (p: Prepared, outcome: Outcome) => void;
-  signal: AbortSignal;
+  cancel: Cancel;
 }): AsyncGenerator<ChatChunk[]> {
   const { p, served } = o;
   const collect = p.loggedBody === undefined ? null : collector();
@@ -87,12 +87,12 @@ export async function* relay(o: {
     }
     if (!outcome.finish) throw new UpstreamError({ status: 502, message: 'the provider ended the stream before it finished' });
   } catch (err) {
-    const api = o.signal.aborted ? clientClosed() : err instanceof UpstreamError ? upstreamFailure(served.provider, err) : null;
+    const api = o.cancel.aborted ? clientClosed() : err instanceof UpstreamError ? upstreamFailure(served.provider, err) : null;
     outcome.status = api?.status ?? 500;
     outcome.error = api?.message ?? 'internal error';
     throw api ?? err;
   } finally {
-    if (o.signal.aborted && outcome.status === 200 && !outcome.finish) {
+    if (o.cancel.aborted && outcome.status === 200 && !outcome.finish) {
       outcome.status = 499;
       outcome.error = 'the client closed the request';
     }

@@ -8,7 +8,7 @@ import type { Sealer } from '../crypto/seal.ts';
 import type { Principal } from '../store/identity.ts';
 import { ApiError, invalidRequest, resourceNotFound, serverToolDisabled } from '../errors.ts';
 import { createRegistry, providerTable, splitModel, loadPriceTable, costOf, selectCredentials } from '../inference/index.ts';
-import type { ChatChunk, ChatRequest, Completion, Usage } from '../inference/types.ts';
+import type { Cancel, ChatChunk, ChatRequest, Completion, Usage } from '../inference/types.ts';
 import { createRoutingConfig, type CredentialRow, type RoutingConfig } from './routing-config.ts';
 import { applyPreset, disabledToolIn, presetSlugOf, resolveRequest, type RequestBody } from './routing.ts';
 import { tryRoutes, type Route, type Served } from './inference-attempts.ts';
@@ -107,9 +107,9 @@ export function createInferenceService(opts: InferenceOptions) {
   }
 
   const record = (p: Prepared, outcome: Outcome) => requestLog.add(rowOf(p, outcome));
-  const attempt = <T>(p: Prepared, signal: AbortSignal, run: Parameters<typeof tryRoutes<T>>[0]['run']) => {
+  const attempt = <T>(p: Prepared, cancel: Cancel, run: Parameters<typeof tryRoutes<T>>[0]['run']) => {
     const stats = { attempts: 0 };
-    return tryRoutes({ routes: p.routes, body: p.upstream, signal, sealer: opts.sealer, log: opts.log, run, stats }).catch((err: unknown) => {
+    return tryRoutes({ routes: p.routes, body: p.upstream, cancel, sealer: opts.sealer, log: opts.log, run, stats }).catch((err: unknown) => {
       record(p, { status: err instanceof ApiError ? err.status : 500, error: err instanceof Error ? err.message : 'error', attempts: stats.attempts });
       throw err;
     });
@@ -118,12 +118,12 @@ export function createInferenceService(opts: InferenceOptions) {
   return {
     prepare,
     /** Resolves once a provider accepted the request; the chunks then always end (finish or thrown error). */
-    async stream(p: Prepared, signal: AbortSignal): Promise<{ served: Served; chunks: AsyncGenerator<ChatChunk[]> }> {
-      const { value, served } = await attempt(p, signal, (adapter, call) => adapter.stream(call));
-      return { served, chunks: relay({ p, served, source: value, usageOf, record, signal }) };
+    async stream(p: Prepared, cancel: Cancel): Promise<{ served: Served; chunks: AsyncGenerator<ChatChunk[]> }> {
+      const { value, served } = await attempt(p, cancel, (adapter, call) => adapter.stream(call));
+      return { served, chunks: relay({ p, served, source: value, usageOf, record, cancel }) };
     },
-    async complete(p: Prepared, signal: AbortSignal): Promise<{ served: Served; completion: Completion }> {
-      const { value, served } = await attempt(p, signal, (adapter, call) => adapter.complete(call));
+    async complete(p: Prepared, cancel: Cancel): Promise<{ served: Served; completion: Completion }> {
+      const { value, served } = await attempt(p, cancel, (adapter, call) => adapter.complete(call));
       const completion: Completion = { ...value, id: p.id, model: served.model, usage: usageOf(value.usage, served) };
       const choice = completion.choices[0];
       record(p, { status: 200, served, usage: completion.usage, finish: choice?.finish_reason ?? null, response: completion });

@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import { plan, type ScriptRequest } from '../inference/providers/local/scripted.ts';
 import { completion, streamChunks } from '../inference/providers/local/play.ts';
+import { Cancel } from '../inference/types.ts';
 
 export type ScriptedServer = { url: string; requests: unknown[]; close(): Promise<void> };
 
@@ -21,8 +22,8 @@ export async function startScriptedServer(): Promise<ScriptedServer> {
       res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":{"message":"not found"}}');
       return;
     }
-    const abort = new AbortController();
-    res.on('close', () => abort.abort());
+    const cancel = new Cancel();
+    res.on('close', () => cancel.cancel());
     try {
       const body = (await readJson(req)) as ScriptRequest & { stream?: boolean; model?: string };
       requests.push(body);
@@ -34,14 +35,14 @@ export async function startScriptedServer(): Promise<ScriptedServer> {
       }
       const id = `chatcmpl-${randomUUID()}`;
       if (!body.stream) {
-        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(await completion(p, { id, signal: abort.signal })));
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(await completion(p, { id, cancel })));
         return;
       }
       res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
-      for await (const chunk of streamChunks(p, { id, signal: abort.signal })) res.write(`data: ${JSON.stringify(chunk)}\n\n`);
+      for await (const chunk of streamChunks(p, { id, cancel })) res.write(`data: ${JSON.stringify(chunk)}\n\n`);
       res.end('data: [DONE]\n\n');
     } catch (err) {
-      if (abort.signal.aborted) return;
+      if (cancel.aborted) return;
       res.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: String(err) } }));
     }
   });

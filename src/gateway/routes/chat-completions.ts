@@ -14,7 +14,7 @@ import { ChatCompletionRequest, ChatCompletionResponse } from '../../schemas/inf
 import type { ApiStyle, Prepared } from '../../services/inference.ts';
 import type { RequestBody } from '../../services/routing.ts';
 import type { Principal } from '../../store/identity.ts';
-import type { ChatChunk } from '../../inference/types.ts';
+import { Cancel, type ChatChunk } from '../../inference/types.ts';
 import { openSse } from '../../relay/sse.ts';
 
 const ChatError = z.object({ error: z.object({ code: z.number().int(), message: z.string(), metadata: z.object({ reason: z.string(), retryable: z.boolean() }).optional() }) });
@@ -30,24 +30,24 @@ export async function prepareOrRefuse(ctx: Ctx, o: { principal: Principal; body:
   }
 }
 
-/** An AbortController that fires when the client goes away before the response is complete. */
-export function abortOnClose(reply: FastifyReply): AbortController {
-  const abort = new AbortController();
+/** A cancellation that fires when the client goes away before the response is complete. */
+export function cancelOnClose(reply: FastifyReply): Cancel {
+  const cancel = new Cancel();
   reply.raw.on('close', () => {
-    if (!reply.raw.writableFinished) abort.abort();
+    if (!reply.raw.writableFinished) cancel.cancel();
   });
-  return abort;
+  return cancel;
 }
 
 /** Writes an SSE response from text frames (one write per upstream read); `fail` renders the in-stream error frame. */
-export async function writeSse(reply: FastifyReply, o: { signal: AbortSignal; frames: AsyncIterable<string>; fail: (e: ApiError) => string; end: () => string; ctx: Ctx }) {
+export async function writeSse(reply: FastifyReply, o: { cancel: Cancel; frames: AsyncIterable<string>; fail: (e: ApiError) => string; end: () => string; ctx: Ctx }) {
   reply.hijack();
   const sse = openSse(reply.raw, { keepaliveMs: o.ctx.config.keepaliveMs, headers: reply.getHeaders() });
   try {
     for await (const frame of o.frames) await sse.write(frame);
     sse.end(o.end());
   } catch (err) {
-    if (o.signal.aborted || sse.gone) return sse.destroy();
+    if (o.cancel.aborted || sse.gone) return sse.destroy();
     if (!(err instanceof ApiError)) o.ctx.log.error({ err }, 'inference stream failed');
     sse.end(o.fail(err instanceof ApiError ? err : internalError()));
   }
@@ -94,9 +94,9 @@ export const chatCompletionRoutes: RouteModule = (app, ctx) => {
   app.post('/chat/completions', { onRequest, config: { errorStyle: 'chat' } }, async (req, reply) => {
     const body = parseWith(ChatCompletionRequest, req.body) as RequestBody;
     const p = await prepareOrRefuse(ctx, { principal: principalOf(req), body, style: 'chat', raw: req.body });
-    const abort = abortOnClose(reply);
-    if (!p.stream) return (await ctx.inference.complete(p, abort.signal)).completion;
-    const { served, chunks } = await ctx.inference.stream(p, abort.signal);
-    await writeSse(reply, { ctx, signal: abort.signal, frames: openaiFrames(chunks), fail: (e) => errorFrame(p, served.model, e), end: () => 'data: [DONE]\n\n' });
+    const cancel = cancelOnClose(reply);
+    if (!p.stream) return (await ctx.inference.complete(p, cancel)).completion;
+    const { served, chunks } = await ctx.inference.stream(p, cancel);
+    await writeSse(reply, { ctx, cancel, frames: openaiFrames(chunks), fail: (e) => errorFrame(p, served.model, e), end: () => 'data: [DONE]\n\n' });
   });
 };

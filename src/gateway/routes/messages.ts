@@ -10,7 +10,7 @@ import { fromMessagesBody, type AnthropicBody } from '../../inference/wire/anthr
 import { messagesEncoder, toMessage } from '../../inference/wire/anthropic-response.ts';
 import type { ChatChunk } from '../../inference/types.ts';
 import type { RequestBody } from '../../services/routing.ts';
-import { abortOnClose, errorDocs, prepareOrRefuse, writeSse } from './chat-completions.ts';
+import { cancelOnClose, errorDocs, prepareOrRefuse, writeSse } from './chat-completions.ts';
 
 async function* frames(batches: AsyncIterable<ChatChunk[]>, encoder: ReturnType<typeof messagesEncoder>): AsyncGenerator<string> {
   for await (const batch of batches) {
@@ -44,13 +44,13 @@ export const messagesRoutes: RouteModule = (app, ctx) => {
     const parsed = parseWith(MessagesRequest, req.body) as AnthropicBody;
     const body = fromMessagesBody(parsed) as RequestBody;
     const p = await prepareOrRefuse(ctx, { principal: principalOf(req), body, style: 'messages', raw: req.body });
-    const abort = abortOnClose(reply);
-    if (!p.stream) return toMessage((await ctx.inference.complete(p, abort.signal)).completion);
-    const { served, chunks } = await ctx.inference.stream(p, abort.signal);
+    const cancel = cancelOnClose(reply);
+    if (!p.stream) return toMessage((await ctx.inference.complete(p, cancel)).completion);
+    const { served, chunks } = await ctx.inference.stream(p, cancel);
     const encoder = messagesEncoder({ model: served.model });
     await writeSse(reply, {
       ctx,
-      signal: abort.signal,
+      cancel,
       frames: frames(chunks, encoder),
       fail: (e) => encoder.error(e.message, e.status),
       end: () => encoder.end(),

@@ -25,7 +25,7 @@ export function anthropicAdapter(deps: { client: H1Client }): ProviderAdapter {
       path: '/messages',
       headers: { 'anthropic-version': VERSION, ...(call.apiKey ? { 'x-api-key': call.apiKey } : {}) },
       body: JSON.stringify(toAnthropicBody(call.body, { model: call.model, stream })),
-      signal: call.signal,
+      cancel: call.cancel,
     });
   return {
     async stream(call) {

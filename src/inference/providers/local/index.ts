@@ -21,9 +21,9 @@ export const localAdapter: ProviderAdapter = {
   hasModel: (model) => `local/${model}` === SCRIPTED_MODEL,
   async stream(call) {
     const p = planOf(call);
-    return batches(streamChunks(p, { id: `gen-${randomUUID()}`, signal: call.signal }) as AsyncIterable<ChatChunk>);
+    return batches(streamChunks(p, { id: `gen-${randomUUID()}`, cancel: call.cancel }) as AsyncIterable<ChatChunk>);
   },
   async complete(call) {
-    return (await completion(planOf(call), { id: `gen-${randomUUID()}`, signal: call.signal })) as Completion;
+    return (await completion(planOf(call), { id: `gen-${randomUUID()}`, cancel: call.cancel })) as Completion;
   },
 };

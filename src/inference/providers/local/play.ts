@@ -2,6 +2,7 @@
 // plan's sleeps honoured and abortable) or one non-streaming completion. No I/O besides timers.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Plan, Step, Usage } from './scripted.ts';
+import type { Cancel } from '../../types.ts';
 
 export const SCRIPTED_MODEL = 'local/scripted';
 
@@ -32,13 +33,13 @@ function deltaOf(step: Exclude<Step, { type: 'sleep' }>): Delta {
 /** Yields the chunks of a streamed response; the last one carries finish_reason and usage. */
 export async function* streamChunks(
   p: OkPlan,
-  opts: { id: string; model?: string; signal?: AbortSignal; created?: number },
+  opts: { id: string; model?: string; cancel?: Cancel; created?: number },
 ): AsyncGenerator<OpenAIChunk> {
   const base = { id: opts.id, object: 'chat.completion.chunk' as const, created: opts.created ?? Math.floor(Date.now() / 1000), model: opts.model ?? SCRIPTED_MODEL };
   yield { ...base, choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }] };
   for (const step of p.steps) {
     if (step.type === 'sleep') {
-      await sleep(step.ms, undefined, { signal: opts.signal });
+      await sleep(step.ms, undefined, { signal: opts.cancel?.signal });
       continue;
     }
     yield { ...base, choices: [{ index: 0, delta: deltaOf(step), finish_reason: null }] };
@@ -47,12 +48,12 @@ export async function* streamChunks(
 }
 
 /** The non-streaming completion for a plan, after its sleeps. */
-export async function completion(p: OkPlan, opts: { id: string; model?: string; signal?: AbortSignal }) {
+export async function completion(p: OkPlan, opts: { id: string; model?: string; cancel?: Cancel }) {
   let content = '';
   let reasoning = '';
   const toolCalls: { id: string; type: 'function'; function: { name: string; arguments: string } }[] = [];
   for (const step of p.steps) {
-    if (step.type === 'sleep') await sleep(step.ms, undefined, { signal: opts.signal });
+    if (step.type === 'sleep') await sleep(step.ms, undefined, { signal: opts.cancel?.signal });
     else if (step.type === 'content') content += step.text;
     else if (step.type === 'reasoning') reasoning += step.text;
     else toolCalls.push({ id: step.id, type: 'function', function: { name: step.name, arguments: step.arguments } });

@@ -22,7 +22,7 @@ function parseChunk(data: string): ChatChunk {
 
 export function openaiCompatibleAdapter(deps: { client: H1Client }): ProviderAdapter {
   const send = (call: UpstreamCall, body: Record<string, unknown>) =>
-    post({ client: deps.client, base: call.baseUrl, path: '/chat/completions', headers: headersFor(call.apiKey), body: JSON.stringify(body), signal: call.signal });
+    post({ client: deps.client, base: call.baseUrl, path: '/chat/completions', headers: headersFor(call.apiKey), body: JSON.stringify(body), cancel: call.cancel });
   return {
     async stream(call) {
       const res = await send(call, { ...call.body, model: call.model, stream: true, stream_options: { include_usage: true } });
