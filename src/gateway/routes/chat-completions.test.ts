@@ -216,6 +216,28 @@ for (const store of storeMatrix) {
       assert.equal((await s.log())[0]!.status, 499);
     });
 
+    test('a client that disconnects before the answer aborts the upstream request, and no other credential is tried', async () => {
+      const s = await space(gw, 'abort-early');
+      await s.credential({ key: 'sk-abort-early-byok' });
+      const from = up.received.length;
+      const ctl = new AbortController();
+      const pending = fetch(`${gw.url}/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${s.key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'openai/gpt-4o', messages: [user('/sleep 300\n/say never')] }),
+        signal: ctl.signal,
+      }).catch((e: Error) => e.name);
+      for (let i = 0; i < 100 && !up.received[from]; i++) await new Promise((r) => setTimeout(r, 10));
+      ctl.abort();
+      assert.equal(await pending, 'AbortError');
+      for (let i = 0; i < 100 && !up.received[from]!.aborted; i++) await new Promise((r) => setTimeout(r, 10));
+      assert.equal(up.received[from]!.aborted, true);
+      for (let i = 0; i < 100 && !(await s.log()).length; i++) await new Promise((r) => setTimeout(r, 10));
+      const [row] = await s.log();
+      assert.deepEqual([row!.status, row!.attempts, row!.error], [499, 1, 'the client closed the request']);
+      assert.deepEqual(up.received.slice(from).map((r) => r.key), ['sk-abort-early-byok']);
+    });
+
     test('an upstream that stalls times out (504), or after the stream opened ends it with an error chunk', async () => {
       const s = await space(gw, 'timeout');
       const stalled = await s.chat({ model: 'openai/gpt-4o', messages: [user('/sleep 1500\n/say late')] });

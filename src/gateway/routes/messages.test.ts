@@ -111,6 +111,26 @@ describe('POST /messages', () => {
     assert.equal(chat.body.model, 'anthropic/claude-sonnet-4');
   });
 
+  test('a client that disconnects mid-stream aborts the upstream request (anthropic provider)', async () => {
+    const from = up.received.length;
+    const logged = (await s.log()).length;
+    const ctl = new AbortController();
+    const res = await fetch(`${gw.url}/messages`, {
+      method: 'POST',
+      headers: { 'x-api-key': s.key, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'anthropic/claude-sonnet-4', max_tokens: 64, stream: true, messages: [user('/say first\n/sleep 5000\n/say never')] }),
+      signal: ctl.signal,
+    });
+    assert.equal(res.status, 200);
+    await res.body!.getReader().read();
+    ctl.abort();
+    for (let i = 0; i < 100 && !up.received[from]!.aborted; i++) await new Promise((r) => setTimeout(r, 10));
+    assert.equal(up.received[from]!.aborted, true);
+    for (let i = 0; i < 100 && (await s.log()).length === logged; i++) await new Promise((r) => setTimeout(r, 10));
+    const row = (await s.log())[logged]!;
+    assert.deepEqual([row.status, row.apiStyle, row.model, row.streamed], [499, 'messages', 'anthropic/claude-sonnet-4', true]);
+  });
+
   test('the @anthropic-ai/sdk client works unchanged (x-api-key), streaming and not', async () => {
     const client = new Anthropic({ apiKey: s.key, baseURL: gw.url.replace(/\/v1$/, ''), maxRetries: 0 });
     const m = await client.messages.create({ model: 'local/scripted', max_tokens: 20, messages: [{ role: 'user', content: '/say from sdk' }] });

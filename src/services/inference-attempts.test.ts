@@ -1,0 +1,60 @@
+// tryRoutes over stub calls: a retryable failure moves on to the next route, a cancelled request does not.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { tryRoutes, type Route } from './inference-attempts.ts';
+import { createSealer } from '../crypto/seal.ts';
+import { createLogger } from '../log.ts';
+import { ApiError } from '../errors.ts';
+import { Cancel, UpstreamError, type ProviderAdapter, type UpstreamCall } from '../inference/types.ts';
+
+const unused: ProviderAdapter = { stream: () => Promise.reject(new Error('unused')), complete: () => Promise.reject(new Error('unused')) };
+
+/** A model with one shared-capacity credential, `sk-<slug>`. */
+function route(slug: string): Route {
+  const provider = { slug, kind: 'openai' as const, baseUrl: `http://${slug}.test`, sharedKey: `sk-${slug}`, keyless: false, zdr: false };
+  return { model: `${slug}/m`, provider, providerModel: 'm', adapter: unused, candidates: [{ kind: 'shared' }], credentials: [] };
+}
+
+/** Tries models a and b; each call is answered by `answer`. */
+function attempt(cancel: Cancel, answer: (call: UpstreamCall) => Promise<string>) {
+  const stats = { attempts: 0 };
+  const done = tryRoutes({
+    routes: [route('a'), route('b')],
+    body: { messages: [] },
+    cancel,
+    sealer: createSealer(randomBytes(32)),
+    log: createLogger({ level: 'silent' }),
+    run: (_adapter, call) => answer(call),
+    stats,
+  });
+  return { done, stats };
+}
+
+const unavailable = () => new UpstreamError({ status: 503, message: 'unavailable' });
+
+test('a retryable failure moves on to the next model, with the same cancellation', async () => {
+  const cancel = new Cancel();
+  const seen: [string | null, boolean][] = [];
+  const { done, stats } = attempt(cancel, async (call) => {
+    seen.push([call.apiKey, call.cancel === cancel]);
+    if (call.apiKey === 'sk-a') throw unavailable();
+    return 'ok';
+  });
+  assert.deepEqual(await done, { value: 'ok', served: { model: 'b/m', provider: 'b', credentialId: null, isByok: false, attempts: 2 } });
+  assert.deepEqual(seen, [['sk-a', true], ['sk-b', true]]);
+  assert.equal(stats.attempts, 2);
+});
+
+test('once cancelled, a failure is the client closing and no other model is tried', async () => {
+  const cancel = new Cancel();
+  const tried: (string | null)[] = [];
+  const { done, stats } = attempt(cancel, async (call) => {
+    tried.push(call.apiKey);
+    cancel.cancel();
+    throw unavailable();
+  });
+  await assert.rejects(done, (e) => e instanceof ApiError && e.status === 499 && e.reason === 'client_closed_request');
+  assert.deepEqual(tried, ['sk-a']);
+  assert.equal(stats.attempts, 1);
+});
