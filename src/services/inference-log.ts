@@ -1,10 +1,10 @@
 // The request log: one row per model request, written in batches off the hot path (a flush at
-// most every 500 ms or 1000 rows, and on shutdown). On the embedded PGlite, whose SQL engine
-// runs on the gateway's own thread, rows go in by COPY (several times cheaper per row than an
-// INSERT); on PostgreSQL, as one JSON parameter. Which requests keep their bodies is the
+// most every 500 ms or 1000 rows, and on shutdown). On the embedded PGlite (in its own thread,
+// whose time is shared by every query of the gateway) rows go in by COPY, several times cheaper
+// per row than an INSERT; on PostgreSQL, as one JSON parameter. Which requests keep their bodies is the
 // workspace's I/O logging decision below.
 import { getTableColumns, sql } from 'drizzle-orm';
-import type { PGlite } from '@electric-sql/pglite';
+import { PgliteThread } from '../store/pglite-thread.ts';
 import type { Db } from '../store/db.ts';
 import type { Logger } from '../log.ts';
 import { inferenceRequests, type InferenceRequestRow } from '../store/schema-inference.ts';
@@ -54,12 +54,9 @@ export function toCsv(rows: InferenceRequestRow[]): string {
   return rows.map((r) => COLUMNS.map((c) => csvField(r[c.key], c.json)).join(',')).join('\n') + '\n';
 }
 
-const isPglite = (c: unknown): c is PGlite => typeof c === 'object' && c !== null && 'waitReady' in c;
-
 function insertMany(db: Db, rows: InferenceRequestRow[]): Promise<unknown> {
   const client = (db as unknown as { $client?: unknown }).$client;
-  // PGlite's client, told apart without loading PGlite in a gateway on PostgreSQL (pg's pool has no waitReady).
-  if (isPglite(client)) {
+  if (client instanceof PgliteThread) {
     return client.query(`copy inference_requests (${COLUMN_LIST}) from '/dev/blob' with (format csv)`, [], { blob: new Blob([toCsv(rows)]) });
   }
   return db.execute(sql`insert into inference_requests select * from jsonb_populate_recordset(null::inference_requests, ${toJsonRecords(rows)}::jsonb)`);

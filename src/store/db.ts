@@ -10,7 +10,7 @@ import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import * as schema from './schema.ts';
 import { isUniqueViolation } from './errors.ts';
-import { loadPglite, PGLITE_OPTIONS } from './pglite-options.ts';
+import type { PGlite } from '@electric-sql/pglite';
 
 export type Db = PgDatabase<PgQueryResultHKT, typeof schema>;
 
@@ -56,13 +56,13 @@ async function openPglite(dataDir?: string): Promise<Store> {
   const dir = dataDir ? join(dataDir, 'pglite') : undefined;
   if (dataDir) mkdirSync(dataDir, { recursive: true });
   if (dir) await initPgliteDir(dir);
-  // Loaded only here: a gateway on PostgreSQL never pays for PGlite's code.
-  const [{ PGlite }, { drizzle: drizzlePglite }] = await Promise.all([loadPglite(), import('drizzle-orm/pglite')]);
-  const client = new PGlite(dir, PGLITE_OPTIONS);
+  // Loaded only here: a gateway on PostgreSQL never pays for PGlite's code. PGlite runs in a worker thread.
+  const [{ PgliteThread }, { drizzle: drizzlePglite }] = await Promise.all([import('./pglite-thread.ts'), import('drizzle-orm/pglite')]);
+  const client = new PgliteThread(dir);
   await client.waitReady;
   return {
     kind: 'pglite',
-    db: drizzlePglite({ client, schema }) as unknown as Db,
+    db: drizzlePglite({ client: client as unknown as PGlite, schema }) as unknown as Db,
     lockedTransaction: (fn) =>
       client.transaction(async (tx) => {
         await tx.query(`select pg_advisory_xact_lock(${LOCK_ID})`);
