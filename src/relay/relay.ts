@@ -177,7 +177,7 @@ class RelayRun {
     this.res.off('close', this.onClientClose);
     this.o!.onOpen();
     this.o = null;
-    this.sse = openSse(this.res, { keepaliveMs: this.timings.keepaliveMs, onGone: this.onGone });
+    this.sse = openSse(this.res, { keepaliveMs: this.timings.keepaliveMs, onGone: this.onGone, flatHead: true });
     this.emit(frames);
   }
 

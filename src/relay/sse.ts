@@ -22,6 +22,8 @@ export type SseOptions = {
   headers?: Record<string, string | string[] | number | undefined>;
   /** Called once if the client goes away before the stream ended. */
   onGone?: () => void;
+  /** Keep the response head as one flat string: for streams that may stay open for minutes. */
+  flatHead?: boolean;
 };
 
 const RESOLVED = Promise.resolve();
@@ -42,13 +44,23 @@ class SseStream implements SseWriter {
     opts: SseOptions,
   ) {
     this.onGone = opts.onGone;
-    const headers = Object.fromEntries(Object.entries(opts.headers ?? {}).filter(([, v]) => v !== undefined)) as Record<string, string | string[] | number>;
-    // The headers leave with the first frame, in one write.
-    res.writeHead(200, { ...headers, 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' });
-    // node:http keeps the response head for the response's lifetime as the ~25 pieces it was
-    // concatenated from (~0.8 KB per open stream); the same text, flat, is a third of that.
-    const held = res as unknown as { _header?: unknown };
-    if (typeof held._header === 'string') held._header = flat(held._header);
+    // The headers leave with the first frame, in one write; the route's own first, then the stream's.
+    const head: Record<string, string | string[] | number> = {};
+    for (const k in opts.headers) {
+      const v = opts.headers[k];
+      if (v !== undefined) head[k] = v;
+    }
+    head['content-type'] = 'text/event-stream; charset=utf-8';
+    head['cache-control'] = 'no-cache';
+    head.connection = 'keep-alive';
+    head['x-accel-buffering'] = 'no';
+    res.writeHead(200, head);
+    if (opts.flatHead) {
+      // node:http keeps the response head for the response's lifetime as the ~25 pieces it was
+      // concatenated from (~0.8 KB per open stream); the same text, flat, is a third of that.
+      const held = res as unknown as { _header?: unknown };
+      if (typeof held._header === 'string') held._header = flat(held._header);
+    }
     this.keepalive = setInterval(this.tick, opts.keepaliveMs).unref();
     res.on('close', this.onClose);
   }
