@@ -105,25 +105,46 @@ export async function findIntern(db: Db, opts: { principal: Principal; id: strin
   return row;
 }
 
-// Running interns as chat requests see them, per store, for a second: one SQL query less per
-// turn. Transitions made by this process drop their entry at once; other gateways' within the TTL.
+// Running interns as chat requests see them, per store: one SQL query less per turn. Transitions
+// made by this process drop their entry at once; other gateways' show within two TTLs, because an
+// entry just past its TTL still serves while one read refreshes it, so a steady stream of turns
+// never waits on the database.
 const RUNNING_TTL_MS = 1_000;
 const RUNNING_MAX = 10_000;
-const running = new WeakMap<Db, Map<string, { row: InternRow; expires: number }>>();
+type Entry = { row: InternRow; expires: number; refreshing: boolean };
+const running = new WeakMap<Db, Map<string, Entry>>();
 const runningOf = (db: Db) => running.get(db) ?? running.set(db, new Map()).get(db)!;
 const forget = (db: Db, id: string) => void runningOf(db).delete(id);
+
+function remember(cache: Map<string, Entry>, row: InternRow): void {
+  if (row.status !== 'running') return void cache.delete(row.id);
+  if (cache.size >= RUNNING_MAX) cache.delete(cache.keys().next().value!);
+  cache.set(row.id, { row, expires: Date.now() + RUNNING_TTL_MS, refreshing: false });
+}
 
 /** findIntern for the chat route: a running intern may come from the short cache. */
 export async function findInternForChat(db: Db, opts: { principal: Principal; id: string }): Promise<InternRow> {
   const cache = runningOf(db);
-  const hit = cache.get(opts.id.toLowerCase());
+  const id = opts.id.toLowerCase();
+  const hit = cache.get(id);
   const p = opts.principal;
-  if (hit && hit.expires > Date.now() && hit.row.orgId === p.orgId && hit.row.workspaceId === p.workspaceId) return hit.row;
+  if (hit && hit.row.orgId === p.orgId && hit.row.workspaceId === p.workspaceId) {
+    const now = Date.now();
+    if (now < hit.expires) return hit.row;
+    if (now < hit.expires + RUNNING_TTL_MS) {
+      if (!hit.refreshing) {
+        hit.refreshing = true;
+        // A transition forgotten meanwhile (the entry replaced or gone) is not overwritten by this older read.
+        findIntern(db, opts).then(
+          (row) => cache.get(id) === hit && remember(cache, row),
+          () => cache.get(id) === hit && cache.delete(id),
+        );
+      }
+      return hit.row;
+    }
+  }
   const row = await findIntern(db, opts);
-  if (row.status === 'running') {
-    if (cache.size >= RUNNING_MAX) cache.delete(cache.keys().next().value!);
-    cache.set(row.id, { row, expires: Date.now() + RUNNING_TTL_MS });
-  } else cache.delete(row.id);
+  remember(cache, row);
   return row;
 }
 
