@@ -25,7 +25,6 @@ export type Reply = { id: number; ok: true; value: unknown } | { id: number; ok:
 type QueryOptions = { rowMode?: 'array' | 'object'; parsers?: Record<number, unknown>; blob?: Blob };
 export type PgliteTx = { query<T>(sql: string, params?: unknown[], opts?: QueryOptions): Promise<Results<T>>; exec(sql: string): Promise<Results[]> };
 
-
 export class PgliteThread implements PgliteTx {
   /** Resolves once the database is open (PGlite's own name for it). */
   readonly waitReady: Promise<void>;
@@ -45,25 +44,17 @@ export class PgliteThread implements PgliteTx {
     this.worker.on('exit', (code) => this.failAll((this.gone = new Error(`the database thread exited (code ${code})`))));
   }
 
-  query<T>(sql: string, params: unknown[] = [], opts: QueryOptions = {}): Promise<Results<T>> {
-    return this.call({ op: 'query', sql, params, rowMode: opts.rowMode, parsers: opts.parsers && Object.keys(opts.parsers).map(Number), blob: opts.blob }) as Promise<Results<T>>;
-  }
-
-  exec(sql: string): Promise<Results[]> {
-    return this.call({ op: 'exec', sql }) as Promise<Results[]>;
-  }
+  /** On the database itself; a transaction's handle is the same pair bound to it. */
+  readonly query: PgliteTx['query'] = this.on().query;
+  readonly exec: PgliteTx['exec'] = this.on().exec;
 
   /** Runs `fn` in a transaction: committed when it resolves, rolled back when it throws. */
   async transaction<T>(fn: (tx: PgliteTx) => Promise<T>): Promise<T> {
     const tx = ++this.txSeq;
     await this.call({ op: 'begin', tx });
-    const handle: PgliteTx = {
-      query: (sql, params = [], opts = {}) => this.call({ op: 'query', tx, sql, params, rowMode: opts.rowMode, parsers: opts.parsers && Object.keys(opts.parsers).map(Number), blob: opts.blob }) as never,
-      exec: (sql) => this.call({ op: 'exec', tx, sql }) as never,
-    };
     let result: T;
     try {
-      result = await fn(handle);
+      result = await fn(this.on(tx));
     } catch (err) {
       await this.call({ op: 'rollback', tx });
       throw err;
@@ -76,6 +67,14 @@ export class PgliteThread implements PgliteTx {
     if (this.gone) return;
     await this.call({ op: 'close' });
     await this.worker.terminate();
+  }
+
+  /** query and exec on the database (no tx) or in the open transaction `tx`. */
+  private on(tx?: number): PgliteTx {
+    return {
+      query: (sql, params = [], opts = {}) => this.call({ op: 'query', tx, sql, params, rowMode: opts.rowMode, parsers: opts.parsers && Object.keys(opts.parsers).map(Number), blob: opts.blob }) as never,
+      exec: (sql) => this.call({ op: 'exec', tx, sql }) as never,
+    };
   }
 
   private call(c: Omit<Call, 'id'>): Promise<unknown> {
