@@ -18,7 +18,9 @@ export function nodeArgsFor(from: string, relative: string): string[] {
 export function startWorker(from: string, relative: string, workerData: unknown): Worker {
   const args = nodeArgsFor(from, relative);
   const file = args.at(-1)!;
-  if (args.length === 1) return new Worker(file, { workerData, resourceLimits: { maxYoungGenerationSizeMb: 4 } });
+  // A small young generation: the worker's allocations are short-lived buffers.
+  const opts = { workerData, resourceLimits: { maxYoungGenerationSizeMb: 4 } };
+  if (args.length === 1) return new Worker(file, opts);
   const code = `import(${JSON.stringify(import.meta.resolve('tsx/esm/api'))}).then((tsx) => { tsx.register(); return import(${JSON.stringify(pathToFileURL(file).href)}); })`;
-  return new Worker(code, { eval: true, workerData });
+  return new Worker(code, { ...opts, eval: true });
 }
