@@ -18,7 +18,7 @@ import { createLogger } from '../src/log.ts';
 import { startGateway, type Gateway } from '../src/gateway/server.ts';
 import { getInternById, secretBinding, setInternState } from '../src/services/interns.ts';
 import { daemonPaths } from '../src/protocol/daemon.ts';
-import { ensureBuilt, freePort, killDaemonsUnder, startGatewayProcess } from '../src/testing/gateway-process.ts';
+import { ensureBuilt, freePort, killDaemonsUnder, startGatewayProcess, withFdLimit } from '../src/testing/gateway-process.ts';
 
 const CONCURRENCY = 100;
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 20);
@@ -29,6 +29,8 @@ const LIVE_MS = Number(process.env.BENCH_LIVE_MS ?? 10_000);
 /** Open files a process may hold; a gateway holding N streams needs 2N (client and daemon sockets). */
 const openFileLimit = (pid: number | 'self') => Number(/^Max open files\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/limits`, 'utf8'))?.[1] ?? 1024);
 const IDLE = Number(process.env.BENCH_IDLE ?? 10_000);
+/** Enough open files for IDLE streams: a client and a daemon socket each, and some to spare. */
+const FD_LIMIT = 2 * IDLE + 1000;
 const dispatcher = new Agent({ connections: null, headersTimeout: 0, bodyTimeout: 0 });
 
 const pct = (xs: number[], p: number) => {
@@ -157,14 +159,15 @@ try {
   // figures, then a fresh one (and a fresh raw relay) for memory, so neither figure carries the
   // other's leftovers (closed sockets linger in TIME_WAIT and a warm heap is larger).
   const gatewayProcess = async () => {
-    const proc = await startGatewayProcess({ dataDir, port: await freePort(), built: true, fdLimit: 2 * IDLE + 1000, env: { LOG_LEVEL: 'warn', COHORT_TURNS_PER_MINUTE: '1000000000', ...storeEnv }, nodeArgs: process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : [] });
+    const proc = await startGatewayProcess({ dataDir, port: await freePort(), built: true, fdLimit: FD_LIMIT, env: { LOG_LEVEL: 'warn', COHORT_TURNS_PER_MINUTE: '1000000000', ...storeEnv }, nodeArgs: process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : [] });
     spawned.push(proc.child);
     return proc;
   };
   const rawRelay = async () => {
     // The same open-file allowance as the gateway's.
     const argv = [process.execPath, fileURLToPath(new URL('./interns-raw-proxy.mjs', import.meta.url)), stub.url];
-    const child = spawn('/bin/sh', ['-c', `ulimit -n ${2 * IDLE + 1000} 2>/dev/null; exec "$@"`, 'sh', ...argv], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const [cmd, ...args] = withFdLimit(argv, FD_LIMIT);
+    const child = spawn(cmd!, args, { stdio: ['ignore', 'pipe', 'inherit'] });
     spawned.push(child);
     const port: number = await new Promise((r) => child.stdout!.once('data', (d: Buffer) => r(JSON.parse(d.toString()).port)));
     return { child, url: `http://127.0.0.1:${port}/` };

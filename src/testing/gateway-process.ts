@@ -28,13 +28,18 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
-/** `fdLimit` raises the process's open-file limit where this user may (root may exceed the hard limit); else it inherits ours. */
+/** A command line that runs `argv` with its open-file limit raised to `fdLimit` where this user may (root may exceed the hard limit); else it inherits ours. */
+export function withFdLimit(argv: string[], fdLimit: number): string[] {
+  return ['/bin/sh', '-c', `ulimit -n ${fdLimit} 2>/dev/null; exec "$@"`, 'sh', ...argv];
+}
+
+/** `fdLimit`: see withFdLimit. */
 export async function startGatewayProcess(opts: { dataDir: string; port: number; env?: Record<string, string>; nodeArgs?: string[]; built?: boolean; fdLimit?: number }): Promise<GatewayProcess> {
   // Only what the caller passes: an inherited DATABASE_URL must not point it at a shared schema.
   const inherited = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(DATABASE_URL|REDIS_URL|COHORT_)/.test(k)));
   const main = opts.built ? [BUILT_MAIN] : ['--import', 'tsx', MAIN];
   const argv = [process.execPath, ...(opts.nodeArgs ?? []), ...main];
-  const [cmd, ...args] = opts.fdLimit ? ['/bin/sh', '-c', `ulimit -n ${opts.fdLimit} 2>/dev/null; exec "$@"`, 'sh', ...argv] : argv;
+  const [cmd, ...args] = opts.fdLimit ? withFdLimit(argv, opts.fdLimit) : argv;
   const child = spawn(cmd!, args, {
     env: { ...inherited, LOG_LEVEL: 'info', HOST: '127.0.0.1', PORT: String(opts.port), COHORT_DATA_DIR: opts.dataDir, ...opts.env },
     stdio: ['ignore', 'pipe', 'pipe'],
