@@ -1,8 +1,8 @@
 // The request log: one row per model request, written in batches off the hot path (a flush at
 // most every 500 ms or 1000 rows, and on shutdown). On the embedded PGlite (in its own thread,
 // whose time is shared by every query of the gateway) rows go in by COPY, several times cheaper
-// per row than an INSERT; on PostgreSQL, as one JSON parameter. Which requests keep their bodies is the
-// workspace's I/O logging decision below.
+// per row than an INSERT; on PostgreSQL, as one JSON parameter. Which requests keep their bodies
+// is the workspace's I/O logging decision below.
 import { getTableColumns, sql } from 'drizzle-orm';
 import { PgliteThread } from '../store/pglite-thread.ts';
 import type { Db } from '../store/db.ts';
