@@ -7,6 +7,7 @@ import { request } from 'undici';
 import { startInternFixture, type InternFixture } from '../testing/interns.ts';
 import { getInternById, secretBinding } from '../services/interns.ts';
 import { daemonPaths } from '../protocol/daemon.ts';
+import { noSandbox } from '../testing/sandbox.ts';
 
 const CHAT = fileURLToPath(new URL('./chat.ts', import.meta.url));
 
@@ -31,7 +32,7 @@ describe('cohort chat', () => {
   });
   after(() => f.close());
 
-  test('streams text and dimmed reasoning, answers a question and a permission, keeps the session, prints errors in words', async () => {
+  test('streams text and dimmed reasoning, answers a question and a permission, keeps the session, prints errors in words', { skip: noSandbox }, async () => {
     const input = ['/think mulling\\', '/say hello there', '/ask What is your name?', 'Ada', ':mode manual', '/shell echo cli-ok', '1', '/fail 400', ''].join('\n');
     const { code, out } = await runCli([id], input, { COHORT_BASE_URL: f.gw.url, COHORT_API_KEY: f.gw.keys.api_key, NO_COLOR: '' });
     assert.equal(code, 0, out);

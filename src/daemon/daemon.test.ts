@@ -6,12 +6,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { daemonPaths, type RunEvent } from '../protocol/daemon.ts';
-import { sandboxAvailable } from '../sandbox/index.ts';
+import { noSandbox } from '../testing/sandbox.ts';
 import { shape } from './test-client.ts';
 import { startFixture, SECRET, type Fixture } from './test-fixture.ts';
 
 // Manual-mode shell calls need bubblewrap; where it cannot run they are refused (agent.test.ts).
-const noSandbox = sandboxAvailable() ? false : 'bubblewrap cannot run here (install the Debian package bubblewrap)';
 
 let f: Fixture;
 let outside: string;

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { createServer, type Server } from 'node:net';
 import { bwrapArgv } from './bwrap.ts';
 import { runShell, sandboxAvailable } from './run.ts';
+import { noSandbox } from '../testing/sandbox.ts';
 
 let root: string;
 let work: string;
@@ -30,7 +31,6 @@ after(async () => {
 });
 
 const env = { PATH: process.env.PATH ?? '/usr/bin:/bin' };
-const noSandbox = sandboxAvailable() ? false : 'bubblewrap cannot run here (install the Debian package bubblewrap)';
 
 test('argv: read-only root, writable work dir, no network, command last', () => {
   const argv = bwrapArgv({ workDir: '/w', command: 'ls' });

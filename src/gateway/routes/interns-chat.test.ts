@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { assertChatStream as assertShape, parseSse, rest, startInternFixture, untilContent, type ChatResult, type InternFixture } from '../../testing/interns.ts';
 import { getInternById, secretBinding } from '../../services/interns.ts';
 import { daemonPaths } from '../../protocol/daemon.ts';
+import { noSandbox } from '../../testing/sandbox.ts';
 
 const ENV = {
   COHORT_KEEPALIVE_MS: '300',
@@ -131,7 +132,7 @@ describe('intern chat stream, end to end', () => {
     assert.deepEqual(twice.body.error.metadata, { reason: 'interaction_not_pending', retryable: false });
   });
 
-  test('§3 manual mode asks permission; a rejected answer is 400 and the run stays paused; allow_once continues', async () => {
+  test('§3 manual mode asks permission; a rejected answer is 400 and the run stays paused; allow_once continues', { skip: noSandbox }, async () => {
     const r = await f.chat(id, user('/shell echo hi-from-shell', { approval_mode: 'manual' }));
     assertShape(r);
     const call = callOf(r);
