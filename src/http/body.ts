@@ -1,7 +1,9 @@
 // A response body as the gateway's hot clients read it, whatever carries the bytes: the whole
 // body as text, or its server-sent events in batches (one batch per network read, so a relay
-// writes them in one go), with backpressure through the transport's pause/resume. One object per
-// open stream with its methods on the prototype, since an idle stream is mostly this object.
+// writes them in one go), with backpressure through the transport's pause/resume. The batches
+// are pulled (an async iterator) or pushed to a Sink: the intern relay subscribes once its
+// stream is open, so a relayed event costs no promise. One object per open stream with its
+// methods on the prototype, since an idle stream is mostly this object.
 // May import: ./sse-decoder, node. Used by h1.ts (model providers and the daemon link).
 import { SseDecoder } from './sse-decoder.ts';
 
@@ -11,15 +13,27 @@ export type Upstream = {
   /** The whole body as text. */
   text(): Promise<string>;
   /** The body's SSE events, one batch per network read (never empty); `map` turns an event's data into a T, or null to skip it. */
-  events<T>(map: (data: string) => T | null): AsyncIterable<T[]>;
+  events<T>(map: (data: string) => T | null): Feed<T>;
 };
+
+/** Where a subscribed body pushes its batches; exactly one of end() and error() comes last. */
+export type Sink<T> = { batch(items: T[]): void; end(): void; error(err: unknown): void };
+
+/** A body's events: pulled as an async iterator, or pushed to one sink from some point on. */
+export interface Feed<T> extends AsyncIterable<T[]> {
+  /** From now on every batch goes to `sink` as it arrives (those already queued at once); next() is not used after this. */
+  subscribe(sink: Sink<T>): void;
+  /** Backpressure for a subscriber: stops reading from the transport until resume(). */
+  pause(): void;
+  resume(): void;
+}
 
 /** What the body needs of its transport. */
 export type Flow = { pause(): void; resume(): void; abort(err: Error): void };
 
 const HIGH_WATER = 16;
 
-export class Body<T = unknown> implements Upstream, AsyncIterator<T[]> {
+export class Body<T = unknown> implements Upstream, AsyncIterator<T[]>, Feed<T> {
   statusCode = 0;
   headers: Record<string, string | string[] | undefined> = {};
   private failure: unknown = null;
@@ -32,6 +46,7 @@ export class Body<T = unknown> implements Upstream, AsyncIterator<T[]> {
   private queue: T[][] = [];
   private batch: T[] = [];
   private sse: SseDecoder | null = null;
+  private sink: Sink<T> | null = null;
 
   constructor(private readonly flow: Flow) {}
 
@@ -48,12 +63,11 @@ export class Body<T = unknown> implements Upstream, AsyncIterator<T[]> {
       return this.fail(err);
     }
     if (!this.batch.length) return;
-    this.queue.push(this.batch);
+    const batch = this.batch;
     this.batch = [];
-    if (this.queue.length >= HIGH_WATER && !this.paused) {
-      this.paused = true;
-      this.flow.pause();
-    }
+    if (this.sink) return this.sink.batch(batch);
+    this.queue.push(batch);
+    if (this.queue.length >= HIGH_WATER) this.pause();
     this.notify();
   }
 
@@ -76,7 +90,7 @@ export class Body<T = unknown> implements Upstream, AsyncIterator<T[]> {
     });
   }
 
-  events<U>(map: (data: string) => U | null): AsyncIterable<U[]> {
+  events<U>(map: (data: string) => U | null): Feed<U> {
     const self = this as unknown as Body<U>;
     self.sse = new SseDecoder((data) => {
       const v = map(data);
@@ -88,6 +102,26 @@ export class Body<T = unknown> implements Upstream, AsyncIterator<T[]> {
     return self;
   }
 
+  subscribe(sink: Sink<T>): void {
+    this.sink = sink;
+    // Resumed first: the sink may pause again while it takes the queued batches.
+    this.resume();
+    for (let b = this.queue.shift(); b; b = this.queue.shift()) sink.batch(b);
+    this.notify();
+  }
+
+  pause(): void {
+    if (this.paused) return;
+    this.paused = true;
+    this.flow.pause();
+  }
+
+  resume(): void {
+    if (!this.paused) return;
+    this.paused = false;
+    this.flow.resume();
+  }
+
   [Symbol.asyncIterator](): AsyncIterator<T[]> {
     return this;
   }
@@ -95,10 +129,7 @@ export class Body<T = unknown> implements Upstream, AsyncIterator<T[]> {
   next(): Promise<IteratorResult<T[]>> {
     const b = this.queue.shift();
     if (b) {
-      if (this.paused && this.queue.length < HIGH_WATER / 2) {
-        this.paused = false;
-        this.flow.resume();
-      }
+      if (this.queue.length < HIGH_WATER / 2) this.resume();
       return Promise.resolve({ done: false, value: b });
     }
     if (this.failure) return Promise.reject(this.failure);
@@ -119,6 +150,13 @@ export class Body<T = unknown> implements Upstream, AsyncIterator<T[]> {
   }
 
   private notify(): void {
+    const sink = this.sink;
+    if (sink) {
+      if (this.failure) sink.error(this.failure);
+      else if (this.ended) sink.end();
+      if (this.failure || this.ended) this.sink = null;
+      return;
+    }
     const waiter = this.waiter;
     this.waiter = null;
     waiter?.(this.next());

@@ -5,14 +5,14 @@
 import { daemonPaths, parseRunEvent, RefusalBody, SteeredResponse, type RunEvent, type TurnRequest } from '../protocol/daemon.ts';
 import { ApiError } from '../errors.ts';
 import { H1Client } from '../http/h1.ts';
-import type { Upstream } from '../http/body.ts';
+import type { Feed, Upstream } from '../http/body.ts';
 
 export type DaemonTarget = { baseUrl: string; secret: string };
 
 /** A stream yields the events of each network read together, so the relay writes them in one go. */
 export type Opened =
   | { kind: 'steered'; body: SteeredResponse }
-  | { kind: 'stream'; events: AsyncIterable<RunEvent[]> };
+  | { kind: 'stream'; events: Feed<RunEvent> };
 
 /** A daemon request under way. Cancelling closes its connection, at any point: before the answer, or mid-stream (which cancels a running run). */
 export type Pending = { opened: Promise<Opened>; cancel(): void };

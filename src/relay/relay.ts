@@ -4,9 +4,10 @@
 // (closing the daemon stream cancels a running run; after `[DONE]` there is nothing to cancel).
 // Keeps nothing after the response ends (DESIGN.md principle 1).
 //
-// relay() resolves as soon as the 200 is written; the rest of the stream is driven by callbacks
-// on one RelayRun object, so an open stream holds that object and its sockets, not the route's
-// request, body and async frames (a gateway may hold 10,000 open streams).
+// relay() resolves as soon as the 200 is written; the rest of the stream is pushed through one
+// RelayRun object (the daemon body's sink), so an open stream holds that object and its sockets,
+// not the route's request, body, async frames or pending promises (a gateway may hold 10,000
+// open streams), and a relayed batch costs a parse, a map and a write, with no promise between.
 import type { ServerResponse } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { ApiError } from '../errors.ts';
@@ -14,6 +15,7 @@ import { initialState, mapApiEnding, mapEvent, type ApiEnding, type MapState, ty
 import { openSse, type SseWriter } from './sse.ts';
 import { chunkEncoder } from './encode.ts';
 import type { Opened, Pending } from './client.ts';
+import type { Feed, Sink } from '../http/body.ts';
 import type { RunEvent, SteeredResponse } from '../protocol/daemon.ts';
 
 export type RelayTimings = { keepaliveMs: number; routeDeadlineMs: number; turnBudgetMs: number };
@@ -50,12 +52,15 @@ export function relay(o: RelayOptions): Promise<RelayResult> {
   return new RelayRun(o).start();
 }
 
-class RelayRun {
+class RelayRun implements Sink<RunEvent> {
   private readonly encode = chunkEncoder();
   private state: MapState;
   /** Closes the daemon stream, at any point (a no-op until the request is made). */
   private cancel: () => void = noop;
+  /** The daemon's events: pulled until the 200, pushed to this object after it. */
+  private feed: Feed<RunEvent> | null = null;
   private iterator: AsyncIterator<RunEvent[]> | null = null;
+  private drainTimer: NodeJS.Timeout | null = null;
   private sse: SseWriter | null = null;
   private routeTimer: NodeJS.Timeout | null = null;
   private budgetTimer: NodeJS.Timeout | null = null;
@@ -90,6 +95,7 @@ class RelayRun {
         this.settle();
         return opened;
       }
+      this.feed = opened.events;
       this.iterator = opened.events[Symbol.asyncIterator]();
       for (;;) {
         const next = await this.race(this.next());
@@ -103,7 +109,8 @@ class RelayRun {
       }
     } catch (err) {
       // A refusal the daemon sent in its stream ended the run: its connection may still be reused.
-      if (this.iterator && !this.fired) this.drain();
+      this.over = true;
+      if (this.feed && !this.fired) this.drain();
       else this.cancel();
       this.settle();
       throw err;
@@ -179,11 +186,12 @@ class RelayRun {
     this.o = null;
     this.sse = openSse(this.res, { keepaliveMs: this.timings.keepaliveMs, onGone: this.onGone, flatHead: true });
     this.emit(frames);
+    if (!this.over) this.feed!.subscribe(this);
   }
 
   private readonly onGone = () => this.fire('client_gone');
 
-  /** Writes frames, then ends the response or reads on once the socket can take more. */
+  /** Writes frames, then ends the response, or stops reading the daemon while the client's socket is full. */
   private emit(frames: Frames): void {
     if (frames.end) {
       this.sse!.end(frames.text + 'data: [DONE]\n\n');
@@ -192,28 +200,38 @@ class RelayRun {
       this.drain();
       return;
     }
-    this.sse!.write(frames.text).then(this.pull);
+    if (!this.sse!.send(frames.text, this.resumeFeed)) this.feed!.pause();
   }
 
-  private readonly pull = (): void => {
-    if (!this.over) this.next().then(this.onBatch);
-  };
+  private readonly resumeFeed = () => this.feed!.resume();
 
-  private readonly onBatch = (r: IteratorResult<RunEvent[]>): void => {
+  // ---- the feed's sink (after the 200; while draining, batches are read and dropped) ----
+
+  batch(events: RunEvent[]): void {
     if (this.over) return;
-    const frames = r.done ? this.ending({ reason: 'stream_severed', status: 502, message: 'the connection to the intern was lost' }) : this.map(r.value);
+    const frames = this.map(events);
     if (frames.text || frames.end) this.emit(frames);
-    else this.pull();
-  };
+  }
 
+  /** A daemon stream that ends with no terminal event (or breaks) was severed. */
+  end(): void {
+    if (this.over) return clearTimeout(this.drainTimer!);
+    this.emit(this.ending({ reason: 'stream_severed', status: 502, message: 'the connection to the intern was lost' }));
+  }
+
+  error(): void {
+    this.end();
+  }
+
+  /** Ends the stream, then closes the daemon's (whose end the sink, being over, ignores). */
   private interrupt(i: Interrupt): void {
     if (this.over) return;
-    this.cancel();
     if (i === 'client_gone') {
       this.over = true;
       this.settle();
       this.sse!.destroy();
     } else this.emit(this.ending({ reason: 'timeout', status: 504, message: this.budgetMessage() }));
+    this.cancel();
   }
 
   // ---- the end ----
@@ -234,8 +252,7 @@ class RelayRun {
   /** The daemon closes its stream right after a terminal or interaction event: reading it to the
    * end lets the connection go back to the pool (bounded, in case a daemon keeps it open). */
   private drain(): void {
-    const bound = setTimeout(this.cancel, DRAIN_MS).unref();
-    const step = (r: IteratorResult<RunEvent[]>) => (r.done ? clearTimeout(bound) : void this.next().then(step));
-    this.next().then(step);
+    this.drainTimer = setTimeout(this.cancel, DRAIN_MS).unref();
+    this.feed!.subscribe(this);
   }
 }

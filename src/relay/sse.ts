@@ -8,6 +8,8 @@ import { flat } from './encode.ts';
 export type SseWriter = {
   /** Writes text (whole SSE frames) in one socket write; resolves once the socket can take more or the client is gone. */
   write(text: string): Promise<void>;
+  /** write() without a promise: false when the socket is full, and then `drained` is called once it can take more or the client is gone. */
+  send(text: string, drained: () => void): boolean;
   /** Writes the last frames and ends the response; nothing is written after. */
   end(text: string): void;
   /** Ends the response without a terminator (the client is gone, or the stream was abandoned). */
@@ -27,6 +29,7 @@ export type SseOptions = {
 };
 
 const RESOLVED = Promise.resolve();
+const noop = () => {};
 
 export function openSse(res: ServerResponse, opts: SseOptions): SseWriter {
   return new SseStream(res, opts);
@@ -78,19 +81,24 @@ class SseStream implements SseWriter {
   };
 
   write(text: string): Promise<void> {
-    if (this.gone || this.finished || !text) return RESOLVED;
+    let resolve: () => void = noop;
+    if (this.send(text, () => resolve())) return RESOLVED;
+    return new Promise((r) => (resolve = r));
+  }
+
+  send(text: string, drained: () => void): boolean {
+    if (this.gone || this.finished || !text) return true;
     this.keepalive.refresh();
-    if (this.res.write(text)) return RESOLVED;
+    if (this.res.write(text)) return true;
     const res = this.res;
-    return new Promise((resolve) => {
-      const settle = () => {
-        res.off('drain', settle);
-        res.off('close', settle);
-        resolve();
-      };
-      res.on('drain', settle);
-      res.on('close', settle);
-    });
+    const settle = () => {
+      res.off('drain', settle);
+      res.off('close', settle);
+      drained();
+    };
+    res.on('drain', settle);
+    res.on('close', settle);
+    return false;
   }
 
   end(text: string): void {
