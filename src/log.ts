@@ -1,5 +1,6 @@
 // The one logger. Secrets are redacted here, not at call sites: known secret-bearing fields by
-// path, and anything shaped like a cohort API key or a bearer token wherever it appears in a line.
+// path, and anything shaped like a cohort API key, a bearer token or a URL's credentials (a
+// connection string's user and password) wherever it appears in a line.
 import pino, { type Logger, type DestinationStream } from 'pino';
 
 export const REDACT_PATHS = [
@@ -18,7 +19,7 @@ export const REDACT_PATHS = [
   'headers.authorization',
 ];
 
-const SECRET_PATTERNS: RegExp[] = [/ck-[A-Za-z0-9_-]{20,}/g, /Bearer\s+[^\s"']+/gi];
+const SECRET_PATTERNS: RegExp[] = [/ck-[A-Za-z0-9_-]{20,}/g, /Bearer\s+[^\s"']+/gi, /(?<=:\/\/)[^\s/@]+(?=@)/g];
 
 export function scrub(text: string): string {
   return SECRET_PATTERNS.reduce((t, re) => t.replace(re, '[REDACTED]'), text);
