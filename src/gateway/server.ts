@@ -33,7 +33,7 @@ export async function startGateway(opts: { config: Config; log?: Logger; store?:
   const log = opts.log ?? createLogger({ level: config.logLevel });
   const storeOpts = opts.store ?? { databaseUrl: config.databaseUrl, dataDir: config.dataDir, pgSchema: config.pgSchema };
   const unlock = !storeOpts.databaseUrl && storeOpts.dataDir ? lockDataDir(storeOpts.dataDir) : () => {};
-  const store = await openStore(storeOpts);
+  const store = await openStore({ ...storeOpts, log });
   await migrate(store);
   const bootstrap = await seedIfEmpty(store.db);
   if (bootstrap) log.info({ file: writeBootstrapFile(config.dataDir, bootstrap) }, 'bootstrapped an organization; its keys are in the file named here');

@@ -10,6 +10,7 @@ import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import * as schema from './schema.ts';
 import { isUniqueViolation } from './errors.ts';
+import { scrub, type Logger } from '../log.ts';
 import type { PGlite } from '@electric-sql/pglite';
 
 export type Db = PgDatabase<PgQueryResultHKT, typeof schema>;
@@ -32,6 +33,8 @@ export type StoreOptions = {
   /** PostgreSQL schema to use (created if missing); lets tests share one database. */
   pgSchema?: string;
   poolSize?: number;
+  /** Where a lost PostgreSQL connection is reported (a warn line); without it, it is replaced silently. */
+  log?: Logger;
 };
 
 const LOCK_ID = 774_211_019; // arbitrary constant shared by every cohort process
@@ -78,8 +81,11 @@ async function openPostgres(url: string, opts: StoreOptions): Promise<Store> {
   const pool = new pg.Pool({
     connectionString: url,
     max: opts.poolSize ?? 10,
+    // How its connections show in pg_stat_activity, unless the URL names its own application_name.
+    fallback_application_name: 'cohort',
     ...(schemaName ? { options: `-c search_path=${schemaName}` } : {}),
   });
+  reportLostConnections(pool, opts.log);
   // "if not exists" still races when several processes start together; the loser's error is harmless
   if (schemaName) await pool.query(`create schema if not exists ${schemaName}`).catch((err) => {
     if (!isUniqueViolation(err)) throw err;
@@ -106,4 +112,23 @@ async function openPostgres(url: string, opts: StoreOptions): Promise<Store> {
     },
     close: () => pool.end(),
   };
+}
+
+/**
+ * A connection dies when PostgreSQL restarts, an operator terminates its backend or the network
+ * drops, and pg says so with an 'error' event: on the pool while the connection is idle, on the
+ * client while a caller holds it (a transaction between two statements). Unheard, either event
+ * would end the process. The pool discards the dead connection and opens a new one for the next
+ * query, so this only has to say so, once per connection (pg may report one loss twice); a query
+ * that was using it fails on its own.
+ */
+function reportLostConnections(pool: pg.Pool, log?: Logger): void {
+  const reported = new WeakSet<pg.ClientBase>();
+  const lost = (err: Error & { code?: string }, client: pg.ClientBase) => {
+    if (reported.has(client)) return;
+    reported.add(client);
+    log?.warn({ reason: scrub(err.message), code: err.code }, 'lost a PostgreSQL connection; the next query opens a new one');
+  };
+  pool.on('error', lost);
+  pool.on('connect', (client) => client.on('error', (err) => lost(err, client)));
 }
