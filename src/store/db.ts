@@ -35,12 +35,18 @@ export type StoreOptions = {
   poolSize?: number;
   /** Where a lost PostgreSQL connection is reported (a warn line); without it, it is replaced silently. */
   log?: Logger;
+  /**
+   * Called once if the database goes away for good while open: PGlite's thread exited, so every
+   * later query fails. Not called by close(). PostgreSQL never calls it: a lost connection is
+   * replaced at the next query.
+   */
+  onLost?: (err: Error) => void;
 };
 
 const LOCK_ID = 774_211_019; // arbitrary constant shared by every cohort process
 
 export async function openStore(opts: StoreOptions): Promise<Store> {
-  return opts.databaseUrl ? openPostgres(opts.databaseUrl, opts) : openPglite(opts.dataDir);
+  return opts.databaseUrl ? openPostgres(opts.databaseUrl, opts) : openPglite(opts);
 }
 
 /** Runs initdb for a new data dir in a child process, so its memory is returned when it exits. */
@@ -55,13 +61,13 @@ async function initPgliteDir(dir: string): Promise<void> {
   throw new Error(`could not create the PGlite data dir ${dir}: ${reason}`);
 }
 
-async function openPglite(dataDir?: string): Promise<Store> {
+async function openPglite({ dataDir, onLost }: StoreOptions): Promise<Store> {
   const dir = dataDir ? join(dataDir, 'pglite') : undefined;
   if (dataDir) mkdirSync(dataDir, { recursive: true });
   if (dir) await initPgliteDir(dir);
   // Loaded only here: a gateway on PostgreSQL never pays for PGlite's code. PGlite runs in a worker thread.
   const [{ PgliteThread }, { drizzle: drizzlePglite }] = await Promise.all([import('./pglite-thread.ts'), import('drizzle-orm/pglite')]);
-  const client = new PgliteThread(dir);
+  const client = new PgliteThread({ dir, onLost });
   await client.waitReady;
   return {
     kind: 'pglite',

@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { PgliteThread } from './pglite-thread.ts';
+import { crashDatabaseThread } from '../testing/crash-thread.ts';
 
 test('PGlite in its thread: queries, errors with their fields, transactions, COPY, close', async (t) => {
   const db = new PgliteThread();
@@ -65,9 +66,24 @@ test('PGlite in its thread: queries, errors with their fields, transactions, COP
   });
 });
 
-test('after close, a call fails instead of waiting forever', async () => {
-  const db = new PgliteThread();
+test('after close, a call fails instead of waiting forever, and the close is not a loss', async () => {
+  const lost: Error[] = [];
+  const db = new PgliteThread({ onLost: (err) => lost.push(err) });
   await db.waitReady;
   await db.close();
   await assert.rejects(db.query('select 1'), /database thread exited/);
+  assert.deepEqual(lost, []);
+});
+
+test('a thread that ends while open is reported once through onLost, and every later call fails with why', async () => {
+  const lost: Error[] = [];
+  const db = new PgliteThread({ onLost: (err) => lost.push(err) });
+  await db.waitReady;
+  assert.deepEqual((await db.query('select 1 as one')).rows, [{ one: 1 }]);
+  await crashDatabaseThread({});
+  const reason = 'the database thread exited (code 1): injected crash';
+  await assert.rejects(db.query('select 1'), { message: reason });
+  await assert.rejects(db.transaction(async () => {}), { message: reason });
+  await db.close();
+  assert.deepEqual(lost.map((e) => e.message), [reason]);
 });

@@ -3,7 +3,8 @@
 // transaction, close), each call one message there and one back. Row values cross as structured
 // clones; a database error keeps its fields (code, constraint, …), so callers tell errors apart
 // as before. Query parsers are applied as identity for the types they name, which is all Drizzle
-// asks (it keeps dates as text and parses them itself).
+// asks (it keeps dates as text and parses them itself). The thread's end fails every later call
+// and, unless close() ended it, is reported as the database's loss.
 // May import: ./pglite-worker (as a worker), ../entry, node.
 import type { Worker } from 'node:worker_threads';
 import { startWorker } from '../entry.ts';
@@ -34,14 +35,24 @@ export class PgliteThread implements PgliteTx {
   private txSeq = 0;
   /** Why the thread is gone, once it is: later calls fail at once. */
   private gone: Error | null = null;
+  /** From ready until close() begins; the thread ending meanwhile is a loss, not a shutdown. */
+  private open = false;
 
-  constructor(dir?: string) {
-    this.worker = startWorker(import.meta.url, './pglite-worker', { dir });
+  /** `onLost`: called once if the thread ends while open (a crash, running out of memory), never by close(). */
+  constructor(opts: { dir?: string; onLost?: (err: Error) => void } = {}) {
+    this.worker = startWorker(import.meta.url, './pglite-worker', { dir: opts.dir });
     this.worker.unref();
-    this.waitReady = this.expect(0).then(() => undefined);
+    this.waitReady = this.expect(0).then(() => {
+      this.open = true;
+    });
     this.worker.on('message', (r: Reply) => this.settle(r));
-    this.worker.on('error', (err) => this.failAll(err));
-    this.worker.on('exit', (code) => this.failAll((this.gone = new Error(`the database thread exited (code ${code})`))));
+    // An uncaught error in the thread comes just before its exit, and says why it ended.
+    let crash: Error | undefined;
+    this.worker.on('error', (err) => this.failAll((crash = err)));
+    this.worker.on('exit', (code) => {
+      this.failAll((this.gone = new Error(`the database thread exited (code ${code})${crash ? `: ${crash.message}` : ''}`)));
+      if (this.open) opts.onLost?.(this.gone);
+    });
   }
 
   /** On the database itself; a transaction's handle is the same pair bound to it. */
@@ -65,6 +76,7 @@ export class PgliteThread implements PgliteTx {
 
   async close(): Promise<void> {
     if (this.gone) return;
+    this.open = false;
     await this.call({ op: 'close' });
     await this.worker.terminate();
   }
