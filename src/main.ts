@@ -1,12 +1,18 @@
-// `npm start`: one gateway process with graceful shutdown on SIGTERM/SIGINT.
+// `npm start`: one gateway process; graceful shutdown on SIGTERM/SIGINT, exit 1 if it loses its database.
 import { loadConfig } from './config.ts';
 import { createLogger, scrub } from './log.ts';
 import { startGateway } from './gateway/server.ts';
 
 const config = loadConfig();
 const log = createLogger({ level: config.logLevel });
+// Without its database a gateway could only answer 500; a new process opens it again, so this
+// one makes way for the one its supervisor starts.
+function storeLost(err: Error): void {
+  log.fatal({ reason: scrub(err.message) }, 'lost the database, exiting so a supervisor can restart the gateway');
+  process.exit(1);
+}
 // A start that fails (database or Redis unreachable, data dir in use) is said in words, not as a trace.
-const gateway = await startGateway({ config, log }).catch((err: unknown) => {
+const gateway = await startGateway({ config, log, onStoreLost: storeLost }).catch((err: unknown) => {
   log.fatal({ reason: scrub(err instanceof Error ? err.message : String(err)) }, 'cohort could not start');
   process.exit(1);
 });

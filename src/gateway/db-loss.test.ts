@@ -1,6 +1,8 @@
 // What a gateway does when it loses its database. On PostgreSQL, a connection that dies (its
 // backend terminated, the network cut) is said in a warn line and replaced at the next query,
-// while the process keeps serving.
+// while the process keeps serving. On PGlite, the database thread's end (made real through the
+// inspector: testing/crash-thread.ts) is said in one fatal line by `npm start`'s process, which
+// exits 1 for its supervisor to restart it; a gateway started in-process only logs it.
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
@@ -10,6 +12,12 @@ import { connect, createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
+import { Writable } from 'node:stream';
+import { once } from 'node:events';
+import { loadConfig } from '../config.ts';
+import { createLogger } from '../log.ts';
+import { startGateway } from './server.ts';
+import { crashDatabaseThread } from '../testing/crash-thread.ts';
 import { freePort, startGatewayProcess, type GatewayProcess } from '../testing/gateway-process.ts';
 
 const postgresUrl = process.env.DATABASE_URL;
@@ -148,4 +156,56 @@ test('PostgreSQL: a connection that dies is logged once and replaced, and the ga
     await admin.query(`drop schema if exists ${schema} cascade`);
     await admin.end();
   }
+});
+
+const CRASHED = 'the database thread exited (code 1): injected crash';
+
+test('PGlite: `npm start` says the database thread ended in one fatal line and exits 1', async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'cohort-dbloss-pglite-'));
+  dirs.push(dataDir);
+  const inspectPort = await freePort();
+  const gw = await startGatewayProcess({ dataDir, port: await freePort(), nodeArgs: [`--inspect=127.0.0.1:${inspectPort}`] });
+  try {
+    const out = output(gw.child);
+    const closed = once(gw.child, 'close');
+    const res = await fetch(`${gw.url}/workspaces`, { headers: { authorization: `Bearer ${gw.keys().management_key}` } });
+    assert.equal(res.status, 200);
+    await crashDatabaseThread({ dir: join(dataDir, 'pglite'), inspectPort });
+    const stillRunning = new Promise((r) => setTimeout(r, 10_000, 'still running after 10 s').unref());
+    assert.deepEqual(await Promise.race([closed, stillRunning]), [1, null]);
+    assert.deepEqual(
+      out.lines().filter((l) => l.level >= 40).map((l) => [l.level, l.msg, l.reason]),
+      [[60, 'lost the database, exiting so a supervisor can restart the gateway', CRASHED]],
+    );
+  } finally {
+    await gw.kill();
+  }
+});
+
+test('PGlite: a gateway started in-process logs the loss at error level and keeps answering, 500 where the store is needed', async () => {
+  const lines: Line[] = [];
+  const sink = new Writable({
+    write(chunk, _enc, cb) {
+      lines.push(JSON.parse(String(chunk)));
+      cb();
+    },
+  });
+  const config = loadConfig({ PORT: '0', COHORT_DATA_DIR: mkdtempSync(join(tmpdir(), 'cohort-dbloss-inproc-')), LOG_LEVEL: 'warn' });
+  dirs.push(config.dataDir);
+  const gw = await startGateway({ config, log: createLogger({ level: 'warn', destination: sink }), store: {} });
+  try {
+    const workspaces = async () => {
+      const res = await fetch(`${gw.url}/workspaces`, { headers: { authorization: `Bearer ${gw.bootstrap!.management_key}` } });
+      return { status: res.status, body: await res.json() };
+    };
+    assert.equal((await workspaces()).status, 200);
+    await crashDatabaseThread({});
+    const lost = await eventually(() => lines.filter((l) => l.level >= 50), (l) => l.length >= 1);
+    assert.deepEqual(lost.map((l) => [l.level, l.msg, l.reason]), [[50, 'lost the database; requests that need it fail until the gateway is restarted', CRASHED]]);
+    assert.deepEqual(await workspaces(), { status: 500, body: { error: { code: 500, message: 'internal server error' } } });
+    assert.equal((await fetch(`${gw.url}/openapi.json`)).status, 200);
+  } finally {
+    await gw.close();
+  }
+  assert.equal(lines.filter((l) => l.msg.startsWith('lost the database')).length, 1);
 });

@@ -2,7 +2,7 @@
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../config.ts';
-import { createLogger, type Logger } from '../log.ts';
+import { createLogger, scrub, type Logger } from '../log.ts';
 import { openStore, type StoreOptions } from '../store/db.ts';
 import { migrate } from '../store/migrate.ts';
 import { createAuthenticator } from '../services/auth.ts';
@@ -28,12 +28,26 @@ export type Gateway = {
   close(): Promise<void>;
 };
 
-export async function startGateway(opts: { config: Config; log?: Logger; store?: StoreOptions }): Promise<Gateway> {
+export type GatewayOptions = {
+  config: Config;
+  log?: Logger;
+  store?: StoreOptions;
+  /**
+   * What to do when the database is gone for good (PGlite's thread ended: every request that
+   * needs it fails from then on). By default an error line, since a gateway inside another
+   * program (a test runner) must not end it; `npm start` exits instead, for its supervisor to
+   * start a new one.
+   */
+  onStoreLost?: (err: Error) => void;
+};
+
+export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
   const { config } = opts;
   const log = opts.log ?? createLogger({ level: config.logLevel });
   const storeOpts = opts.store ?? { databaseUrl: config.databaseUrl, dataDir: config.dataDir, pgSchema: config.pgSchema };
   const unlock = !storeOpts.databaseUrl && storeOpts.dataDir ? lockDataDir(storeOpts.dataDir) : () => {};
-  const store = await openStore({ ...storeOpts, log });
+  const onLost = opts.onStoreLost ?? ((err: Error) => log.error({ reason: scrub(err.message) }, 'lost the database; requests that need it fail until the gateway is restarted'));
+  const store = await openStore({ ...storeOpts, log, onLost });
   await migrate(store);
   const bootstrap = await seedIfEmpty(store.db);
   if (bootstrap) log.info({ file: writeBootstrapFile(config.dataDir, bootstrap) }, 'bootstrapped an organization; its keys are in the file named here');
