@@ -41,6 +41,8 @@ class SseStream implements SseWriter {
   private finished = false;
   private readonly keepalive: NodeJS.Timeout;
   private readonly onGone: (() => void) | undefined;
+  /** Callers waiting for the socket to drain (or close). */
+  private waiting: (() => void)[] | null = null;
 
   constructor(
     private readonly res: ServerResponse,
@@ -90,16 +92,25 @@ class SseStream implements SseWriter {
     if (this.gone || this.finished || !text) return true;
     this.keepalive.refresh();
     if (this.res.write(text)) return true;
-    const res = this.res;
-    const settle = () => {
-      res.off('drain', settle);
-      res.off('close', settle);
-      drained();
-    };
-    res.on('drain', settle);
-    res.on('close', settle);
+    // A pushing caller may send again before the drain (what one network read already held):
+    // one pair of listeners however many wait.
+    if (this.waiting) {
+      this.waiting.push(drained);
+      return false;
+    }
+    this.waiting = [drained];
+    this.res.on('drain', this.settle);
+    this.res.on('close', this.settle);
     return false;
   }
+
+  private readonly settle = () => {
+    const waiting = this.waiting ?? [];
+    this.waiting = null;
+    this.res.off('drain', this.settle);
+    this.res.off('close', this.settle);
+    for (const f of waiting) f();
+  };
 
   end(text: string): void {
     if (this.gone || this.finished) return;
