@@ -11,7 +11,11 @@ function setup() {
   const feed = body.events((data) => (data === 'skip' ? null : data));
   const got: string[] = [];
   const sink: Sink<string> = { batch: (b) => got.push(b.join(',')), end: () => got.push('end'), error: (e) => got.push(`error ${(e as Error).message}`) };
-  const send = (text: string) => body.data(Buffer.from(text));
+  /** One network read. */
+  const send = (...pieces: string[]) => {
+    for (const p of pieces) body.data(Buffer.from(p));
+    body.flush();
+  };
   return { flow, body, feed, got, sink, send };
 }
 
@@ -30,6 +34,17 @@ test('pulled, then pushed: queued batches first, in order, then each batch as it
   body.end();
   body.end();
   assert.deepEqual(got, ['c', 'd', 'e', 'f', 'end']);
+});
+
+test('the events of one network read leave as one batch, however many pieces (HTTP chunks) carried them', async () => {
+  const { feed, got, sink, send } = setup();
+  const it = feed[Symbol.asyncIterator]();
+  send('data: a\n\n', 'data: b\n\n', 'data: skip\n\nda');
+  assert.deepEqual(await it.next(), { done: false, value: ['a', 'b'] });
+  feed.subscribe(sink);
+  send('ta: c\n\n', 'data: d\n\n');
+  send('data: skip\n\n');
+  assert.deepEqual(got, ['c,d'], 'a read with nothing to deliver delivers nothing');
 });
 
 test('a subscriber hears an end that came before it subscribed, after the batches queued before it', () => {

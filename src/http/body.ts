@@ -51,6 +51,7 @@ export class Body<T = unknown> implements Upstream, AsyncIterator<T[]>, Feed<T> 
   constructor(private readonly flow: Flow) {}
 
   // ---- transport side ----
+  /** Body bytes (one network read may carry several pieces, e.g. HTTP chunks); flush() ends the read. */
   data(chunk: Buffer): void {
     if (this.failure) return;
     if (this.buffered) {
@@ -60,9 +61,13 @@ export class Body<T = unknown> implements Upstream, AsyncIterator<T[]>, Feed<T> 
     try {
       this.sse!.feed(chunk);
     } catch (err) {
-      return this.fail(err);
+      this.fail(err);
     }
-    if (!this.batch.length) return;
+  }
+
+  /** The end of one network read: its events leave as one batch (so a relay writes them in one write). */
+  flush(): void {
+    if (this.failure || !this.batch.length) return;
     const batch = this.batch;
     this.batch = [];
     if (this.sink) return this.sink.batch(batch);
@@ -72,6 +77,7 @@ export class Body<T = unknown> implements Upstream, AsyncIterator<T[]>, Feed<T> 
   }
 
   end(): void {
+    this.flush();
     this.ended = true;
     this.notify();
   }
@@ -99,6 +105,7 @@ export class Body<T = unknown> implements Upstream, AsyncIterator<T[]>, Feed<T> 
     const early = self.buffered!;
     self.buffered = null;
     for (const chunk of early) self.data(chunk);
+    self.flush();
     return self;
   }
 

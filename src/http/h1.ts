@@ -152,6 +152,7 @@ class Call implements InFlight, ParserEvents {
     } catch (err) {
       return this.fail(err);
     }
+    this.body.flush();
     if (this.parser.done) this.complete();
   };
 
