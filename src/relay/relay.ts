@@ -59,7 +59,6 @@ class RelayRun implements Sink<RunEvent> {
   private cancel: () => void = noop;
   /** The daemon's events: pulled until the 200, pushed to this object after it. */
   private feed: Feed<RunEvent> | null = null;
-  private iterator: AsyncIterator<RunEvent[]> | null = null;
   private drainTimer: NodeJS.Timeout | null = null;
   private sse: SseWriter | null = null;
   private routeTimer: NodeJS.Timeout | null = null;
@@ -96,9 +95,10 @@ class RelayRun implements Sink<RunEvent> {
         return opened;
       }
       this.feed = opened.events;
-      this.iterator = opened.events[Symbol.asyncIterator]();
+      const events = opened.events[Symbol.asyncIterator]();
       for (;;) {
-        const next = await this.race(this.next());
+        // A broken daemon stream (socket error, unparsable event) reads as its end.
+        const next = await this.race(events.next().catch(toDone));
         if (typeof next === 'string') throw this.refusal(next);
         // A daemon stream that ends with no terminal event was severed: before output, a status.
         const frames = next.done ? this.ending({ reason: 'stream_severed', status: 502, message: 'the intern stream ended before the turn started' }) : this.map(next.value);
@@ -149,11 +149,6 @@ class RelayRun implements Sink<RunEvent> {
   }
 
   // ---- mapping (chunks.ts) and encoding (encode.ts) ----
-
-  /** A broken daemon stream (socket error, unparsable event) reads as its end. */
-  private next(): Promise<IteratorResult<RunEvent[]>> {
-    return this.iterator!.next().catch(toDone);
-  }
 
   private map(events: RunEvent[]): Frames {
     const frames = { text: '', end: false };
