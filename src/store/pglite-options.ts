@@ -1,10 +1,11 @@
 // PGlite's settings and loading, shared by the gateway and the child that creates a data dir.
 // PostgreSQL's default 128 MB buffer cache lives inside the WebAssembly heap, where it stays
 // resident for the life of the process (PostgreSQL touches all of it at start); 4 MB (512
-// pages) holds this schema's hot pages many times over, and the OS page cache the rest. V8's optimizing tier compiles PostgreSQL's hot WebAssembly a second time and
-// keeps about 95 MB more resident for it, while queries here run no slower on the baseline tier
-// alone (PGlite's time goes to copying between JavaScript and its heap), so the process runs
-// WebAssembly on the baseline tier: PGlite is the only WebAssembly the gateway loads.
+// pages) holds this schema's hot pages many times over, and the OS page cache the rest. V8's
+// optimizing tier compiles PostgreSQL's hot WebAssembly a second time and keeps about 95 MB
+// more resident for it, while queries here run no slower on the baseline tier alone (PGlite's
+// time goes to copying between JavaScript and its heap), so the process runs WebAssembly on the
+// baseline tier: PGlite is the only WebAssembly the gateway loads.
 import { setFlagsFromString } from 'node:v8';
 import type { PGliteOptions } from '@electric-sql/pglite';
 
