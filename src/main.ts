@@ -5,17 +5,17 @@ import { startGateway } from './gateway/server.ts';
 
 const config = loadConfig();
 const log = createLogger({ level: config.logLevel });
-// Without its database a gateway could only answer 500; a new process opens it again, so this
-// one makes way for the one its supervisor starts.
-function storeLost(err: Error): void {
-  log.fatal({ reason: scrub(err.message) }, 'lost the database, exiting so a supervisor can restart the gateway');
+/** One fatal line, the reason said in words (never a trace), then exit 1. */
+function exitFatal(err: unknown, message: string): never {
+  log.fatal({ reason: scrub(err instanceof Error ? err.message : String(err)) }, message);
   process.exit(1);
 }
-// A start that fails (database or Redis unreachable, data dir in use) is said in words, not as a trace.
-const gateway = await startGateway({ config, log, onStoreLost: storeLost }).catch((err: unknown) => {
-  log.fatal({ reason: scrub(err instanceof Error ? err.message : String(err)) }, 'cohort could not start');
-  process.exit(1);
-});
+// A start that fails (database or Redis unreachable, data dir in use); and, once running, the
+// database lost for good: the gateway could only answer 500, and a new process opens it again,
+// so this one makes way for the one its supervisor starts.
+const gateway = await startGateway({ config, log, onStoreLost: (err) => exitFatal(err, 'lost the database, exiting so a supervisor can restart the gateway') }).catch((err: unknown) =>
+  exitFatal(err, 'cohort could not start'),
+);
 log.info({ url: gateway.url, store: gateway.ctx.store.kind }, 'cohort gateway listening');
 
 let stopping = false;
