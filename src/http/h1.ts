@@ -75,9 +75,8 @@ class Call implements InFlight, ParserEvents {
   private readonly parser: ResponseParser;
   readonly body: Body;
   readonly response: Promise<Upstream>;
-  private resolve!: (u: Upstream) => void;
-  private reject!: (e: unknown) => void;
-  private settled = false;
+  /** The response's settling functions, until one is used (an open stream holds this call for minutes). */
+  private settle: { resolve: (u: Upstream) => void; reject: (e: unknown) => void } | null = null;
   private cancelled = false;
   /** The socket is no longer this call's: released to the pool or destroyed. */
   private finished = false;
@@ -89,10 +88,7 @@ class Call implements InFlight, ParserEvents {
     private readonly socket: Socket,
     private readonly toError: (err: unknown) => unknown,
   ) {
-    this.response = new Promise((resolve, reject) => {
-      this.resolve = resolve;
-      this.reject = reject;
-    });
+    this.response = new Promise((resolve, reject) => (this.settle = { resolve, reject }));
     this.body = new Body(this);
     this.parser = new ResponseParser(this);
     socket.on('data', this.onData);
@@ -132,8 +128,9 @@ class Call implements InFlight, ParserEvents {
     this.body.statusCode = h.status;
     this.body.headers = h.headers;
     this.idleMs = idleFor(h, this.client.idleMs);
-    this.settled = true;
-    this.resolve(this.body);
+    const settle = this.settle;
+    this.settle = null;
+    settle?.resolve(this.body);
   }
 
   /** The response ended on its framing: the socket goes back to the pool if it may carry another request. */
@@ -177,10 +174,9 @@ class Call implements InFlight, ParserEvents {
     this.detach();
     this.socket.destroy();
     const e = this.cancelled ? err : this.toError(err);
-    if (!this.settled) {
-      this.settled = true;
-      this.reject(e);
-    }
+    const settle = this.settle;
+    this.settle = null;
+    settle?.reject(e);
     this.body.error(e);
   }
 

@@ -179,6 +179,7 @@ class RelayRun implements Sink<RunEvent> {
     this.res.off('close', this.onClientClose);
     this.o!.onOpen();
     this.o = null;
+    this.wake = null;
     this.sse = openSse(this.res, { keepaliveMs: this.timings.keepaliveMs, onGone: this.onGone, flatHead: true });
     this.emit(frames);
     if (!this.over) this.feed!.subscribe(this);
