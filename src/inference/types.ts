@@ -46,7 +46,13 @@ export type FinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter' |
 
 export type ChunkToolCall = { index: number; id?: string; type?: 'function'; function?: { name?: string; arguments?: string } };
 
+/** On a chunk parsed from an OpenAI-style stream in the usual layout: the provider's own text
+ * after its `model` field, which the chat route re-sends as is behind our id and model rather
+ * than serialising the chunk again. Whoever changes the chunk otherwise drops it. */
+export const WIRE_TAIL = Symbol('wireTail');
+
 export type ChatChunk = {
+  [WIRE_TAIL]?: string;
   id: string;
   object: 'chat.completion.chunk';
   created: number;

@@ -4,7 +4,7 @@
 import type { InferenceRequestRow } from '../store/schema-inference.ts';
 import type { Cancel, ChatChunk, FinishReason, ToolCall, Usage } from '../inference/types.ts';
 import { clientClosed, upstreamFailure, type Served } from './inference-attempts.ts';
-import { UpstreamError } from '../inference/types.ts';
+import { UpstreamError, WIRE_TAIL } from '../inference/types.ts';
 import type { Prepared } from './inference.ts';
 
 export type Outcome = { status: number; attempts?: number; served?: Served; usage?: Usage | null; finish?: FinishReason | null; error?: string; response?: unknown };
@@ -78,7 +78,10 @@ export async function* relay(o: {
       for (const c of batch) {
         c.id = p.id;
         c.model = served.model;
-        if (c.usage) c.usage = outcome.usage = o.usageOf(c.usage, served);
+        if (c.usage) {
+          c.usage = outcome.usage = o.usageOf(c.usage, served);
+          c[WIRE_TAIL] = undefined;
+        }
         const finish = c.choices[0]?.finish_reason;
         if (finish) outcome.finish = finish;
         collect?.add(c);

@@ -14,7 +14,7 @@ import { ChatCompletionRequest, ChatCompletionResponse } from '../../schemas/inf
 import type { ApiStyle, Prepared } from '../../services/inference.ts';
 import type { RequestBody } from '../../services/routing.ts';
 import type { Principal } from '../../store/identity.ts';
-import { Cancel, type ChatChunk } from '../../inference/types.ts';
+import { Cancel, WIRE_TAIL, type ChatChunk } from '../../inference/types.ts';
 import { openSse } from '../../relay/sse.ts';
 
 const ChatError = z.object({ error: z.object({ code: z.number().int(), message: z.string(), metadata: z.object({ reason: z.string(), retryable: z.boolean() }).optional() }) });
@@ -53,10 +53,25 @@ export async function writeSse(reply: FastifyReply, o: { cancel: Cancel; frames:
   }
 }
 
+/** Each chunk as an SSE frame: one the provider sent in the usual layout is its own text behind our id and model. */
 async function* openaiFrames(batches: AsyncIterable<ChatChunk[]>): AsyncGenerator<string> {
+  // The id and model are the request's, the same on every chunk.
+  let id = '';
+  let model = '';
   for await (const batch of batches) {
     let frames = '';
-    for (const c of batch) frames += `data: ${JSON.stringify(c)}\n\n`;
+    for (const c of batch) {
+      const tail = c[WIRE_TAIL];
+      if (tail === undefined) {
+        frames += `data: ${JSON.stringify(c)}\n\n`;
+        continue;
+      }
+      if (!id) {
+        id = JSON.stringify(c.id);
+        model = JSON.stringify(c.model);
+      }
+      frames += `data: {"id":${id},"object":"chat.completion.chunk","created":${c.created},"model":${model},${tail}\n\n`;
+    }
     yield frames;
   }
 }

@@ -4,9 +4,12 @@
 // May import: ../../http.ts, ../../types.ts, the client type of src/http.
 import type { H1Client } from '../../../http/h1.ts';
 import { failure, jsonBody, post } from '../../http.ts';
-import { UpstreamError, type ChatChunk, type Completion, type ProviderAdapter, type UpstreamCall } from '../../types.ts';
+import { UpstreamError, WIRE_TAIL, type ChatChunk, type Completion, type ProviderAdapter, type UpstreamCall } from '../../types.ts';
 
 const headersFor = (apiKey: string | null): Record<string, string> => (apiKey ? { authorization: `Bearer ${apiKey}` } : {});
+
+/** The layout OpenAI, vLLM, Ollama, Groq and the rest send: id, object, created, model, then the rest. */
+const USUAL_HEAD = /^\{"id":"[^"\\]*","object":"chat\.completion\.chunk","created":\d+,"model":"[^"\\]*",/;
 
 function parseChunk(data: string): ChatChunk {
   let chunk: ChatChunk & { error?: { message?: string; code?: unknown } };
@@ -17,6 +20,8 @@ function parseChunk(data: string): ChatChunk {
   }
   if (chunk.error) throw new UpstreamError({ status: 502, message: String(chunk.error.message ?? 'the provider reported an error mid-stream') });
   if (!Array.isArray(chunk.choices)) throw new UpstreamError({ status: 502, message: 'the provider sent a malformed stream event' });
+  const head = USUAL_HEAD.exec(data);
+  if (head) chunk[WIRE_TAIL] = data.slice(head[0].length);
   return chunk;
 }
 

@@ -1,0 +1,58 @@
+// A provider's stream chunks reach the client with our id and model: a chunk in the usual layout
+// keeps the provider's own text for the rest (its extra fields and escapes as sent), any other
+// layout is serialised again, and a chunk whose usage gains a cost is always serialised again.
+import { describe, test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { startTestGateway, type TestGateway } from '../../../testing/gateway.ts';
+import { space, user } from '../../../services/inference-fixtures.ts';
+
+const USUAL =
+  '{"id":"up-1","object":"chat.completion.chunk","created":7,"model":"gpt-x","system_fingerprint":"fp_1","choices":[{"index":0,"delta":{"role":"assistant","content":"caf\\u00e9"},"logprobs":null,"finish_reason":null}]}';
+const REORDERED = '{"choices":[{"index":0,"delta":{"content":" ok"},"finish_reason":null}], "id":"up-1","object":"chat.completion.chunk","created":7,"model":"gpt-x"}';
+const LAST =
+  '{"id":"up-1","object":"chat.completion.chunk","created":8,"model":"gpt-x","choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"usage":{"prompt_tokens":3,"completion_tokens":2,"total_tokens":5}}';
+
+describe('OpenAI-compatible stream chunks on the wire', () => {
+  let upstream: Server;
+  let gw: TestGateway;
+  before(async () => {
+    upstream = createServer((req, res) => {
+      req.resume().on('end', () => {
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        res.end([USUAL, REORDERED, LAST, '[DONE]'].map((d) => `data: ${d}\n\n`).join(''));
+      });
+    });
+    await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
+    const url = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}/v1`;
+    gw = await startTestGateway({ env: { COHORT_PROVIDER_OPENAI_BASE_URL: url, COHORT_PROVIDER_OPENAI_API_KEY: 'sk-wire-test' } });
+  });
+  after(async () => {
+    await gw.close();
+    await new Promise((r) => upstream.close(r));
+  });
+
+  test('usual layout spliced as sent, others serialised, usage with cost serialised', async () => {
+    const s = await space(gw, 'wire');
+    const res = await s.chat({ model: 'openai/gpt-x', stream: true, messages: [user('hi')] });
+    assert.equal(res.status, 200);
+    const frames = (res.body as string).split('\n\n');
+    assert.deepEqual(frames.slice(-2), ['data: [DONE]', '']);
+    assert.equal(frames.length, 5);
+    const id = JSON.parse(frames[0]!.slice(6)).id as string;
+    assert.match(id, /^gen-/);
+    assert.equal(
+      frames[0],
+      `data: {"id":"${id}","object":"chat.completion.chunk","created":7,"model":"openai/gpt-x","system_fingerprint":"fp_1","choices":[{"index":0,"delta":{"role":"assistant","content":"caf\\u00e9"},"logprobs":null,"finish_reason":null}]}`,
+    );
+    assert.equal(frames[1], `data: {"choices":[{"index":0,"delta":{"content":" ok"},"finish_reason":null}],"id":"${id}","object":"chat.completion.chunk","created":7,"model":"openai/gpt-x"}`);
+    const last = JSON.parse(frames[2]!.slice(6));
+    assert.equal(last.id, id);
+    assert.equal(last.model, 'openai/gpt-x');
+    assert.equal(last.choices[0].finish_reason, 'stop');
+    assert.equal(last.usage.total_tokens, 5);
+    assert.equal(typeof last.usage.cost, 'number');
+    assert.equal(last.usage.is_byok, false);
+  });
+});
