@@ -97,3 +97,11 @@ test('a body paused because its pull queue filled up is resumed when a sink take
   assert.deepEqual(flow.calls, ['pause', 'resume', 'pause'], 'resumed before the queue is handed over, so the sink may pause again');
   assert.deepEqual(got, []);
 });
+
+test('headers are let go once the body is read as events (an event stream may stay open for minutes)', () => {
+  const body = new Body({ pause() {}, resume() {}, abort() {} });
+  body.headers = { 'content-type': 'text/event-stream', date: 'Sat, 21 Nov 2026 22:00:00 GMT' };
+  assert.equal(body.headers['content-type'], 'text/event-stream');
+  body.events((d) => d);
+  assert.deepEqual(body.headers, {});
+});

@@ -9,6 +9,7 @@ import { SseDecoder } from './sse-decoder.ts';
 
 export type Upstream = {
   statusCode: number;
+  /** Until events() is called: an event stream may stay open for minutes, and its head (kept whole by the slices of it that header values are) is read before. */
   headers: Record<string, string | string[] | undefined>;
   /** The whole body as text. */
   text(): Promise<string>;
@@ -32,6 +33,7 @@ export interface Feed<T> extends AsyncIterable<T[]> {
 export type Flow = { pause(): void; resume(): void; abort(err: Error): void };
 
 const HIGH_WATER = 16;
+const NO_HEADERS: Upstream['headers'] = Object.freeze({});
 
 export class Body<T = unknown> implements Upstream, AsyncIterator<T[]>, Feed<T> {
   statusCode = 0;
@@ -98,6 +100,7 @@ export class Body<T = unknown> implements Upstream, AsyncIterator<T[]>, Feed<T> 
 
   events<U>(map: (data: string) => U | null): Feed<U> {
     const self = this as unknown as Body<U>;
+    self.headers = NO_HEADERS;
     self.sse = new SseDecoder((data) => {
       const v = map(data);
       if (v !== null) self.batch.push(v);
