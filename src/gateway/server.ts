@@ -53,6 +53,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
   if (bootstrap) log.info({ file: writeBootstrapFile(config.dataDir, bootstrap) }, 'bootstrapped an organization; its keys are in the file named here');
   const bus = config.redisUrl ? await connectInvalidationBus({ redisUrl: config.redisUrl, log }) : undefined;
   const sealer = createSealer(loadMasterKey({ dataDir: config.dataDir, configured: config.masterKey }));
+  const turnLimiter = await createTurnLimiter({ perMinute: config.turnsPerMinute, redisUrl: config.redisUrl });
   const daemonEnv = { COHORT_INTERACTION_DEADLINE_MS: String(config.interactionDeadlineMs), COHORT_REPLAY_BUFFER_EVENTS: String(config.replayBufferEvents), COHORT_MAX_PAUSED_RUNS: String(config.maxPausedRuns), LOG_LEVEL: config.logLevel };
   const ctx: Ctx = {
     config,
@@ -63,7 +64,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     docs: createOpenApiRegistry(),
     inference: createInferenceService({ db: store.db, log, sealer, routingCacheMs: config.routingCacheMs, upstreamTimeoutMs: config.upstreamTimeoutMs, providerEnv: config.providerEnv, priceTableFile: config.priceTable, bus }),
     interns: createInternLifecycle({ db: store.db, sealer, log, provisioner: createLocalProvisioner({ dataDir: config.dataDir, daemonEnv }) }),
-    turnLimiter: createTurnLimiter({ perMinute: config.turnsPerMinute, redisUrl: config.redisUrl }),
+    turnLimiter,
   };
   const app = buildApp(ctx, routeModules);
   await app.listen({ host: config.host, port: config.port });

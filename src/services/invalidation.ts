@@ -3,7 +3,6 @@
 // and every gateway drops its cached resolution. `routing`: a management write to a workspace,
 // its presets or its credentials, and every gateway drops its routing configuration. Without
 // Redis each cache is trusted for its TTL in the other processes.
-import { Redis } from 'ioredis';
 import type { Logger } from '../log.ts';
 
 const CHANNELS = { keys: 'cohort:keys:invalidate', routing: 'cohort:routing:invalidate' } as const;
@@ -20,6 +19,8 @@ export type InvalidationBus = {
 };
 
 export async function connectInvalidationBus(opts: { redisUrl: string; log?: Logger; publishOnly?: boolean }): Promise<InvalidationBus> {
+  // Loaded only with REDIS_URL, as in ratelimit.ts.
+  const { Redis } = await import('ioredis');
   const redisOpts = { maxRetriesPerRequest: 2, lazyConnect: true };
   const pub = new Redis(opts.redisUrl, redisOpts);
   const sub = opts.publishOnly ? null : new Redis(opts.redisUrl, redisOpts);

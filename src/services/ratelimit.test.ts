@@ -21,7 +21,7 @@ async function refusal(p: Promise<void>): Promise<ApiError> {
 
 describe('turn rate limiter', () => {
   test('in process: the limit per subject, then 429 rate_limited with Retry-After; subjects are independent', async () => {
-    const l = createTurnLimiter({ perMinute: 2 });
+    const l = await createTurnLimiter({ perMinute: 2 });
     await l.consume('u1');
     await l.consume('u1');
     const err = await refusal(l.consume('u1'));
@@ -35,8 +35,8 @@ describe('turn rate limiter', () => {
 
   test('Redis: two gateways share one counter', { skip: !redisUrl }, async () => {
     const keyPrefix = `cohort:test:${randomBytes(4).toString('hex')}`;
-    const a = createTurnLimiter({ perMinute: 2, redisUrl, keyPrefix });
-    const b = createTurnLimiter({ perMinute: 2, redisUrl, keyPrefix });
+    const a = await createTurnLimiter({ perMinute: 2, redisUrl, keyPrefix });
+    const b = await createTurnLimiter({ perMinute: 2, redisUrl, keyPrefix });
     await a.consume('org');
     await b.consume('org');
     assert.equal((await refusal(a.consume('org'))).status, 429);

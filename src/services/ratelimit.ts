@@ -1,7 +1,7 @@
 // Turn rate limits (SPEC §5 rule 5, §7 `429 rate_limited`): turns started per minute by the user
 // or organization a key acts as. In-process counters by default; in Redis with REDIS_URL so
 // several gateways share them (falling back to in-process counters while Redis is down).
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import { ApiError } from '../errors.ts';
 
@@ -14,13 +14,15 @@ export type TurnLimiter = {
 export const rateLimited = (retryAfterS: number) =>
   new ApiError({ status: 429, reason: 'rate_limited', message: 'too many turns for this user or organization; retry later', headers: { 'retry-after': String(retryAfterS) } });
 
-export function createTurnLimiter(opts: { perMinute: number; redisUrl?: string; keyPrefix?: string }): TurnLimiter {
+export async function createTurnLimiter(opts: { perMinute: number; redisUrl?: string; keyPrefix?: string }): Promise<TurnLimiter> {
   const base = { points: opts.perMinute, duration: 60, keyPrefix: opts.keyPrefix ?? 'cohort:turns' };
   const memory = new RateLimiterMemory(base);
   let redis: Redis | null = null;
   let limiter: RateLimiterAbstract = memory;
   if (opts.redisUrl) {
-    redis = new Redis(opts.redisUrl, { maxRetriesPerRequest: 1, connectTimeout: 2_000 });
+    // Loaded only with REDIS_URL: a gateway without it does not carry the client (about 2 MB of heap).
+    const { Redis: Client } = await import('ioredis');
+    redis = new Client(opts.redisUrl, { maxRetriesPerRequest: 1, connectTimeout: 2_000 });
     redis.on('error', () => {}); // the insurance limiter covers outages; ioredis reconnects by itself
     limiter = new RateLimiterRedis({ ...base, storeClient: redis, insuranceLimiter: memory });
   }
