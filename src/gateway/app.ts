@@ -82,11 +82,19 @@ function toApiError(err: unknown): ApiError | null {
   return null;
 }
 
+const noSchemaCompiler = () => () => {
+  throw new Error('route schemas are not used: validate with parseWith and a Zod schema');
+};
+
 export function buildApp(ctx: Ctx, modules: RouteModule[]): FastifyInstance {
   const app = Fastify({
     loggerInstance: ctx.log as FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: true }),
     childLoggerFactory: lazyChild,
+    // Bodies are validated with Zod (src/schemas) and replies serialised with JSON.stringify, so no
+    // route has a Fastify schema: with compilers of our own Fastify does not load Ajv and
+    // fast-json-stringify (about 2.6 MB of heap), and a schema given by mistake fails loudly.
+    schemaController: { compilersFactory: { buildValidator: noSchemaCompiler, buildSerializer: noSchemaCompiler } },
     bodyLimit: BODY_LIMIT,
     genReqId: (req) => {
       const given = req.headers['x-request-id'];
