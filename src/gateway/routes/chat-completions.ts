@@ -53,24 +53,15 @@ export async function writeSse(reply: FastifyReply, o: { cancel: Cancel; frames:
   }
 }
 
-/** Each chunk as an SSE frame: one the provider sent in the usual layout is its own text behind our id and model. */
-async function* openaiFrames(batches: AsyncIterable<ChatChunk[]>): AsyncGenerator<string> {
-  // The id and model are the request's, the same on every chunk.
-  let id = '';
-  let model = '';
+/** Each chunk as an SSE frame: one the provider sent in the usual layout is its own text behind the request's id and model. */
+async function* openaiFrames(batches: AsyncIterable<ChatChunk[]>, o: { id: string; model: string }): AsyncGenerator<string> {
+  const id = JSON.stringify(o.id);
+  const model = JSON.stringify(o.model);
   for await (const batch of batches) {
     let frames = '';
     for (const c of batch) {
       const tail = c[WIRE_TAIL];
-      if (tail === undefined) {
-        frames += `data: ${JSON.stringify(c)}\n\n`;
-        continue;
-      }
-      if (!id) {
-        id = JSON.stringify(c.id);
-        model = JSON.stringify(c.model);
-      }
-      frames += `data: {"id":${id},"object":"chat.completion.chunk","created":${c.created},"model":${model},${tail}\n\n`;
+      frames += tail === undefined ? `data: ${JSON.stringify(c)}\n\n` : `data: {"id":${id},"object":"chat.completion.chunk","created":${c.created},"model":${model},${tail}\n\n`;
     }
     yield frames;
   }
@@ -112,6 +103,6 @@ export const chatCompletionRoutes: RouteModule = (app, ctx) => {
     const cancel = cancelOnClose(reply);
     if (!p.stream) return (await ctx.inference.complete(p, cancel)).completion;
     const { served, chunks } = await ctx.inference.stream(p, cancel);
-    await writeSse(reply, { ctx, cancel, frames: openaiFrames(chunks), fail: (e) => errorFrame(p, served.model, e), end: () => 'data: [DONE]\n\n' });
+    await writeSse(reply, { ctx, cancel, frames: openaiFrames(chunks, { id: p.id, model: served.model }), fail: (e) => errorFrame(p, served.model, e), end: () => 'data: [DONE]\n\n' });
   });
 };
