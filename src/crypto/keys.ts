@@ -1,5 +1,5 @@
 // API keys: long random secrets with a recognizable prefix, stored only as SHA-256 hex.
-import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { hash, randomBytes } from 'node:crypto';
 
 export const KEY_PREFIX = 'ck-';
 
@@ -9,12 +9,6 @@ export function generateApiKey(): string {
 
 export function hashKey(raw: string): string {
   return hash('sha256', raw, 'hex');
-}
-
-export function sameHash(a: string, b: string): boolean {
-  const x = Buffer.from(a, 'hex');
-  const y = Buffer.from(b, 'hex');
-  return x.length === y.length && timingSafeEqual(x, y);
 }
 
 /** Masked form shown instead of a secret: prefix, ellipsis, last characters. */

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { openStore, type Store } from '../store/db.ts';
 import { migrate } from '../store/migrate.ts';
 import { revokeKey as storeRevoke } from '../store/identity.ts';
-import { generateApiKey, hashKey, sameHash } from '../crypto/keys.ts';
+import { generateApiKey, hashKey } from '../crypto/keys.ts';
 import { ApiError } from '../errors.ts';
 import { seedIfEmpty, type Bootstrap } from './bootstrap.ts';
 import { bearerToken, createAuthenticator } from './auth.ts';
@@ -31,18 +31,6 @@ test('bearerToken reads only a well-formed Bearer header', () => {
     ['Bearer a b', null],
   ];
   for (const [header, token] of table) assert.equal(bearerToken(header), token, String(header));
-});
-
-test('sameHash compares digests in constant time and only equal ones match', () => {
-  const h = hashKey('ck-one');
-  const table: [string, string, boolean][] = [
-    [h, h, true],
-    [h, hashKey('ck-two'), false],
-    [h, h.slice(0, 62), false],
-    [h, '', false],
-    [h, h.toUpperCase(), true], // hex decoding is case-insensitive: same bytes
-  ];
-  for (const [a, b, same] of table) assert.equal(sameHash(a, b), same, `${a} vs ${b}`);
 });
 
 describe('authenticator', () => {

@@ -3,7 +3,7 @@
 // bus (REDIS_URL) other processes drop them at once too, else they see it within the TTL.
 import type { Db } from '../store/db.ts';
 import { findPrincipal, type Principal } from '../store/identity.ts';
-import { hashKey, sameHash } from '../crypto/keys.ts';
+import { hashKey } from '../crypto/keys.ts';
 import { ApiError, invalidKey, missingAuth } from '../errors.ts';
 import type { InvalidationBus } from './invalidation.ts';
 
@@ -67,13 +67,14 @@ export function createAuthenticator(opts: { db: Db; ttlMs: number; now?: () => n
     const token = bearerToken(authorization);
     return token ? hashKey(token) : missingAuth();
   };
-  const verdict = (principal: Principal | null, hash: string): Principal | ApiError => (principal && sameHash(principal.keyHash, hash) ? principal : invalidKey());
+  // The cache and the store are both keyed by the digest, so a principal found is the key's own.
+  const verdict = (principal: Principal | null): Principal | ApiError => principal ?? invalidKey();
 
   return {
     async authenticate(authorization) {
       const hash = hashOf(authorization);
       if (hash instanceof ApiError) throw hash;
-      const v = verdict(await resolve(hash), hash);
+      const v = verdict(await resolve(hash));
       if (v instanceof ApiError) throw v;
       return v;
     },
@@ -81,7 +82,7 @@ export function createAuthenticator(opts: { db: Db; ttlMs: number; now?: () => n
       const hash = hashOf(authorization);
       if (hash instanceof ApiError) return hash;
       const hit = cache.get(hash);
-      return hit && hit.expires > now() ? verdict(hit.principal, hash) : undefined;
+      return hit && hit.expires > now() ? verdict(hit.principal) : undefined;
     },
     async invalidate(keyHash) {
       drop(keyHash);
