@@ -1,60 +1,74 @@
 // The idle side of the HTTP/1.1 client: connections that ended a response cleanly, kept per base
 // URL for a while so the next request to the same server skips the connect. A connection leaves
-// the pool when it is taken, when its time is up, or at once when the server closes it or sends
-// bytes nobody asked for.
+// the pool when it is taken, when its time is up, or when its server closes it or sends bytes
+// nobody asked for (h1.ts destroys it then). Keeping and taking one adds no listener and no
+// timer: each socket carries its deadline, and one sweep a second drops the spent ones.
 // May import: node. Used by h1.ts.
 import type { Socket } from 'node:net';
 
-type Idle = { socket: Socket; timer: NodeJS.Timeout; gone: () => void };
+/** The request a socket carries (null while idle), read by its listeners in h1.ts. */
+export const CALL = Symbol('call');
+const IDLE_UNTIL = Symbol('idleUntil');
+
+export type Carrier = Socket & { [CALL]?: { onData(chunk: Buffer): void; onEnd(): void; abort(err: Error): void } | null; [IDLE_UNTIL]?: number };
+
+const SWEEP_MS = 1_000;
 
 export class IdlePool {
-  private readonly idle = new Map<string, Idle[]>();
+  private readonly idle = new Map<string, Carrier[]>();
+  private sweeper: NodeJS.Timeout | null = null;
 
-  constructor(private readonly maxPerKey: number) {}
+  constructor(
+    private readonly maxPerKey: number,
+    private readonly now: () => number = Date.now,
+  ) {}
 
   /** Keeps a connection for `ms`; one over the limit (or already closed) is destroyed instead. */
-  put(key: string, socket: Socket, ms: number): void {
-    const list = this.idle.get(key) ?? [];
+  put(key: string, socket: Carrier, ms: number): void {
+    let list = this.idle.get(key);
+    if (!list) this.idle.set(key, (list = []));
     if (list.length >= this.maxPerKey || socket.destroyed) return void socket.destroy();
-    const gone = () => this.evict(key, entry);
-    const entry: Idle = { socket, timer: setTimeout(gone, ms).unref(), gone };
-    socket.on('close', gone).on('error', gone).on('data', gone);
+    socket[IDLE_UNTIL] = this.now() + ms;
     if (socket.isPaused()) socket.resume();
     socket.unref();
-    list.push(entry);
-    this.idle.set(key, list);
+    list.push(socket);
+    this.sweeper ??= setInterval(this.sweep, SWEEP_MS).unref();
   }
 
   /** The most recently kept connection that can still carry a request, or null. */
-  take(key: string): Socket | null {
+  take(key: string): Carrier | null {
     const list = this.idle.get(key);
-    while (list?.length) {
-      const entry = list.pop()!;
-      clearTimeout(entry.timer);
-      entry.socket.off('close', entry.gone).off('error', entry.gone).off('data', entry.gone);
-      if (!list.length) this.idle.delete(key);
-      if (entry.socket.destroyed || !entry.socket.writable) continue;
-      entry.socket.ref();
-      return entry.socket;
+    if (!list) return null;
+    const now = this.now();
+    for (let socket = list.pop(); socket; socket = list.pop()) {
+      if (usable(socket, now)) return socket.ref();
+      socket.destroy();
     }
     return null;
   }
 
   close(): void {
-    for (const list of this.idle.values()) for (const entry of list) this.drop(entry);
+    for (const list of this.idle.values()) for (const socket of list) socket.destroy();
     this.idle.clear();
+    this.stopSweeping();
   }
 
-  private evict(key: string, entry: Idle): void {
-    const list = this.idle.get(key);
-    const i = list?.indexOf(entry) ?? -1;
-    if (i !== -1) list!.splice(i, 1);
-    if (list && !list.length) this.idle.delete(key);
-    this.drop(entry);
-  }
+  private readonly sweep = () => {
+    const now = this.now();
+    for (const [key, list] of this.idle) {
+      const kept = list.filter((s) => usable(s, now) || void s.destroy());
+      if (kept.length) this.idle.set(key, kept);
+      else this.idle.delete(key);
+    }
+    if (!this.idle.size) this.stopSweeping();
+  };
 
-  private drop(entry: Idle): void {
-    clearTimeout(entry.timer);
-    entry.socket.destroy();
+  private stopSweeping(): void {
+    if (this.sweeper) clearInterval(this.sweeper);
+    this.sweeper = null;
   }
+}
+
+function usable(socket: Carrier, now: number): boolean {
+  return !socket.destroyed && socket.writable && (socket[IDLE_UNTIL] ?? 0) > now;
 }

@@ -201,6 +201,14 @@ test('the server’s keep-alive hint, less 2 s, decides how long a socket is kep
   assert.equal(seen.conns, 4);
 });
 
+test('an idle socket past its time is closed within a sweep, though no request comes to take it', async (t) => {
+  const { send } = setup(t, { idleMs: 30 });
+  await (await send('/nohint')).text();
+  assert.equal(seen.closes, 0);
+  await until(() => seen.closes === 1); // up to 2 s
+  assert.deepEqual([seen.conns, seen.closes], [1, 1]);
+});
+
 test('an idle socket the server closed is not reused', async (t) => {
   const { send } = setup(t);
   await (await send('/json')).text();

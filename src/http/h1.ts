@@ -4,13 +4,14 @@
 // connection costs is what an idle stream costs: here a socket and one small object (about 3 KB),
 // where undici's client keeps about 13 KB. Connections that ended a response cleanly wait in
 // h1-pool.ts for the next request to the same server, shorter than the server's own keep-alive
-// so a reused socket is never one it is closing.
+// so a reused socket is never one it is closing. A socket's listeners are set once, when it
+// connects, and pass its events to the request it carries (CALL): a request adds and removes none.
 // May import: node, ./h1-parser, ./h1-pool, ./body. Imported by src/relay and src/inference.
-import { connect, isIP, type Socket } from 'node:net';
+import { connect, isIP } from 'node:net';
 import { connect as connectTls, type ConnectionOptions } from 'node:tls';
 import { Body, type Upstream } from './body.ts';
 import { ParseError, ResponseParser, type ParserEvents, type ResponseHead } from './h1-parser.ts';
-import { IdlePool } from './h1-pool.ts';
+import { CALL, IdlePool, type Carrier } from './h1-pool.ts';
 
 export type H1Request = {
   /** `http://host:port` or `https://host:port`, optionally with a path prefix. */
@@ -70,7 +71,7 @@ export type InFlight = {
   cancel(reason?: Error): void;
 };
 
-/** One request on one socket; the socket's listeners are this object's fields. */
+/** One request on one socket, which passes it its events while it is the socket's CALL. */
 class Call implements InFlight, ParserEvents {
   private readonly parser: ResponseParser;
   readonly body: Body;
@@ -85,17 +86,13 @@ class Call implements InFlight, ParserEvents {
   constructor(
     private readonly client: H1Client,
     private readonly key: string,
-    private readonly socket: Socket,
+    private readonly socket: Carrier,
     private readonly toError: (err: unknown) => unknown,
   ) {
     this.response = new Promise((resolve, reject) => (this.settle = { resolve, reject }));
     this.body = new Body(this);
     this.parser = new ResponseParser(this);
-    socket.on('data', this.onData);
-    socket.on('end', this.onEnd);
-    socket.on('error', this.onError);
-    socket.on('close', this.onClose);
-    if (client.timeoutMs) socket.setTimeout(client.timeoutMs, this.onTimeout);
+    socket[CALL] = this;
   }
 
   readonly cancel = (reason: Error = new Error('aborted')): void => {
@@ -142,8 +139,8 @@ class Call implements InFlight, ParserEvents {
     this.body.end();
   }
 
-  // ---- socket events ----
-  private readonly onData = (chunk: Buffer) => {
+  // ---- socket events (see the listeners below the class) ----
+  onData(chunk: Buffer): void {
     try {
       this.parser.feed(chunk);
     } catch (err) {
@@ -151,22 +148,16 @@ class Call implements InFlight, ParserEvents {
     }
     this.body.flush();
     if (this.parser.done) this.complete();
-  };
+  }
 
-  private readonly onEnd = () => {
+  onEnd(): void {
     try {
       this.parser.eof();
     } catch (err) {
       return this.fail(err);
     }
     this.complete();
-  };
-
-  private readonly onError = (err: Error) => this.fail(err);
-
-  private readonly onTimeout = () => this.fail(Object.assign(new Error('no answer in time'), { code: 'ETIMEDOUT' }));
-
-  private readonly onClose = () => this.fail(new ParseError('the connection closed before the response ended'));
+  }
 
   private fail(err: unknown): void {
     if (this.finished) return;
@@ -181,12 +172,32 @@ class Call implements InFlight, ParserEvents {
   }
 
   private detach(): void {
-    this.socket.off('data', this.onData);
-    this.socket.off('end', this.onEnd);
-    this.socket.off('error', this.onError);
-    this.socket.off('close', this.onClose);
-    if (this.client.timeoutMs) this.socket.setTimeout(0).off('timeout', this.onTimeout);
+    this.socket[CALL] = null;
   }
+}
+
+// A socket's listeners for its whole life: its events go to the call it carries; one idle in the
+// pool that hears from its server (bytes nobody asked for, a close) is destroyed, and the pool
+// skips destroyed sockets.
+function onData(this: Carrier, chunk: Buffer): void {
+  const call = this[CALL];
+  if (call) call.onData(chunk);
+  else this.destroy();
+}
+function onEnd(this: Carrier): void {
+  const call = this[CALL];
+  if (call) call.onEnd();
+  else this.destroy();
+}
+function onError(this: Carrier, err: Error): void {
+  this[CALL]?.abort(err);
+}
+function onClose(this: Carrier): void {
+  this[CALL]?.abort(new ParseError('the connection closed before the response ended'));
+}
+/** Idle time in the pool is not waiting for an answer: only a call times out. */
+function onTimeout(this: Carrier): void {
+  this[CALL]?.abort(Object.assign(new Error('no answer in time'), { code: 'ETIMEDOUT' }));
 }
 
 export class H1Client {
@@ -236,7 +247,7 @@ export class H1Client {
   }
 
   /** @internal Called by a Call whose response ended cleanly. */
-  release(key: string, socket: Socket, ms: number): void {
+  release(key: string, socket: Carrier, ms: number): void {
     this.pool.put(key, socket, ms);
   }
 
@@ -249,9 +260,12 @@ export class H1Client {
     return ep;
   }
 
-  private connect(ep: Endpoint): Socket {
+  private connect(ep: Endpoint): Carrier {
     const opts = { host: ep.host, port: ep.port, noDelay: true, keepAlive: true, keepAliveInitialDelay: 60_000 };
-    const socket = ep.tls ? connectTls({ ...this.tls, ...opts, servername: isIP(ep.host) ? undefined : ep.host }) : connect(opts);
+    const socket: Carrier = ep.tls ? connectTls({ ...this.tls, ...opts, servername: isIP(ep.host) ? undefined : ep.host }) : connect(opts);
+    socket[CALL] = null;
+    socket.on('data', onData).on('end', onEnd).on('error', onError).on('close', onClose);
+    if (this.timeoutMs) socket.setTimeout(this.timeoutMs, onTimeout);
     const connected = ep.tls ? 'secureConnect' : 'connect';
     const timer = setTimeout(() => socket.destroy(Object.assign(new Error('connect timeout'), { code: 'ETIMEDOUT' })), this.connectTimeoutMs);
     // Both listeners go once either fires, so an open stream does not keep the spent timer.
