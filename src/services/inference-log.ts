@@ -49,9 +49,17 @@ export function toJsonRecords(rows: InferenceRequestRow[]): string {
   return out + ']';
 }
 
-/** One CSV line per row, NULL as an empty unquoted field. */
+/** One CSV line per row, NULL as an empty unquoted field. Loops, not map and join: this runs for every request. */
 export function toCsv(rows: InferenceRequestRow[]): string {
-  return rows.map((r) => COLUMNS.map((c) => csvField(r[c.key], c.json)).join(',')).join('\n') + '\n';
+  let out = '';
+  for (const row of rows) {
+    for (let i = 0; i < COLUMNS.length; i++) {
+      const c = COLUMNS[i]!;
+      out += (i ? ',' : '') + csvField(row[c.key], c.json);
+    }
+    out += '\n';
+  }
+  return out;
 }
 
 function insertMany(db: Db, rows: InferenceRequestRow[]): Promise<unknown> {

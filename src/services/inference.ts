@@ -55,8 +55,18 @@ export function createInferenceService(opts: InferenceOptions) {
 
   const usageOf = (u: Usage | null | undefined, served: Served): Usage => {
     const usage = u ?? { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
-    const cached = usage.prompt_tokens_details?.cached_tokens ?? 0;
-    return { ...usage, prompt_tokens_details: { ...usage.prompt_tokens_details, cached_tokens: cached }, cost: costOf(prices, served.model, usage), is_byok: served.isByok };
+    const details = usage.prompt_tokens_details;
+    // Fields by name, then the provider's others: spreading a parsed object costs ~2 µs, per request.
+    const out: Usage = {
+      prompt_tokens: usage.prompt_tokens,
+      completion_tokens: usage.completion_tokens,
+      total_tokens: usage.total_tokens,
+      prompt_tokens_details: details ? { ...details, cached_tokens: details.cached_tokens ?? 0 } : { cached_tokens: 0 },
+      cost: costOf(prices, served.model, usage),
+      is_byok: served.isByok,
+    };
+    for (const k in usage) if (!(k in out)) (out as Record<string, unknown>)[k] = (usage as Record<string, unknown>)[k];
+    return out;
   };
 
   function routeFor(model: string, ctx: { principal: Principal; credentials: ReadonlyMap<string, CredentialRow[]>; requireZdr: boolean }): Route | ApiError {
