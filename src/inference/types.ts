@@ -82,12 +82,18 @@ export type UpstreamCall = {
   cancel: Cancel;
 };
 
+export type StreamOptions = {
+  /** Only a chunk's finish, usage and wire text are read (the chat route, bodies not logged): a
+   * chunk with none of the first two may come unparsed, as its WIRE_TAIL and no choices. */
+  wireOnly?: boolean;
+};
+
 /** The one interface every provider folder implements. */
 export type ProviderAdapter = {
   /** Resolves once the provider accepted the request (so failures before any output can be retried elsewhere).
    * Yields the chunks in batches, one batch per read from the provider, so a response that arrives
    * at once costs one pass through the relay rather than one per chunk. */
-  stream(call: UpstreamCall): Promise<AsyncIterable<ChatChunk[]>>;
+  stream(call: UpstreamCall, opts?: StreamOptions): Promise<AsyncIterable<ChatChunk[]>>;
   complete(call: UpstreamCall): Promise<Completion>;
   /** Whether the provider serves this model id; undefined means "any id, the provider decides". */
   hasModel?(model: string): boolean;

@@ -129,7 +129,8 @@ export function createInferenceService(opts: InferenceOptions) {
     prepare,
     /** Resolves once a provider accepted the request; the chunks then always end (finish or thrown error). */
     async stream(p: Prepared, cancel: Cancel): Promise<{ served: Served; chunks: AsyncGenerator<ChatChunk[]> }> {
-      const { value, served } = await attempt(p, cancel, (adapter, call) => adapter.stream(call));
+      const wireOnly = p.style === 'chat' && p.loggedBody === undefined;
+      const { value, served } = await attempt(p, cancel, (adapter, call) => adapter.stream(call, { wireOnly }));
       return { served, chunks: relay({ p, served, source: value, usageOf, record, cancel }) };
     },
     async complete(p: Prepared, cancel: Cancel): Promise<{ served: Served; completion: Completion }> {

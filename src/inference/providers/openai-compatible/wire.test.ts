@@ -1,6 +1,8 @@
 // A provider's stream chunks reach the client with our id and model: a chunk in the usual layout
 // keeps the provider's own text for the rest (its extra fields and escapes as sent), any other
 // layout is serialised again, and a chunk whose usage gains a cost is always serialised again.
+// A delta nobody reads the content of passes unparsed: a finish written with spaces and a chunk
+// with no choices are still parsed (and checked); a delta cut short inside its JSON is not.
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
@@ -14,14 +16,27 @@ const REORDERED = '{"choices":[{"index":0,"delta":{"content":" ok"},"finish_reas
 const LAST =
   '{"id":"up-1","object":"chat.completion.chunk","created":8,"model":"gpt-x","choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"usage":{"prompt_tokens":3,"completion_tokens":2,"total_tokens":5}}';
 
+const DELTA = '{"id":"up-1","object":"chat.completion.chunk","created":7,"model":"gpt-x","choices":[{"index":0,"delta":{"content":"a \\"usage\\": {}"},"finish_reason":null}]}';
+const SPACED_LAST = '{"id":"up-1","object":"chat.completion.chunk","created":8,"model":"gpt-x","choices":[{"index":0,"delta":{},"finish_reason" : "length"}]}';
+const NO_CHOICES = '{"id":"up-1","object":"chat.completion.chunk","created":7,"model":"gpt-x","delta":{}}';
+const CUT = '{"id":"up-1","object":"chat.completion.chunk","created":7,"model":"gpt-x","choices":[{"index":0,"delta":{"content":"x"}';
+/** The upstream's stream for each model the test asks for. */
+const STREAMS: Record<string, string[]> = {
+  'gpt-x': [USUAL, REORDERED, LAST, '[DONE]'],
+  'gpt-spaced': [DELTA, SPACED_LAST, '[DONE]'],
+  'gpt-nochoices': [DELTA, NO_CHOICES, LAST, '[DONE]'],
+  'gpt-cut': [DELTA, CUT, LAST, '[DONE]'],
+};
+
 describe('OpenAI-compatible stream chunks on the wire', () => {
   let upstream: Server;
   let gw: TestGateway;
   before(async () => {
     upstream = createServer((req, res) => {
-      req.resume().on('end', () => {
+      let body = '';
+      req.on('data', (d: Buffer) => (body += d)).on('end', () => {
         res.writeHead(200, { 'content-type': 'text/event-stream' });
-        res.end([USUAL, REORDERED, LAST, '[DONE]'].map((d) => `data: ${d}\n\n`).join(''));
+        res.end((STREAMS[/"model":"([^"]*)"/.exec(body)?.[1] ?? ''] ?? []).map((d) => `data: ${d}\n\n`).join(''));
       });
     });
     await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
@@ -54,5 +69,37 @@ describe('OpenAI-compatible stream chunks on the wire', () => {
     assert.equal(last.usage.total_tokens, 5);
     assert.equal(typeof last.usage.cost, 'number');
     assert.equal(last.usage.is_byok, false);
+  });
+
+  test('a delta whose content spells a key passes as sent; a finish written with spaces is still read', async () => {
+    const s = await space(gw, 'wire-spaced');
+    const res = await s.chat({ model: 'openai/gpt-spaced', stream: true, messages: [user('hi')] });
+    const frames = (res.body as string).split('\n\n');
+    const id = JSON.parse(frames[0]!.slice(6)).id as string;
+    assert.equal(frames[0], `data: {"id":"${id}","object":"chat.completion.chunk","created":7,"model":"openai/gpt-spaced","choices":[{"index":0,"delta":{"content":"a \\"usage\\": {}"},"finish_reason":null}]}`);
+    assert.equal(frames[1], `data: {"id":"${id}","object":"chat.completion.chunk","created":8,"model":"openai/gpt-spaced","choices":[{"index":0,"delta":{},"finish_reason" : "length"}]}`);
+    assert.deepEqual(frames.slice(2), ['data: [DONE]', '']); // the finish was seen: no error chunk for a stream that "never finished"
+  });
+
+  test('a chunk in the usual layout with no choices fails its read with the 502 error chunk', async () => {
+    const s = await space(gw, 'wire-nochoices');
+    const res = await s.chat({ model: 'openai/gpt-nochoices', stream: true, messages: [user('hi')] });
+    assert.equal(res.status, 200);
+    const frames = (res.body as string).split('\n\n');
+    assert.equal(frames.length, 3); // the delta came in the same read as the bad chunk: the read fails whole
+    const err = JSON.parse(frames[0]!.slice(6));
+    assert.deepEqual([err.choices, err.error.code, err.error.metadata.retryable], [[{ index: 0, delta: {}, finish_reason: 'error' }], 502, true]);
+    assert.match(err.error.message, /the provider sent a malformed stream event$/);
+    assert.deepEqual(frames.slice(1), ['data: [DONE]', '']);
+  });
+
+  test('a delta cut short inside its JSON is passed as the provider sent it, as a pass-through proxy would', async () => {
+    const s = await space(gw, 'wire-cut');
+    const res = await s.chat({ model: 'openai/gpt-cut', stream: true, messages: [user('hi')] });
+    const frames = (res.body as string).split('\n\n');
+    const id = JSON.parse(frames[0]!.slice(6)).id as string;
+    assert.equal(frames[1], `data: {"id":"${id}","object":"chat.completion.chunk","created":7,"model":"openai/gpt-cut","choices":[{"index":0,"delta":{"content":"x"}`);
+    assert.equal(JSON.parse(frames[2]!.slice(6)).choices[0].finish_reason, 'stop');
+    assert.deepEqual(frames.slice(3), ['data: [DONE]', '']);
   });
 });
