@@ -1,7 +1,7 @@
 // The inference router as a service: prepare() validates and resolves a model request (preset,
 // model, fallbacks, server-tool restrictions, credentials) before any byte is written; stream()
 // and complete() then try its routes, add cost to usage, and record the request in the log.
-import { randomUUID } from 'node:crypto';
+import { uuidv7 } from '../crypto/uuid7.ts';
 import type { Db } from '../store/db.ts';
 import type { Logger } from '../log.ts';
 import type { Sealer } from '../crypto/seal.ts';
@@ -104,7 +104,7 @@ export function createInferenceService(opts: InferenceOptions) {
     const ws = space.workspace;
     const io = { enabled: ws?.isObservabilityIoLoggingEnabled ?? false, samplingRate: ws?.ioLoggingSamplingRate ?? 1, apiKeyIds: ws?.ioLoggingApiKeyIds ?? null };
     return {
-      id: `gen-${randomUUID()}`,
+      id: `gen-${uuidv7()}`,
       started,
       style: o.style,
       stream: o.body.stream === true,
@@ -142,7 +142,7 @@ export function createInferenceService(opts: InferenceOptions) {
     },
     /** Records a request refused before any route was tried (validation, preset, credentials). */
     refused: (o: { principal: Principal; style: ApiStyle; stream: boolean; requestedModel: string | null; error: ApiError; started: number }) =>
-      requestLog.add(rowOf({ ...o, id: `gen-${randomUUID()}`, loggedBody: undefined }, { status: o.error.status, error: o.error.message })),
+      requestLog.add(rowOf({ ...o, id: `gen-${uuidv7()}`, loggedBody: undefined }, { status: o.error.status, error: o.error.message })),
     /** Drops the routing cache here at once and, with a bus, in every gateway. */
     async invalidate() {
       config.invalidate();
