@@ -5,7 +5,7 @@ import { openStore } from '../store/db.ts';
 import { migrate } from '../store/migrate.ts';
 import { createLogger } from '../log.ts';
 import { inferenceRequests, type InferenceRequestRow } from '../store/schema-inference.ts';
-import { createRequestLog, shouldStoreBodies, toJsonRecords } from './inference-log.ts';
+import { columnArrays, createRequestLog, shouldStoreBodies } from './inference-log.ts';
 import { getTableColumns, sql } from 'drizzle-orm';
 
 const row = (over: Partial<InferenceRequestRow>): InferenceRequestRow => ({
@@ -41,7 +41,7 @@ const pgUrl = process.env.DATABASE_URL;
 const pgSchema = `log_${randomUUID().slice(0, 8)}`;
 const stores = [
   { name: 'PGlite (COPY)', open: () => openStore({}) },
-  { name: 'PostgreSQL (one JSON parameter)', open: () => openStore({ databaseUrl: pgUrl, pgSchema }), skip: pgUrl ? false : 'DATABASE_URL is not set' },
+  { name: 'PostgreSQL (one array per column)', open: () => openStore({ databaseUrl: pgUrl, pgSchema }), skip: pgUrl ? false : 'DATABASE_URL is not set' },
 ];
 
 for (const s of stores) test(`rows reach ${s.name} exactly: quotes, commas, newlines, empty strings, NULLs, numbers and JSON bodies`, { skip: s.skip }, async () => {
@@ -63,12 +63,18 @@ for (const s of stores) test(`rows reach ${s.name} exactly: quotes, commas, newl
   await store.close();
 });
 
-test('the JSON records are exactly JSON.stringify of the rows keyed by column name', () => {
+test('the column arrays hold each row’s value in column order: NULL as null, JSON columns as JSON text', () => {
   const rows = [row({ requestBody: { a: [1, 'x"y'] }, cost: 0.5, error: 'é\n"' }), row({ isByok: true })];
-  const names = Object.entries(getTableColumns(inferenceRequests)).map(([key, col]) => [key, col.name] as const);
-  const expected = JSON.stringify(rows.map((r) => Object.fromEntries(names.map(([key, name]) => [name, r[key as keyof InferenceRequestRow] ?? null]))));
-  assert.equal(toJsonRecords(rows), expected);
-  assert.equal(toJsonRecords([]), '[]');
+  const keys = Object.keys(getTableColumns(inferenceRequests)) as (keyof InferenceRequestRow)[];
+  const arrays = columnArrays(rows);
+  assert.equal(arrays.length, keys.length);
+  const col = (k: keyof InferenceRequestRow) => arrays[keys.indexOf(k)];
+  assert.deepEqual(col('requestBody'), ['{"a":[1,"x\\"y"]}', null]);
+  assert.deepEqual(col('error'), ['é\n"', null]);
+  assert.deepEqual(col('cost'), [0.5, null]);
+  assert.deepEqual(col('isByok'), [false, true]);
+  assert.deepEqual(col('createdAt'), [rows[0]!.createdAt, rows[1]!.createdAt]);
+  assert.deepEqual(columnArrays([]), keys.map(() => []));
 });
 
 test('bodies are kept only when I/O logging is on, the key passes the filter and the sample hits', () => {

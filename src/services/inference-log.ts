@@ -1,9 +1,10 @@
 // The request log: one row per model request, written in batches off the hot path (a flush at
 // most every 500 ms or 1000 rows, and on shutdown). On the embedded PGlite (in its own thread,
 // whose time is shared by every query of the gateway) rows go in by COPY, several times cheaper
-// per row than an INSERT; on PostgreSQL, as one JSON parameter. Which requests keep their bodies
-// is the workspace's I/O logging decision below.
-import { getTableColumns, sql } from 'drizzle-orm';
+// per row than an INSERT; on PostgreSQL, as one array parameter per column, unnested into rows
+// (about half the server's time per row of a JSON recordset: 10–12 µs against 18–22). Which
+// requests keep their bodies is the workspace's I/O logging decision below.
+import { getTableColumns } from 'drizzle-orm';
 import { PgliteThread } from '../store/pglite-thread.ts';
 import type { Db } from '../store/db.ts';
 import type { Logger } from '../log.ts';
@@ -21,7 +22,12 @@ export function shouldStoreBodies(io: IoLogging, opts: { apiKeyId: string; rando
   return opts.random < io.samplingRate;
 }
 
-const COLUMNS = Object.entries(getTableColumns(inferenceRequests)).map(([key, col]) => ({ key: key as keyof InferenceRequestRow, name: col.name, json: col.dataType === 'json' }));
+const COLUMNS = Object.entries(getTableColumns(inferenceRequests)).map(([key, col]) => ({
+  key: key as keyof InferenceRequestRow,
+  name: col.name,
+  sqlType: col.getSQLType(),
+  json: col.dataType === 'json',
+}));
 const COLUMN_LIST = COLUMNS.map((c) => c.name).join(', ');
 
 function csvField(v: unknown, json: boolean): string {
@@ -31,22 +37,16 @@ function csvField(v: unknown, json: boolean): string {
   return text.includes('"') ? '"' + text.replace(/"/g, '""') + '"' : '"' + text + '"';
 }
 
-const JSON_KEYS = COLUMNS.map((c, i) => `${i ? ',' : '{'}${JSON.stringify(c.name)}:`);
+const UNNEST = `insert into inference_requests (${COLUMN_LIST}) select * from unnest(${COLUMNS.map((c, i) => `$${i + 1}::${c.sqlType}[]`).join(', ')})`;
 
-/** The rows as a JSON array of objects keyed by column name, NULL as null: JSON.stringify's text
- * for those objects, without building them (this runs for every request). */
-export function toJsonRecords(rows: InferenceRequestRow[]): string {
-  let out = '[';
-  for (let r = 0; r < rows.length; r++) {
-    const row = rows[r]!;
-    if (r) out += ',';
-    for (let i = 0; i < COLUMNS.length; i++) {
-      const v = row[COLUMNS[i]!.key];
-      out += JSON_KEYS[i] + (v === null || v === undefined ? 'null' : JSON.stringify(v));
-    }
-    out += '}';
-  }
-  return out + ']';
+/** One array per column, in column order: NULL as null, JSON columns as their text. */
+export function columnArrays(rows: InferenceRequestRow[]): unknown[][] {
+  return COLUMNS.map((c) =>
+    rows.map((row) => {
+      const v = row[c.key];
+      return v === undefined || v === null ? null : c.json ? JSON.stringify(v) : v;
+    }),
+  );
 }
 
 /** One CSV line per row, NULL as an empty unquoted field. Loops, not map and join: this runs for every request. */
@@ -63,11 +63,11 @@ export function toCsv(rows: InferenceRequestRow[]): string {
 }
 
 function insertMany(db: Db, rows: InferenceRequestRow[]): Promise<unknown> {
-  const client = (db as unknown as { $client?: unknown }).$client;
+  const client = (db as unknown as { $client: PgliteThread | { query(text: string, params: unknown[]): Promise<unknown> } }).$client;
   if (client instanceof PgliteThread) {
     return client.query(`copy inference_requests (${COLUMN_LIST}) from '/dev/blob' with (format csv)`, [], { blob: new Blob([toCsv(rows)]) });
   }
-  return db.execute(sql`insert into inference_requests select * from jsonb_populate_recordset(null::inference_requests, ${toJsonRecords(rows)}::jsonb)`);
+  return client.query(UNNEST, columnArrays(rows));
 }
 
 export type RequestLog = { add(row: InferenceRequestRow): void; flush(): Promise<void>; close(): Promise<void> };
