@@ -48,9 +48,10 @@ async function rest(it: AsyncGenerator<RunEvent>): Promise<RunEvent[]> {
 
 const runOf = (session: string) => f.daemon.status().runs.find((r) => r.session_id === session);
 
-const busyBody = (session: string) => ({
-  error: { code: 409, message: `another turn is running on this intern (session ${session})`, metadata: { reason: 'busy', retryable: true } },
-});
+/** The same body whichever session holds the turn: another caller's session id is never disclosed. */
+const busyBody = {
+  error: { code: 409, message: 'another turn is running on this intern', metadata: { reason: 'busy', retryable: true } },
+};
 
 function interactionOf(events: RunEvent[]) {
   const e = events.at(-1);
@@ -112,7 +113,7 @@ test('one turn per intern: other sessions and no session get busy; cancel ends t
   for (const body of [{ prompt: 'hi' }, { session_id: 'other', prompt: 'hi' }]) {
     const b = await f.client.turn(body);
     assert.equal(b.status, 409);
-    assert.deepEqual(b.json, busyBody('long'));
+    assert.deepEqual(b.json, busyBody);
     assert.equal(b.headers.get('retry-after'), '1');
   }
   assert.deepEqual(await f.client.json('POST', daemonPaths.cancelRun(runId)), { status: 200, json: { run_id: runId, session_id: 'long', phase: 'ended' } });
@@ -272,7 +273,7 @@ test('a prompt for a paused session while another turn runs is refused busy and 
   assert.ok(b.events);
   await readUntil(b.events, (e) => e.type === 'text');
   const c = await f.client.turn({ session_id: 'keep', prompt: 'new topic' });
-  assert.deepEqual(c.json, busyBody('runner'));
+  assert.deepEqual(c.json, busyBody);
   assert.equal(runOf('keep')?.phase, 'paused');
   assert.equal((await f.client.json('POST', daemonPaths.cancelSession('runner'))).status, 200);
   await rest(b.events);

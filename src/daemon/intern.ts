@@ -194,7 +194,8 @@ export class Intern {
     if (this.closing) return refusal('intern_not_ready', 'the intern is shutting down');
     const live = req.session_id ? this.bySession.get(req.session_id) : undefined;
     if (live && live.state.phase === 'running') return this.steer(live, req.prompt);
-    const busy = () => this.busy(`another turn is running on this intern (session ${this.lock?.sessionId})`);
+    // The message never names the running session: its id is the only handle on another caller's conversation.
+    const busy = () => this.busy(MESSAGES.busy);
     if (this.lock) return busy();
     if (live && !isTerminalPhase(live.state.phase)) {
       // A new prompt supersedes the session's paused run (its question goes unanswered).
@@ -250,7 +251,7 @@ export class Intern {
     const events = run.log.since(pending.seq);
     const lockFree = this.lock === null || this.lock === run;
     const r = this.apply(run, { kind: 'answer', valid: decoded.ok, lockFree, replayOk: events !== null }, { answer: decoded.ok ? decoded.answer : undefined, sink, events: events ?? [] });
-    if (r === 'busy') return this.busy(`another turn is running on this intern (session ${this.lock?.sessionId})`);
+    if (r === 'busy') return this.busy(MESSAGES.busy);
     if (r) return refusal(r, decoded.ok ? MESSAGES[r] : decoded.message);
     if (decoded.ok && decoded.cancelRun) this.apply(run, { kind: 'cancel' });
     // The continued stream starts after the pause, past the model event the run reported before it.

@@ -170,7 +170,8 @@ describe('intern chat stream, end to end', () => {
     for (const body of [user('/say hi'), user('/say hi', { session_id: 'other' }), tool(pSid, pCall.id, JSON.stringify({ action: 'accept', content: { answer: 'red' } }))]) {
       const busy = await f.chat(id, body);
       assert.equal(busy.status, 409, JSON.stringify(body));
-      assert.deepEqual(busy.body.error.metadata, { reason: 'busy', retryable: true });
+      // Never another caller's session id: it is the only handle on their conversation.
+      assert.deepEqual(busy.body.error, { code: 409, message: 'another turn is running on this intern', metadata: { reason: 'busy', retryable: true } });
       assert.match(busy.headers.get('retry-after')!, /^\d+$/);
     }
     const all = await rest(reader, seen);
