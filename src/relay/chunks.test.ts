@@ -84,14 +84,21 @@ describe('daemon events to chunks', () => {
     assert.deepEqual(busy.last, { kind: 'refuse', refusal: { status: 503, reason: 'busy', message: 'full', retryable: true, retryAfter: 5 } });
   });
 
-  test('§3 failure after the 200: error chunk with the error object, final with usage, end', () => {
-    const { chunks, last } = feed([...start, { type: 'model', model: 'm/1' }, { type: 'text', text: 'a' }, { type: 'failed', reason: 'stream_severed', status: 502, message: 'agent exited', retryable: false, before_output: false, usage }]);
-    assert.equal(last.kind === 'write' && last.end, true);
-    const err = chunks.at(-2)!;
-    assert.deepEqual(err.choices, [{ index: 0, delta: {}, finish_reason: 'error' }]);
-    assert.deepEqual(err.error, { code: 502, message: 'agent exited', metadata: { reason: 'stream_severed', retryable: true } });
-    assert.equal(err.model, 'm/1');
-    assert.deepEqual(deltas([chunks.at(-1)!]), [{ final: true, session_id: 's1', usage, model: 'm/1' }]);
+  test('§3 failure after the 200: error chunk with the error object, final with usage, end; §2.2 severed and timeout chunks carry service/intern', () => {
+    const rows = [
+      { reason: 'turn_failed', status: 502, retryable: false, model: 'm/1' },
+      { reason: 'stream_severed', status: 502, retryable: true, model: SERVICE_MODEL },
+      { reason: 'timeout', status: 504, retryable: true, model: SERVICE_MODEL },
+    ] as const;
+    for (const row of rows) {
+      const { chunks, last } = feed([...start, { type: 'model', model: 'm/1' }, { type: 'text', text: 'a' }, { type: 'failed', reason: row.reason, status: row.status, message: 'agent exited', retryable: false, before_output: false, usage }]);
+      assert.equal(last.kind === 'write' && last.end, true);
+      const err = chunks.at(-2)!;
+      assert.deepEqual(err.choices, [{ index: 0, delta: {}, finish_reason: 'error' }]);
+      assert.deepEqual(err.error, { code: row.status, message: 'agent exited', metadata: { reason: row.reason, retryable: row.retryable } }, row.reason);
+      assert.equal(err.model, row.model, row.reason);
+      assert.deepEqual(deltas([chunks.at(-1)!]), [{ final: true, session_id: 's1', usage, model: row.model }]);
+    }
   });
 
   test('§3 ended confirmed by the intern: 410 run_ended error chunk from the API, then final', () => {

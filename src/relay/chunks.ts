@@ -89,7 +89,10 @@ export function mapEvent(s: MapState, e: RunEvent): { state: MapState; step: Ste
       if (!s.opened && e.before_output) {
         return { state: { ...s, ended: true }, step: { kind: 'refuse', refusal: { status: e.status, reason: e.reason, message: e.message, retryable, retryAfter: e.retry_after_seconds } } };
       }
-      return open(s, [errorChunk(s, modelOf(s), { ...e, retryable }), finalChunk(s, modelOf(s), e.usage ?? s.usage)], true);
+      // A severed stream or a deadline is the API's ending whoever noticed it (SPEC §2.2): the daemon
+      // reports these when it loses the agent, and they carry `service/intern` as the gateway's own do.
+      const model = e.reason === 'stream_severed' || e.reason === 'timeout' ? SERVICE_MODEL : modelOf(s);
+      return open(s, [errorChunk(s, model, { ...e, retryable }), finalChunk(s, model, e.usage ?? s.usage)], true);
     }
     case 'ended': {
       const err = { status: 410, reason: 'run_ended' as const, retryable: false, message: e.message };

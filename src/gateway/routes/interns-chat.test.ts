@@ -303,6 +303,7 @@ describe('intern chat stream, end to end', () => {
     const err = chunks.find((c) => c.choices[0]?.finish_reason === 'error');
     assert.equal(err.error.metadata.reason, 'stream_severed');
     assert.equal(err.error.metadata.retryable, true);
+    assert.deepEqual([err.model, chunks.at(-1).model], ['service/intern', 'service/intern']);
     assert.deepEqual(chunks.at(-1).choices, []);
     assert.ok(all.trimEnd().endsWith('data: [DONE]'));
     const gone = await f.chat(victim, user('/say hi'));
