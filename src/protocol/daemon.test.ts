@@ -10,6 +10,7 @@ import {
   endsStream,
   formatRunEvent,
   parseRunEvent,
+  promptTooLong,
   refusalBody,
 } from './daemon.ts';
 
@@ -18,6 +19,20 @@ test('turn request defaults to self-drive and bounds the prompt', () => {
   assert.equal(TurnRequest.safeParse({ prompt: 'x'.repeat(32_001) }).success, false);
   assert.equal(TurnRequest.safeParse({ prompt: 'hi', session_id: '' }).success, false);
   assert.equal(TurnRequest.safeParse({ prompt: 'hi', approval_mode: 'auto' }).success, false);
+});
+
+test('the prompt limit counts characters, not UTF-16 units (SPEC §8: 32000 characters)', () => {
+  const rows: [string, boolean][] = [
+    ['x'.repeat(32_000), false],
+    ['x'.repeat(32_001), true],
+    ['😀'.repeat(32_000), false],
+    ['😀'.repeat(32_001), true],
+    ['😀'.repeat(16_000) + 'x'.repeat(16_000), false],
+  ];
+  for (const [prompt, tooLong] of rows) {
+    assert.equal(promptTooLong(prompt), tooLong, `${prompt.length} units`);
+    assert.equal(TurnRequest.safeParse({ prompt }).success, !tooLong);
+  }
 });
 
 test('refusal bodies carry the spec reason and retryable, except 401', () => {

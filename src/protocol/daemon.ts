@@ -22,6 +22,14 @@ export const daemonPaths = {
 export const MAX_BODY_BYTES = 1_048_576;
 export const MAX_PROMPT_CHARS = 32_000;
 
+/** Whether a prompt is over the limit, in characters (code points: an emoji is one, not two UTF-16 units). */
+export function promptTooLong(prompt: string): boolean {
+  if (prompt.length <= MAX_PROMPT_CHARS) return false; // never more code points than units
+  let chars = 0;
+  for (const _ of prompt) if (++chars > MAX_PROMPT_CHARS) return true;
+  return false;
+}
+
 // ---- shared scalars ----
 export const SessionId = z.string().min(1).max(256);
 export const InteractionId = z.string().min(1).max(128);
@@ -55,7 +63,10 @@ export type Reason = z.infer<typeof Reason>;
 /** POST /v1/turns: a user message. Starts a run, or steers the session's running turn (202). */
 export const TurnRequest = z.object({
   session_id: SessionId.optional(),
-  prompt: z.string().min(1).max(MAX_PROMPT_CHARS),
+  prompt: z
+    .string()
+    .min(1)
+    .refine((p) => !promptTooLong(p), `at most ${MAX_PROMPT_CHARS} characters`),
   approval_mode: ApprovalMode.default('self-drive'),
 });
 export type TurnRequest = z.input<typeof TurnRequest>;

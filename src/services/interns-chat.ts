@@ -5,7 +5,7 @@ import type { Db } from '../store/db.ts';
 import type { Principal } from '../store/identity.ts';
 import type { Sealer } from '../crypto/seal.ts';
 import { ApiError, invalidRequest } from '../errors.ts';
-import { MAX_PROMPT_CHARS, type TurnRequest } from '../protocol/daemon.ts';
+import { MAX_PROMPT_CHARS, promptTooLong, type TurnRequest } from '../protocol/daemon.ts';
 import type { ChatMessage, ChatRequest } from '../schemas/intern-chat.ts';
 import type { DaemonTarget } from '../relay/client.ts';
 import { findInternForChat, secretBinding } from './interns.ts';
@@ -20,7 +20,7 @@ export function chatAction(req: ChatRequest): ChatAction {
   if (last.role === 'user') {
     const prompt = text(last.content);
     if (!prompt.length) throw invalidRequest(`messages.${i}.content: the prompt must not be empty`);
-    if (prompt.length > MAX_PROMPT_CHARS) throw invalidRequest(`messages.${i}.content: the prompt exceeds ${MAX_PROMPT_CHARS} characters`);
+    if (promptTooLong(prompt)) throw invalidRequest(`messages.${i}.content: the prompt exceeds ${MAX_PROMPT_CHARS} characters`);
     return { kind: 'turn', body: { prompt, session_id: req.session_id, approval_mode: req.approval_mode ?? 'self-drive' } };
   }
   if (last.role === 'tool') {

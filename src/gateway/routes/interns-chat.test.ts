@@ -66,6 +66,10 @@ describe('intern chat stream, end to end', () => {
     }
     const malformed = await fetch(`${f.gw.url}/interns/${id}/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${f.gw.keys.api_key}`, 'content-type': 'application/json' }, body: '{"stream":' });
     assert.deepEqual((await malformed.json()).error.metadata, { reason: 'bad_request', retryable: false });
+    // 32,000 characters, 64,000 UTF-16 units: within the limit.
+    const emoji = await f.chat(id, user('😀'.repeat(32_000)));
+    assert.equal(emoji.status, 200);
+    assert.equal(text(emoji), `You said: ${'😀'.repeat(32_000)}`);
   });
 
   test('§8 a body over 1 MiB is 413 payload_too_large before it is parsed', async () => {
