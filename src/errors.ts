@@ -58,7 +58,9 @@ export const invalidKey = () => new ApiError({ status: 401, message: 'invalid or
 export const managementOnly = () => new ApiError({ status: 403, message: 'only management keys can perform this operation' });
 export const departedCreator = () =>
   new ApiError({ status: 403, message: 'the member who created this key has left the organization and the key holds no grant' });
-export const resourceNotFound = (what = 'resource') => new ApiError({ status: 404, reason: 'not_found', message: `${what} not found` });
+/** SPEC §7's message, naming what was not found after it, as `invalid request parameters: …` names the field. */
+export const resourceNotFound = (what?: string) =>
+  new ApiError({ status: 404, reason: 'not_found', message: what ? `resource not found: ${what}` : 'resource not found' });
 export const resourceConflict = () => new ApiError({ status: 409, message: 'resource conflict, try again later' });
 export const payloadTooLarge = () =>
   new ApiError({ status: 413, reason: 'payload_too_large', message: 'request body exceeds 1 MiB (1048576 bytes)' });

@@ -53,7 +53,7 @@ describe('cohort chat', () => {
 
   test('refusals and usage problems in words', async () => {
     const unknown = await runCli(['5b0e2f9c-1111-4111-8111-111111111111', '--base-url', f.gw.url, '--key', f.gw.keys.api_key], 'hi\n', {});
-    assert.match(unknown.out, /error: no such intern: intern not found \(404 not_found\)/);
+    assert.match(unknown.out, /error: no such intern: resource not found: intern \(404 not_found\)/);
     const badKey = await runCli([id, '--base-url', f.gw.url, '--key', 'ck-wrong'], 'hi\n', {});
     assert.match(badKey.out, /error: the API key was not accepted \(401\)/);
     const noKey = await runCli([id], '', { COHORT_API_KEY: '' });

@@ -9,11 +9,11 @@ import { createKey } from '../store/identity.ts';
 import { interns, type InternRow } from '../store/schema-interns.ts';
 import { isUniqueViolation } from '../store/errors.ts';
 import type { Sealer } from '../crypto/seal.ts';
-import { ApiError, invalidRequest } from '../errors.ts';
+import { ApiError, invalidRequest, resourceNotFound } from '../errors.ts';
 import { isUuid } from '../schemas/common.ts';
 import type { CreateIntern, Intern, ListInternsQuery, UpdateIntern } from '../schemas/intern.ts';
 
-export const internNotFound = () => new ApiError({ status: 404, reason: 'not_found', message: 'intern not found' });
+export const internNotFound = () => resourceNotFound('intern');
 const nameTaken = (name: string) => new ApiError({ status: 409, message: `an intern named "${name}" already exists for this creator in the workspace` });
 
 export function toIntern(r: InternRow): Intern {

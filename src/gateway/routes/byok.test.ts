@@ -126,7 +126,7 @@ for (const store of storeMatrix) {
       assert.deepEqual([cleared.body.data.allowed_models, cleared.body.data.name], [null, null]);
 
       assert.deepEqual((await gw.call('GET', '/byok/not-a-uuid')).body.error.code, 400);
-      assert.deepEqual((await gw.call('GET', '/byok/00000000-0000-4000-8000-000000000000')).body, { error: { code: 404, message: 'credential not found' } });
+      assert.deepEqual((await gw.call('GET', '/byok/00000000-0000-4000-8000-000000000000')).body, { error: { code: 404, message: 'resource not found: credential' } });
       assert.deepEqual((await gw.call('DELETE', `/byok/${id}`)).body, { deleted: true });
       assert.equal((await gw.call('GET', `/byok/${id}`)).status, 404);
       assert.equal((await gw.call('DELETE', `/byok/${id}`)).status, 404);

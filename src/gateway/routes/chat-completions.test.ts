@@ -153,10 +153,10 @@ for (const store of storeMatrix) {
       assert.equal(a.status, 400);
       assert.match(a.body.error.message, /model: nowhere\/x names no known provider/);
       const b = await s.chat({ model: 'local/other', messages: [user('hi')] });
-      assert.deepEqual(b.body, { error: { code: 404, message: 'model local/other not found', metadata: { reason: 'not_found', retryable: false } } });
+      assert.deepEqual(b.body, { error: { code: 404, message: 'resource not found: model local/other', metadata: { reason: 'not_found', retryable: false } } });
       const c = await s.chat({ model: '@preset/missing', messages: [user('hi')] });
       assert.equal(c.status, 404);
-      assert.match(c.body.error.message, /preset missing not found/);
+      assert.match(c.body.error.message, /^resource not found: preset missing$/);
       const d = await s.chat({ model: 'baidu/ernie', messages: [user('hi')] });
       assert.equal(d.status, 400);
       assert.match(d.body.error.message, /provider baidu has no endpoint configured/);

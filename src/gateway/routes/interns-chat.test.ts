@@ -80,7 +80,7 @@ describe('intern chat stream, end to end', () => {
 
   test('§7 unknown intern 404 not_found; an intern not running 409 intern_not_ready', async () => {
     const r = await f.chat('5b0e2f9c-1111-4111-8111-111111111111', user('hi'));
-    assert.deepEqual(r.body, { error: { code: 404, message: 'intern not found', metadata: { reason: 'not_found', retryable: false } } });
+    assert.deepEqual(r.body, { error: { code: 404, message: 'resource not found: intern', metadata: { reason: 'not_found', retryable: false } } });
     const queued = (await f.gw.call('POST', '/interns', { body: { name: 'idle' } })).body.id;
     const q = await f.chat(queued, user('hi'));
     assert.equal(q.status, 409);

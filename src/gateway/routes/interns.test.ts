@@ -87,7 +87,7 @@ for (const store of storeMatrix) {
       assert.equal((await gw.call('PATCH', `/interns/${ada.id}`, { body: { model: 'nope' } })).status, 400);
       for (const id of ['nope', '5b0e2f9c-1111-4111-8111-111111111111']) {
         const res = await gw.call('GET', `/interns/${id}`);
-        assert.deepEqual(res.body, { error: { code: 404, message: 'intern not found', metadata: { reason: 'not_found', retryable: false } } });
+        assert.deepEqual(res.body, { error: { code: 404, message: 'resource not found: intern', metadata: { reason: 'not_found', retryable: false } } });
       }
     });
 

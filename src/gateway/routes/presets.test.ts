@@ -71,10 +71,10 @@ for (const store of storeMatrix) {
       const one = await gw.call('GET', '/presets/support-bot/versions/1');
       assert.equal(one.status, 200);
       assert.equal(PresetVersion.parse(one.body.data).system_prompt, 'You are helpful.');
-      assert.deepEqual((await gw.call('GET', '/presets/support-bot/versions/9')).body, { error: { code: 404, message: 'preset version not found' } });
+      assert.deepEqual((await gw.call('GET', '/presets/support-bot/versions/9')).body, { error: { code: 404, message: 'resource not found: preset version' } });
       assert.equal((await gw.call('GET', '/presets/support-bot/versions/0')).status, 400);
       assert.match((await gw.call('GET', '/presets/support-bot/versions/abc')).body.error.message, /^invalid request parameters: version: /);
-      assert.deepEqual((await gw.call('GET', '/presets/nope')).body, { error: { code: 404, message: 'preset not found' } });
+      assert.deepEqual((await gw.call('GET', '/presets/nope')).body, { error: { code: 404, message: 'resource not found: preset' } });
       assert.equal((await gw.call('GET', '/presets/nope/versions')).status, 404);
       assert.equal((await gw.call('GET', '/presets?limit=0')).status, 400);
     });

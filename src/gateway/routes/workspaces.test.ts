@@ -80,7 +80,7 @@ for (const store of storeMatrix) {
       assert.deepEqual((await gw.call('POST', '/workspaces', { key: gw.keys.api_key, body: { name: 'a', slug: 'a' } })).body, {
         error: { code: 403, message: 'only management keys can perform this operation' },
       });
-      assert.deepEqual((await gw.call('PATCH', '/workspaces/nope', { body: { name: 'x' } })).body, { error: { code: 404, message: 'workspace not found' } });
+      assert.deepEqual((await gw.call('PATCH', '/workspaces/nope', { body: { name: 'x' } })).body, { error: { code: 404, message: 'resource not found: workspace' } });
     });
 
     test('delete removes it; deleting the default leaves the account without one', async () => {
