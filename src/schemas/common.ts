@@ -6,6 +6,14 @@ export const Uuid = z.uuid();
 export const Timestamp = z.string().describe('ISO 8601 timestamp');
 export const ModelSlug = z.string().min(1).max(256);
 
+/** A preset slug (SPEC §4.4: URL-safe, at least 1 character): RFC 3986's unreserved characters, up
+ * to 100 of them, but not only dots (`.` and `..` are path segments a client would resolve away). */
+export const PresetSlug = z
+  .string()
+  .min(1)
+  .max(100)
+  .regex(/^(?!\.+$)[A-Za-z0-9._~-]+$/, 'must be URL-safe: letters, digits and . _ ~ - (not only dots)');
+
 export const Pagination = z.object({
   offset: z.coerce.number().int().min(0).default(0),
   limit: z.coerce.number().int().min(1).max(100).default(50),

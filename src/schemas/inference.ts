@@ -2,9 +2,7 @@
 // messages (`POST /messages`), plus the routing fields both accept. Parameters the router does
 // not interpret pass through to the provider, so objects are loose; bounds are checked here.
 import { z } from 'zod';
-import { ModelSlug } from './common.ts';
-
-const PresetSlug = z.string().min(1).max(100).regex(/^[A-Za-z0-9._~-]+$/, 'a URL-safe preset slug');
+import { ModelSlug, PresetSlug } from './common.ts';
 
 /** Fields that steer routing rather than generation; never sent upstream. */
 const routing = {

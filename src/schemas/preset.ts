@@ -5,9 +5,6 @@ import { z } from 'zod';
 import { Timestamp, Uuid } from './common.ts';
 import { CacheControl, configFields, PresetConfig, type ConfigKey } from './preset-config.ts';
 
-/** URL-safe preset slug: the workspace slug pattern (§2.3), 1 to 100 characters. */
-export const PRESET_SLUG = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
-export const PresetSlug = z.string().min(1).max(100).regex(PRESET_SLUG, 'must be lowercase letters and digits in hyphen-separated groups');
 
 type NullableFields = { [K in ConfigKey]: z.ZodOptional<z.ZodNullable<(typeof configFields)[K]>> };
 const nullable = Object.fromEntries(Object.entries(configFields).map(([k, s]) => [k, s.nullable().optional()])) as NullableFields;

@@ -97,8 +97,11 @@ for (const store of storeMatrix) {
         assert.deepEqual(Object.keys(res.body.error), ['code', 'message']);
         assert.ok(res.body.error.message.startsWith(`invalid request parameters: ${field}`), res.body.error.message);
       }
-      const slug = await gw.call('POST', '/presets/Not_URL_Safe/messages', { body: { model: 'a/b' } });
-      assert.match(slug.body.error.message, /^invalid request parameters: slug: /);
+      for (const bad of ['not%20url%20safe', 'a%2Fb', '%C3%A9t%C3%A9', '...', 's'.repeat(101)]) {
+        const slug = await gw.call('POST', `/presets/${bad}/messages`, { body: { model: 'a/b' } });
+        assert.equal(slug.status, 400, bad);
+        assert.match(slug.body.error.message, /^invalid request parameters: slug: /, bad);
+      }
       assert.equal((await gw.call('POST', '/presets/support-bot/messages', { raw: '{"model":' })).status, 400);
       assert.equal(await versionCount(), before);
     });
@@ -117,6 +120,19 @@ for (const store of storeMatrix) {
       const list = await gw.call('GET', '/presets/busy/versions?limit=100');
       assert.equal(list.body.total_count, ok.length);
       assert.equal((await gw.call('GET', '/presets/busy')).body.data.designated_version.version, ok.length);
+    });
+
+    test('any URL-safe slug (§4.4): unreserved characters, case-sensitive, usable as @preset/<slug>', async () => {
+      for (const slug of ['My_Preset.v2~beta', 'my_preset', 'a--b', 'UPPER']) {
+        const res = await gw.call('POST', `/presets/${slug}/messages`, { body: { model: 'local/scripted', system: `I am ${slug}.` } });
+        assert.equal(res.status, 200, slug);
+        assert.equal(res.body.data.slug, slug);
+        assert.equal((await gw.call('GET', `/presets/${slug}`)).body.data.designated_version.system_prompt, `I am ${slug}.`);
+      }
+      assert.equal((await gw.call('GET', '/presets/upper')).status, 404);
+      const viaModel = await gw.call('POST', '/chat/completions', { key: gw.keys.api_key, body: { model: '@preset/My_Preset.v2~beta', messages: [{ role: 'user', content: 'hi' }] } });
+      assert.equal(viaModel.status, 200);
+      assert.equal(viaModel.body.model, 'local/scripted');
     });
 
     test("another account's preset is 404; its own slug space is separate", async () => {

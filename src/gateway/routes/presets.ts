@@ -1,19 +1,19 @@
 // Preset routes (SPEC §4.4, plus list, get and versions), scoped to the key's workspace.
-// Management key required. The slug is URL-safe: the §2.3 slug pattern, 1 to 100 characters.
+// Management key required. The slug is URL-safe (RFC 3986 unreserved characters), 1 to 100 characters.
 import { z } from 'zod';
 import type { FastifyRequest } from 'fastify';
 import type { RouteModule } from '../app.ts';
 import { dropsRoutingCache, guard, principalOf } from '../app.ts';
 import { parseWith } from '../validate.ts';
 import { invalidRequest } from '../../errors.ts';
-import { ManagementError, Pagination } from '../../schemas/common.ts';
-import { Preset, PresetSlug, PresetVersion, PresetWithVersion, VersionParam } from '../../schemas/preset.ts';
+import { ManagementError, Pagination, PresetSlug } from '../../schemas/common.ts';
+import { Preset, PresetVersion, PresetWithVersion, VersionParam } from '../../schemas/preset.ts';
 import { STYLES, type BodyStyle } from '../../services/preset-body.ts';
 import { createPresetVersion, findPreset, findVersion, listPresets, listVersions, presetWithVersion, toPreset, toVersion } from '../../services/presets.ts';
 
 const One = z.object({ data: PresetWithVersion });
 const errors = (...codes: number[]) => Object.fromEntries(codes.map((c) => [c, { description: 'error', schema: ManagementError }]));
-const slugParam = { slug: 'preset slug (lowercase letters and digits in hyphen-separated groups, 1 to 100 characters)' };
+const slugParam = { slug: 'preset slug (letters, digits and . _ ~ -, 1 to 100 characters; case-sensitive)' };
 const PATHS: Record<BodyStyle, string> = { messages: 'messages', chat: 'chat/completions', responses: 'responses' };
 
 const SlugParam = z.object({ slug: PresetSlug });
