@@ -2,6 +2,8 @@
 // rendering every refusal in the spec's shape. Route modules register under /api/v1.
 // May import: services, store, errors, config, log. Never imported by the daemon or agent.
 import { randomUUID } from 'node:crypto';
+import { STATUS_CODES } from 'node:http';
+import type { Duplex } from 'node:stream';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Principal } from '../store/identity.ts';
 import { ApiError, departedCreator, errorBody, internalError, invalidRequest, managementOnly, payloadTooLarge } from '../errors.ts';
@@ -20,11 +22,17 @@ declare module 'fastify' {
 }
 
 export const BODY_LIMIT = 1_048_576;
+const MAX_PARAM_LENGTH = 8_192;
+const CLIENT_ERRORS: Record<string, [number, string]> = {
+  HPE_HEADER_OVERFLOW: [431, 'the request line and headers exceed 16 KiB'],
+  ERR_HTTP_REQUEST_TIMEOUT: [408, 'the request was not received in time'],
+};
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 export type RouteModule = (app: FastifyInstance, ctx: Ctx) => void;
 
-export type Guard = 'management' | 'any';
+/** Who may call a route (SPEC §5): any valid key; a management key; a member of the interns programme. */
+export type Guard = 'management' | 'any' | 'interns';
 
 /** The principal of an authenticated request; routes call this after their guard ran. */
 export function principalOf(req: FastifyRequest): Principal {
@@ -47,12 +55,26 @@ export function authHook(ctx: Ctx, admit: (p: Principal) => ApiError | null) {
   };
 }
 
+/** A plain 404 (no `metadata`) for a caller outside the interns programme, before anything else is checked. */
+export const outsideProgramme = () => new ApiError({ status: 404, message: 'resource not found' });
+
+/** 401 without a valid key, then the guard's own refusals, none of which carries `metadata`. For
+ * `interns` (every path under /interns): the programme's 404 first, then the departed-creator 403. */
 export function guard(ctx: Ctx, kind: Guard) {
   return authHook(ctx, (p) => {
+    if (kind === 'interns' && !p.internsProgramme) return outsideProgramme();
     if (kind === 'management' && p.kind !== 'management') return managementOnly();
-    if (kind === 'management' && p.creatorDeparted && !p.granted) return departedCreator();
+    if (kind !== 'any' && p.creatorDeparted && !p.granted) return departedCreator();
     return null;
   });
+}
+
+/** The guard of a path the router could not match (over-long parameter, bad encoding), so such a
+ * request is refused in the order its route would refuse it: who is asking first. */
+function guardOfPath(url: string): Guard {
+  const section = /^\/api\/v1\/([^/?]*)/.exec(url)?.[1];
+  if (section === 'interns') return 'interns';
+  return section === 'workspaces' || section === 'presets' || section === 'byok' ? 'management' : 'any';
 }
 
 /** Route-level onSend for management writes: model requests see the change at once instead of
@@ -102,10 +124,29 @@ export function buildApp(ctx: Ctx, modules: RouteModule[]): FastifyInstance {
     },
     forceCloseConnections: false,
     return503OnClosing: true,
-    // Router-level refusals (over-long path parameter, bad URL encoding) in the documented shape too.
-    frameworkErrors: (err, _req, reply) => {
-      const detail = err.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 'path: a path parameter exceeds 100 characters' : 'path: malformed URL encoding';
-      void (reply as FastifyReply).code(400).type('application/json').send(errorBody(invalidRequest(detail), { metadata: false }));
+    // Requests node's HTTP parser refuses (oversized head, malformed request line) never reach a
+    // route; they are answered in the error shape too, and the connection closed.
+    clientErrorHandler: (err: NodeJS.ErrnoException, socket: Duplex) => {
+      if (err.code === 'ECONNRESET' || socket.destroyed) return;
+      const [code, message] = CLIENT_ERRORS[err.code ?? ''] ?? [400, 'malformed HTTP request'];
+      const body = JSON.stringify({ error: { code, message } });
+      if (socket.writable) socket.write(`HTTP/1.1 ${code} ${STATUS_CODES[code]}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
+      socket.destroy();
+    },
+    // Path parameters are bounded by their routes' schemas, which name the parameter; the router
+    // refuses only what no real id or slug comes near.
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
+    // Router-level refusals (over-long path parameter, bad URL encoding) in the documented shape,
+    // after the checks every route makes first.
+    frameworkErrors: (err, req, reply) => {
+      const r = reply as FastifyReply;
+      r.header('x-request-id', req.id);
+      const kind = guardOfPath(req.url);
+      guard(ctx, kind)(req, r, (refusal) => {
+        const detail = err.code === 'FST_ERR_MAX_PARAM_LENGTH' ? `path: a path parameter exceeds ${MAX_PARAM_LENGTH} characters` : 'path: malformed URL encoding';
+        const e = refusal ? (toApiError(refusal) ?? internalError()) : invalidRequest(detail);
+        void r.code(e.status).headers(e.headers).type('application/json').send(errorBody(e, { metadata: kind === 'interns' }));
+      });
     },
   });
 

@@ -1,19 +1,18 @@
 // POST /interns/{internId}/chat/completions (SPEC §4.1): validates, resolves the intern's
 // daemon from its record, counts the turn, and relays the run as an OpenAI-compatible stream.
 import type { RouteModule } from '../app.ts';
-import { principalOf } from '../app.ts';
+import { guard, principalOf } from '../app.ts';
 import { parseWith } from '../validate.ts';
 import { ChatChunk, ChatRequest, SteeredResponse } from '../../schemas/intern-chat.ts';
 import { LifecycleError } from '../../schemas/intern.ts';
 import { chatAction, chatTarget } from '../../services/interns-chat.ts';
 import { answerInteraction, startTurn } from '../../relay/client.ts';
 import { relay } from '../../relay/relay.ts';
-import { internsGuard } from './interns-guard.ts';
 
 const CHAT_ERRORS = [400, 401, 403, 404, 408, 409, 410, 413, 429, 502, 503, 504];
 
 export const internChatRoutes: RouteModule = (app, ctx) => {
-  const onRequest = internsGuard(ctx);
+  const onRequest = guard(ctx, 'interns');
   // One object for every stream of this route (an open stream keeps a reference).
   const timings = { keepaliveMs: ctx.config.keepaliveMs, routeDeadlineMs: ctx.config.routeDeadlineMs, turnBudgetMs: ctx.config.turnBudgetMs };
 

@@ -111,6 +111,9 @@ for (const store of storeMatrix) {
         ['DELETE', `/interns/${id}`],
         ['POST', `/interns/${id}/chat/completions`, { bad: true }],
         ['POST', '/interns/nope/chat/completions', { messages: [], stream: true }],
+        // Paths the router cannot match are checked in the same order.
+        ['POST', `/interns/${'i'.repeat(8_193)}/chat/completions`, { messages: [], stream: true }],
+        ['GET', '/interns/%E0%A4%A'],
       ];
       for (const [method, path, body] of paths) {
         assert.deepEqual((await gw.call(method, path, { key: outsider, body })).body, { error: { code: 404, message: 'resource not found' } }, path);
@@ -119,6 +122,22 @@ for (const store of storeMatrix) {
         assert.equal(dep.status, 403);
         assert.deepEqual(Object.keys(dep.body.error), ['code', 'message']);
       }
+    });
+
+    test('a long or badly encoded intern id: 404 not_found for a long one (no such intern), 400 bad_request with metadata for bad encoding', async () => {
+      const stream = { stream: true, messages: [{ role: 'user', content: 'hi' }] };
+      for (const path of [`/interns/${'i'.repeat(101)}`, `/interns/${'i'.repeat(5000)}/chat/completions`]) {
+        const res = await gw.call(path.endsWith('completions') ? 'POST' : 'GET', path, { body: path.endsWith('completions') ? stream : undefined });
+        assert.deepEqual(res.body, { error: { code: 404, message: 'resource not found: intern', metadata: { reason: 'not_found', retryable: false } } }, path.slice(0, 30));
+      }
+      for (const [method, path] of [['GET', '/interns/%E0%A4%A'], ['POST', '/interns/%E0%A4%A/chat/completions']] as const) {
+        const res = await gw.call(method, path, { body: method === 'POST' ? stream : undefined });
+        assert.equal(res.status, 400);
+        assert.deepEqual(res.body, { error: { code: 400, message: 'invalid request parameters: path: malformed URL encoding', metadata: { reason: 'bad_request', retryable: false } } });
+        assert.match(res.headers.get('x-request-id') ?? '', /^[0-9a-f-]{36}$/);
+      }
+      const tooLong = await gw.call('GET', `/interns/${'i'.repeat(8_193)}`);
+      assert.deepEqual(tooLong.body.error, { code: 400, message: 'invalid request parameters: path: a path parameter exceeds 8192 characters', metadata: { reason: 'bad_request', retryable: false } });
     });
 
     test('provision (202) fails visibly without a daemon binary or reaches running; suspend 200; delete 202 then gone', async () => {

@@ -2,12 +2,11 @@
 // success codes as the official SDK models them. Refusals render `metadata` where they have a reason.
 import { z } from 'zod';
 import type { RouteModule } from '../app.ts';
-import { principalOf } from '../app.ts';
+import { guard, principalOf } from '../app.ts';
 import { parseWith } from '../validate.ts';
 import { invalidRequest } from '../../errors.ts';
 import { CreateIntern, IdempotencyKey, Intern, InternList, LifecycleError, ListInternsQuery, UpdateIntern } from '../../schemas/intern.ts';
 import { createIntern, findIntern, listInterns, toIntern, updateIntern } from '../../services/interns.ts';
-import { internsGuard } from './interns-guard.ts';
 
 const errors = (...codes: number[]) => Object.fromEntries(codes.map((c) => [c, { description: 'error', schema: LifecycleError }]));
 const idParam = { id: 'intern id' };
@@ -19,7 +18,7 @@ const NoBody = z.strictObject({}).optional();
 const DeleteBody = z.strictObject({ acknowledge_workspace_loss: z.boolean().optional() }).optional();
 
 export const internRoutes: RouteModule = (app, ctx) => {
-  const onRequest = internsGuard(ctx);
+  const onRequest = guard(ctx, 'interns');
   const config = { errorStyle: 'chat' as const };
   const db = ctx.store.db;
 
