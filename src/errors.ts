@@ -53,6 +53,11 @@ export function errorBody(err: ApiError, opts: { metadata: boolean }): ErrorBody
 // Management-endpoint refusals (SPEC §7, second table).
 export const invalidRequest = (detail: string) =>
   new ApiError({ status: 400, reason: 'bad_request', message: `invalid request parameters: ${detail}` });
+// The workspace a request would act in is gone (SPEC §4.5: 400, not a 500 from the insert).
+export const defaultWorkspaceDeleted = () =>
+  invalidRequest("workspace_id: the account's default workspace was deleted, so workspace_id must be passed");
+export const keyWorkspaceDeleted = (field: string) =>
+  invalidRequest(`${field}: the key's workspace was deleted; use a key bound to an existing workspace`);
 export const missingAuth = () => new ApiError({ status: 401, message: 'missing authentication header' });
 export const invalidKey = () => new ApiError({ status: 401, message: 'invalid or revoked API key' });
 export const managementOnly = () => new ApiError({ status: 403, message: 'only management keys can perform this operation' });

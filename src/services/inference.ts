@@ -6,7 +6,7 @@ import type { Db } from '../store/db.ts';
 import type { Logger } from '../log.ts';
 import type { Sealer } from '../crypto/seal.ts';
 import type { Principal } from '../store/identity.ts';
-import { ApiError, invalidRequest, resourceNotFound, serverToolDisabled } from '../errors.ts';
+import { ApiError, invalidRequest, keyWorkspaceDeleted, resourceNotFound, serverToolDisabled } from '../errors.ts';
 import { createRegistry, providerTable, splitModel, loadPriceTable, costOf, selectCredentials } from '../inference/index.ts';
 import type { Cancel, ChatChunk, ChatRequest, Completion, Usage } from '../inference/types.ts';
 import { createRoutingConfig, type CredentialRow, type RoutingConfig } from './routing-config.ts';
@@ -93,16 +93,18 @@ export function createInferenceService(opts: InferenceOptions) {
     const started = performance.now();
     const { principal } = o;
     const space = await config.workspace({ orgId: principal.orgId, workspaceId: principal.workspaceId });
+    const ws = space.workspace;
+    // Without its workspace a request would bypass that workspace's policy (credentials, disabled tools, logging).
+    if (!ws) throw keyWorkspaceDeleted('workspace');
     const slug = presetSlugOf(o.body);
-    const body = slug ? applyPreset(o.body, await config.preset({ workspaceId: principal.workspaceId, slug })) : o.body;
-    const resolved = resolveRequest(body, { defaultModel: space.workspace?.defaultTextModel ?? null });
-    const disabled = disabledToolIn(resolved.serverTools, space.workspace?.disabledServerTools);
+    const body = slug ? applyPreset(o.body, await config.preset({ workspaceId: ws.id, slug })) : o.body;
+    const resolved = resolveRequest(body, { defaultModel: ws.defaultTextModel });
+    const disabled = disabledToolIn(resolved.serverTools, ws.disabledServerTools);
     if (disabled) throw serverToolDisabled(disabled);
     const found = resolved.models.map((m) => routeFor(m, { principal, credentials: space.credentials, requireZdr: resolved.requireZdr }));
     const routes = found.filter((r): r is Route => !(r instanceof ApiError));
     if (!routes.length) throw found[0] as ApiError;
-    const ws = space.workspace;
-    const io = { enabled: ws?.isObservabilityIoLoggingEnabled ?? false, samplingRate: ws?.ioLoggingSamplingRate ?? 1, apiKeyIds: ws?.ioLoggingApiKeyIds ?? null };
+    const io = { enabled: ws.isObservabilityIoLoggingEnabled, samplingRate: ws.ioLoggingSamplingRate, apiKeyIds: ws.ioLoggingApiKeyIds ?? null };
     return {
       id: `gen-${uuidv7()}`,
       started,

@@ -7,9 +7,9 @@ import type { Db } from '../store/db.ts';
 import type { Principal } from '../store/identity.ts';
 import { createKey } from '../store/identity.ts';
 import { interns, type InternRow } from '../store/schema-interns.ts';
-import { isUniqueViolation } from '../store/errors.ts';
+import { isForeignKeyViolation, isUniqueViolation } from '../store/errors.ts';
 import type { Sealer } from '../crypto/seal.ts';
-import { ApiError, invalidRequest, resourceNotFound } from '../errors.ts';
+import { ApiError, invalidRequest, keyWorkspaceDeleted, resourceNotFound } from '../errors.ts';
 import { isUuid } from '../schemas/common.ts';
 import type { CreateIntern, Intern, ListInternsQuery, UpdateIntern } from '../schemas/intern.ts';
 
@@ -37,7 +37,7 @@ export function toIntern(r: InternRow): Intern {
 
 /** The key's workspace; a `workspace_id` given in a request must be that one. */
 export function workspaceOf(p: Principal, given?: string): string {
-  if (!p.workspaceId) throw invalidRequest('workspace_id: the API key has no workspace (its default was deleted)');
+  if (!p.workspaceId) throw keyWorkspaceDeleted('workspace_id');
   if (given !== undefined && given.toLowerCase() !== p.workspaceId) throw invalidRequest("workspace_id: must be the API key's workspace");
   return p.workspaceId;
 }
@@ -88,6 +88,8 @@ export async function createIntern(db: Db, opts: { principal: Principal; sealer:
     });
     return { row, replayed: false };
   } catch (err) {
+    // The key's workspace was deleted after the key was resolved (a cached resolution, or a race).
+    if (isForeignKeyViolation(err, 'workspace_id')) throw keyWorkspaceDeleted('workspace_id');
     if (isUniqueViolation(err, 'idempotency') && opts.idempotencyKey) return createIntern(db, opts);
     if (isUniqueViolation(err)) throw nameTaken(body.name);
     throw err;

@@ -4,8 +4,8 @@ import { randomUUID } from 'node:crypto';
 import { and, asc, count, desc, eq, max } from 'drizzle-orm';
 import type { Db } from '../store/db.ts';
 import { presets, presetVersions } from '../store/schema.ts';
-import { isUniqueViolation } from '../store/errors.ts';
-import { resourceConflict, resourceNotFound } from '../errors.ts';
+import { isForeignKeyViolation, isUniqueViolation } from '../store/errors.ts';
+import { keyWorkspaceDeleted, resourceConflict, resourceNotFound } from '../errors.ts';
 import type { Preset, PresetVersion, PresetWithVersion } from '../schemas/preset.ts';
 import type { PresetConfig } from '../schemas/preset-config.ts';
 import type { PresetDraft } from './preset-body.ts';
@@ -77,6 +77,8 @@ export async function createPresetVersion(db: Db, opts: Scope & { orgId: string;
     try {
       return await addVersion(db, opts);
     } catch (err) {
+      // The key's workspace was deleted after the key was resolved (a cached resolution, or a race).
+      if (isForeignKeyViolation(err, 'workspace_id')) throw keyWorkspaceDeleted('workspace');
       if (!isUniqueViolation(err) || attempt >= ATTEMPTS) throw isUniqueViolation(err) ? resourceConflict() : err;
     }
   }

@@ -1,7 +1,12 @@
 // Recognizes database errors the services turn into documented refusals.
-export function isUniqueViolation(err: unknown, constraintPart?: string): boolean {
+function violates(err: unknown, sqlState: string, constraintPart?: string): boolean {
   for (let e = err as { code?: string; constraint?: string; cause?: unknown } | undefined; e; e = e.cause as typeof e) {
-    if (e.code === '23505') return !constraintPart || !e.constraint || e.constraint.includes(constraintPart);
+    if (e.code === sqlState) return !constraintPart || !e.constraint || e.constraint.includes(constraintPart);
   }
   return false;
 }
+
+export const isUniqueViolation = (err: unknown, constraintPart?: string) => violates(err, '23505', constraintPart);
+
+/** A referenced row is gone: a workspace deleted after the request resolved it, before its insert. */
+export const isForeignKeyViolation = (err: unknown, constraintPart?: string) => violates(err, '23503', constraintPart);

@@ -5,7 +5,7 @@ import type { FastifyRequest } from 'fastify';
 import type { RouteModule } from '../app.ts';
 import { dropsRoutingCache, guard, principalOf } from '../app.ts';
 import { parseWith } from '../validate.ts';
-import { invalidRequest } from '../../errors.ts';
+import { keyWorkspaceDeleted } from '../../errors.ts';
 import { ManagementError, Pagination, PresetSlug } from '../../schemas/common.ts';
 import { Preset, PresetVersion, PresetWithVersion, VersionParam } from '../../schemas/preset.ts';
 import { STYLES, type BodyStyle } from '../../services/preset-body.ts';
@@ -22,7 +22,7 @@ const VersionParams = z.object({ version: VersionParam });
 /** The key's workspace; a key without one (the account's default was deleted) cannot address presets. */
 function workspaceOf(req: FastifyRequest): string {
   const workspaceId = principalOf(req).workspaceId;
-  if (!workspaceId) throw invalidRequest("workspace: the key's workspace was deleted; use a key bound to an existing workspace");
+  if (!workspaceId) throw keyWorkspaceDeleted('workspace');
   return workspaceId;
 }
 const scopeOf = (req: FastifyRequest<{ Params: { slug: string } }>) => ({ workspaceId: workspaceOf(req), slug: req.params.slug });
