@@ -1,6 +1,7 @@
 // Resolves a bearer API key to its Principal. Every route pays this, so resolutions are cached
-// for a short TTL (COHORT_KEY_CACHE_MS) and dropped at once on revoke in this process; with a
-// bus (REDIS_URL) other processes drop them at once too, else they see it within the TTL.
+// for a short TTL (COHORT_KEY_CACHE_MS) and dropped at once on revoke (or when the workspace they
+// act in is deleted) in this process; with a bus (REDIS_URL) other processes drop them at once
+// too, else they see it within the TTL.
 import type { Db } from '../store/db.ts';
 import { findPrincipal, type Principal } from '../store/identity.ts';
 import { hashKey } from '../crypto/keys.ts';
@@ -16,6 +17,8 @@ export type Authenticator = {
   known(authorization: string | undefined): Principal | ApiError | undefined;
   /** Drops the cached resolution of one key (every key when absent) here and, with a bus, in every process. */
   invalidate(keyHash?: string): Promise<void>;
+  /** Drops the cached resolutions acting in a deleted workspace here and, with a bus, in every process. */
+  dropWorkspace(workspaceId: string): Promise<void>;
 };
 
 type Entry = { principal: Principal | null; expires: number };
@@ -39,7 +42,15 @@ export function createAuthenticator(opts: { db: Db; ttlMs: number; now?: () => n
     if (keyHash) cache.delete(keyHash);
     else cache.clear();
   };
+  // A rare write, so a scan of the cache is cheaper than an index kept on every lookup.
+  const dropWorkspace = (workspaceId: string | null) => {
+    if (!workspaceId) return drop(null);
+    generation++;
+    pending.clear();
+    for (const [hash, e] of cache) if (e.principal?.workspaceId === workspaceId) cache.delete(hash);
+  };
   opts.bus?.subscribe('keys', drop);
+  opts.bus?.subscribe('workspaces', dropWorkspace);
 
   async function lookup(hash: string): Promise<Principal | null> {
     const started = generation;
@@ -87,6 +98,10 @@ export function createAuthenticator(opts: { db: Db; ttlMs: number; now?: () => n
     async invalidate(keyHash) {
       drop(keyHash);
       await opts.bus?.publish('keys', keyHash ?? null);
+    },
+    async dropWorkspace(workspaceId) {
+      dropWorkspace(workspaceId);
+      await opts.bus?.publish('workspaces', workspaceId);
     },
   };
 }

@@ -1,11 +1,12 @@
 // Cross-process cache invalidation over Redis pub/sub, one channel per topic. `keys`: a process
 // that revokes, grants or ungrants a key (or changes a membership or the programme) announces it,
-// and every gateway drops its cached resolution. `routing`: a management write to a workspace,
-// its presets or its credentials, and every gateway drops its routing configuration. Without
-// Redis each cache is trusted for its TTL in the other processes.
+// and every gateway drops its cached resolution. `workspaces`: a workspace was deleted, and every
+// gateway drops the cached resolutions of keys acting in it. `routing`: a management write to a
+// workspace, its presets or its credentials, and every gateway drops its routing configuration.
+// Without Redis each cache is trusted for its TTL in the other processes.
 import type { Logger } from '../log.ts';
 
-const CHANNELS = { keys: 'cohort:keys:invalidate', routing: 'cohort:routing:invalidate' } as const;
+const CHANNELS = { keys: 'cohort:keys:invalidate', workspaces: 'cohort:workspaces:deleted', routing: 'cohort:routing:invalidate' } as const;
 export type Topic = keyof typeof CHANNELS;
 /** Message meaning "drop everything of this topic". */
 const ALL = '*';

@@ -116,8 +116,9 @@ export async function listWorkspaces(db: Db, opts: { orgId: string; offset: numb
   return { rows, total: total?.n ?? 0 };
 }
 
-/** Deletes the workspace with its presets and credentials; deleting the default leaves the account without one. */
-export async function deleteWorkspace(db: Db, opts: { orgId: string; idOrSlug: string }): Promise<void> {
+/** Deletes the workspace with its presets and credentials; deleting the default leaves the account
+ * without one. Returns its id: cached key resolutions acting in it must be dropped. */
+export async function deleteWorkspace(db: Db, opts: { orgId: string; idOrSlug: string }): Promise<string> {
   const row = await findWorkspace(db, opts);
   await db.transaction(async (tx) => {
     await tx.delete(workspaces).where(eq(workspaces.id, row.id));
@@ -126,4 +127,5 @@ export async function deleteWorkspace(db: Db, opts: { orgId: string; idOrSlug: s
       .set({ defaultWorkspaceId: null })
       .where(and(eq(organizations.id, opts.orgId), eq(organizations.defaultWorkspaceId, row.id)));
   });
+  return row.id;
 }

@@ -43,7 +43,10 @@ export const workspaceRoutes: RouteModule = (app, ctx) => {
 
   ctx.docs.add({ method: 'delete', path: '/workspaces/:id', summary: 'Delete a workspace with its presets and credentials', tags: ['workspaces'], params: idParam, responses: { 200: { description: 'deleted', schema: z.object({ deleted: z.literal(true) }) }, ...errors(401, 403, 404, 500) } });
   app.delete<{ Params: { id: string } }>('/workspaces/:id', { onRequest, onSend }, async (req) => {
-    await deleteWorkspace(db, { orgId: principalOf(req).orgId, idOrSlug: req.params.id });
+    const id = await deleteWorkspace(db, { orgId: principalOf(req).orgId, idOrSlug: req.params.id });
+    // Keys resolved to it would otherwise keep writing to it until their cache entry expires. The
+    // delete is done either way; a lost announcement leaves other gateways to their cache TTL.
+    await ctx.auth.dropWorkspace(id).catch((err: Error) => req.log.warn({ err }, 'could not announce a deleted workspace; other gateways see it within their key cache TTL'));
     return { deleted: true };
   });
 };
