@@ -6,9 +6,10 @@ import { and, asc, count, eq, max } from 'drizzle-orm';
 import type { Db } from '../store/db.ts';
 import type { Sealer } from '../crypto/seal.ts';
 import { maskSecret } from '../crypto/keys.ts';
-import { byokCredentials, workspaces } from '../store/schema.ts';
+import { byokCredentials, organizations, workspaces } from '../store/schema.ts';
+import { isForeignKeyViolation } from '../store/errors.ts';
 import { keyHashesOf } from '../store/identity.ts';
-import { invalidRequest, resourceNotFound } from '../errors.ts';
+import { defaultWorkspaceDeleted, invalidRequest, resourceNotFound } from '../errors.ts';
 import { BYOK_ONLY_WITH_FALLBACK, type ByokCredential, type CreateByok, type UpdateByok } from '../schemas/byok.ts';
 
 type Row = typeof byokCredentials.$inferSelect;
@@ -44,48 +45,66 @@ async function checkHashes(db: Db, orgId: string, hashes: string[] | null | unde
   if (i >= 0) throw invalidRequest(`allowed_api_key_hashes.${i}: not the hash of a key of this account`);
 }
 
-/** The credential's workspace: the given one (of this account), else the key's workspace. */
-async function resolveWorkspace(db: Db, opts: Account & { given?: string; keyWorkspaceId: string | null }): Promise<string> {
-  if (!opts.given) {
-    if (!opts.keyWorkspaceId) throw invalidRequest("workspace_id: the account's default workspace was deleted, so workspace_id must be passed");
-    return opts.keyWorkspaceId;
-  }
-  const [ws] = await db.select({ id: workspaces.id }).from(workspaces).where(and(eq(workspaces.id, opts.given.toLowerCase()), eq(workspaces.orgId, opts.orgId))).limit(1);
-  if (!ws) throw invalidRequest('workspace_id: no such workspace in this account');
+const noSuchWorkspace = () => invalidRequest('workspace_id: no such workspace in this account');
+
+/** The account's default workspace (SPEC §4.5), read from the store rather than the key cache so a
+ * default deleted a moment ago, in any gateway, is already seen. */
+async function defaultWorkspace(db: Db, orgId: string): Promise<string> {
+  const [ws] = await db
+    .select({ id: workspaces.id })
+    .from(organizations)
+    .innerJoin(workspaces, eq(workspaces.id, organizations.defaultWorkspaceId))
+    .where(eq(organizations.id, orgId))
+    .limit(1);
+  if (!ws) throw defaultWorkspaceDeleted();
   return ws.id;
 }
 
-export async function createCredential(db: Db, sealer: Sealer, opts: Account & { keyWorkspaceId: string | null; body: CreateByok }): Promise<Row> {
+/** The credential's workspace: the given one (of this account), else the account's default. */
+async function resolveWorkspace(db: Db, opts: Account & { given?: string }): Promise<string> {
+  if (!opts.given) return defaultWorkspace(db, opts.orgId);
+  const [ws] = await db.select({ id: workspaces.id }).from(workspaces).where(and(eq(workspaces.id, opts.given.toLowerCase()), eq(workspaces.orgId, opts.orgId))).limit(1);
+  if (!ws) throw noSuchWorkspace();
+  return ws.id;
+}
+
+export async function createCredential(db: Db, sealer: Sealer, opts: Account & { body: CreateByok }): Promise<Row> {
   const b = opts.body;
-  const workspaceId = await resolveWorkspace(db, { orgId: opts.orgId, given: b.workspace_id, keyWorkspaceId: opts.keyWorkspaceId });
+  const workspaceId = await resolveWorkspace(db, { orgId: opts.orgId, given: b.workspace_id });
   await checkHashes(db, opts.orgId, b.allowed_api_key_hashes);
   const [last] = await db
     .select({ n: max(byokCredentials.sortOrder) })
     .from(byokCredentials)
     .where(and(eq(byokCredentials.workspaceId, workspaceId), eq(byokCredentials.provider, b.provider)));
   const id = randomUUID();
-  const [row] = await db
-    .insert(byokCredentials)
-    .values({
-      id,
-      orgId: opts.orgId,
-      workspaceId,
-      name: b.name ?? null,
-      provider: b.provider,
-      label: maskSecret(b.key),
-      sealedKey: sealer.seal(b.key, id),
-      disabled: b.disabled ?? false,
-      isByokOnly: b.is_byok_only ?? false,
-      isFallback: b.is_fallback ?? false,
-      isRequired: b.is_required ?? false,
-      declaredZdr: b.declared_zdr ?? null,
-      sortOrder: b.sort_order ?? (last?.n == null ? 0 : last.n + 1),
-      allowedApiKeyHashes: unique(b.allowed_api_key_hashes) ?? null,
-      allowedModels: unique(b.allowed_models) ?? null,
-      allowedUserIds: unique(b.allowed_user_ids) ?? null,
-    })
-    .returning();
-  return row!;
+  try {
+    const [row] = await db
+      .insert(byokCredentials)
+      .values({
+        id,
+        orgId: opts.orgId,
+        workspaceId,
+        name: b.name ?? null,
+        provider: b.provider,
+        label: maskSecret(b.key),
+        sealedKey: sealer.seal(b.key, id),
+        disabled: b.disabled ?? false,
+        isByokOnly: b.is_byok_only ?? false,
+        isFallback: b.is_fallback ?? false,
+        isRequired: b.is_required ?? false,
+        declaredZdr: b.declared_zdr ?? null,
+        sortOrder: b.sort_order ?? (last?.n == null ? 0 : last.n + 1),
+        allowedApiKeyHashes: unique(b.allowed_api_key_hashes) ?? null,
+        allowedModels: unique(b.allowed_models) ?? null,
+        allowedUserIds: unique(b.allowed_user_ids) ?? null,
+      })
+      .returning();
+    return row!;
+  } catch (err) {
+    // The workspace was deleted after it was resolved above.
+    if (isForeignKeyViolation(err, 'workspace_id')) throw b.workspace_id ? noSuchWorkspace() : defaultWorkspaceDeleted();
+    throw err;
+  }
 }
 
 export async function findCredential(db: Db, opts: Account & { id: string }): Promise<Row> {
@@ -126,10 +145,9 @@ export async function deleteCredential(db: Db, opts: Account & { id: string }): 
   await db.delete(byokCredentials).where(eq(byokCredentials.id, row.id));
 }
 
-/** The workspace's credentials (the key's workspace unless one is given), optionally of one provider. */
-export async function listCredentials(db: Db, opts: Account & { keyWorkspaceId: string | null; workspaceId?: string; provider?: string; offset: number; limit: number }) {
-  const workspaceId = opts.workspaceId?.toLowerCase() ?? opts.keyWorkspaceId;
-  if (!workspaceId) throw invalidRequest("workspace_id: the account's default workspace was deleted, so workspace_id must be passed");
+/** The workspace's credentials (the account's default workspace unless one is given), optionally of one provider. */
+export async function listCredentials(db: Db, opts: Account & { workspaceId?: string; provider?: string; offset: number; limit: number }) {
+  const workspaceId = opts.workspaceId?.toLowerCase() ?? (await defaultWorkspace(db, opts.orgId));
   const where = and(
     eq(byokCredentials.orgId, opts.orgId),
     eq(byokCredentials.workspaceId, workspaceId),

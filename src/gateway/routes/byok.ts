@@ -20,15 +20,14 @@ export const byokRoutes: RouteModule = (app, ctx) => {
   ctx.docs.add({ method: 'post', path: '/byok', summary: 'Create a provider credential', tags: ['byok'], body: CreateByok, responses: { 201: { description: 'created', schema: One }, ...errors(400, 401, 403, 500) } });
   app.post('/byok', { onRequest, onSend }, async (req, reply) => {
     const p = principalOf(req);
-    const row = await createCredential(db, ctx.sealer, { orgId: p.orgId, keyWorkspaceId: p.workspaceId, body: parseWith(CreateByok, req.body) });
+    const row = await createCredential(db, ctx.sealer, { orgId: p.orgId, body: parseWith(CreateByok, req.body) });
     return reply.code(201).send({ data: toCredential(row) });
   });
 
-  ctx.docs.add({ method: 'get', path: '/byok', summary: "List provider credentials of a workspace (the key's unless workspace_id is given)", tags: ['byok'], responses: { 200: { description: 'page', schema: z.object({ data: z.array(ByokCredential), total_count: z.number().int() }) }, ...errors(400, 401, 403, 500) } });
+  ctx.docs.add({ method: 'get', path: '/byok', summary: "List provider credentials of a workspace (the account's default unless workspace_id is given)", tags: ['byok'], responses: { 200: { description: 'page', schema: z.object({ data: z.array(ByokCredential), total_count: z.number().int() }) }, ...errors(400, 401, 403, 500) } });
   app.get('/byok', { onRequest }, async (req) => {
     const q = parseWith(ListByokQuery, req.query);
-    const p = principalOf(req);
-    const { rows, total } = await listCredentials(db, { orgId: p.orgId, keyWorkspaceId: p.workspaceId, workspaceId: q.workspace_id, provider: q.provider, offset: q.offset, limit: q.limit });
+    const { rows, total } = await listCredentials(db, { orgId: principalOf(req).orgId, workspaceId: q.workspace_id, provider: q.provider, offset: q.offset, limit: q.limit });
     return { data: rows.map(toCredential), total_count: total };
   });
 
