@@ -1,10 +1,11 @@
 // Workspaces of an account: create, read, update, delete, and the mapping to the API shape.
 import { randomUUID } from 'node:crypto';
-import { and, asc, count, eq, sql } from 'drizzle-orm';
+import { and, asc, count, eq, isNull, sql } from 'drizzle-orm';
 import type { Db } from '../store/db.ts';
-import { organizations, workspaces } from '../store/schema.ts';
+import { apiKeys, organizations, workspaces } from '../store/schema.ts';
+import { interns } from '../store/schema-interns.ts';
 import { isUniqueViolation } from '../store/errors.ts';
-import { invalidRequest, resourceNotFound } from '../errors.ts';
+import { ApiError, invalidRequest, resourceNotFound } from '../errors.ts';
 import type { CreateWorkspace, UpdateWorkspace, Workspace } from '../schemas/workspace.ts';
 import { deriveUuid } from './derive.ts';
 import { isUuid } from '../schemas/common.ts';
@@ -116,11 +117,22 @@ export async function listWorkspaces(db: Db, opts: { orgId: string; offset: numb
   return { rows, total: total?.n ?? 0 };
 }
 
-/** Deletes the workspace with its presets and credentials; deleting the default leaves the account
- * without one. Returns its id: cached key resolutions acting in it must be dropped. */
+const holdsInterns = (n: number) =>
+  new ApiError({ status: 409, message: `resource conflict: the workspace still has ${n} intern${n === 1 ? '' : 's'}; delete ${n === 1 ? 'it' : 'them'} first` });
+
+/** Deletes the workspace with its presets and credentials, and revokes the keys created for it;
+ * deleting the default leaves the account without one. Refused while interns live in it: their
+ * daemons would run on with no record to stop them by. Returns its id: cached key resolutions
+ * acting in it must be dropped. */
 export async function deleteWorkspace(db: Db, opts: { orgId: string; idOrSlug: string }): Promise<string> {
   const row = await findWorkspace(db, opts);
   await db.transaction(async (tx) => {
+    // The row lock holds off an intern being created meanwhile: its foreign-key check waits, then fails.
+    await tx.select({ id: workspaces.id }).from(workspaces).where(eq(workspaces.id, row.id)).for('update');
+    const [held] = await tx.select({ n: count() }).from(interns).where(eq(interns.workspaceId, row.id));
+    if (held!.n) throw holdsInterns(held!.n);
+    // A key bound to this workspace ends with it, rather than falling back to the account's default.
+    await tx.update(apiKeys).set({ revokedAt: new Date() }).where(and(eq(apiKeys.workspaceId, row.id), isNull(apiKeys.revokedAt)));
     await tx.delete(workspaces).where(eq(workspaces.id, row.id));
     await tx
       .update(organizations)

@@ -81,6 +81,25 @@ for (const store of storeMatrix) {
       assert.deepEqual([named.status, named.body.data.workspace_id], [201, a.w2]);
     });
 
+    test('keys bound to a deleted workspace are revoked with it; a workspace holding interns is 409 until they are gone', async () => {
+      const a = await account(gw, 'bound');
+      const intern = await gw.call('POST', '/interns', { key: a.w2Std, body: { name: 'resident' } });
+      assert.equal(intern.status, 201);
+      const refused = await gw.call('DELETE', '/workspaces/w2', { key: a.mgmt });
+      assert.deepEqual([refused.status, refused.body], [409, { error: { code: 409, message: 'resource conflict: the workspace still has 1 intern; delete it first' } }]);
+      assert.equal((await gw.call('GET', '/workspaces/w2', { key: a.mgmt })).status, 200, 'nothing was deleted');
+      assert.equal((await gw.call('GET', '/interns', { key: a.w2Std })).status, 200, 'nor any key revoked');
+
+      assert.equal((await gw.call('DELETE', `/interns/${intern.body.id}`, { key: a.w2Std })).status, 202);
+      await gw.ctx.interns.idle();
+      assert.deepEqual((await gw.call('DELETE', '/workspaces/w2', { key: a.mgmt })).body, { deleted: true });
+      // At once, in the gateway that deleted it: the keys bound to w2 are revoked, not moved to the default.
+      for (const key of [a.w2Std, a.w2Mgmt]) {
+        assert.deepEqual(await gw.call('GET', '/interns', { key }).then((r) => [r.status, r.body]), [401, { error: { code: 401, message: 'invalid or revoked API key' } }]);
+      }
+      assert.equal((await gw.call('GET', '/interns', { key: a.std })).status, 200, 'unbound keys act in the default as before');
+    });
+
     test('a stale resolution (the workspace deleted behind the cache): 400 from every insert, not a 500', async () => {
       const a = await account(gw, 'stale');
       await warm(gw, a.mgmt, a.w2Mgmt, a.w2Std);

@@ -41,7 +41,7 @@ export const workspaceRoutes: RouteModule = (app, ctx) => {
     return { data: toWorkspace(await updateWorkspace(db, { orgId: principalOf(req).orgId, idOrSlug: req.params.id, body })) };
   });
 
-  ctx.docs.add({ method: 'delete', path: '/workspaces/:id', summary: 'Delete a workspace with its presets and credentials', tags: ['workspaces'], params: idParam, responses: { 200: { description: 'deleted', schema: z.object({ deleted: z.literal(true) }) }, ...errors(401, 403, 404, 500) } });
+  ctx.docs.add({ method: 'delete', path: '/workspaces/:id', summary: 'Delete a workspace with its presets and credentials, revoking the keys bound to it (409 while it holds interns)', tags: ['workspaces'], params: idParam, responses: { 200: { description: 'deleted', schema: z.object({ deleted: z.literal(true) }) }, ...errors(401, 403, 404, 409, 500) } });
   app.delete<{ Params: { id: string } }>('/workspaces/:id', { onRequest, onSend }, async (req) => {
     const id = await deleteWorkspace(db, { orgId: principalOf(req).orgId, idOrSlug: req.params.id });
     // Keys resolved to it would otherwise keep writing to it until their cache entry expires. The
