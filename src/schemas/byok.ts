@@ -1,6 +1,7 @@
 // Provider credential (BYOK) shapes (SPEC §2.5, §4.5) and the upstream provider slug list.
 import { z } from 'zod';
 import { ModelSlug, Timestamp, Uuid } from './common.ts';
+import { StoredString } from './stored.ts';
 
 export const BYOK_PROVIDERS = [
   'ai21', 'aion-labs', 'akashml', 'alibaba', 'amazon-bedrock', 'amazon-bedrock/claude-on-aws', 'amazon-nova', 'ambient', 'anthropic',
@@ -22,11 +23,11 @@ export const KEY_HASH = /^[a-f0-9]{64}$/;
 const MAX_SORT_ORDER = 1_000_000;
 
 const fields = {
-  key: z.string().min(1).max(16_384),
-  name: z.string().max(255).nullable(),
+  key: StoredString.min(1).max(16_384),
+  name: StoredString.max(255).nullable(),
   allowed_api_key_hashes: z.array(z.string().regex(KEY_HASH, 'must be 64 lowercase hex characters')).min(1).max(100).nullable(),
   allowed_models: z.array(ModelSlug).max(100).nullable(),
-  allowed_user_ids: z.array(z.string().min(1).max(256)).max(100).nullable(),
+  allowed_user_ids: z.array(StoredString.min(1).max(256)).max(100).nullable(),
   declared_zdr: z.boolean().nullable(),
   disabled: z.boolean(),
   is_byok_only: z.boolean(),

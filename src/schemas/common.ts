@@ -1,10 +1,12 @@
 // Shapes shared by several resources.
 import { z } from 'zod';
+import { StoredString } from './stored.ts';
 
 export const SLUG_PATTERN = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
 export const Uuid = z.uuid();
 export const Timestamp = z.string().describe('ISO 8601 timestamp');
-export const ModelSlug = z.string().min(1).max(256);
+/** A model slug as stored (workspace defaults, credential allow-lists, preset configs). */
+export const ModelSlug = StoredString.min(1).max(256);
 
 /** A preset slug (SPEC §4.4: URL-safe, at least 1 character): RFC 3986's unreserved characters, up
  * to 100 of them, but not only dots (`.` and `..` are path segments a client would resolve away). */

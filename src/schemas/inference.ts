@@ -2,14 +2,18 @@
 // messages (`POST /messages`), plus the routing fields both accept. Parameters the router does
 // not interpret pass through to the provider, so objects are loose; bounds are checked here.
 import { z } from 'zod';
-import { ModelSlug, PresetSlug } from './common.ts';
+import { PresetSlug } from './common.ts';
+
+/** Only looked up, never stored, so any text is accepted: an unknown model is a 404 that the request
+ * log records (it makes the text storable itself). */
+const RequestedModel = z.string().min(1).max(256);
 
 /** Fields that steer routing rather than generation; never sent upstream. */
 const routing = {
-  model: ModelSlug.optional().describe('`provider/model`, or `@preset/<slug>`; absent: the workspace default_text_model'),
+  model: RequestedModel.optional().describe('`provider/model`, or `@preset/<slug>`; absent: the workspace default_text_model'),
   preset: PresetSlug.optional().describe('a preset of the workspace whose designated version applies'),
-  models: z.array(ModelSlug).min(1).max(3).optional().describe('fallback models, tried in order'),
-  fallbacks: z.array(z.object({ model: ModelSlug }).strict()).max(3).optional().describe('fallback models, tried in order; not with `models`'),
+  models: z.array(RequestedModel).min(1).max(3).optional().describe('fallback models, tried in order'),
+  fallbacks: z.array(z.object({ model: RequestedModel }).strict()).max(3).optional().describe('fallback models, tried in order; not with `models`'),
   provider: z.looseObject({ zdr: z.boolean().nullable().optional(), allow_fallbacks: z.boolean().nullable().optional() }).nullable().optional(),
   plugins: z.array(z.looseObject({ id: z.string().min(1).max(128) })).max(16).optional(),
   session_id: z.string().min(1).max(256).optional(),

@@ -1,6 +1,7 @@
 // Intern lifecycle shapes, as the official SDK models them (the spec leaves them out).
 import { z } from 'zod';
 import { Timestamp, Uuid } from './common.ts';
+import { StoredString } from './stored.ts';
 import { INTERN_STATUSES } from '../store/schema-interns.ts';
 
 /** `author/slug`, with an optional `:variant` suffix. */
@@ -11,9 +12,9 @@ export const InternModel = z
   .regex(/^[A-Za-z0-9][\w.-]*\/[\w.-]+(?::[\w.-]+)?$/, 'must be a model slug in author/slug form');
 
 const fields = {
-  name: z.string().trim().min(1).max(100),
-  description: z.string().max(2000).nullable(),
-  instructions: z.string().max(32_000).nullable(),
+  name: StoredString.trim().min(1).max(100),
+  description: StoredString.max(2000).nullable(),
+  instructions: StoredString.max(32_000).nullable(),
   model: InternModel.nullable(),
 };
 
@@ -45,7 +46,7 @@ export const ListInternsQuery = z.strictObject({
 });
 export type ListInternsQuery = z.infer<typeof ListInternsQuery>;
 
-export const IdempotencyKey = z.string().min(1).max(255);
+export const IdempotencyKey = StoredString.min(1).max(255);
 
 export const Intern = z.object({
   id: z.string(),

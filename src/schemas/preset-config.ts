@@ -3,10 +3,11 @@
 // can be validated field by field and the same keys are stored in a preset version's `config`.
 import { z } from 'zod';
 import { ModelSlug } from './common.ts';
+import { StoredString, storedJson } from './stored.ts';
 
 const Effort = z.enum(['low', 'medium', 'high', 'xhigh', 'max']);
-const Patterns = z.array(z.string().min(1).max(1024)).max(1024);
-const Loose = z.looseObject({});
+const Patterns = z.array(StoredString.min(1).max(1024)).max(1024);
+const Loose = storedJson(z.looseObject({}));
 
 export const CacheControl = z.object({ type: z.literal('ephemeral'), ttl: z.enum(['5m', '1h']).optional() }).strict();
 
@@ -15,8 +16,8 @@ export const FallbackModel = z.object({ model: ModelSlug }).strict();
 export const OutputConfig = z
   .object({
     effort: Effort.nullable().optional(),
-    format: z.object({ type: z.literal('json_schema'), schema: z.record(z.string(), z.unknown()) }).strict().nullable().optional(),
-    task_budget: z.looseObject({ type: z.string(), total: z.number().int().min(1) }).nullable().optional(),
+    format: z.object({ type: z.literal('json_schema'), schema: storedJson(z.record(z.string(), z.unknown())) }).strict().nullable().optional(),
+    task_budget: storedJson(z.looseObject({ type: z.string(), total: z.number().int().min(1) })).nullable().optional(),
   })
   .strict();
 
@@ -36,12 +37,12 @@ export const Plugin = z.discriminatedUnion('id', [
       pin_model: z.boolean().optional(),
     })
     .strict(),
-  z.looseObject({ id: z.enum(OTHER_PLUGIN_IDS), enabled: z.boolean().optional() }),
+  storedJson(z.looseObject({ id: z.enum(OTHER_PLUGIN_IDS), enabled: z.boolean().optional() })),
 ]);
 
-const ProviderSlugs = z.array(z.string().min(1).max(128)).max(128).nullable().optional();
+const ProviderSlugs = z.array(StoredString.min(1).max(128)).max(128).nullable().optional();
 const Price = z.union([z.number().min(0), z.string().regex(/^\d+(\.\d+)?$/)], { error: 'must be a non-negative number or decimal string' });
-const Percentiles = z.union([z.number().min(0), z.looseObject({})], { error: 'must be a non-negative number or an object of percentiles' }).nullable().optional();
+const Percentiles = z.union([z.number().min(0), storedJson(z.looseObject({}))], { error: 'must be a non-negative number or an object of percentiles' }).nullable().optional();
 
 export const ProviderPreferences = z
   .object({
@@ -54,7 +55,7 @@ export const ProviderPreferences = z
     max_price: z.object({ prompt: Price, completion: Price, image: Price, audio: Price, request: Price }).partial().strict().optional(),
     preferred_max_latency: Percentiles,
     preferred_min_throughput: Percentiles,
-    quantizations: z.array(z.string().min(1).max(32)).max(32).nullable().optional(),
+    quantizations: z.array(StoredString.min(1).max(32)).max(32).nullable().optional(),
     require_parameters: z.boolean().nullable().optional(),
     sort: z
       .union([
@@ -71,15 +72,15 @@ export const StopCondition = z.discriminatedUnion('type', [
   z.object({ type: z.literal('step_count_is'), step_count: z.number().int().min(1) }).strict(),
   z.object({ type: z.literal('max_cost'), max_cost_in_dollars: z.number().positive() }).strict(),
   z.object({ type: z.literal('max_tokens_used'), max_tokens: z.number().int().min(1) }).strict(),
-  z.object({ type: z.literal('has_tool_call'), tool_name: z.string().min(1).max(256) }).strict(),
-  z.object({ type: z.literal('finish_reason_is'), reason: z.string().min(1).max(64) }).strict(),
+  z.object({ type: z.literal('has_tool_call'), tool_name: StoredString.min(1).max(256) }).strict(),
+  z.object({ type: z.literal('finish_reason_is'), reason: StoredString.min(1).max(64) }).strict(),
 ]);
 
 const MetaKey = z.string().min(1).max(128);
 const MetaValue = z.union([z.string().max(2048), z.number(), z.boolean(), z.null()], { error: 'must be a string (at most 2048 characters), number, boolean or null' });
 /** Observability metadata: known keys have special handling, other keys pass through to broadcast destinations. */
-export const Trace = z.record(MetaKey, MetaValue).refine((t) => Object.keys(t).length <= 64, 'at most 64 keys');
-export const Metadata = z.record(MetaKey, z.string().max(2048).nullable()).refine((t) => Object.keys(t).length <= 64, 'at most 64 keys');
+export const Trace = storedJson(z.record(MetaKey, MetaValue)).refine((t) => Object.keys(t).length <= 64, 'at most 64 keys');
+export const Metadata = storedJson(z.record(MetaKey, z.string().max(2048).nullable())).refine((t) => Object.keys(t).length <= 64, 'at most 64 keys');
 
 /** `route` is the deprecated alias of the provider sort partition. */
 export const ROUTE_PARTITION = { fallback: 'model', sort: 'none' } as const;
@@ -98,7 +99,7 @@ export const configFields = {
   presence_penalty: z.number().min(-2).max(2),
   repetition_penalty: z.number().gt(0).max(2),
   seed: z.number().int(),
-  stop: z.array(z.string().min(1).max(256)).max(16),
+  stop: z.array(StoredString.min(1).max(256)).max(16),
   cache_control: CacheControl,
   output_config: OutputConfig,
   reasoning: Loose,
@@ -108,12 +109,12 @@ export const configFields = {
   plugins: z.array(Plugin).max(16),
   provider: ProviderPreferences,
   route: z.enum(['fallback', 'sort']),
-  session_id: z.string().min(1).max(256),
+  session_id: StoredString.min(1).max(256),
   speed: z.enum(['fast', 'standard']),
   stop_server_tools_when: z.array(StopCondition).min(1).max(16),
   trace: Trace,
   metadata: Metadata,
-  user: z.string().max(256),
+  user: StoredString.max(256),
 };
 
 export type ConfigKey = keyof typeof configFields;

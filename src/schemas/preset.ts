@@ -4,6 +4,7 @@
 import { z } from 'zod';
 import { Timestamp, Uuid } from './common.ts';
 import { CacheControl, configFields, PresetConfig, type ConfigKey } from './preset-config.ts';
+import { StoredString } from './stored.ts';
 
 
 type NullableFields = { [K in ConfigKey]: z.ZodOptional<z.ZodNullable<(typeof configFields)[K]>> };
@@ -13,7 +14,7 @@ const { stop: _stop, max_tokens: _maxTokens, ...common } = nullable;
 const noFallbacksWithModels = (b: { fallbacks?: unknown; models?: unknown }) => !(b.fallbacks && b.models);
 const refinement = { message: 'cannot be combined with models', path: ['fallbacks'] };
 
-const TextBlock = z.looseObject({ type: z.literal('text'), text: z.string(), cache_control: CacheControl.optional() });
+const TextBlock = z.looseObject({ type: z.literal('text'), text: StoredString, cache_control: CacheControl.optional() });
 
 /** Anthropic messages style: `system` (string or text blocks) is the system prompt, `stop_sequences` the stop list. */
 export const MessagesPresetBody = z
@@ -21,21 +22,21 @@ export const MessagesPresetBody = z
     ...common,
     max_tokens: nullable.max_tokens,
     stop_sequences: nullable.stop,
-    system: z.union([z.string(), z.array(TextBlock).max(256)], { error: 'must be a string or an array of text blocks' }).nullable().optional(),
+    system: z.union([StoredString, z.array(TextBlock).max(256)], { error: 'must be a string or an array of text blocks' }).nullable().optional(),
   })
   .refine(noFallbacksWithModels, refinement);
 export type MessagesPresetBody = z.infer<typeof MessagesPresetBody>;
 
-const ChatContent = z.union([z.string(), z.array(z.looseObject({ type: z.literal('text'), text: z.string() }))], { error: 'must be a string or an array of text parts' });
+const ChatContent = z.union([StoredString, z.array(z.looseObject({ type: z.literal('text'), text: StoredString }))], { error: 'must be a string or an array of text parts' });
 export const SystemMessage = z.looseObject({ role: z.enum(['system', 'developer']), content: ChatContent });
 export const isSystemMessage = (m: unknown) => typeof m === 'object' && m !== null && ['system', 'developer'].includes((m as { role?: unknown }).role as string);
 
 /** Only system and developer messages are read (they become the system prompt); other messages are ignored. */
 const ChatMessages = z.array(z.unknown()).max(10_000).superRefine((msgs, ctx) => {
   msgs.forEach((m, i) => {
-    if (isSystemMessage(m) && !SystemMessage.safeParse(m).success) {
-      ctx.addIssue({ code: 'custom', path: [i, 'content'], message: 'must be a string or an array of text parts' });
-    }
+    if (!isSystemMessage(m)) return;
+    const r = SystemMessage.safeParse(m);
+    for (const issue of r.error?.issues ?? []) ctx.addIssue({ code: 'custom', path: [i, ...issue.path], message: issue.message });
   });
 });
 
@@ -45,7 +46,7 @@ export const ChatPresetBody = z
     ...common,
     max_tokens: nullable.max_tokens,
     max_completion_tokens: nullable.max_tokens,
-    stop: z.union([z.string().min(1).max(256), configFields.stop], { error: 'must be a string or an array of at most 16 strings (each 1 to 256 characters)' }).nullable().optional(),
+    stop: z.union([StoredString.min(1).max(256), configFields.stop], { error: 'must be a string or an array of at most 16 strings (each 1 to 256 characters)' }).nullable().optional(),
     messages: ChatMessages.nullable().optional(),
   })
   .refine(noFallbacksWithModels, refinement);
@@ -53,7 +54,7 @@ export type ChatPresetBody = z.infer<typeof ChatPresetBody>;
 
 /** OpenAI Responses style: `instructions` is the system prompt, `max_output_tokens` the output cap. */
 export const ResponsesPresetBody = z
-  .looseObject({ ...common, max_output_tokens: nullable.max_tokens, instructions: z.string().nullable().optional() })
+  .looseObject({ ...common, max_output_tokens: nullable.max_tokens, instructions: StoredString.nullable().optional() })
   .refine(noFallbacksWithModels, refinement);
 export type ResponsesPresetBody = z.infer<typeof ResponsesPresetBody>;
 
