@@ -1,6 +1,7 @@
 // The one logger. Secrets are redacted here, not at call sites: known secret-bearing fields by
 // path, and anything shaped like a cohort API key, a bearer token or a URL's credentials (a
-// connection string's user and password) wherever it appears in a line.
+// connection string's user and password) wherever it appears in a line; a failed query's
+// parameters and the value a database error quotes are dropped from a logged error.
 import pino, { type Logger, type DestinationStream } from 'pino';
 
 export const REDACT_PATHS = [
@@ -25,6 +26,19 @@ export function scrub(text: string): string {
   return SECRET_PATTERNS.reduce((t, re) => t.replace(re, '[REDACTED]'), text);
 }
 
+/** Drizzle puts a failed query's parameters in its message and in `params`; they can hold sealed
+ * keys, key hashes and callers' text, so a log line keeps the query only. */
+function withoutParams(text: string, err: unknown): string {
+  for (let e = err as { params?: unknown; cause?: unknown } | undefined; e && typeof e === 'object'; e = e.cause as typeof e) {
+    if (Array.isArray(e.params)) text = text.replaceAll(`\nparams: ${String(e.params)}`, '\nparams: [REDACTED]');
+  }
+  return text;
+}
+
+/** A PostgreSQL error's `where` quotes the value it failed on (`COPY t, line 2, column body: "…"`,
+ * `portal parameter $1 = '…'`, `JSON data, line 1: …`); the location is kept, the value is not. */
+const whereWithoutValues = (where: string) => where.replace(/(: | = )[\s\S]+$/, '$1[REDACTED]');
+
 export function createLogger(opts: { level: string; name?: string; destination?: DestinationStream }): Logger {
   return pino(
     {
@@ -40,7 +54,14 @@ export function createLogger(opts: { level: string; name?: string; destination?:
       serializers: {
         err: (e: unknown) => {
           const s = pino.stdSerializers.err(e as Error);
-          return { ...s, message: scrub(s.message ?? ''), stack: s.stack ? scrub(s.stack) : undefined };
+          const clean = (t: string) => scrub(withoutParams(t, e));
+          return {
+            ...s,
+            message: clean(s.message ?? ''),
+            stack: s.stack ? clean(s.stack) : undefined,
+            ...('params' in s ? { params: '[REDACTED]' } : {}),
+            ...(typeof s.where === 'string' ? { where: whereWithoutValues(s.where) } : {}),
+          };
         },
       },
     },
