@@ -8,6 +8,7 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, t
 import type { Principal } from '../store/identity.ts';
 import { ApiError, departedCreator, errorBody, internalError, invalidRequest, managementOnly, payloadTooLarge } from '../errors.ts';
 import { scrub } from '../log.ts';
+import { isUnstorableCharacter } from '../store/errors.ts';
 import type { Ctx } from './context.ts';
 import { lazyChild } from './request-logger.ts';
 
@@ -100,6 +101,9 @@ function toApiError(err: unknown): ApiError | null {
       return invalidRequest('Content-Length does not match the body');
   }
   if (err instanceof SyntaxError || e.code === 'FST_ERR_CTP_INVALID_JSON_BODY') return invalidRequest('body: malformed JSON');
+  // The schemas refuse these in stored fields (schemas/stored.ts); this covers any other value that
+  // reaches a query (a path parameter, a field a schema missed), so none can be a 500.
+  if (isUnstorableCharacter(err)) return invalidRequest('a value contains U+0000 (NUL), which the database cannot store');
   if (e.statusCode && e.statusCode >= 400 && e.statusCode < 500) return invalidRequest(scrub(e.message ?? 'bad request'));
   return null;
 }
