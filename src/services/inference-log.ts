@@ -3,7 +3,8 @@
 // whose time is shared by every query of the gateway) rows go in by COPY, several times cheaper
 // per row than an INSERT; on PostgreSQL, as one array parameter per column, unnested into rows
 // (about half the server's time per row of a JSON recordset: 10–12 µs against 18–22). Which
-// requests keep their bodies is the workspace's I/O logging decision below.
+// requests keep their bodies is the workspace's I/O logging decision below. A batch the database
+// refuses for a value in it is split until only the rows it cannot write are lost.
 import { getTableColumns } from 'drizzle-orm';
 import { PgliteThread } from '../store/pglite-thread.ts';
 import type { Db } from '../store/db.ts';
@@ -30,10 +31,27 @@ const COLUMNS = Object.entries(getTableColumns(inferenceRequests)).map(([key, co
 }));
 const COLUMN_LIST = COLUMNS.map((c) => c.name).join(', ');
 
+// What a caller sends or a provider answers is logged as given, except what PostgreSQL cannot
+// store: U+0000 in text (22021), and in jsonb the \u0000 escape (22P05) or an unpaired
+// surrogate's (22P02). One such value would fail its whole batch, so each becomes U+FFFD, as a
+// UTF-8 encoder already makes an unpaired surrogate in a text column. The log is a record, not a
+// replay: a marked replacement keeps lengths and shows where the character was. Each check is one
+// indexOf first: almost no value holds one, and this runs for every request.
+const storableText = (s: string) => (s.indexOf('\0') === -1 ? s : s.replaceAll('\0', '\uFFFD'));
+
+/** JSON.stringify writes U+0000 and unpaired surrogates as \u escapes (a pair is written as it is).
+ * A \u after an even run of backslashes (none included) is such an escape; after an odd run, the
+ * backslash is itself escaped and the rest is text. */
+const UNSTORABLE_ESCAPE = /(?<=(?:^|[^\\])(?:\\\\)*)\\u(?:0000|d[89a-f][0-9a-f]{2})/g;
+function storableJson(v: unknown): string {
+  const text = JSON.stringify(v);
+  return text.indexOf('\\u') === -1 ? text : text.replace(UNSTORABLE_ESCAPE, '\\ufffd');
+}
+
 function csvField(v: unknown, json: boolean): string {
   if (v === null || v === undefined) return '';
   if (typeof v === 'number' || typeof v === 'boolean') return String(v);
-  const text = json ? JSON.stringify(v) : v instanceof Date ? v.toISOString() : String(v);
+  const text = json ? storableJson(v) : v instanceof Date ? v.toISOString() : storableText(String(v));
   return text.includes('"') ? '"' + text.replace(/"/g, '""') + '"' : '"' + text + '"';
 }
 
@@ -44,7 +62,7 @@ export function columnArrays(rows: InferenceRequestRow[]): unknown[][] {
   return COLUMNS.map((c) =>
     rows.map((row) => {
       const v = row[c.key];
-      return v === undefined || v === null ? null : c.json ? JSON.stringify(v) : v;
+      return v === undefined || v === null ? null : c.json ? storableJson(v) : typeof v === 'string' ? storableText(v) : v;
     }),
   );
 }
@@ -70,6 +88,30 @@ function insertMany(db: Db, rows: InferenceRequestRow[]): Promise<unknown> {
   return client.query(UNNEST, columnArrays(rows));
 }
 
+/** Refused for a value of a row (a data exception, class 22, or a constraint, class 23), so the
+ * batch's other rows can still be written. Anything else (the database gone) would fail them too. */
+function isRowFault(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && (code.startsWith('22') || code.startsWith('23'));
+}
+
+/** Writes the rows; a batch refused for a row's value is halved until the rows that cannot be
+ * written are alone, and each of those is logged by id (never with its bodies). */
+async function write(db: Db, log: Logger, rows: InferenceRequestRow[]): Promise<void> {
+  try {
+    await insertMany(db, rows);
+  } catch (err) {
+    if (!isRowFault(err)) return log.error({ err, rows: rows.length }, 'could not write the inference request log');
+    if (rows.length === 1) {
+      const { code, message } = err as { code: string; message?: string };
+      return log.error({ id: rows[0]!.id, code, reason: message }, 'could not write a row of the inference request log; it is lost');
+    }
+    const half = rows.length >> 1;
+    await write(db, log, rows.slice(0, half));
+    await write(db, log, rows.slice(half));
+  }
+}
+
 export type RequestLog = { add(row: InferenceRequestRow): void; flush(): Promise<void>; close(): Promise<void> };
 
 export function createRequestLog(opts: { db: Db; log: Logger }): RequestLog {
@@ -83,9 +125,7 @@ export function createRequestLog(opts: { db: Db; log: Logger }): RequestLog {
     const rows = queue;
     queue = [];
     writing = writing.then(async () => {
-      for (let i = 0; i < rows.length; i += BATCH) {
-        await insertMany(opts.db, rows.slice(i, i + BATCH)).catch((err: unknown) => opts.log.error({ err, rows: rows.length }, 'could not write the inference request log'));
-      }
+      for (let i = 0; i < rows.length; i += BATCH) await write(opts.db, opts.log, rows.slice(i, i + BATCH));
     });
     return writing;
   }

@@ -1,12 +1,14 @@
 // A U+0000 (or an unpaired surrogate) in a string the database would store is a 400 naming the
 // field in the route's own error shape, writes nothing, and leaves the gateway serving (audit
-// finding 1). Text that is never stored (a preset body's ignored fields) keeps it.
+// finding 1). Text that is never stored (a preset body's ignored fields, a model request) keeps
+// it; the request log stores its copy with U+FFFD in its place (finding 2).
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { count } from 'drizzle-orm';
 import { startTestGateway, storeMatrix, type TestGateway } from '../../testing/gateway.ts';
 import { byokCredentials, presets, workspaces } from '../../store/schema.ts';
 import { interns } from '../../store/schema-interns.ts';
+import { inferenceRequests } from '../../store/schema-inference.ts';
 
 const NUL = 'must not contain U+0000 (NUL)';
 const management = (detail: string) => ({ error: { code: 400, message: `invalid request parameters: ${detail}` } });
@@ -95,6 +97,24 @@ for (const store of storeMatrix) {
       ]);
       assert.deepEqual((await gw.call('GET', '/interns')).body.data.map((i: { name: string }) => i.name), ['ok']);
       assert.equal((await gw.call('GET', `/interns/${created.body.id}`)).body.instructions, null);
+    });
+
+    test('model requests: a NUL in the model or a message is recorded as U+FFFD, and loses no other row of the batch (finding 2)', async () => {
+      assert.equal((await gw.call('PATCH', '/workspaces/default', { body: { is_observability_io_logging_enabled: true } })).status, 200);
+      const chat = (body: unknown) => gw.call('POST', '/chat/completions', { key: gw.keys.api_key, body });
+      const valid = await chat({ model: 'local/scripted', user: 'u\u0000x', messages: [{ role: 'user', content: '/say a\u0000b' }] });
+      const unknown = await chat({ model: 'local/sc\u0000ripted', messages: [{ role: 'user', content: '/say ab' }] });
+      assert.equal(valid.status, 200);
+      assert.equal(valid.body.choices[0].message.content, 'a\u0000b');
+      assert.equal(unknown.status, 404);
+      await gw.ctx.inference.flush();
+      const logged = await gw.ctx.store.db.select().from(inferenceRequests);
+      const byStatus = new Map(logged.map((r) => [r.status, r]));
+      assert.equal(logged.length, 2);
+      assert.equal(byStatus.get(200)!.id, valid.body.id);
+      assert.equal(byStatus.get(200)!.requestedModel, 'local/scripted');
+      assert.deepEqual((byStatus.get(200)!.requestBody as { messages: unknown[] }).messages, [{ role: 'user', content: '/say a\uFFFDb' }]);
+      assert.equal(byStatus.get(404)!.requestedModel, 'local/sc\uFFFDripted');
     });
 
     test('a NUL that reaches a query anyway (a path parameter) is a 400 too, and the gateway keeps serving', async () => {
