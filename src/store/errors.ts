@@ -12,9 +12,4 @@ export const isUniqueViolation = (err: unknown, constraintPart?: string) => viol
 export const isForeignKeyViolation = (err: unknown, constraintPart?: string) => violates(err, '23503', constraintPart);
 
 /** PostgreSQL could not store a character of a value: U+0000 in text (22021) or as jsonb's \u0000 (22P05). */
-export function isUnstorableCharacter(err: unknown): boolean {
-  for (let e = err as { code?: string; cause?: unknown } | undefined; e; e = e.cause as typeof e) {
-    if (e.code === '22021' || e.code === '22P05') return true;
-  }
-  return false;
-}
+export const isUnstorableCharacter = (err: unknown) => violates(err, '22021') || violates(err, '22P05');
