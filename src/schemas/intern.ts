@@ -4,12 +4,14 @@ import { Timestamp, Uuid } from './common.ts';
 import { StoredString } from './stored.ts';
 import { INTERN_STATUSES } from '../store/schema-interns.ts';
 
-/** `author/slug`, with an optional `:variant` suffix. */
+/** Whatever a model request's `model` may name for the intern's agent to call: `provider/model`,
+ * where the model id may have segments of its own (`inferact-vllm/meta-llama/Llama-3.1-8B`) and a
+ * `:variant`, or `@preset/<slug>`. */
 export const InternModel = z
   .string()
   .min(3)
   .max(256)
-  .regex(/^[A-Za-z0-9][\w.-]*\/[\w.-]+(?::[\w.-]+)?$/, 'must be a model slug in author/slug form');
+  .regex(/^(?:[A-Za-z0-9][\w.-]*(?:\/[\w.+-]+)+(?::[\w.-]+)?|@preset\/(?!\.+$)[A-Za-z0-9._~-]+)$/, 'must be provider/model (e.g. openai/gpt-4o) or @preset/<slug>');
 
 const fields = {
   name: StoredString.trim().min(1).max(100),

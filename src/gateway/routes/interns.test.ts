@@ -84,7 +84,16 @@ for (const store of storeMatrix) {
       assert.equal(patched.status, 200);
       assert.equal(patched.body.model, 'openai/gpt-4o:free');
       assert.equal(patched.body.description, null);
-      assert.equal((await gw.call('PATCH', `/interns/${ada.id}`, { body: { model: 'nope' } })).status, 400);
+      // Any model a model request may name: multi-segment model ids, variants, presets.
+      for (const model of ['inferact-vllm/meta-llama/Llama-3.1-8B', 'anthropic/2/claude-sonnet-4', 'openai/gpt-4o:free', '@preset/My_Preset.v2']) {
+        const ok = await gw.call('PATCH', `/interns/${ada.id}`, { body: { model } });
+        assert.deepEqual([ok.status, ok.body.model], [200, model]);
+      }
+      for (const model of ['nope', '@preset/', '@preset/..', 'a//b', '/a', 'a/b c']) {
+        const bad = await gw.call('PATCH', `/interns/${ada.id}`, { body: { model } });
+        assert.equal(bad.status, 400, model);
+        assert.match(bad.body.error.message, /^invalid request parameters: model: /, model);
+      }
       for (const id of ['nope', '5b0e2f9c-1111-4111-8111-111111111111']) {
         const res = await gw.call('GET', `/interns/${id}`);
         assert.deepEqual(res.body, { error: { code: 404, message: 'resource not found: intern', metadata: { reason: 'not_found', retryable: false } } });
