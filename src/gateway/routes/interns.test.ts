@@ -3,6 +3,8 @@ import assert from 'node:assert/strict';
 import { startTestGateway, storeMatrix, type TestGateway } from '../../testing/gateway.ts';
 import { Intern } from '../../schemas/intern.ts';
 import { addMember, createKey, createOrganization, createUser, removeMember } from '../../store/identity.ts';
+import { createTestAccount } from '../../testing/accounts.ts';
+import { sql } from 'drizzle-orm';
 
 for (const store of storeMatrix) {
   describe(`intern lifecycle routes (${store.name})`, () => {
@@ -74,6 +76,23 @@ for (const store of storeMatrix) {
       assert.equal((await gw.call('GET', '/interns?status=sleeping')).status, 400);
       assert.equal((await gw.call('GET', '/interns?starting_after=nonsense')).status, 400);
       assert.equal((await gw.call('GET', '/interns?limit=501')).status, 400);
+    });
+
+    test('pagination lists every intern once when several were created within one millisecond', async () => {
+      const acc = await createTestAccount(gw.ctx.store.db, { name: 'pager', orgId: gw.keys.org_id });
+      const names = ['p1', 'p2', 'p3', 'p4'];
+      const ids: string[] = [];
+      for (const name of names) ids.push((await gw.call('POST', '/interns', { key: acc.apiKey, body: { name } })).body.id);
+      // As concurrent creates on PostgreSQL can be: microseconds apart, within one millisecond.
+      for (const [i, id] of ids.entries()) await gw.ctx.store.db.execute(sql`update interns set created_at = ${`2026-11-24T00:00:00.123${i * 2 + 1}00Z`}::timestamptz where id = ${id}`);
+      const seen: string[] = [];
+      let cursor: string | undefined;
+      do {
+        const page = await gw.call('GET', `/interns?limit=1${cursor ? `&starting_after=${cursor}` : ''}`, { key: acc.apiKey });
+        seen.push(...page.body.data.map((i: Intern) => i.name));
+        cursor = page.body.next_cursor;
+      } while (cursor);
+      assert.deepEqual([...seen].sort(), names);
     });
 
     test('get, patch; unknown id is 404 not_found', async () => {
