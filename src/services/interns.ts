@@ -49,10 +49,12 @@ const bodyHash = (body: unknown) => createHash('sha256').update(JSON.stringify(b
 export async function createIntern(db: Db, opts: { principal: Principal; sealer: Sealer; body: CreateIntern; idempotencyKey?: string }): Promise<{ row: InternRow; replayed: boolean }> {
   const { principal: p, body } = opts;
   const workspaceId = workspaceOf(p, body.workspace_id);
-  const hash = bodyHash(body);
+  // The workspace is part of the request: the same key and body through a key of another workspace
+  // is another request (the prior intern is not visible there).
+  const hash = bodyHash([workspaceId, body]);
   if (opts.idempotencyKey) {
     const [prior] = await db.select().from(interns).where(and(eq(interns.orgId, p.orgId), eq(interns.creatorUserId, p.userId), eq(interns.idempotencyKey, opts.idempotencyKey)));
-    if (prior && prior.idempotencyHash !== hash) throw invalidRequest('Idempotency-Key: already used with a different request body');
+    if (prior && prior.idempotencyHash !== hash) throw invalidRequest('Idempotency-Key: already used for a different request (another body or workspace)');
     if (prior) return { row: prior, replayed: true };
   }
   if (body.vault_id) {

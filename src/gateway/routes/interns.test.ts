@@ -39,6 +39,12 @@ for (const store of storeMatrix) {
       assert.match(c.body.error.message, /Idempotency-Key/);
       const empty = await gw.call('POST', '/interns', { body: { name: 'x' }, headers: { 'idempotency-key': 'k'.repeat(256) } });
       assert.equal(empty.status, 400);
+      // The same person, key and body through a key of another workspace is another request.
+      const db = gw.ctx.store.db;
+      const elsewhere = (await gw.call('POST', '/workspaces', { body: { name: 'Elsewhere', slug: 'elsewhere' } })).body.data.id;
+      const there = (await createKey(db, { orgId: gw.keys.org_id, creatorUserId: gw.keys.user_id, kind: 'standard', workspaceId: elsewhere })).raw;
+      const d = await gw.call('POST', '/interns', { key: there, body: { name: 'bob' }, headers });
+      assert.deepEqual([d.status, d.body.error], [400, { code: 400, message: 'invalid request parameters: Idempotency-Key: already used for a different request (another body or workspace)', metadata: { reason: 'bad_request', retryable: false } }]);
     });
 
     test('duplicate name is 409; bad fields are 400 naming the field with metadata', async () => {
