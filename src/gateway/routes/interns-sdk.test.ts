@@ -53,5 +53,10 @@ describe('@openrouter/sdk against the intern routes', () => {
       assert.match(r.body.error.message, /force/);
     }
     assert.equal((await f.gw.call('GET', `/interns/${id}`)).body.status, 'queued');
+    // An empty body sent as JSON (as many clients label every request) is no body.
+    const suspended = await f.gw.call('POST', `/interns/${id}/suspend`, { raw: '' });
+    assert.deepEqual([suspended.status, suspended.body], [200, { suspended: true }]);
+    const deleting = await f.gw.call('DELETE', `/interns/${id}`, { raw: '' });
+    assert.deepEqual([deleting.status, deleting.body], [202, { deleting: true }]);
   });
 });

@@ -1,6 +1,7 @@
 // Intern lifecycle routes: create, list, get, update, provision, suspend, delete. Shapes and
 // success codes as the official SDK models them. Refusals render `metadata` where they have a reason.
 import { z } from 'zod';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RouteModule } from '../app.ts';
 import { guard, principalOf } from '../app.ts';
 import { parseWith } from '../validate.ts';
@@ -16,10 +17,18 @@ type Id = { Params: { id: string } };
 const NoBody = z.strictObject({}).optional();
 /** The SDK sends this flag; the local provisioner keeps no workspace archive, so there is nothing to acknowledge. */
 const DeleteBody = z.strictObject({ acknowledge_workspace_loss: z.boolean().optional() }).optional();
+/** Many clients send `Content-Type: application/json` on every request: with an empty body it
+ * means no body, not a malformed one, on the routes that take none. */
+const emptyIsNone = (req: FastifyRequest, _reply: FastifyReply, done: () => void) => {
+  const length = req.headers['content-length'];
+  if (length === '0' || (length === undefined && req.headers['transfer-encoding'] === undefined)) delete req.headers['content-type'];
+  done();
+};
 
 export const internRoutes: RouteModule = (app, ctx) => {
   const onRequest = guard(ctx, 'interns');
   const config = { errorStyle: 'chat' as const };
+  const bodiless = [onRequest, emptyIsNone];
   const db = ctx.store.db;
 
   ctx.docs.add({ method: 'post', path: '/interns', summary: 'Create an intern (Idempotency-Key header makes retries return the same intern)', tags, body: CreateIntern, responses: { 201: { description: 'created', schema: Intern }, ...errors(400, 401, 403, 404, 409, 413, 500) } });
@@ -41,28 +50,28 @@ export const internRoutes: RouteModule = (app, ctx) => {
   ctx.docs.add({ method: 'get', path: '/interns/:id', summary: 'Get an intern', tags, params: idParam, responses: { 200: { description: 'intern', schema: Intern }, ...errors(401, 403, 404, 500) } });
   app.get<Id>('/interns/:id', { onRequest, config }, async (req) => toIntern(await findIntern(db, { principal: principalOf(req), id: req.params.id })));
 
-  ctx.docs.add({ method: 'patch', path: '/interns/:id', summary: 'Update an intern (model takes effect at the next provision)', tags, params: idParam, body: UpdateIntern, responses: { 200: { description: 'updated', schema: Intern }, ...errors(400, 401, 403, 404, 409, 500) } });
+  ctx.docs.add({ method: 'patch', path: '/interns/:id', summary: 'Update an intern (model and instructions reach its agent at the next provision)', tags, params: idParam, body: UpdateIntern, responses: { 200: { description: 'updated', schema: Intern }, ...errors(400, 401, 403, 404, 409, 500) } });
   app.patch<Id>('/interns/:id', { onRequest, config }, async (req) => {
     const body = parseWith(UpdateIntern, req.body);
     return toIntern(await updateIntern(db, { principal: principalOf(req), id: req.params.id, body }));
   });
 
   ctx.docs.add({ method: 'post', path: '/interns/:id/provision', summary: "Start (or restart) the intern's daemon", tags, params: idParam, responses: { 202: { description: 'accepted', schema: z.object({ provisioning: z.literal(true) }) }, ...errors(401, 403, 404, 409, 500) } });
-  app.post<Id>('/interns/:id/provision', { onRequest, config }, async (req, reply) => {
+  app.post<Id>('/interns/:id/provision', { onRequest: bodiless, config }, async (req, reply) => {
     parseWith(NoBody, req.body);
     await ctx.interns.provision(await findIntern(db, { principal: principalOf(req), id: req.params.id }));
     return reply.code(202).send({ provisioning: true });
   });
 
   ctx.docs.add({ method: 'post', path: '/interns/:id/suspend', summary: "Stop the intern's daemon", tags, params: idParam, responses: { 200: { description: 'suspended', schema: z.object({ suspended: z.literal(true) }) }, ...errors(401, 403, 404, 409, 500) } });
-  app.post<Id>('/interns/:id/suspend', { onRequest, config }, async (req) => {
+  app.post<Id>('/interns/:id/suspend', { onRequest: bodiless, config }, async (req) => {
     parseWith(NoBody, req.body);
     await ctx.interns.suspend(await findIntern(db, { principal: principalOf(req), id: req.params.id }));
     return { suspended: true };
   });
 
   ctx.docs.add({ method: 'delete', path: '/interns/:id', summary: 'Delete an intern: tears down its daemon and directory', tags, params: idParam, responses: { 202: { description: 'accepted', schema: z.object({ deleting: z.literal(true) }) }, ...errors(401, 403, 404, 500) } });
-  app.delete<Id>('/interns/:id', { onRequest, config }, async (req, reply) => {
+  app.delete<Id>('/interns/:id', { onRequest: bodiless, config }, async (req, reply) => {
     parseWith(DeleteBody, req.body);
     await ctx.interns.destroy(await findIntern(db, { principal: principalOf(req), id: req.params.id }));
     return reply.code(202).send({ deleting: true });
