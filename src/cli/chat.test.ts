@@ -59,5 +59,11 @@ describe('cohort chat', () => {
     const noKey = await runCli([id], '', { COHORT_API_KEY: '' });
     assert.equal(noKey.code, 2);
     assert.match(noKey.out, /no API key/);
+    const badMode = await runCli([id, '--mode', 'bogus'], 'hi\n', { COHORT_API_KEY: 'ck-x' });
+    assert.deepEqual([badMode.code, badMode.out], [2, 'error: --mode must be manual or self-drive, not "bogus"\n']);
+    const typo = await runCli([id, '--base-url', f.gw.url, '--key', f.gw.keys.api_key], ':mode bogus\n:mode\n', {});
+    assert.equal(typo.code, 0);
+    assert.match(typo.out, /error: the mode is manual or self-drive, not "bogus" \(still self-drive\)\n/);
+    assert.match(typo.out, /\(approval mode: self-drive\)/);
   });
 });

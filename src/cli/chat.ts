@@ -11,6 +11,7 @@ import { askAnswer, describeError, type Asker } from './chat-prompts.ts';
 const USAGE = 'usage: cohort chat INTERN_ID [--base-url URL] [--key KEY] [--mode manual|self-drive] [--session ID]\n(env: COHORT_BASE_URL, COHORT_API_KEY)';
 const color = !process.env.NO_COLOR;
 const dim = (s: string) => (color ? `\x1b[2m${s}\x1b[22m` : s);
+const isMode = (m: string): m is 'manual' | 'self-drive' => m === 'manual' || m === 'self-drive';
 
 type Call = { id: string; type: 'function'; function: { name: string; arguments: string } };
 type Outcome = { sessionId: string | null; call: Call | null };
@@ -28,6 +29,10 @@ export async function runChat(argv: string[]): Promise<number> {
     return 2;
   }
   let mode = values.mode ?? 'self-drive';
+  if (!isMode(mode)) {
+    out(`error: --mode must be manual or self-drive, not ${JSON.stringify(mode)}\n`);
+    return 2;
+  }
   const url = `${(values['base-url'] ?? process.env.COHORT_BASE_URL ?? 'http://127.0.0.1:8080/api/v1').replace(/\/$/, '')}/interns/${encodeURIComponent(positionals[0]!)}/chat/completions`;
   let sessionId: string | null = values.session ?? null;
 
@@ -108,8 +113,10 @@ export async function runChat(argv: string[]): Promise<number> {
     }
     if (cmd.startsWith(':mode')) {
       const m = cmd.split(/\s+/)[1];
-      if (m === 'manual' || m === 'self-drive') mode = m;
-      out(dim(`(approval mode: ${mode})`) + '\n');
+      if (m === undefined || isMode(m)) {
+        mode = m ?? mode;
+        out(dim(`(approval mode: ${mode})`) + '\n');
+      } else out(`error: the mode is manual or self-drive, not ${JSON.stringify(m)} (still ${mode})\n`);
       continue;
     }
     let result = await send({ messages: [{ role: 'user', content: prompt }], approval_mode: mode, ...(sessionId ? { session_id: sessionId } : {}) });
