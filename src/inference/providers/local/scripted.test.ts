@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { plan, parseLine, words, type ScriptMessage, type Plan } from './scripted.ts';
+import { plan, parseLine, words, cutChars, type ScriptMessage, type Plan } from './scripted.ts';
 
 const tools = [{ function: { name: 'shell' } }, { function: { name: 'ask_user' } }, { function: { name: 'lookup' } }];
 const user = (content: string): ScriptMessage => ({ role: 'user', content });
@@ -58,6 +58,27 @@ test('/shell ends the response with a tool call, the next response resumes after
   assert.equal(second.finish, 'stop');
 });
 
+test('the tool result is cut at 500 characters, never inside a surrogate pair', () => {
+  const resultOf = (content: string) =>
+    text(
+      plan({
+        tools,
+        messages: [
+          user('/shell x'),
+          { role: 'assistant', content: null, tool_calls: [{ id: 'c1', function: { name: 'shell', arguments: '{}' } }] },
+          { role: 'tool', tool_call_id: 'c1', content },
+        ],
+      }),
+    );
+  const table: [result: string, said: string][] = [
+    ['x'.repeat(499) + '😀😀😀', 'shell: ' + 'x'.repeat(499) + '😀'],
+    ['😀'.repeat(501), 'shell: ' + '😀'.repeat(500)],
+    ['x'.repeat(501), 'shell: ' + 'x'.repeat(500)],
+    ['short', 'shell: short'],
+  ];
+  for (const [result, said] of table) assert.equal(resultOf(result), said);
+});
+
 test('steered user messages are noted first', () => {
   const p = ok(
     plan({
@@ -82,6 +103,17 @@ test('a tool the request does not offer is refused in text', () => {
 test('a later turn opens after an assistant message without tool calls', () => {
   const p = ok(plan({ messages: [user('/say one'), { role: 'assistant', content: 'one' }, user('second')] }));
   assert.equal(text(p), 'You said: second');
+});
+
+test('cutChars counts code points', () => {
+  const table: [text: string, limit: number, cut: string][] = [
+    ['abc', 2, 'ab'],
+    ['a😀b', 2, 'a😀'],
+    ['😀😀', 1, '😀'],
+    ['ab', 5, 'ab'],
+    ['', 3, ''],
+  ];
+  for (const [t, limit, cut] of table) assert.equal(cutChars(t, limit), cut, t);
 });
 
 test('parseLine and words', () => {

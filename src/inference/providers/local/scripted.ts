@@ -107,6 +107,17 @@ export function words(text: string, leadingNewline: boolean): string[] {
   return parts.filter((p) => p !== '');
 }
 
+/** The first `limit` characters (code points) of text: a surrogate pair is never split. */
+export function cutChars(text: string, limit: number): string {
+  let end = 0;
+  let n = 0;
+  for (const ch of text) {
+    if (n++ === limit) break;
+    end += ch.length;
+  }
+  return text.slice(0, end);
+}
+
 function callId(seed: string, k: number): string {
   return 'call_' + createHash('sha256').update(`${seed}\u0000${k}`).digest('hex').slice(0, 24);
 }
@@ -134,7 +145,7 @@ export function plan(req: ScriptRequest): Plan {
     const asked = since.filter((m) => m.role === 'assistant' && m.tool_calls?.length).at(-1)!;
     const call = asked.tool_calls![0]!;
     const result = afterLast.find((m) => m.role === 'tool' && m.tool_call_id === call.id);
-    say(`${call.function.name}: ${textOf(result?.content).slice(0, RESULT_LIMIT)}`);
+    say(`${call.function.name}: ${cutChars(textOf(result?.content), RESULT_LIMIT)}`);
   }
 
   const lines = script.split('\n').filter((l) => l.trim() !== '');
