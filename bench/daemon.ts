@@ -48,19 +48,19 @@ async function stopDaemon(d: Daemon): Promise<void> {
   rmSync(d.dir, { recursive: true, force: true });
 }
 
-/** Runs a turn ROUNDS times; returns medians of events/s and of delivered text characters/s. */
-async function throughput(client: DaemonClient, prompt: string, expectText: string): Promise<{ events: number; chars: number }> {
+/** Runs a turn ROUNDS times; returns medians of events/s and of the model's chunks/s delivered. */
+async function throughput(client: DaemonClient, prompt: string, expectText: string, chunkCount: number): Promise<{ events: number; chunks: number }> {
   const events: number[] = [];
-  const chars: number[] = [];
+  const chunks: number[] = [];
   for (let r = 0; r < ROUNDS; r++) {
     const t0 = performance.now();
     const res = await client.turn({ prompt });
     const s = (performance.now() - t0) / 1000;
     if (res.events.map((e) => (e.type === 'text' ? e.text : '')).join('') !== expectText) throw new Error('lost text');
     events.push(res.events.length / s);
-    chars.push(expectText.length / s);
+    chunks.push(chunkCount / s);
   }
-  return { events: median(events), chars: median(chars) };
+  return { events: median(events), chunks: median(chunks) };
 }
 
 // The daemon runs compiled, as a gateway started with `npm start` runs it.
@@ -80,8 +80,9 @@ try {
   const idleRss = rssMiB(builtin.proc.pid!);
   const idleAgentRss = rssMiB(agentPid);
 
-  const repeat = await throughput(c, `/repeat ${REPEAT} x`, 'x'.repeat(REPEAT));
-  const count = await throughput(mini.client, `count ${REPEAT}`, Array.from({ length: REPEAT }, (_, i) => `${i} `).join(''));
+  // The scripted model's repeat chunks are `x`, then ` x` each.
+  const repeat = await throughput(c, `/repeat ${REPEAT} x`, Array(REPEAT).fill('x').join(' '), REPEAT);
+  const count = await throughput(mini.client, `count ${REPEAT}`, Array.from({ length: REPEAT }, (_, i) => `${i} `).join(''), REPEAT);
 
   const toRun: number[] = [];
   const toText: number[] = [];
@@ -100,7 +101,7 @@ try {
 
   const n = (x: number) => Math.round(x).toLocaleString('en-US');
   const rows: [string, string][] = [
-    [`built-in agent, \`/repeat ${REPEAT} x\`: model chunks/s reaching the daemon client`, n(repeat.chars)],
+    [`built-in agent, \`/repeat ${REPEAT} x\`: model chunks/s reaching the daemon client`, n(repeat.chunks)],
     ['… daemon events/s on that stream (chunks that arrive together are sent as one event)', n(repeat.events)],
     [`any ACP agent, one \`session/update\` per chunk (${REPEAT} updates): daemon events/s`, n(count.events)],
     [`first event (\`run\`) latency, ms (median of ${LATENCY_TURNS} turns)`, toRun.length ? median(toRun).toFixed(2) : '-'],

@@ -67,9 +67,9 @@ for (const store of storeMatrix) {
         { reasoning: ' b' },
         { content: 'one' },
         { content: ' two' },
-        { content: 'xy' },
-        { content: 'xy' },
-        { content: 'xy' },
+        { content: '\nxy' },
+        { content: ' xy' },
+        { content: ' xy' },
         {},
       ]);
       assert.equal(evs.at(-2).choices[0].finish_reason, 'stop');

@@ -24,7 +24,7 @@ export type OpenAIChunk = {
 
 export type OkPlan = Extract<Plan, { kind: 'ok' }>;
 
-function deltaOf(step: Exclude<Step, { type: 'sleep' }>): Delta {
+function deltaOf(step: Exclude<Step, { type: 'sleep' | 'repeat' }>): Delta {
   if (step.type === 'content') return { content: step.text };
   if (step.type === 'reasoning') return { reasoning: step.text };
   return { tool_calls: [{ index: 0, id: step.id, type: 'function', function: { name: step.name, arguments: step.arguments } }] };
@@ -42,6 +42,11 @@ export async function* streamChunks(
       await sleep(step.ms, undefined, { signal: opts.cancel?.signal });
       continue;
     }
+    if (step.type === 'repeat') {
+      // A counted loop over two prepared strings: no allocation per chunk beyond the chunk itself.
+      for (let i = 0; i < step.n; i++) yield { ...base, choices: [{ index: 0, delta: { content: i === 0 ? step.first : step.rest }, finish_reason: null }] };
+      continue;
+    }
     yield { ...base, choices: [{ index: 0, delta: deltaOf(step), finish_reason: null }] };
   }
   yield { ...base, choices: [{ index: 0, delta: {}, finish_reason: p.finish }], usage: p.usage };
@@ -56,6 +61,7 @@ export async function completion(p: OkPlan, opts: { id: string; model?: string; 
     if (step.type === 'sleep') await sleep(step.ms, undefined, { signal: opts.cancel?.signal });
     else if (step.type === 'content') content += step.text;
     else if (step.type === 'reasoning') reasoning += step.text;
+    else if (step.type === 'repeat') content += step.first + step.rest.repeat(step.n - 1);
     else toolCalls.push({ id: step.id, type: 'function', function: { name: step.name, arguments: step.arguments } });
   }
   return {

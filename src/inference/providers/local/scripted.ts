@@ -16,7 +16,9 @@ export type Step =
   | { type: 'content'; text: string }
   | { type: 'reasoning'; text: string }
   | { type: 'tool_call'; id: string; name: string; arguments: string }
-  | { type: 'sleep'; ms: number };
+  | { type: 'sleep'; ms: number }
+  /** `n` (at least 1) content chunks, `first` then `rest` each time: played lazily, so a long repeat costs no memory up front. */
+  | { type: 'repeat'; n: number; first: string; rest: string };
 
 export type Usage = { prompt_tokens: number; completion_tokens: number; total_tokens: number };
 
@@ -25,6 +27,10 @@ export type Plan =
   | { kind: 'ok'; steps: Step[]; finish: 'stop' | 'tool_calls'; usage: Usage };
 
 const RESULT_LIMIT = 500;
+/** Bounds (README) that keep one request from taking the process's memory or overflowing setTimeout. */
+export const MAX_REPEATS = 100_000;
+export const MAX_REPEAT_CHARS = 1_000_000;
+export const MAX_SLEEP_MS = 600_000;
 
 export function textOf(content: unknown): string {
   if (typeof content === 'string') return content;
@@ -90,7 +96,7 @@ export function parseLine(raw: string): Line {
       const value = Number(n[1]);
       if (name === 'sleep') return { kind: 'sleep', ms: value };
       if (name === 'fail') return { kind: 'fail', status: value };
-      return { kind: 'repeat', n: value, text: n[2] ?? '' };
+      return n[2] ? { kind: 'repeat', n: value, text: n[2] } : { kind: 'say', text: raw };
     }
   }
   return { kind: 'say', text: raw };
@@ -118,8 +124,69 @@ export function cutChars(text: string, limit: number): string {
   return text.slice(0, end);
 }
 
+function charCount(text: string): number {
+  let n = 0;
+  for (const _ of text) n++;
+  return n;
+}
+
 function callId(seed: string, k: number): string {
   return 'call_' + createHash('sha256').update(`${seed}\u0000${k}`).digest('hex').slice(0, 24);
+}
+
+/** A response being built. A text line starts on a new line after the text before it, and a
+ * reasoning line after the reasoning before it, so the usage (every line's words) is the number of
+ * whitespace-separated words of what is produced. */
+class Output {
+  readonly steps: Step[] = [];
+  tokens = 0;
+  /** Characters of /repeat text so far, against MAX_REPEAT_CHARS. */
+  repeated = 0;
+  private spoke = false;
+  private thought = false;
+
+  say(text: string): void {
+    for (const w of words(text, this.spoke)) this.steps.push({ type: 'content', text: w });
+    this.spoke = true;
+    this.tokens += countWords(text);
+  }
+
+  think(text: string): void {
+    for (const w of words(text, this.thought)) this.steps.push({ type: 'reasoning', text: w });
+    this.thought = true;
+    this.tokens += countWords(text);
+  }
+
+  /** n chunks of text separated by a space; its words counted, not built. */
+  repeat(n: number, text: string): void {
+    this.repeated += n * charCount(text);
+    if (n === 0) return;
+    this.steps.push({ type: 'repeat', n, first: (this.spoke ? '\n' : '') + text, rest: ' ' + text });
+    this.spoke = true;
+    this.tokens += n * countWords(text);
+  }
+
+  call(id: string, name: string, args: string): void {
+    this.steps.push({ type: 'tool_call', id, name, arguments: args });
+    this.tokens += countWords(args);
+  }
+}
+
+/** Why a well-formed directive cannot be carried out, in words; null when it can. */
+function refusalOf(line: Line, out: Output, tools: Set<string | undefined>): string | null {
+  switch (line.kind) {
+    case 'sleep':
+      return line.ms > MAX_SLEEP_MS ? `/sleep is limited to ${MAX_SLEEP_MS} ms.` : null;
+    case 'repeat':
+      return line.n > MAX_REPEATS || out.repeated + line.n * charCount(line.text) > MAX_REPEAT_CHARS
+        ? `/repeat is limited to ${MAX_REPEATS} repetitions and ${MAX_REPEAT_CHARS} characters a response.`
+        : null;
+    case 'tool':
+      if (!tools.has(line.name)) return `Tool ${line.name} is not available.`;
+      return isJsonObject(line.args) ? null : `Tool ${line.name} was given arguments that are not a JSON object.`;
+    default:
+      return null;
+  }
 }
 
 export function plan(req: ScriptRequest): Plan {
@@ -131,26 +198,18 @@ export function plan(req: ScriptRequest): Plan {
   const lastAssistant = since.map((m) => m.role).lastIndexOf('assistant');
   const afterLast = since.slice(lastAssistant + 1);
 
-  const said: string[] = [];
-  const steps: Step[] = [];
-  let spoke = false;
-  const say = (text: string) => {
-    for (const w of words(text, spoke)) steps.push({ type: 'content', text: w });
-    said.push(text);
-    spoke = true;
-  };
-
-  for (const m of afterLast) if (m.role === 'user') say(`Noted: ${textOf(m.content)}`);
+  const out = new Output();
+  for (const m of afterLast) if (m.role === 'user') out.say(`Noted: ${textOf(m.content)}`);
   if (position > 0) {
     const asked = since.filter((m) => m.role === 'assistant' && m.tool_calls?.length).at(-1)!;
     const call = asked.tool_calls![0]!;
     const result = afterLast.find((m) => m.role === 'tool' && m.tool_call_id === call.id);
-    say(`${call.function.name}: ${cutChars(textOf(result?.content), RESULT_LIMIT)}`);
+    out.say(`${call.function.name}: ${cutChars(textOf(result?.content), RESULT_LIMIT)}`);
   }
 
   const lines = script.split('\n').filter((l) => l.trim() !== '');
   const scripted = lines.some(isDirective);
-  if (!scripted && position === 0 && open >= 0) say(`You said: ${script}`);
+  if (!scripted && position === 0 && open >= 0) out.say(`You said: ${script}`);
 
   const toolNames = new Set((req.tools ?? []).map((t) => t.function?.name).filter(Boolean));
   let finish: 'stop' | 'tool_calls' = 'stop';
@@ -162,32 +221,24 @@ export function plan(req: ScriptRequest): Plan {
       continue;
     }
     if (line.kind === 'fail') return { kind: 'fail', status: line.status };
-    if (line.kind === 'say') say(line.text);
-    else if (line.kind === 'think') {
-      for (const w of words(line.text, false)) steps.push({ type: 'reasoning', text: w });
-      said.push(line.text);
-    } else if (line.kind === 'sleep') steps.push({ type: 'sleep', ms: line.ms });
-    else if (line.kind === 'repeat') {
-      for (let i = 0; i < line.n; i++) steps.push({ type: 'content', text: line.text });
-      said.push(Array(line.n).fill(line.text).join(' '));
-      spoke = true;
-    } else if (!toolNames.has(line.name)) {
-      say(`Tool ${line.name} is not available.`);
+    const refusal = refusalOf(line, out, toolNames);
+    if (refusal) {
+      out.say(refusal);
       break;
-    } else if (!isJsonObject(line.args)) {
-      say(`Tool ${line.name} was given arguments that are not a JSON object.`);
-      break;
-    } else {
-      steps.push({ type: 'tool_call', id: callId(`${open}:${script}`, position), name: line.name, arguments: line.args });
-      said.push(line.args);
+    }
+    if (line.kind === 'say') out.say(line.text);
+    else if (line.kind === 'think') out.think(line.text);
+    else if (line.kind === 'sleep') out.steps.push({ type: 'sleep', ms: line.ms });
+    else if (line.kind === 'repeat') out.repeat(line.n, line.text);
+    else {
+      out.call(callId(`${open}:${script}`, position), line.name, line.args);
       finish = 'tool_calls';
       break;
     }
   }
 
   const prompt = messages.reduce((n, m) => n + countWords(textOf(m.content)), 0);
-  const completion = said.reduce((n, t) => n + countWords(t), 0);
-  return { kind: 'ok', steps, finish, usage: { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion } };
+  return { kind: 'ok', steps: out.steps, finish, usage: { prompt_tokens: prompt, completion_tokens: out.tokens, total_tokens: prompt + out.tokens } };
 }
 
 function isJsonObject(text: string): boolean {
