@@ -62,12 +62,23 @@ export type ChatChunk = {
   error?: { code: number; message: string };
 };
 
+/** On a completion's message, where the provider knows it: its text and reasoning in the order
+ * produced, one part per change of kind, so an Anthropic message can put its text and thinking
+ * blocks in the order its stream would. A symbol, so no OpenAI response or log carries it. */
+export const PARTS = Symbol('parts');
+
+export type Part = { kind: 'text' | 'thinking'; text: string };
+
 export type Completion = {
   id: string;
   object: 'chat.completion';
   created: number;
   model: string;
-  choices: { index: number; message: { role: 'assistant'; content: string | null; reasoning?: string; tool_calls?: ToolCall[] }; finish_reason: FinishReason | null }[];
+  choices: {
+    index: number;
+    message: { role: 'assistant'; content: string | null; reasoning?: string; tool_calls?: ToolCall[]; [PARTS]?: Part[] };
+    finish_reason: FinishReason | null;
+  }[];
   usage?: Usage;
 };
 

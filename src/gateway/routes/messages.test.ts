@@ -79,6 +79,26 @@ describe('POST /messages', () => {
     assert.equal(evs[11]![1].usage.output_tokens, 4);
   });
 
+  test('thinking and text alternating: the same blocks in the same order, streamed or not', async () => {
+    const script = '/think a\n/say b\n/think c\n/think d\n/say e';
+    const expected = [
+      { type: 'thinking', thinking: 'a', signature: '' },
+      { type: 'text', text: 'b' },
+      { type: 'thinking', thinking: '\nc\nd', signature: '' },
+      { type: 'text', text: '\ne' },
+    ];
+    const whole = await s.messages({ model: 'local/scripted', max_tokens: 50, messages: [user(script)] });
+    assert.deepEqual(whole.body.content, expected);
+    const streamed = await s.messages({ model: 'local/scripted', stream: true, max_tokens: 50, messages: [user(script)] });
+    const blocks: any[] = [];
+    for (const [t, d] of frames(streamed.body)) {
+      if (t === 'content_block_start') blocks.push({ ...d.content_block });
+      if (t === 'content_block_delta' && d.delta.type === 'thinking_delta') blocks.at(-1).thinking += d.delta.thinking;
+      if (t === 'content_block_delta' && d.delta.type === 'text_delta') blocks.at(-1).text += d.delta.text;
+    }
+    assert.deepEqual(blocks, expected);
+  });
+
   test('a tool result continues the script; a failure before output is our error, after it an error event', async () => {
     const first = await s.messages({ model: 'local/scripted', max_tokens: 50, tools, messages: [user('/shell pwd\n/say after')] });
     const use = first.body.content[0];

@@ -2,7 +2,7 @@
 // and chat chunks as the event stream message_start, content_block_start/delta/stop,
 // message_delta, message_stop (or an `error` event). Pure; the encoder keeps per-response state.
 import { randomUUID } from 'node:crypto';
-import type { ChatChunk, Completion, FinishReason, Usage } from '../types.ts';
+import { PARTS, type ChatChunk, type Completion, type FinishReason, type Part, type Usage } from '../types.ts';
 
 /** The Anthropic error type of an error with this HTTP status, as Anthropic's own API names them. */
 export function anthropicErrorType(status: number): string {
@@ -48,12 +48,21 @@ export function anthropicUsage(u: Usage | null | undefined) {
   };
 }
 
+/** A message's text and thinking blocks: in the order produced where the provider says it (as the
+ * stream opens them), else the thinking before the text. */
+function textBlocks(m: Completion['choices'][number]['message'] | undefined) {
+  const parts: Part[] = m?.[PARTS] ?? [
+    ...(m?.reasoning ? [{ kind: 'thinking' as const, text: m.reasoning }] : []),
+    ...(m?.content ? [{ kind: 'text' as const, text: m.content }] : []),
+  ];
+  return parts.map((p) => (p.kind === 'thinking' ? { type: 'thinking', thinking: p.text, signature: '' } : { type: 'text', text: p.text }));
+}
+
 export function toMessage(c: Completion) {
   const choice = c.choices[0];
   const m = choice?.message;
   const content = [
-    ...(m?.reasoning ? [{ type: 'thinking', thinking: m.reasoning, signature: '' }] : []),
-    ...(m?.content ? [{ type: 'text', text: m.content }] : []),
+    ...textBlocks(m),
     ...(m?.tool_calls ?? []).map((t) => ({ type: 'tool_use', id: t.id, name: t.function.name, input: parseInput(t.function.arguments) })),
   ];
   return {

@@ -2,7 +2,7 @@
 // plan's sleeps honoured and abortable) or one non-streaming completion. No I/O besides timers.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Plan, Step, Usage } from './scripted.ts';
-import type { Cancel } from '../../types.ts';
+import { PARTS, type Cancel, type Part } from '../../types.ts';
 
 export const SCRIPTED_MODEL = 'local/scripted';
 
@@ -52,18 +52,35 @@ export async function* streamChunks(
   yield { ...base, choices: [{ index: 0, delta: {}, finish_reason: p.finish }], usage: p.usage };
 }
 
+/** The text and reasoning of a response in order, one part per change of kind (an Anthropic
+ * message's text and thinking blocks, as its stream opens them). */
+function partsOf(steps: Step[]): Part[] {
+  const parts: Part[] = [];
+  const add = (kind: Part['kind'], text: string) => {
+    const last = parts.at(-1);
+    if (last?.kind === kind) last.text += text;
+    else if (text !== '') parts.push({ kind, text });
+  };
+  for (const step of steps) {
+    if (step.type === 'content') add('text', step.text);
+    else if (step.type === 'reasoning') add('thinking', step.text);
+    else if (step.type === 'repeat') add('text', step.first + step.rest.repeat(step.n - 1));
+  }
+  return parts;
+}
+
+const join = (parts: Part[], kind: Part['kind']) => parts.filter((p) => p.kind === kind).map((p) => p.text).join('');
+
 /** The non-streaming completion for a plan, after its sleeps. */
 export async function completion(p: OkPlan, opts: { id: string; model?: string; cancel?: Cancel }) {
-  let content = '';
-  let reasoning = '';
   const toolCalls: { id: string; type: 'function'; function: { name: string; arguments: string } }[] = [];
   for (const step of p.steps) {
     if (step.type === 'sleep') await sleep(step.ms, undefined, { signal: opts.cancel?.signal });
-    else if (step.type === 'content') content += step.text;
-    else if (step.type === 'reasoning') reasoning += step.text;
-    else if (step.type === 'repeat') content += step.first + step.rest.repeat(step.n - 1);
-    else toolCalls.push({ id: step.id, type: 'function', function: { name: step.name, arguments: step.arguments } });
+    else if (step.type === 'tool_call') toolCalls.push({ id: step.id, type: 'function', function: { name: step.name, arguments: step.arguments } });
   }
+  const parts = partsOf(p.steps);
+  const content = join(parts, 'text');
+  const reasoning = join(parts, 'thinking');
   return {
     id: opts.id,
     object: 'chat.completion' as const,
@@ -77,6 +94,7 @@ export async function completion(p: OkPlan, opts: { id: string; model?: string; 
           content: content === '' && toolCalls.length ? null : content,
           ...(reasoning ? { reasoning } : {}),
           ...(toolCalls.length ? { tool_calls: toolCalls } : {}),
+          [PARTS]: parts,
         },
         finish_reason: p.finish,
       },
