@@ -8,7 +8,10 @@ import { Body, type Flow, type Sink } from './body.ts';
 function setup() {
   const flow = { calls: [] as string[], pause: () => flow.calls.push('pause'), resume: () => flow.calls.push('resume'), abort: (e: Error) => flow.calls.push(`abort ${e.message}`) };
   const body = new Body(flow as Flow);
-  const feed = body.events((data) => (data === 'skip' ? null : data));
+  const feed = body.events((data) => {
+    if (data === 'bad') throw new Error('bad event');
+    return data === 'skip' ? null : data;
+  });
   const got: string[] = [];
   const sink: Sink<string> = { batch: (b) => got.push(b.join(',')), end: () => got.push('end'), error: (e) => got.push(`error ${(e as Error).message}`) };
   /** One network read. */
@@ -64,6 +67,29 @@ test('a transport failure reaches the sink once, as the first failure, and later
   send('data: b\n\n');
   body.end();
   assert.deepEqual(got, ['a', 'error reset']);
+});
+
+test('a bad event fails the stream after the events its read decoded before it, pulled or pushed', async () => {
+  const pulled = setup();
+  const it = pulled.feed[Symbol.asyncIterator]();
+  pulled.send('data: a\n\ndata: b\n\ndata: bad\n\ndata: c\n\n');
+  assert.deepEqual(await it.next(), { done: false, value: ['a', 'b'] });
+  await assert.rejects(it.next(), /^Error: bad event$/);
+  assert.deepEqual(pulled.flow.calls, ['abort bad event']);
+
+  const pushed = setup();
+  pushed.feed.subscribe(pushed.sink);
+  pushed.send('data: a\n\n', 'data: b\n\ndata: bad\n\n');
+  pushed.send('data: c\n\n');
+  assert.deepEqual(pushed.got, ['a,b', 'error bad event']);
+});
+
+test('a transport failure within a read comes after the events that read decoded', () => {
+  const { feed, body, got, sink } = setup();
+  feed.subscribe(sink);
+  body.data(Buffer.from('data: a\n\ndata: b\n\n'));
+  body.error(new Error('bad chunk framing'));
+  assert.deepEqual(got, ['a,b', 'error bad chunk framing']);
 });
 
 test('an unparsable stream fails the sink and aborts the transport', () => {

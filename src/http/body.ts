@@ -63,6 +63,8 @@ export class Body<T = unknown> implements Upstream, AsyncIterator<T[]>, Feed<T> 
     try {
       this.sse!.feed(chunk);
     } catch (err) {
+      // The events this read decoded before the bad one were sent before it: they go first.
+      this.flush();
       this.fail(err);
     }
   }
@@ -84,8 +86,9 @@ export class Body<T = unknown> implements Upstream, AsyncIterator<T[]>, Feed<T> 
     this.notify();
   }
 
-  /** The transport failed; the first failure is the one reported. */
+  /** The transport failed; the first failure is the one reported, after the events its read had decoded. */
   error(err: unknown): void {
+    this.flush();
     this.failure ??= err;
     this.notify();
   }

@@ -47,9 +47,11 @@ function misbehaveOn(res: ServerResponse, how: Misbehaviour, stream: boolean) {
   if (how === 'hangup') return void res.socket?.destroy();
   if (how === 'malformed' && !stream) return void res.writeHead(200, { 'content-type': 'application/json' }).end('{"choices": [tru');
   res.writeHead(200, { 'content-type': 'text/event-stream' });
-  res.write(`data: ${JSON.stringify({ id: 'x', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta: { role: 'assistant', content: 'partial' }, finish_reason: null }] })}\n\n`);
-  if (how === 'malformed') res.end('data: {"choices": nope\n\n');
-  else if (how === 'truncated') res.end();
+  const partial = `data: ${JSON.stringify({ id: 'x', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta: { role: 'assistant', content: 'partial' }, finish_reason: null }] })}\n\n`;
+  // In one write, so the text and the bad event arrive in the same read.
+  if (how === 'malformed') return void res.end(`${partial}data: {"choices": nope\n\n`);
+  res.write(partial);
+  if (how === 'truncated') res.end();
   else setTimeout(() => res.socket?.destroy(), 20);
 }
 
