@@ -2,7 +2,8 @@
 // records what it received (path, key, model, body) and answers in OpenAI format
 // (`…/chat/completions`) or Anthropic format (`…/messages`) from the scripted model, so a
 // test's prompt directives (/say, /fail 503, /sleep …) drive it. A key can be made to fail with
-// a status, or to misbehave: answer garbage, break its stream, or hang up without an answer.
+// a status, or to misbehave: answer garbage, break its stream, report an error after its 200, or
+// hang up without an answer.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
@@ -14,7 +15,9 @@ import { toAnthropicBody } from './providers/anthropic/request.ts';
 
 export type Received = { path: string; key: string | null; model: string; body: Record<string, unknown>; aborted: boolean };
 
-export type Misbehaviour = 'malformed' | 'broken-stream' | 'truncated' | 'hangup';
+/** error-mid-stream: a 200 stream whose text `partial` is followed, in the same write, by an
+ * error (OpenAI: a chunk with `error`; Anthropic: an `error` event) quoting the key, as some providers do. */
+export type Misbehaviour = 'malformed' | 'broken-stream' | 'truncated' | 'hangup' | 'error-mid-stream';
 
 export type FakeUpstream = {
   url: string;
@@ -43,11 +46,18 @@ function asChat(body: ReturnType<typeof toAnthropicBody> & { messages: { role: s
   return { messages, tools: ((body.tools as { name: string }[] | undefined) ?? []).map((t) => ({ type: 'function', function: { name: t.name } })) };
 }
 
-function misbehaveOn(res: ServerResponse, how: Misbehaviour, stream: boolean) {
+function misbehaveOn(res: ServerResponse, how: Misbehaviour, o: { stream: boolean; anthropic: boolean; key: string }) {
   if (how === 'hangup') return void res.socket?.destroy();
-  if (how === 'malformed' && !stream) return void res.writeHead(200, { 'content-type': 'application/json' }).end('{"choices": [tru');
+  if (how === 'malformed' && !o.stream) return void res.writeHead(200, { 'content-type': 'application/json' }).end('{"choices": [tru');
   res.writeHead(200, { 'content-type': 'text/event-stream' });
-  const partial = `data: ${JSON.stringify({ id: 'x', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta: { role: 'assistant', content: 'partial' }, finish_reason: null }] })}\n\n`;
+  const chunk: ChatChunk = { id: 'x', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta: { role: 'assistant', content: 'partial' }, finish_reason: null }] };
+  if (how === 'error-mid-stream') {
+    const message = `quota exceeded for key ${o.key}`;
+    if (!o.anthropic) return void res.end(`data: ${JSON.stringify(chunk)}\n\ndata: ${JSON.stringify({ ...chunk, choices: [], error: { message } })}\n\n`);
+    const encoder = messagesEncoder({ model: 'm' });
+    return void res.end(encoder.push(chunk) + encoder.error(message, 500));
+  }
+  const partial = `data: ${JSON.stringify(chunk)}\n\n`;
   // In one write, so the text and the bad event arrive in the same read.
   if (how === 'malformed') return void res.end(`${partial}data: {"choices": nope\n\n`);
   res.write(partial);
@@ -69,7 +79,7 @@ async function answer(req: IncomingMessage, res: ServerResponse, o: { received: 
     }
   });
   const how = key ? o.misbehaving.get(key) : undefined;
-  if (how) return misbehaveOn(res, how, body.stream === true);
+  if (how) return misbehaveOn(res, how, { stream: body.stream === true, anthropic, key: key! });
   const failing = key ? o.failing.get(key) : undefined;
   const p = failing ? ({ kind: 'fail', status: failing } as const) : plan(anthropic ? asChat(body) : body);
   if (p.kind === 'fail') {

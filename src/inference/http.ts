@@ -1,8 +1,7 @@
 // HTTP to upstream providers over one keep-alive pool (src/http/h1.ts): a POST whose
 // transport failures become UpstreamError (timeouts and connection errors are retryable, status
 // 0), and the mapping of a non-2xx answer to an UpstreamError carrying the provider's own message
-// with secrets scrubbed.
-import { scrub } from '../log.ts';
+// (secrets are scrubbed where every failure becomes an API error: src/services/inference-attempts.ts).
 import { UpstreamError, type Cancel } from './types.ts';
 import { H1Client } from '../http/h1.ts';
 import type { Upstream } from '../http/body.ts';
@@ -33,14 +32,8 @@ export function post(opts: { client: H1Client; base: string; path: string; heade
   return call.response;
 }
 
-/** Removes the credential itself and anything shaped like a provider or bearer key. */
-export function scrubSecret(text: string, apiKey: string | null): string {
-  const plain = apiKey && apiKey.length >= 4 ? text.split(apiKey).join('[REDACTED]') : text;
-  return scrub(plain).replace(/\b(sk|pk|rk|gsk|xai|key)-[A-Za-z0-9_*.-]{6,}/g, '[REDACTED]');
-}
-
-/** A non-2xx answer as an UpstreamError with the provider's message (its body is consumed). */
-export async function failure(res: Upstream, apiKey: string | null): Promise<UpstreamError> {
+/** A non-2xx answer as an UpstreamError with the provider's message, unscrubbed (its body is consumed). */
+export async function failure(res: Upstream): Promise<UpstreamError> {
   const text = await res.text().catch(() => '');
   let message = text.slice(0, 500);
   try {
@@ -48,7 +41,7 @@ export async function failure(res: Upstream, apiKey: string | null): Promise<Ups
     const m = typeof j.error === 'string' ? j.error : (j.error?.message ?? j.message);
     if (typeof m === 'string') message = m;
   } catch {}
-  return new UpstreamError({ status: res.statusCode, message: scrubSecret(message || `status ${res.statusCode}`, apiKey) });
+  return new UpstreamError({ status: res.statusCode, message: message || `status ${res.statusCode}` });
 }
 
 /** JSON of a 2xx body; a body that is not JSON is a retryable bad-gateway failure. */

@@ -41,7 +41,7 @@ test('a retryable failure moves on to the next model, with the same cancellation
     if (call.apiKey === 'sk-a') throw unavailable();
     return 'ok';
   });
-  assert.deepEqual(await done, { value: 'ok', served: { model: 'b/m', provider: 'b', credentialId: null, isByok: false, attempts: 2 } });
+  assert.deepEqual(await done, { value: 'ok', served: { model: 'b/m', provider: 'b', credentialId: null, isByok: false, attempts: 2 }, apiKey: 'sk-b' });
   assert.deepEqual(seen, [['sk-a', true], ['sk-b', true]]);
   assert.equal(stats.attempts, 2);
 });
@@ -57,4 +57,12 @@ test('once cancelled, a failure is the client closing and no other model is trie
   await assert.rejects(done, (e) => e instanceof ApiError && e.status === 499 && e.reason === 'client_closed_request');
   assert.deepEqual(tried, ['sk-a']);
   assert.equal(stats.attempts, 1);
+});
+
+test("a failure quoting the key is scrubbed of the failing call's key, retryable or not", async () => {
+  const quoting = (status: number) => async (call: UpstreamCall): Promise<string> => {
+    throw new UpstreamError({ status, message: `bad key ${call.apiKey}` });
+  };
+  await assert.rejects(attempt(new Cancel(), quoting(503)).done, (e) => e instanceof ApiError && e.status === 502 && e.message === 'provider b: bad key [REDACTED]');
+  await assert.rejects(attempt(new Cancel(), quoting(401)).done, (e) => e instanceof ApiError && e.status === 401 && e.message === 'provider a: bad key [REDACTED]');
 });

@@ -1,9 +1,10 @@
 // Trying the routes of one request in order: each model's credentials (and shared capacity),
 // then the next model. Retryable failures (429, 5xx, timeouts, connection errors) move on; any
 // other failure is returned at once. Failures become the API's errors with the provider's
-// message; a credential is unsealed only here, for the one call that uses it.
+// message, scrubbed of the failing call's key; a credential is unsealed only here, for the one
+// call that uses it.
 import { ApiError } from '../errors.ts';
-import type { Logger } from '../log.ts';
+import { scrub, type Logger } from '../log.ts';
 import type { Sealer } from '../crypto/seal.ts';
 import { UpstreamError, type Cancel, type ProviderAdapter, type UpstreamCall } from '../inference/types.ts';
 import type { Candidate } from '../inference/select.ts';
@@ -16,9 +17,17 @@ export type Served = { model: string; provider: string; credentialId: string | n
 
 export const clientClosed = () => new ApiError({ status: 499, reason: 'client_closed_request', message: 'the client closed the request' });
 
-/** A failure that ends the request, in the API's error shape. */
-export function upstreamFailure(provider: string, err: UpstreamError): ApiError {
-  const message = `provider ${provider}: ${err.message}`;
+/** Removes the credential itself and anything shaped like a provider or bearer key. */
+export function scrubSecret(text: string, apiKey: string | null): string {
+  const plain = apiKey && apiKey.length >= 4 ? text.split(apiKey).join('[REDACTED]') : text;
+  return scrub(plain).replace(/\b(sk|pk|rk|gsk|xai|key)-[A-Za-z0-9_*.-]{6,}/g, '[REDACTED]');
+}
+
+/** A failure that ends the request, in the API's error shape. Every provider failure, before or
+ * after the stream opened, passes here, so the key of the call that failed (`apiKey`) is removed
+ * from the provider's message whichever path produced it. */
+export function upstreamFailure(provider: string, apiKey: string | null, err: UpstreamError): ApiError {
+  const message = `provider ${provider}: ${scrubSecret(err.message, apiKey)}`;
   if (err.timeout) return new ApiError({ status: 504, reason: 'timeout', message });
   if (err.status === 429) return new ApiError({ status: 429, reason: 'rate_limited', message, headers: { 'retry-after': '1' } });
   if (err.retryable) return new ApiError({ status: 502, reason: 'turn_failed', retryable: true, message });
@@ -41,8 +50,8 @@ export async function tryRoutes<T>(opts: {
   run: (adapter: ProviderAdapter, call: UpstreamCall) => Promise<T>;
   /** Counts the upstream calls made, also when all of them fail. */
   stats: { attempts: number };
-}): Promise<{ value: T; served: Served }> {
-  let last: { provider: string; err: UpstreamError } | null = null;
+}): Promise<{ value: T; served: Served; apiKey: string | null }> {
+  let last: ApiError | null = null;
   for (const route of opts.routes) {
     for (const c of route.candidates) {
       const credentialId = c.kind === 'byok' ? c.credentialId : null;
@@ -57,16 +66,16 @@ export async function tryRoutes<T>(opts: {
       try {
         const call = { model: route.providerModel, body: opts.body, baseUrl: route.provider.baseUrl ?? '', apiKey, cancel: opts.cancel };
         const value = await opts.run(route.adapter, call);
-        return { value, served: { model: route.model, provider: route.provider.slug, credentialId, isByok: c.kind === 'byok', attempts } };
+        return { value, served: { model: route.model, provider: route.provider.slug, credentialId, isByok: c.kind === 'byok', attempts }, apiKey };
       } catch (err) {
         if (opts.cancel.aborted) throw clientClosed();
         if (!(err instanceof UpstreamError)) throw err;
         opts.log.warn({ provider: route.provider.slug, model: route.model, credentialId, status: err.status, retryable: err.retryable }, 'upstream attempt failed');
-        if (!err.retryable) throw upstreamFailure(route.provider.slug, err);
-        last = { provider: route.provider.slug, err };
+        last = upstreamFailure(route.provider.slug, apiKey, err);
+        if (!err.retryable) throw last;
       }
     }
   }
-  if (last) throw upstreamFailure(last.provider, last.err);
+  if (last) throw last;
   throw new ApiError({ status: 502, reason: 'turn_failed', retryable: true, message: 'no provider credential could be used' });
 }

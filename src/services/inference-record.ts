@@ -65,6 +65,8 @@ function collector() {
 export async function* relay(o: {
   p: Prepared;
   served: Served;
+  /** The serving call's key, for scrubbing it from a mid-stream failure. */
+  apiKey: string | null;
   source: AsyncIterable<ChatChunk[]>;
   usageOf: (u: Usage | null | undefined, s: Served) => Usage;
   record: (p: Prepared, outcome: Outcome) => void;
@@ -90,7 +92,7 @@ export async function* relay(o: {
     }
     if (!outcome.finish) throw new UpstreamError({ status: 502, message: 'the provider ended the stream before it finished' });
   } catch (err) {
-    const api = o.cancel.aborted ? clientClosed() : err instanceof UpstreamError ? upstreamFailure(served.provider, err) : null;
+    const api = o.cancel.aborted ? clientClosed() : err instanceof UpstreamError ? upstreamFailure(served.provider, o.apiKey, err) : null;
     outcome.status = api?.status ?? 500;
     outcome.error = api?.message ?? 'internal error';
     throw api ?? err;

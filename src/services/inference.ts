@@ -132,8 +132,8 @@ export function createInferenceService(opts: InferenceOptions) {
     /** Resolves once a provider accepted the request; the chunks then always end (finish or thrown error). */
     async stream(p: Prepared, cancel: Cancel): Promise<{ served: Served; chunks: AsyncGenerator<ChatChunk[]> }> {
       const wireOnly = p.style === 'chat' && p.loggedBody === undefined;
-      const { value, served } = await attempt(p, cancel, (adapter, call) => adapter.stream(call, { wireOnly }));
-      return { served, chunks: relay({ p, served, source: value, usageOf, record, cancel }) };
+      const { value, served, apiKey } = await attempt(p, cancel, (adapter, call) => adapter.stream(call, { wireOnly }));
+      return { served, chunks: relay({ p, served, apiKey, source: value, usageOf, record, cancel }) };
     },
     async complete(p: Prepared, cancel: Cancel): Promise<{ served: Served; completion: Completion }> {
       const { value, served } = await attempt(p, cancel, (adapter, call) => adapter.complete(call));

@@ -30,13 +30,13 @@ export function anthropicAdapter(deps: { client: H1Client }): ProviderAdapter {
   return {
     async stream(call) {
       const res = await send(call, true);
-      if (res.statusCode !== 200) throw await failure(res, call.apiKey);
+      if (res.statusCode !== 200) throw await failure(res);
       const next = anthropicChunker({ model: call.model });
       return res.events((data) => next(parseEvent(data) as Parameters<typeof next>[0]));
     },
     async complete(call) {
       const res = await send(call, false);
-      if (res.statusCode !== 200) throw await failure(res, call.apiKey);
+      if (res.statusCode !== 200) throw await failure(res);
       const m = (await jsonBody(res)) as AnthropicMessage;
       if (!m || !Array.isArray(m.content)) throw new UpstreamError({ status: 502, message: 'the provider answered with a malformed body' });
       return fromAnthropicMessage(m);

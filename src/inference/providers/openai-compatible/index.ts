@@ -46,13 +46,13 @@ export function openaiCompatibleAdapter(deps: { client: H1Client }): ProviderAda
   return {
     async stream(call, opts) {
       const res = await send(call, { ...call.body, model: call.model, stream: true, stream_options: { include_usage: true } });
-      if (res.statusCode !== 200) throw await failure(res, call.apiKey);
+      if (res.statusCode !== 200) throw await failure(res);
       if (opts?.wireOnly) return res.events((data) => (data === '[DONE]' ? null : (unparsed(data) ?? parseChunk(data))));
       return res.events((data) => (data === '[DONE]' ? null : parseChunk(data)));
     },
     async complete(call) {
       const res = await send(call, { ...call.body, model: call.model, stream: false });
-      if (res.statusCode !== 200) throw await failure(res, call.apiKey);
+      if (res.statusCode !== 200) throw await failure(res);
       const completion = (await jsonBody(res)) as Completion;
       if (!completion || !Array.isArray(completion.choices)) throw new UpstreamError({ status: 502, message: 'the provider answered with a malformed body' });
       return completion;
