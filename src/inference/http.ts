@@ -32,7 +32,8 @@ export function post(opts: { client: H1Client; base: string; path: string; heade
   return call.response;
 }
 
-/** A non-2xx answer as an UpstreamError with the provider's message, unscrubbed (its body is consumed). */
+/** A non-200 answer as an UpstreamError with the provider's message, unscrubbed, or '' when its
+ * body has none (its body is consumed). */
 export async function failure(res: Upstream): Promise<UpstreamError> {
   const text = await res.text().catch(() => '');
   let message = text.slice(0, 500);
@@ -41,7 +42,7 @@ export async function failure(res: Upstream): Promise<UpstreamError> {
     const m = typeof j.error === 'string' ? j.error : (j.error?.message ?? j.message);
     if (typeof m === 'string') message = m;
   } catch {}
-  return new UpstreamError({ status: res.statusCode, message: message || `status ${res.statusCode}` });
+  return new UpstreamError({ status: res.statusCode, message });
 }
 
 /** JSON of a 2xx body; a body that is not JSON is a retryable bad-gateway failure. */

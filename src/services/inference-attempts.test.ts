@@ -1,8 +1,9 @@
-// tryRoutes over stub calls: a retryable failure moves on to the next route, a cancelled request does not.
+// tryRoutes over stub calls: a retryable failure moves on to the next route, a cancelled request
+// does not; upstreamFailure's mapping of every provider status to ours.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { tryRoutes, type Route } from './inference-attempts.ts';
+import { tryRoutes, upstreamFailure, type Route } from './inference-attempts.ts';
 import { createSealer } from '../crypto/seal.ts';
 import { createLogger } from '../log.ts';
 import { ApiError } from '../errors.ts';
@@ -65,4 +66,25 @@ test("a failure quoting the key is scrubbed of the failing call's key, retryable
   };
   await assert.rejects(attempt(new Cancel(), quoting(503)).done, (e) => e instanceof ApiError && e.status === 502 && e.message === 'provider b: bad key [REDACTED]');
   await assert.rejects(attempt(new Cancel(), quoting(401)).done, (e) => e instanceof ApiError && e.status === 401 && e.message === 'provider a: bad key [REDACTED]');
+});
+
+test('provider statuses map to ours: 400/422 are 400, 401/403/404 stay, anything else not retryable is a 502 naming it', () => {
+  const cases: [number, string, [number, string, boolean, string]][] = [
+    [400, 'bad', [400, 'bad_request', false, 'provider p: bad']],
+    [422, 'bad', [400, 'bad_request', false, 'provider p: bad']],
+    [401, 'no', [401, 'turn_failed', false, 'provider p: no']],
+    [403, 'no', [403, 'turn_failed', false, 'provider p: no']],
+    [404, '', [404, 'turn_failed', false, 'provider p: status 404']],
+    [408, 'slow', [502, 'turn_failed', true, 'provider p: slow']],
+    [503, '', [502, 'turn_failed', true, 'provider p: status 503']],
+    [200, 'scripted failure 200', [502, 'turn_failed', false, 'provider p: unexpected status 200: scripted failure 200']],
+    [204, '', [502, 'turn_failed', false, 'provider p: unexpected status 204']],
+    [402, 'pay', [502, 'turn_failed', false, 'provider p: unexpected status 402: pay']],
+    [418, 'teapot', [502, 'turn_failed', false, 'provider p: unexpected status 418: teapot']],
+    [301, '<html>moved</html>', [502, 'turn_failed', false, 'provider p: its base URL redirects (301); redirects are not followed']],
+  ];
+  for (const [status, message, expected] of cases) {
+    const e = upstreamFailure('p', null, new UpstreamError({ status, message }));
+    assert.deepEqual([e.status, e.reason, e.retryable, e.message], expected, String(status));
+  }
 });

@@ -1,6 +1,6 @@
 // Trying the routes of one request in order: each model's credentials (and shared capacity),
-// then the next model. Retryable failures (429, 5xx, timeouts, connection errors) move on; any
-// other failure is returned at once. Failures become the API's errors with the provider's
+// then the next model. Retryable failures (408, 429, 5xx, timeouts, connection errors) move on;
+// any other failure is returned at once. Failures become the API's errors with the provider's
 // message, scrubbed of the failing call's key; a credential is unsealed only here, for the one
 // call that uses it.
 import { ApiError } from '../errors.ts';
@@ -27,12 +27,21 @@ export function scrubSecret(text: string, apiKey: string | null): string {
  * after the stream opened, passes here, so the key of the call that failed (`apiKey`) is removed
  * from the provider's message whichever path produced it. */
 export function upstreamFailure(provider: string, apiKey: string | null, err: UpstreamError): ApiError {
-  const message = `provider ${provider}: ${scrubSecret(err.message, apiKey)}`;
+  const said = scrubSecret(err.message, apiKey);
+  const message = `provider ${provider}: ${said || `status ${err.status}`}`;
   if (err.timeout) return new ApiError({ status: 504, reason: 'timeout', message });
   if (err.status === 429) return new ApiError({ status: 429, reason: 'rate_limited', message, headers: { 'retry-after': '1' } });
   if (err.retryable) return new ApiError({ status: 502, reason: 'turn_failed', retryable: true, message });
   if (err.status === 400 || err.status === 422) return new ApiError({ status: 400, reason: 'bad_request', message });
-  return new ApiError({ status: err.status, reason: 'turn_failed', retryable: false, message });
+  if (err.status === 401 || err.status === 403 || err.status === 404) return new ApiError({ status: err.status, reason: 'turn_failed', retryable: false, message });
+  return new ApiError({ status: 502, reason: 'turn_failed', retryable: false, message: `provider ${provider}: ${unexpected(err.status, said)}` });
+}
+
+/** Any other status is no answer of ours to pass on (a 204 would be an empty success, a 301 a
+ * redirect without its Location): a 502 that names it. A redirect's body is a page, not a message. */
+function unexpected(status: number, said: string): string {
+  if (status >= 300 && status < 400) return `its base URL redirects (${status}); redirects are not followed`;
+  return `unexpected status ${status}${said ? `: ${said}` : ''}`;
 }
 
 function keyFor(route: Route, c: Candidate, sealer: Sealer): string | null {

@@ -123,6 +123,27 @@ for (const store of storeMatrix) {
       assert.ok(!JSON.stringify(rows).includes('sk-fatal'));
     });
 
+    test('a provider status that is neither 200 nor a mapped error is a 502 naming it, not our status', async () => {
+      const s = await space(gw, 'odd-status');
+      await s.credential({ key: 'sk-odd-status-key' });
+      const cases: [number, string][] = [
+        [204, 'provider openai: unexpected status 204'],
+        [301, 'provider openai: its base URL redirects (301); redirects are not followed'],
+        [418, 'provider openai: unexpected status 418: upstream refused key [REDACTED] with 418'],
+      ];
+      for (const [status, message] of cases) {
+        up.failKey('sk-odd-status-key', status);
+        for (const stream of [false, true]) {
+          const res = await ask(s, { stream });
+          assert.equal(res.status, 502, `${status}`);
+          assert.equal(res.headers.get('location'), null);
+          assert.deepEqual(res.body, { error: { code: 502, message, metadata: { reason: 'turn_failed', retryable: false } } });
+        }
+      }
+      const rows = await s.log();
+      assert.deepEqual(rows.map((r) => [r.status, r.attempts, r.error]), cases.flatMap(([, message]) => [[502, 1, message], [502, 1, message]]));
+    });
+
     test('all attempts failing with 429 is a retryable 429; a provider with no credential names why', async () => {
       const s = await space(gw, 'exhausted');
       await s.credential({ key: 'sk-limited', is_byok_only: true });

@@ -102,22 +102,25 @@ for (const store of storeMatrix) {
       assert.equal(evs.at(-2).choices[0].finish_reason, 'tool_calls');
     });
 
-    test('/fail before any output: retryable statuses and not, in our error shape', async () => {
+    test('/fail before any output: retryable statuses and not, in our error shape; a status no provider should send is a 502', async () => {
       const s = await space(gw, 'fail');
-      const cases: [string, number, object][] = [
-        ['/fail 503', 502, { reason: 'turn_failed', retryable: true }],
-        ['/fail 500', 502, { reason: 'turn_failed', retryable: true }],
-        ['/fail 429', 429, { reason: 'rate_limited', retryable: true }],
-        ['/fail 400', 400, { reason: 'bad_request', retryable: false }],
-        ['/fail 401', 401, { reason: 'turn_failed', retryable: false }],
+      const scripted = (n: number) => `provider local: scripted failure ${n}`;
+      const cases: [number, number, object, string][] = [
+        [503, 502, { reason: 'turn_failed', retryable: true }, scripted(503)],
+        [500, 502, { reason: 'turn_failed', retryable: true }, scripted(500)],
+        [429, 429, { reason: 'rate_limited', retryable: true }, scripted(429)],
+        [400, 400, { reason: 'bad_request', retryable: false }, scripted(400)],
+        [401, 401, { reason: 'turn_failed', retryable: false }, scripted(401)],
+        [404, 404, { reason: 'turn_failed', retryable: false }, scripted(404)],
+        [200, 502, { reason: 'turn_failed', retryable: false }, 'provider local: unexpected status 200: scripted failure 200'],
+        [418, 502, { reason: 'turn_failed', retryable: false }, 'provider local: unexpected status 418: scripted failure 418'],
+        [302, 502, { reason: 'turn_failed', retryable: false }, 'provider local: its base URL redirects (302); redirects are not followed'],
       ];
-      for (const [script, status, metadata] of cases) {
+      for (const [n, status, metadata, message] of cases) {
         for (const stream of [false, true]) {
-          const res = await s.chat({ model: 'local/scripted', stream, messages: [user(script)] });
-          assert.equal(res.status, status, script);
-          assert.equal(res.body.error.code, status);
-          assert.equal(res.body.error.message, `provider local: scripted failure ${script.slice(6)}`);
-          assert.deepEqual(res.body.error.metadata, metadata);
+          const res = await s.chat({ model: 'local/scripted', stream, messages: [user(`/fail ${n}`)] });
+          assert.equal(res.status, status, `/fail ${n}`);
+          assert.deepEqual(res.body, { error: { code: status, message, metadata } });
         }
       }
     });
