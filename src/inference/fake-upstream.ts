@@ -2,8 +2,8 @@
 // records what it received (path, key, model, body) and answers in OpenAI format
 // (`…/chat/completions`) or Anthropic format (`…/messages`) from the scripted model, so a
 // test's prompt directives (/say, /fail 503, /sleep …) drive it. A key can be made to fail with
-// a status, or to misbehave: answer garbage, break its stream, report an error after its 200, or
-// hang up without an answer.
+// a status, or to misbehave: answer garbage, break its stream, report an error after its 200,
+// leave usage out, or hang up without an answer.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
@@ -17,7 +17,8 @@ export type Received = { path: string; key: string | null; model: string; body: 
 
 /** error-mid-stream: a 200 stream whose text `partial` is followed, in the same write, by an
  * error (OpenAI: a chunk with `error`; Anthropic: an `error` event) quoting the key, as some providers do. */
-export type Misbehaviour = 'malformed' | 'broken-stream' | 'truncated' | 'hangup' | 'error-mid-stream';
+/** no-usage: the script's answer without usage (OpenAI format), as servers that ignore stream_options send it. */
+export type Misbehaviour = 'malformed' | 'broken-stream' | 'truncated' | 'hangup' | 'error-mid-stream' | 'no-usage';
 
 export type FakeUpstream = {
   url: string;
@@ -79,7 +80,7 @@ async function answer(req: IncomingMessage, res: ServerResponse, o: { received: 
     }
   });
   const how = key ? o.misbehaving.get(key) : undefined;
-  if (how) return misbehaveOn(res, how, { stream: body.stream === true, anthropic, key: key! });
+  if (how && how !== 'no-usage') return misbehaveOn(res, how, { stream: body.stream === true, anthropic, key: key! });
   const failing = key ? o.failing.get(key) : undefined;
   const p = failing ? ({ kind: 'fail', status: failing } as const) : plan(anthropic ? asChat(body) : body);
   if (p.kind === 'fail') {
@@ -90,12 +91,14 @@ async function answer(req: IncomingMessage, res: ServerResponse, o: { received: 
   try {
     if (!body.stream) {
       const c = (await completion(p, { id, model: body.model, cancel })) as Completion;
+      if (how === 'no-usage') delete c.usage;
       res.writeHead(200, { 'content-type': 'application/json' });
       return void res.end(JSON.stringify(anthropic ? toMessage(c) : c));
     }
     res.writeHead(200, { 'content-type': 'text/event-stream' });
     const encoder = messagesEncoder({ model: body.model });
     for await (const chunk of streamChunks(p, { id, model: body.model, cancel })) {
+      if (how === 'no-usage') delete chunk.usage;
       res.write(anthropic ? encoder.push(chunk as ChatChunk) : `data: ${JSON.stringify(chunk)}\n\n`);
     }
     res.end(anthropic ? encoder.end() : 'data: [DONE]\n\n');

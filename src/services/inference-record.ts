@@ -1,6 +1,7 @@
 // What the request log keeps of one request (rowOf), and the relay of a provider's stream to the
-// client: each chunk gets the request's id and model slug, usage gets cost, and when the stream
-// ends (finished, failed or abandoned) the request is recorded once.
+// client: each chunk gets the request's id and model slug, usage gets cost (a stream that brought
+// none ends with a usage chunk of its own), and when the stream ends (finished, failed or
+// abandoned) the request is recorded once.
 import type { InferenceRequestRow } from '../store/schema-inference.ts';
 import type { Cancel, ChatChunk, FinishReason, ToolCall, Usage } from '../inference/types.ts';
 import { clientClosed, upstreamFailure, type Served } from './inference-attempts.ts';
@@ -62,6 +63,9 @@ function collector() {
   };
 }
 
+/** The last chunk of an OpenAI stream: no choices, the usage. */
+const usageChunk = (id: string, model: string, usage: Usage): ChatChunk => ({ id, object: 'chat.completion.chunk', created: Math.floor(Date.now() / 1000), model, choices: [], usage });
+
 export async function* relay(o: {
   p: Prepared;
   served: Served;
@@ -91,6 +95,11 @@ export async function* relay(o: {
       yield batch;
     }
     if (!outcome.finish) throw new UpstreamError({ status: 502, message: 'the provider ended the stream before it finished' });
+    // A provider that ignores stream_options sends no usage; every response has one, zeros as in a completion without it.
+    if (!outcome.usage) {
+      outcome.usage = o.usageOf(null, served);
+      yield [usageChunk(p.id, served.model, outcome.usage)];
+    }
   } catch (err) {
     const api = o.cancel.aborted ? clientClosed() : err instanceof UpstreamError ? upstreamFailure(served.provider, o.apiKey, err) : null;
     outcome.status = api?.status ?? 500;

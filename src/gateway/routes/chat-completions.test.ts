@@ -254,6 +254,33 @@ for (const store of storeMatrix) {
       assert.deepEqual(evs.at(-2).error, { code: 504, message: 'provider openai: the provider did not answer in time', metadata: { reason: 'timeout', retryable: true } });
     });
 
+    test('a provider that sends no usage: the stream still ends with usage (zeros, cost, is_byok), as the completion has, and the log records it', async () => {
+      const s = await space(gw, 'no-usage');
+      await s.patch({ is_observability_io_logging_enabled: true });
+      await s.credential({ key: 'sk-no-usage-key-1' });
+      up.misbehave('sk-no-usage-key-1', 'no-usage');
+      const usage = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0, prompt_tokens_details: { cached_tokens: 0 }, cost: 0, is_byok: true };
+      const plain = await s.chat({ model: 'openai/gpt-4o', messages: [user('/say hi')] });
+      assert.deepEqual(plain.body.usage, usage);
+      const res = await s.chat({ model: 'openai/gpt-4o', stream: true, messages: [user('/say hi')] });
+      const evs = events(res.body);
+      assert.deepEqual(evs.map((e) => (e === '[DONE]' ? e : [e.choices[0]?.delta ?? null, e.choices[0]?.finish_reason ?? null, e.usage ?? null])), [
+        [{ role: 'assistant', content: '' }, null, null],
+        [{ content: 'hi' }, null, null],
+        [{}, 'stop', null],
+        [null, null, usage],
+        '[DONE]',
+      ]);
+      assert.deepEqual(evs.at(-2), { id: evs[0].id, object: 'chat.completion.chunk', created: evs.at(-2).created, model: 'openai/gpt-4o', choices: [], usage });
+      const rows = await s.log();
+      assert.deepEqual(
+        rows.map((r) => [r.streamed, r.status, r.finishReason, r.promptTokens, r.completionTokens, r.totalTokens, r.cachedTokens, r.cost]),
+        [[false, 200, 'stop', 0, 0, 0, 0, 0], [true, 200, 'stop', 0, 0, 0, 0, 0]],
+      );
+      assert.deepEqual(rows[1]!.responseBody, { role: 'assistant', content: 'hi', finish_reason: 'stop', usage });
+      up.misbehave('sk-no-usage-key-1', null);
+    });
+
     test('I/O logging: off, on, filtered by key, sampled', async () => {
       const s = await space(gw, 'io');
       const body = { model: 'local/scripted', messages: [user('/say logged')] };

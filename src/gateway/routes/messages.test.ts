@@ -99,6 +99,21 @@ describe('POST /messages', () => {
     assert.deepEqual(blocks, expected);
   });
 
+  test('an OpenAI-style provider that sends no usage: message_delta still carries usage with cost and is_byok', async () => {
+    const t = await space(gw, 'messages-no-usage');
+    await t.credential({ key: 'sk-messages-no-usage' });
+    up.misbehave('sk-messages-no-usage', 'no-usage');
+    const res = await t.messages({ model: 'openai/gpt-4o', stream: true, max_tokens: 5, messages: [user('/say hi')] });
+    up.misbehave('sk-messages-no-usage', null);
+    const evs = frames(res.body);
+    assert.deepEqual(evs.slice(-2), [
+      ['message_delta', { type: 'message_delta', delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { input_tokens: 0, output_tokens: 0, cache_read_input_tokens: 0, cache_creation_input_tokens: 0, cost: 0, is_byok: true } }],
+      ['message_stop', { type: 'message_stop' }],
+    ]);
+    const [row] = await t.log();
+    assert.deepEqual([row!.status, row!.totalTokens, row!.cost], [200, 0, 0]);
+  });
+
   test('a tool result continues the script; a failure before output is our error, after it an error event', async () => {
     const first = await s.messages({ model: 'local/scripted', max_tokens: 50, tools, messages: [user('/shell pwd\n/say after')] });
     const use = first.body.content[0];
