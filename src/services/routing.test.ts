@@ -27,6 +27,16 @@ test('applyPreset: the request wins field by field; the system prompt leads unle
   assert.equal(applyPreset({ messages: [msg('x')] }, { systemPrompt: '', config: {} }).messages.length, 1);
 });
 
+test("applyPreset: a request's models or fallbacks replace the preset's, whichever of the two either used", () => {
+  const withModels = { systemPrompt: '', config: { model: 'openai/gpt-4o', models: ['groq/a'], max_tokens: 7 } };
+  const withFallbacks = { systemPrompt: '', config: { model: 'openai/gpt-4o', fallbacks: [{ model: 'groq/a' }] } };
+  const body = { model: '@preset/x', messages: [msg('hi')] };
+  assert.deepEqual(applyPreset({ ...body, fallbacks: [{ model: 'groq/b' }] }, withModels), { model: 'openai/gpt-4o', max_tokens: 7, fallbacks: [{ model: 'groq/b' }], messages: [msg('hi')] });
+  assert.deepEqual(applyPreset({ ...body, models: ['groq/b'] }, withFallbacks), { model: 'openai/gpt-4o', models: ['groq/b'], messages: [msg('hi')] });
+  assert.deepEqual(applyPreset(body, withModels), { model: 'openai/gpt-4o', models: ['groq/a'], max_tokens: 7, messages: [msg('hi')] });
+  assert.deepEqual(resolveRequest(applyPreset({ ...body, fallbacks: [{ model: 'groq/b' }] }, withModels), { defaultModel: null }).models, ['openai/gpt-4o', 'groq/b']);
+});
+
 test('resolveRequest: model order, fallbacks, ZDR, server tools, and what is stripped before upstream', () => {
   const r = resolveRequest(
     {

@@ -34,11 +34,16 @@ export function presetSlugOf(body: Pick<RequestBody, 'model' | 'preset'>): strin
   return body.preset ?? null;
 }
 
+/** `models` and `fallbacks` spell one setting: a request giving either replaces the preset's. */
+const FALLBACK_FIELDS = ['models', 'fallbacks'];
+
 /** The preset's config under the body: request fields win; its system prompt leads unless the body has its own. */
 export function applyPreset(body: RequestBody, preset: PresetVersion | null): RequestBody {
   if (!preset) return body;
   const own = Object.fromEntries(Object.entries(body).filter(([k, v]) => v !== undefined && !(k === 'model' && String(v).startsWith(PRESET_PREFIX))));
-  const merged = { ...preset.config, ...own } as RequestBody;
+  const ownsFallbacks = FALLBACK_FIELDS.some((k) => k in own);
+  const config = ownsFallbacks ? Object.fromEntries(Object.entries(preset.config).filter(([k]) => !FALLBACK_FIELDS.includes(k))) : preset.config;
+  const merged = { ...config, ...own } as RequestBody;
   const hasSystem = body.messages.some((m) => m.role === 'system' || m.role === 'developer');
   if (preset.systemPrompt && !hasSystem) merged.messages = [{ role: 'system', content: preset.systemPrompt }, ...body.messages];
   return merged;

@@ -148,6 +148,14 @@ for (const store of storeMatrix) {
       assert.equal(up.received.length, from + 1, 'the request model overrides the preset model');
       const rows = await s.log();
       assert.equal(rows.at(-1)!.model, 'local/scripted');
+
+      const saved = await gw.call('POST', `/presets/fb/chat/completions`, { key: admin.raw, body: { model: 'local/scripted', models: ['openai/gpt-4o-mini'], messages: [user('x')] } });
+      assert.equal(saved.status, 200, JSON.stringify(saved.body));
+      const before = up.received.length;
+      // The scripted model fails retryably, so the fallback the request named is tried instead of the preset's.
+      const replaced = await s.chat({ model: '@preset/fb', fallbacks: [{ model: 'openai/gpt-4o' }], messages: [user('/fail 503')] });
+      assert.equal(replaced.status, 502, JSON.stringify(replaced.body));
+      assert.deepEqual(up.received.slice(before).map((r) => r.model), ['gpt-4o']);
     });
 
     test('unknown provider 400, unknown local model 404, unknown preset 404, missing endpoint 400', async () => {
