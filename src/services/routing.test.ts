@@ -12,9 +12,13 @@ test('presetSlugOf: @preset/<slug> as the model, else the preset field', () => {
     [{ model: '@preset/brief', preset: 'other' }, 'brief'],
     [{ preset: 'other' }, 'other'],
     [{ model: 'openai/gpt-4o' }, null],
-    [{ model: '@preset/' }, null],
+    [{}, null],
   ];
   for (const [body, slug] of rows) assert.equal(presetSlugOf(body), slug, JSON.stringify(body));
+  assert.throws(
+    () => presetSlugOf({ model: '@preset/', preset: 'other' }),
+    (e) => e instanceof ApiError && e.status === 400 && e.message === 'invalid request parameters: model: @preset/ needs a preset slug after it',
+  );
 });
 
 test('applyPreset: the request wins field by field; the system prompt leads unless the request has one', () => {

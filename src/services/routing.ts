@@ -30,8 +30,10 @@ export type RequestBody = ChatRequest & {
 
 /** The preset a body names, by `@preset/<slug>` as its model or by its `preset` field. */
 export function presetSlugOf(body: Pick<RequestBody, 'model' | 'preset'>): string | null {
-  if (body.model?.startsWith(PRESET_PREFIX)) return body.model.slice(PRESET_PREFIX.length) || null;
-  return body.preset ?? null;
+  if (!body.model?.startsWith(PRESET_PREFIX)) return body.preset ?? null;
+  // Without a slug the request would fall through to the workspace default, not the preset meant.
+  if (body.model.length === PRESET_PREFIX.length) throw invalidRequest(`model: ${PRESET_PREFIX} needs a preset slug after it`);
+  return body.model.slice(PRESET_PREFIX.length);
 }
 
 /** `models` and `fallbacks` spell one setting: a request giving either replaces the preset's. */

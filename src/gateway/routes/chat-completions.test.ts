@@ -184,6 +184,7 @@ for (const store of storeMatrix) {
         [{ model: 'local/scripted', messages: [user('x')], fallbacks: [{ model: 'a/b' }, { model: 'a/c' }, { model: 'a/d' }, { model: 'a/e' }] }, 'fallbacks'],
         [{ model: 'local/scripted', messages: [user('x')], fallbacks: [{ model: 'a/b' }], models: ['a/c'] }, 'fallbacks'],
         [{ model: '', messages: [user('x')] }, 'model'],
+        [{ model: '@preset/', messages: [user('x')] }, 'model: @preset/ needs a preset slug after it$'],
       ];
       for (const [body, field] of cases) {
         const res = await s.chat(body as Record<string, unknown>);
