@@ -78,7 +78,17 @@ describe('OpenAI-compatible stream chunks on the wire', () => {
     const id = JSON.parse(frames[0]!.slice(6)).id as string;
     assert.equal(frames[0], `data: {"id":"${id}","object":"chat.completion.chunk","created":7,"model":"openai/gpt-spaced","choices":[{"index":0,"delta":{"content":"a \\"usage\\": {}"},"finish_reason":null}]}`);
     assert.equal(frames[1], `data: {"id":"${id}","object":"chat.completion.chunk","created":8,"model":"openai/gpt-spaced","choices":[{"index":0,"delta":{},"finish_reason" : "length"}]}`);
-    assert.deepEqual(frames.slice(2), ['data: [DONE]', '']); // the finish was seen: no error chunk for a stream that "never finished"
+    // The finish was seen: no error chunk for a stream that "never finished"; the provider sent no
+    // usage, so the stream ends with ours, as a completion would have it.
+    assert.deepEqual(JSON.parse(frames[2]!.slice(6)), {
+      id,
+      object: 'chat.completion.chunk',
+      created: JSON.parse(frames[2]!.slice(6)).created,
+      model: 'openai/gpt-spaced',
+      choices: [],
+      usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0, prompt_tokens_details: { cached_tokens: 0 }, cost: 0, is_byok: false },
+    });
+    assert.deepEqual(frames.slice(3), ['data: [DONE]', '']);
   });
 
   test('a chunk in the usual layout with no choices fails its read with the 502 error chunk', async () => {
@@ -86,11 +96,12 @@ describe('OpenAI-compatible stream chunks on the wire', () => {
     const res = await s.chat({ model: 'openai/gpt-nochoices', stream: true, messages: [user('hi')] });
     assert.equal(res.status, 200);
     const frames = (res.body as string).split('\n\n');
-    assert.equal(frames.length, 3); // the delta came in the same read as the bad chunk: the read fails whole
-    const err = JSON.parse(frames[0]!.slice(6));
+    assert.equal(frames.length, 4); // the delta that came in the same read as the bad chunk goes out before the error
+    assert.deepEqual(JSON.parse(frames[0]!.slice(6)).choices[0].delta, { content: 'a "usage": {}' });
+    const err = JSON.parse(frames[1]!.slice(6));
     assert.deepEqual([err.choices, err.error.code, err.error.metadata.retryable], [[{ index: 0, delta: {}, finish_reason: 'error' }], 502, true]);
     assert.match(err.error.message, /the provider sent a malformed stream event$/);
-    assert.deepEqual(frames.slice(1), ['data: [DONE]', '']);
+    assert.deepEqual(frames.slice(2), ['data: [DONE]', '']);
   });
 
   test('a delta cut short inside its JSON is passed as the provider sent it, as a pass-through proxy would', async () => {
