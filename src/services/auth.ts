@@ -36,17 +36,20 @@ export function createAuthenticator(opts: { db: Db; ttlMs: number; now?: () => n
   const pending = new Map<string, Promise<Principal | null>>();
   // A lookup that started before an invalidation must not cache what it read.
   let generation = 0;
-  const drop = (keyHash: string | null | undefined) => {
+  // A lookup in flight may have read the state before the change: it neither caches nor is shared.
+  const forgetInFlight = () => {
     generation++;
-    pending.clear(); // a lookup in flight may have read the state before the change
+    pending.clear();
+  };
+  const drop = (keyHash: string | null | undefined) => {
+    forgetInFlight();
     if (keyHash) cache.delete(keyHash);
     else cache.clear();
   };
   // A rare write, so a scan of the cache is cheaper than an index kept on every lookup.
   const dropWorkspace = (workspaceId: string | null) => {
     if (!workspaceId) return drop(null);
-    generation++;
-    pending.clear();
+    forgetInFlight();
     for (const [hash, e] of cache) if (e.principal?.workspaceId === workspaceId) cache.delete(hash);
   };
   opts.bus?.subscribe('keys', drop);
