@@ -10,11 +10,12 @@ export const ModelSlug = StoredString.min(1).max(256);
 
 /** A preset slug (SPEC §4.4: URL-safe, at least 1 character): RFC 3986's unreserved characters, up
  * to 100 of them, but not only dots (`.` and `..` are path segments a client would resolve away). */
+export const PRESET_SLUG_PATTERN = String.raw`(?!\.+$)[A-Za-z0-9._~-]+`;
 export const PresetSlug = z
   .string()
   .min(1)
   .max(100)
-  .regex(/^(?!\.+$)[A-Za-z0-9._~-]+$/, 'must be URL-safe: letters, digits and . _ ~ - (not only dots)');
+  .regex(new RegExp(`^${PRESET_SLUG_PATTERN}$`), 'must be URL-safe: letters, digits and . _ ~ - (not only dots)');
 
 export const Pagination = z.object({
   offset: z.coerce.number().int().min(0).default(0),

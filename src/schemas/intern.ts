@@ -1,6 +1,6 @@
 // Intern lifecycle shapes, as the official SDK models them (the spec leaves them out).
 import { z } from 'zod';
-import { Timestamp, Uuid } from './common.ts';
+import { PRESET_SLUG_PATTERN, Timestamp, Uuid } from './common.ts';
 import { StoredString } from './stored.ts';
 import { INTERN_STATUSES } from '../store/schema-interns.ts';
 
@@ -11,7 +11,7 @@ export const InternModel = z
   .string()
   .min(3)
   .max(256)
-  .regex(/^(?:[A-Za-z0-9][\w.-]*(?:\/[\w.+-]+)+(?::[\w.-]+)?|@preset\/(?!\.+$)[A-Za-z0-9._~-]+)$/, 'must be provider/model (e.g. openai/gpt-4o) or @preset/<slug>');
+  .regex(new RegExp(String.raw`^(?:[A-Za-z0-9][\w.-]*(?:\/[\w.+-]+)+(?::[\w.-]+)?|@preset\/${PRESET_SLUG_PATTERN})$`), 'must be provider/model (e.g. openai/gpt-4o) or @preset/<slug>');
 
 const fields = {
   name: StoredString.trim().min(1).max(100),

@@ -6,7 +6,6 @@ import { Timestamp, Uuid } from './common.ts';
 import { CacheControl, configFields, PresetConfig, type ConfigKey } from './preset-config.ts';
 import { StoredString } from './stored.ts';
 
-
 type NullableFields = { [K in ConfigKey]: z.ZodOptional<z.ZodNullable<(typeof configFields)[K]>> };
 const nullable = Object.fromEntries(Object.entries(configFields).map(([k, s]) => [k, s.nullable().optional()])) as NullableFields;
 const { stop: _stop, max_tokens: _maxTokens, ...common } = nullable;
