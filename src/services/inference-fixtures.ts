@@ -50,3 +50,17 @@ export async function space(gw: TestGateway, slug: string, settings: Record<stri
 }
 
 export const user = (content: string) => ({ role: 'user', content });
+
+/** A /messages SSE body as [event, data] pairs; each frame's `event:` matches its data's type. */
+export function anthropicFrames(text: string): [string, any][] {
+  return text
+    .split('\n\n')
+    .filter(Boolean)
+    .map((f) => {
+      const m = /^event: (\S+)\ndata: (.*)$/s.exec(f);
+      assert.ok(m, f);
+      const data = JSON.parse(m[2]!);
+      assert.equal(data.type, m[1]);
+      return [m[1]!, data];
+    });
+}

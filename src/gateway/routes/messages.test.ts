@@ -3,21 +3,7 @@ import assert from 'node:assert/strict';
 import Anthropic from '@anthropic-ai/sdk';
 import { startTestGateway, type TestGateway } from '../../testing/gateway.ts';
 import { startFakeUpstream, type FakeUpstream } from '../../inference/fake-upstream.ts';
-import { space, upstreamEnv, user, type Space } from '../../services/inference-fixtures.ts';
-
-/** Anthropic SSE frames as [event, data] pairs; each frame's `event:` matches its data's type. */
-function frames(text: string): [string, any][] {
-  return text
-    .split('\n\n')
-    .filter(Boolean)
-    .map((f) => {
-      const m = /^event: (\S+)\ndata: (.*)$/s.exec(f);
-      assert.ok(m, f);
-      const data = JSON.parse(m[2]!);
-      assert.equal(data.type, m[1]);
-      return [m[1]!, data];
-    });
-}
+import { anthropicFrames, space, upstreamEnv, user, type Space } from '../../services/inference-fixtures.ts';
 
 const tools = [{ name: 'shell', input_schema: { type: 'object' } }, { name: 'lookup', input_schema: { type: 'object' } }];
 
@@ -58,7 +44,7 @@ describe('POST /messages', () => {
   test('streaming: message_start, blocks for thinking, text and tool input, message_delta, message_stop', async () => {
     const res = await s.messages({ model: 'local/scripted', stream: true, max_tokens: 50, tools, messages: [user('/think a\n/say b c\n/shell ls')] });
     assert.equal(res.status, 200);
-    const evs = frames(res.body);
+    const evs = anthropicFrames(res.body);
     assert.deepEqual(evs.map(([t, d]) => (d.delta?.type ? `${t}:${d.delta.type ?? ''}` : d.content_block ? `${t}:${d.content_block.type}` : t)), [
       'message_start',
       'content_block_start:thinking',
@@ -91,7 +77,7 @@ describe('POST /messages', () => {
     assert.deepEqual(whole.body.content, expected);
     const streamed = await s.messages({ model: 'local/scripted', stream: true, max_tokens: 50, messages: [user(script)] });
     const blocks: any[] = [];
-    for (const [t, d] of frames(streamed.body)) {
+    for (const [t, d] of anthropicFrames(streamed.body)) {
       if (t === 'content_block_start') blocks.push({ ...d.content_block });
       if (t === 'content_block_delta' && d.delta.type === 'thinking_delta') blocks.at(-1).thinking += d.delta.thinking;
       if (t === 'content_block_delta' && d.delta.type === 'text_delta') blocks.at(-1).text += d.delta.text;
@@ -105,7 +91,7 @@ describe('POST /messages', () => {
     up.misbehave('sk-messages-no-usage', 'no-usage');
     const res = await t.messages({ model: 'openai/gpt-4o', stream: true, max_tokens: 5, messages: [user('/say hi')] });
     up.misbehave('sk-messages-no-usage', null);
-    const evs = frames(res.body);
+    const evs = anthropicFrames(res.body);
     assert.deepEqual(evs.slice(-2), [
       ['message_delta', { type: 'message_delta', delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { input_tokens: 0, output_tokens: 0, cache_read_input_tokens: 0, cache_creation_input_tokens: 0, cost: 0, is_byok: true } }],
       ['message_stop', { type: 'message_stop' }],
@@ -139,7 +125,7 @@ describe('POST /messages', () => {
     assert.equal(sent.path, '/v1/messages');
     assert.equal(sent.key, 'sk-ant-shared-000000');
     assert.deepEqual(sent.body, { model: 'claude-sonnet-4', max_tokens: 64, messages: [{ role: 'user', content: [{ type: 'text', text: '/say routed' }] }], stream: true, system: 'Be kind.' });
-    const evs = frames(res.body);
+    const evs = anthropicFrames(res.body);
     assert.equal(evs.filter(([t]) => t === 'content_block_delta').map(([, d]) => d.delta.text).join(''), 'routed');
     const chat = await s.chat({ model: 'anthropic/claude-sonnet-4', messages: [user('/say via chat')] });
     assert.equal(chat.body.choices[0].message.content, 'via chat');

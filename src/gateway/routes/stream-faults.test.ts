@@ -5,7 +5,7 @@ import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestGateway, type TestGateway } from '../../testing/gateway.ts';
 import { startFakeUpstream, type FakeUpstream } from '../../inference/fake-upstream.ts';
-import { space, upstreamEnv, user } from '../../services/inference-fixtures.ts';
+import { anthropicFrames, space, upstreamEnv, user } from '../../services/inference-fixtures.ts';
 
 /** The operator's shared keys, not shaped like provider keys, so only their exact removal hides them. */
 const SHARED = { openai: 'operator-openai-Q7xZ93', anthropic: 'operator-anthropic-M4pL21' };
@@ -18,17 +18,6 @@ function chatEvents(text: string): any[] {
     .map((f) => (f === 'data: [DONE]' ? '[DONE]' : JSON.parse(f.replace(/^data: /, ''))));
 }
 
-/** The events of a /messages SSE body as [event, data] pairs. */
-function messageEvents(text: string): [string, any][] {
-  return text
-    .split('\n\n')
-    .filter(Boolean)
-    .map((f) => {
-      const m = /^event: (\S+)\ndata: (.*)$/s.exec(f);
-      assert.ok(m, f);
-      return [m[1]!, JSON.parse(m[2]!)];
-    });
-}
 
 describe('a provider failing after its 200', () => {
   let gw: TestGateway;
@@ -61,7 +50,7 @@ describe('a provider failing after its 200', () => {
 
     const msgs = await s.messages({ model: 'openai/gpt-4o', stream: true, max_tokens: 10, messages: [user('hi')] });
     assert.equal(msgs.status, 200);
-    const frames = messageEvents(msgs.body);
+    const frames = anthropicFrames(msgs.body);
     assert.deepEqual(frames.map(([e]) => e), ['message_start', 'content_block_start', 'content_block_delta', 'content_block_stop', 'error']);
     assert.deepEqual(frames[2]![1], { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'partial' } });
     assert.deepEqual(frames[4]![1], { type: 'error', error: { type: 'api_error', message } });
@@ -97,7 +86,7 @@ describe('a provider failing after its 200', () => {
         const msgs = await s.messages({ model, stream: true, max_tokens: 10, messages: [user('hi')] });
         assert.equal(msgs.status, 200);
         assert.ok(!msgs.body.includes(key), msgs.body);
-        const frames = messageEvents(msgs.body);
+        const frames = anthropicFrames(msgs.body);
         assert.deepEqual(frames.at(-3)![1].delta, { type: 'text_delta', text: 'partial' });
         assert.deepEqual(frames.at(-1), ['error', { type: 'error', error: { type: 'api_error', message } }]);
 
