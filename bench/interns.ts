@@ -5,7 +5,8 @@
 // agent and the scripted model; (3) resident memory of one gateway process holding idle open
 // streams, 2 s after the last one opened and again once idle a while, beside a raw Node relay
 // doing the same (the floor for this design: one client and one daemon socket per stream).
-// Prints markdown tables.
+// Prints markdown tables. BENCH_SECTIONS (a comma list of real, relay, paced, memory; all by
+// default) runs some of them; BENCH_NODE_ARGS adds node flags to the gateway processes (for A/B).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -32,6 +33,8 @@ const openFileLimit = (pid: number | 'self') => Number(/^Max open files\s+(\d+)/
 const IDLE = Number(process.env.BENCH_IDLE ?? 10_000);
 /** Enough open files for IDLE streams: a client and a daemon socket each, and some to spare. */
 const FD_LIMIT = 2 * IDLE + 1000;
+const SECTIONS = new Set((process.env.BENCH_SECTIONS ?? 'real,relay,paced,memory').split(','));
+const NODE_ARGS = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
 const dispatcher = new Agent({ connections: null, headersTimeout: 0, bodyTimeout: 0 });
 
 const pct = (xs: number[], p: number) => {
@@ -147,7 +150,8 @@ try {
   const realId = (await create({ name: 'real', provision: true })).id;
   await gw.ctx.interns.idle();
   const row = (await getInternById(gw.ctx.store.db, realId))!;
-  if (row.status === 'running') {
+  if (!SECTIONS.has('real')) await gw.ctx.interns.suspend(row);
+  else if (row.status === 'running') {
     const secret = gw.ctx.sealer.open(row.sealedSecret!, secretBinding.daemon(realId));
     const realPrompt = '/repeat 200 x';
     const d = await load(() => stream(row.hostname! + daemonPaths.turns, { authorization: `Bearer ${secret}` }, { prompt: realPrompt }, '"type":"text"'), 1, 30);
@@ -166,7 +170,7 @@ try {
   // figures, then a fresh one (and a fresh raw relay) for memory, so neither figure carries the
   // other's leftovers (closed sockets linger in TIME_WAIT and a warm heap is larger).
   const gatewayProcess = async () => {
-    const proc = await startGatewayProcess({ dataDir, port: await freePort(), built: true, fdLimit: FD_LIMIT, env: { LOG_LEVEL: 'warn', COHORT_TURNS_PER_MINUTE: '1000000000', ...storeEnv }, nodeArgs: process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : [] });
+    const proc = await startGatewayProcess({ dataDir, port: await freePort(), built: true, fdLimit: FD_LIMIT, env: { LOG_LEVEL: 'warn', COHORT_TURNS_PER_MINUTE: '1000000000', ...storeEnv }, nodeArgs: [...NODE_ARGS, ...(process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : [])] });
     spawned.push(proc.child);
     return proc;
   };
@@ -183,70 +187,78 @@ try {
   const prompt = `/repeat ${REPEAT} x`;
   const turnVia = (url: string) => () => stream(`${url}/interns/${id}/chat/completions`, auth, { stream: true, messages: [{ role: 'user', content: prompt }] }, '"content"');
 
-  // (1) relay overhead, one stream at a time and at 100 concurrent streams
-  const proc = await gatewayProcess();
-  const raw = await rawRelay();
-  const viaGateway = turnVia(proc.url);
-  const direct1 = () => stream(stub.url + daemonPaths.turns, { authorization: 'Bearer stub' }, { prompt }, '"type":"text"');
-  const viaRaw = () => stream(raw.url, {}, { prompt }, '"type":"text"');
-  const rows: string[][] = [['concurrent streams', 'path', 'first content p50 (ms)', 'first content p99 (ms)', 'whole turn p50 (ms)', 'chunks/s aggregate']];
-  for (const [concurrency, rounds] of [[1, ROUNDS * 10], [CONCURRENCY, ROUNDS]] as const) {
-    const direct = await load(direct1, concurrency, rounds);
-    const copied = await load(viaRaw, concurrency, rounds);
-    const viaGw = await load(viaGateway, concurrency, rounds);
-    rows.push(
-      [String(concurrency), 'straight from the daemon', ms(direct.p50), ms(direct.p99), ms(direct.done50), direct.aggregate.toFixed(0)],
-      [String(concurrency), 'through a raw Node relay (bytes copied)', ms(copied.p50), ms(copied.p99), ms(copied.done50), copied.aggregate.toFixed(0)],
-      [String(concurrency), 'added by the raw relay', ms(copied.p50 - direct.p50), ms(copied.p99 - direct.p99), ms(copied.done50 - direct.done50), ''],
-      [String(concurrency), 'through the gateway', ms(viaGw.p50), ms(viaGw.p99), ms(viaGw.done50), viaGw.aggregate.toFixed(0)],
-      [String(concurrency), 'added by the gateway', ms(viaGw.p50 - direct.p50), ms(viaGw.p99 - direct.p99), ms(viaGw.done50 - direct.done50), ''],
-    );
+  if (SECTIONS.has('relay') || SECTIONS.has('paced')) {
+    // (1) relay overhead, one stream at a time and at 100 concurrent streams
+    const proc = await gatewayProcess();
+    const raw = await rawRelay();
+    const viaGateway = turnVia(proc.url);
+    const direct1 = () => stream(stub.url + daemonPaths.turns, { authorization: 'Bearer stub' }, { prompt }, '"type":"text"');
+    const viaRaw = () => stream(raw.url, {}, { prompt }, '"type":"text"');
+    if (SECTIONS.has('relay')) {
+      const rows: string[][] = [['concurrent streams', 'path', 'first content p50 (ms)', 'first content p99 (ms)', 'whole turn p50 (ms)', 'chunks/s aggregate']];
+      for (const [concurrency, rounds] of [[1, ROUNDS * 10], [CONCURRENCY, ROUNDS]] as const) {
+        const direct = await load(direct1, concurrency, rounds);
+        const copied = await load(viaRaw, concurrency, rounds);
+        const viaGw = await load(viaGateway, concurrency, rounds);
+        rows.push(
+          [String(concurrency), 'straight from the daemon', ms(direct.p50), ms(direct.p99), ms(direct.done50), direct.aggregate.toFixed(0)],
+          [String(concurrency), 'through a raw Node relay (bytes copied)', ms(copied.p50), ms(copied.p99), ms(copied.done50), copied.aggregate.toFixed(0)],
+          [String(concurrency), 'added by the raw relay', ms(copied.p50 - direct.p50), ms(copied.p99 - direct.p99), ms(copied.done50 - direct.done50), ''],
+          [String(concurrency), 'through the gateway', ms(viaGw.p50), ms(viaGw.p99), ms(viaGw.done50), viaGw.aggregate.toFixed(0)],
+          [String(concurrency), 'added by the gateway', ms(viaGw.p50 - direct.p50), ms(viaGw.p99 - direct.p99), ms(viaGw.done50 - direct.done50), ''],
+        );
+      }
+      table(`\`/repeat ${REPEAT} x\` turns, stub daemon answering at once (${ROUNDS * 10} turns alone, ${ROUNDS * CONCURRENCY} at ${CONCURRENCY} concurrent)`, rows);
+    }
+
+    if (SECTIONS.has('paced')) {
+      // (1b) the same turns at a model's pace, 100 streams open at once and at every point of a turn:
+      // the latency the relay adds to a stream while it carries 100 live ones, below saturation.
+      const pacedPrompt = `/pace ${PACE_MS}\n${prompt}`;
+      const liveOpts = { concurrency: CONCURRENCY, durationMs: LIVE_MS, spreadMs: PACE_MS * REPEAT };
+      const pacedDirect = await live(() => stream(stub.url + daemonPaths.turns, { authorization: 'Bearer stub' }, { prompt: pacedPrompt }, '"type":"text"'), liveOpts);
+      const pacedRaw = await live(() => stream(raw.url, {}, { prompt: pacedPrompt }, '"type":"text"'), liveOpts);
+      const pacedGw = await live(() => stream(`${proc.url}/interns/${id}/chat/completions`, auth, { stream: true, messages: [{ role: 'user', content: pacedPrompt }] }, '"content"'), liveOpts);
+      type Live = typeof pacedDirect;
+      const liveRow = (name: string, r: Live) => [name, String(r.turns), ms(r.ttfb50), ms(r.ttfb99), ms(r.p50), ms(r.p99), ms(r.done50)];
+      const addedRow = (name: string, r: Live, d: Live) => [name, '', ms(r.ttfb50 - d.ttfb50), ms(r.ttfb99 - d.ttfb99), ms(r.p50 - d.p50), ms(r.p99 - d.p99), ms(r.done50 - d.done50)];
+      table(`\`/repeat ${REPEAT} x\` turns streamed ${PACE_MS} ms apart, ${CONCURRENCY} streams open throughout (${LIVE_MS / 1000} s per path; each client starts its next turn when one ends)`, [
+        ['path', 'turns', 'first byte p50 (ms)', 'first byte p99 (ms)', 'first content p50 (ms)', 'first content p99 (ms)', 'whole turn p50 (ms)'],
+        liveRow('straight from the daemon', pacedDirect),
+        liveRow('through a raw Node relay (bytes copied)', pacedRaw),
+        addedRow('added by the raw relay', pacedRaw, pacedDirect),
+        liveRow('through the gateway', pacedGw),
+        addedRow('added by the gateway', pacedGw, pacedDirect),
+      ]);
+    }
+    raw.child.kill('SIGKILL');
+    await proc.kill(process.env.BENCH_PROFILE_DIR ? 'SIGTERM' : 'SIGKILL');
   }
-  table(`\`/repeat ${REPEAT} x\` turns, stub daemon answering at once (${ROUNDS * 10} turns alone, ${ROUNDS * CONCURRENCY} at ${CONCURRENCY} concurrent)`, rows);
 
-  // (1b) the same turns at a model's pace, 100 streams open at once and at every point of a turn:
-  // the latency the relay adds to a stream while it carries 100 live ones, below saturation.
-  const pacedPrompt = `/pace ${PACE_MS}\n${prompt}`;
-  const liveOpts = { concurrency: CONCURRENCY, durationMs: LIVE_MS, spreadMs: PACE_MS * REPEAT };
-  const pacedDirect = await live(() => stream(stub.url + daemonPaths.turns, { authorization: 'Bearer stub' }, { prompt: pacedPrompt }, '"type":"text"'), liveOpts);
-  const pacedRaw = await live(() => stream(raw.url, {}, { prompt: pacedPrompt }, '"type":"text"'), liveOpts);
-  const pacedGw = await live(() => stream(`${proc.url}/interns/${id}/chat/completions`, auth, { stream: true, messages: [{ role: 'user', content: pacedPrompt }] }, '"content"'), liveOpts);
-  type Live = typeof pacedDirect;
-  const liveRow = (name: string, r: Live) => [name, String(r.turns), ms(r.ttfb50), ms(r.ttfb99), ms(r.p50), ms(r.p99), ms(r.done50)];
-  const addedRow = (name: string, r: Live, d: Live) => [name, '', ms(r.ttfb50 - d.ttfb50), ms(r.ttfb99 - d.ttfb99), ms(r.p50 - d.p50), ms(r.p99 - d.p99), ms(r.done50 - d.done50)];
-  table(`\`/repeat ${REPEAT} x\` turns streamed ${PACE_MS} ms apart, ${CONCURRENCY} streams open throughout (${LIVE_MS / 1000} s per path; each client starts its next turn when one ends)`, [
-    ['path', 'turns', 'first byte p50 (ms)', 'first byte p99 (ms)', 'first content p50 (ms)', 'first content p99 (ms)', 'whole turn p50 (ms)'],
-    liveRow('straight from the daemon', pacedDirect),
-    liveRow('through a raw Node relay (bytes copied)', pacedRaw),
-    addedRow('added by the raw relay', pacedRaw, pacedDirect),
-    liveRow('through the gateway', pacedGw),
-    addedRow('added by the gateway', pacedGw, pacedDirect),
-  ]);
-  raw.child.kill('SIGKILL');
-  await proc.kill(process.env.BENCH_PROFILE_DIR ? 'SIGTERM' : 'SIGKILL');
-
-  // (3) idle open streams held by a fresh gateway process (each needs a client and a daemon socket;
-  // this process holds the client ends)
-  const memProc = await gatewayProcess();
-  const fdLimit = Math.min(openFileLimit(memProc.child.pid!), 2 * openFileLimit('self'));
-  const idle = Math.min(IDLE, Math.floor((fdLimit - 400) / 2));
-  await load(turnVia(memProc.url), 20, 2); // warm the code paths first, so their one-off cost is not counted per stream
-  const gwIdle = await holdIdle({ pid: memProc.child.pid!, url: `${memProc.url}/interns/${id}/chat/completions`, headers: auth, body: { stream: true, messages: [{ role: 'user', content: 'idle' }] }, count: idle });
-  await memProc.kill('SIGKILL');
-  const memRaw = await rawRelay();
-  const rawStreams = { pid: memRaw.child.pid!, url: memRaw.url, headers: {}, body: { prompt: 'idle' } };
-  await holdIdle({ ...rawStreams, count: 200, settleMs: 2000 }); // warm-up, as for the gateway
-  const rawIdle = await holdIdle({ ...rawStreams, count: Math.min(idle, Math.floor((openFileLimit(memRaw.child.pid!) - 400) / 2)) });
-  memRaw.child.kill('SIGKILL');
-  type Held = Awaited<ReturnType<typeof holdIdle>>;
-  const at10k = (m: Held, rss: number) => (m.before + ((rss - m.before) * 10_000) / m.count).toFixed(0);
-  const memRow = (name: string, m: Held) => [name, String(m.count), m.before.toFixed(0), m.held.toFixed(0), m.settled.toFixed(0), (((m.held - m.before) * 1024) / m.count).toFixed(1), at10k(m, m.held), at10k(m, m.settled)];
-  table(`open idle streams held by one process`, [
-    ['process', 'streams', 'RSS before (MB)', 'RSS 2 s after the last opened (MB)', `RSS after ${SETTLE_MS / 1000} s idle (MB)`, 'per stream at 2 s (KB)', 'extrapolated to 10,000 at 2 s (MB)', `extrapolated to 10,000 after ${SETTLE_MS / 1000} s (MB)`],
-    memRow('cohort gateway', gwIdle),
-    memRow('raw Node relay (node:http + undici, ~15 lines)', rawIdle),
-  ]);
-  if (idle < IDLE) console.log(`\n(${idle} rather than ${IDLE}: each stream holds a client and a daemon socket, and the gateway may open ${fdLimit} files)`);
+  if (SECTIONS.has('memory')) {
+    // (3) idle open streams held by a fresh gateway process (each needs a client and a daemon socket;
+    // this process holds the client ends)
+    const memProc = await gatewayProcess();
+    const fdLimit = Math.min(openFileLimit(memProc.child.pid!), 2 * openFileLimit('self'));
+    const idle = Math.min(IDLE, Math.floor((fdLimit - 400) / 2));
+    await load(turnVia(memProc.url), 20, 2); // warm the code paths first, so their one-off cost is not counted per stream
+    const gwIdle = await holdIdle({ pid: memProc.child.pid!, url: `${memProc.url}/interns/${id}/chat/completions`, headers: auth, body: { stream: true, messages: [{ role: 'user', content: 'idle' }] }, count: idle });
+    await memProc.kill('SIGKILL');
+    const memRaw = await rawRelay();
+    const rawStreams = { pid: memRaw.child.pid!, url: memRaw.url, headers: {}, body: { prompt: 'idle' } };
+    await holdIdle({ ...rawStreams, count: 200, settleMs: 2000 }); // warm-up, as for the gateway
+    const rawIdle = await holdIdle({ ...rawStreams, count: Math.min(idle, Math.floor((openFileLimit(memRaw.child.pid!) - 400) / 2)) });
+    memRaw.child.kill('SIGKILL');
+    type Held = Awaited<ReturnType<typeof holdIdle>>;
+    const at10k = (m: Held, rss: number) => (m.before + ((rss - m.before) * 10_000) / m.count).toFixed(0);
+    const memRow = (name: string, m: Held) => [name, String(m.count), m.before.toFixed(0), m.held.toFixed(0), m.settled.toFixed(0), (((m.held - m.before) * 1024) / m.count).toFixed(1), at10k(m, m.held), at10k(m, m.settled)];
+    table(`open idle streams held by one process`, [
+      ['process', 'streams', 'RSS before (MB)', 'RSS 2 s after the last opened (MB)', `RSS after ${SETTLE_MS / 1000} s idle (MB)`, 'per stream at 2 s (KB)', 'extrapolated to 10,000 at 2 s (MB)', `extrapolated to 10,000 after ${SETTLE_MS / 1000} s (MB)`],
+      memRow('cohort gateway', gwIdle),
+      memRow('raw Node relay (node:http + undici, ~15 lines)', rawIdle),
+    ]);
+    if (idle < IDLE) console.log(`\n(${idle} rather than ${IDLE}: each stream holds a client and a daemon socket, and the gateway may open ${fdLimit} files)`);
+  }
 } finally {
   // A failed run must not leave its gateways and relays behind.
   for (const c of spawned) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
