@@ -4,6 +4,7 @@
 // server in its own child process. With DATABASE_URL set, cohort runs a second time on
 // PostgreSQL (in a fresh schema, dropped afterwards). Prints a markdown table of medians over
 // BENCH_REPEAT runs of BENCH_DURATION_MS each, then the targets of the inference issue.
+// BENCH_NODE_ARGS adds node flags to cohort's processes.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, existsSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -18,6 +19,8 @@ import { BUILT_MAIN, ensureBuilt } from '../src/testing/gateway-process.ts';
 const DURATION = Number(process.env.BENCH_DURATION_MS ?? 2000);
 const REPEAT = Number(process.env.BENCH_REPEAT ?? 5);
 const CONNECTIONS = (process.env.BENCH_CONNECTIONS ?? '1,50,200').split(',').map(Number);
+/** Node flags for cohort's processes (for A/B of V8 settings). */
+const NODE_ARGS = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
 const children: ChildProcess[] = [];
 
 async function freePort(): Promise<number> {
@@ -69,7 +72,7 @@ async function main() {
     const dataDir = mkdtempSync(join(tmpdir(), 'cohort-bench-'));
     dataDirs.push(dataDir);
     // cohort starts as `npm start` starts it: the compiled dist/main.js.
-    const child = start([BUILT_MAIN], {
+    const child = start([...NODE_ARGS, BUILT_MAIN], {
       PORT: String(port),
       COHORT_DATA_DIR: dataDir,
       LOG_LEVEL: 'warn',
