@@ -16,8 +16,8 @@ import { toAnthropicBody } from './providers/anthropic/request.ts';
 export type Received = { path: string; key: string | null; model: string; body: Record<string, unknown>; aborted: boolean };
 
 /** error-mid-stream: a 200 stream whose text `partial` is followed, in the same write, by an
- * error (OpenAI: a chunk with `error`; Anthropic: an `error` event) quoting the key, as some providers do. */
-/** no-usage: the script's answer without usage (OpenAI format), as servers that ignore stream_options send it. */
+ * error (OpenAI: a chunk with `error`; Anthropic: an `error` event) quoting the key, as some providers do.
+ * no-usage: the script's answer without usage (OpenAI format), as servers that ignore stream_options send it. */
 export type Misbehaviour = 'malformed' | 'broken-stream' | 'truncated' | 'hangup' | 'error-mid-stream' | 'no-usage';
 
 export type FakeUpstream = {
