@@ -16,7 +16,6 @@ function exitFatal(err: unknown, message: string): never {
 const gateway = await startGateway({ config, log, onStoreLost: (err) => exitFatal(err, 'lost the database, exiting so a supervisor can restart the gateway') }).catch((err: unknown) =>
   exitFatal(err, 'cohort could not start'),
 );
-log.info({ url: gateway.url, store: gateway.ctx.store.kind }, 'cohort gateway listening');
 
 let stopping = false;
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {
@@ -33,3 +32,6 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     );
   });
 }
+// Said only once the signals are handled, so a supervisor that stops the gateway as soon as it
+// reads this line gets a graceful shutdown, not the default action of a signal.
+log.info({ url: gateway.url, store: gateway.ctx.store.kind }, 'cohort gateway listening');
