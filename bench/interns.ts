@@ -6,7 +6,8 @@
 // streams, 2 s after the last one opened and again once idle a while, beside a raw Node relay
 // doing the same (the floor for this design: one client and one daemon socket per stream).
 // Prints markdown tables. BENCH_SECTIONS (a comma list of real, relay, paced, memory; all by
-// default) runs some of them; BENCH_NODE_ARGS adds node flags to the gateway processes (for A/B).
+// default) runs some of them; BENCH_NODE_ARGS adds node flags to the gateway processes (for A/B);
+// BENCH_MEMORY_RUNS (3) is how many times the memory section is measured, its median reported.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -33,6 +34,8 @@ const openFileLimit = (pid: number | 'self') => Number(/^Max open files\s+(\d+)/
 const IDLE = Number(process.env.BENCH_IDLE ?? 10_000);
 /** Enough open files for IDLE streams: a client and a daemon socket each, and some to spare. */
 const FD_LIMIT = 2 * IDLE + 1000;
+/** How many times the memory section opens its streams, each time in a fresh gateway and raw relay. */
+const MEMORY_RUNS = Number(process.env.BENCH_MEMORY_RUNS ?? 3);
 const SECTIONS = new Set((process.env.BENCH_SECTIONS ?? 'real,relay,paced,memory').split(','));
 const NODE_ARGS = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
 const dispatcher = new Agent({ connections: null, headersTimeout: 0, bodyTimeout: 0 });
@@ -239,25 +242,35 @@ try {
 
   if (SECTIONS.has('memory')) {
     // (3) idle open streams held by a fresh gateway process (each needs a client and a daemon socket;
-    // this process holds the client ends)
-    const memProc = await gatewayProcess();
-    const fdLimit = Math.min(openFileLimit(memProc.child.pid!), 2 * openFileLimit('self'));
-    const idle = Math.min(IDLE, Math.floor((fdLimit - 400) / 2));
-    await load(turnVia(memProc.url), 20, 2); // warm the code paths first, so their one-off cost is not counted per stream
-    const gwIdle = await holdIdle({ pid: memProc.child.pid!, url: `${memProc.url}/interns/${id}/chat/completions`, headers: auth, body: { stream: true, messages: [{ role: 'user', content: 'idle' }] }, count: idle });
-    await memProc.kill('SIGKILL');
-    const memRaw = await rawRelay();
-    const rawStreams = { pid: memRaw.child.pid!, url: memRaw.url, headers: {}, body: { prompt: 'idle' } };
-    await holdIdle({ ...rawStreams, count: 200, settleMs: 2000 }); // warm-up, as for the gateway
-    const rawIdle = await holdIdle({ ...rawStreams, count: Math.min(idle, Math.floor((openFileLimit(memRaw.child.pid!) - 400) / 2)) });
-    memRaw.child.kill('SIGKILL');
+    // this process holds the client ends), then by a fresh raw relay, MEMORY_RUNS times in turn: the
+    // reading 2 s after a burst depends on where V8's collections fell in it, so the median is the figure.
     type Held = Awaited<ReturnType<typeof holdIdle>>;
-    const at10k = (m: Held, rss: number) => (m.before + ((rss - m.before) * 10_000) / m.count).toFixed(0);
-    const memRow = (name: string, m: Held) => [name, String(m.count), m.before.toFixed(0), m.held.toFixed(0), m.settled.toFixed(0), (((m.held - m.before) * 1024) / m.count).toFixed(1), at10k(m, m.held), at10k(m, m.settled)];
-    table(`open idle streams held by one process`, [
+    const gwRuns: Held[] = [];
+    const rawRuns: Held[] = [];
+    let idle = IDLE;
+    let fdLimit = 0;
+    for (let run = 0; run < MEMORY_RUNS; run++) {
+      const memProc = await gatewayProcess();
+      fdLimit = Math.min(openFileLimit(memProc.child.pid!), 2 * openFileLimit('self'));
+      idle = Math.min(IDLE, Math.floor((fdLimit - 400) / 2));
+      await load(turnVia(memProc.url), 20, 2); // warm the code paths first, so their one-off cost is not counted per stream
+      gwRuns.push(await holdIdle({ pid: memProc.child.pid!, url: `${memProc.url}/interns/${id}/chat/completions`, headers: auth, body: { stream: true, messages: [{ role: 'user', content: 'idle' }] }, count: idle }));
+      await memProc.kill('SIGKILL');
+      const memRaw = await rawRelay();
+      const rawStreams = { pid: memRaw.child.pid!, url: memRaw.url, headers: {}, body: { prompt: 'idle' } };
+      await holdIdle({ ...rawStreams, count: 200, settleMs: 2000 }); // warm-up, as for the gateway
+      rawRuns.push(await holdIdle({ ...rawStreams, count: Math.min(idle, Math.floor((openFileLimit(memRaw.child.pid!) - 400) / 2)) }));
+      memRaw.child.kill('SIGKILL');
+    }
+    const at10k = (m: Held, rss: number) => m.before + ((rss - m.before) * 10_000) / m.count;
+    const memRow = (name: string, m: Held) => [name, String(m.count), m.before.toFixed(0), m.held.toFixed(0), m.settled.toFixed(0), (((m.held - m.before) * 1024) / m.count).toFixed(1), at10k(m, m.held).toFixed(0), at10k(m, m.settled).toFixed(0)];
+    const medianRow = (name: string, ms: Held[]) => [`${name}: median of ${ms.length}`, '', '', '', '', '', pct(ms.map((m) => at10k(m, m.held)), 50).toFixed(0), pct(ms.map((m) => at10k(m, m.settled)), 50).toFixed(0)];
+    table(`open idle streams held by one process (${MEMORY_RUNS} runs, each a fresh process)`, [
       ['process', 'streams', 'RSS before (MB)', 'RSS 2 s after the last opened (MB)', `RSS after ${SETTLE_MS / 1000} s idle (MB)`, 'per stream at 2 s (KB)', 'extrapolated to 10,000 at 2 s (MB)', `extrapolated to 10,000 after ${SETTLE_MS / 1000} s (MB)`],
-      memRow('cohort gateway', gwIdle),
-      memRow('raw Node relay (node:http + undici, ~15 lines)', rawIdle),
+      ...gwRuns.map((m, i) => memRow(`cohort gateway, run ${i + 1}`, m)),
+      ...rawRuns.map((m, i) => memRow(`raw Node relay (node:http + undici, ~15 lines), run ${i + 1}`, m)),
+      medianRow('cohort gateway', gwRuns),
+      medianRow('raw Node relay', rawRuns),
     ]);
     if (idle < IDLE) console.log(`\n(${idle} rather than ${IDLE}: each stream holds a client and a daemon socket, and the gateway may open ${fdLimit} files)`);
   }
