@@ -4,6 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
+import type { Writable } from 'node:stream';
 import pg from 'pg';
 import { loadConfig } from '../config.ts';
 import { createLogger } from '../log.ts';
@@ -15,8 +16,9 @@ export type Call = (method: string, path: string, opts?: { key?: string | null; 
 
 export const postgresUrl = process.env.DATABASE_URL;
 
-/** With `pgSchema`, a further gateway on another's PostgreSQL schema (it neither seeds nor drops it; `keys` are the first one's). */
-export async function startTestGateway(opts: { postgres?: boolean; env?: Record<string, string>; pgSchema?: string; keys?: Bootstrap } = {}): Promise<TestGateway> {
+/** With `pgSchema`, a further gateway on another's PostgreSQL schema (it neither seeds nor drops it; `keys` are the first one's).
+ * `logTo` receives the log lines, at the level `env.LOG_LEVEL` sets (silent by default). */
+export async function startTestGateway(opts: { postgres?: boolean; env?: Record<string, string>; pgSchema?: string; keys?: Bootstrap; logTo?: Writable } = {}): Promise<TestGateway> {
   const dataDir = mkdtempSync(join(tmpdir(), 'cohort-test-'));
   const config = loadConfig({ LOG_LEVEL: 'silent', PORT: '0', COHORT_DATA_DIR: dataDir, ...opts.env });
   const ownSchema = opts.postgres && !opts.pgSchema;
@@ -24,7 +26,7 @@ export async function startTestGateway(opts: { postgres?: boolean; env?: Record<
   if ((opts.postgres || opts.pgSchema) && !postgresUrl) throw new Error('postgres requested but DATABASE_URL is not set');
   const gw = await startGateway({
     config,
-    log: createLogger({ level: config.logLevel }),
+    log: createLogger({ level: config.logLevel, destination: opts.logTo }),
     store: pgSchema ? { databaseUrl: postgresUrl, pgSchema, poolSize: 4 } : {},
   });
   const keys = gw.bootstrap ?? opts.keys;
