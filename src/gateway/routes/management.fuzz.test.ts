@@ -3,15 +3,10 @@
 // nothing. Runs per route: FUZZ_RUNS (default 100).
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import fc from 'fast-check';
 import { sql } from 'drizzle-orm';
-import { loadConfig } from '../../config.ts';
-import { createLogger } from '../../log.ts';
-import { startGateway, type Gateway } from '../server.ts';
+import { startTestGateway, type TestGateway } from '../../testing/gateway.ts';
 import { MANAGEMENT_ROUTES, type ManagementRoute } from '../../testing/management-routes.ts';
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 100);
@@ -58,28 +53,22 @@ const param = (existing: string[]) =>
 const query = fc.dictionary(fc.constantFrom('offset', 'limit', 'workspace_id', 'provider', 'x'), fc.oneof(fc.string({ maxLength: 20 }), fc.integer().map(String)), { maxKeys: 3 });
 
 describe('management routes under generated bad input', () => {
-  let gw: Gateway;
-  let dataDir: string;
+  let gw: TestGateway;
   const logLines: string[] = [];
   const existing = { ids: [] as string[], slugs: ['seeded', 'fuzz-ws'] };
 
   before(async () => {
-    dataDir = mkdtempSync(join(tmpdir(), 'cohort-fuzz-'));
-    const config = loadConfig({ PORT: '0', COHORT_DATA_DIR: dataDir, LOG_LEVEL: 'info' });
-    const sink = new Writable({ write: (chunk, _enc, cb) => (logLines.push(String(chunk)), cb()) });
-    gw = await startGateway({ config, log: createLogger({ level: 'info', destination: sink }), store: {} });
+    const logTo = new Writable({ write: (chunk, _enc, cb) => (logLines.push(String(chunk)), cb()) });
+    gw = await startTestGateway({ env: { LOG_LEVEL: 'info' }, logTo });
     const ws = await send('POST', '/workspaces', { kind: 'json', value: { name: 'Fuzz', slug: 'fuzz-ws' } });
     const cred = await send('POST', '/byok', { kind: 'json', value: { key: 'fuzz-provider-key-0000', provider: 'openai' } });
     await send('POST', '/presets/seeded/messages', { kind: 'json', value: { model: 'a/b' } });
     existing.ids.push(ws.body.data.id, cred.body.data.id);
   });
-  after(async () => {
-    await gw.close();
-    rmSync(dataDir, { recursive: true, force: true });
-  });
+  after(() => gw.close());
 
   async function send(method: string, path: string, b: Body | null) {
-    const headers: Record<string, string> = { authorization: `Bearer ${gw.bootstrap!.management_key}` };
+    const headers: Record<string, string> = { authorization: `Bearer ${gw.keys.management_key}` };
     let payload: string | undefined;
     if (b?.kind === 'json') [headers['content-type'], payload] = ['application/json', JSON.stringify(b.value)];
     if (b?.kind === 'raw') [headers['content-type'], payload] = [b.type, b.text];
