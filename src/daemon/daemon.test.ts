@@ -116,6 +116,8 @@ test('one turn per intern: other sessions and no session get busy; cancel ends t
     assert.deepEqual(b.json, busyBody);
     assert.equal(b.headers.get('retry-after'), '1');
   }
+  // A reply is busy while another turn runs, before the interaction it names is looked up.
+  for (const session of ['long', 'nowhere']) assert.deepEqual((await f.client.answer(session, 'call_nope', 'allow_once')).json, busyBody);
   assert.deepEqual(await f.client.json('POST', daemonPaths.cancelRun(runId)), { status: 200, json: { run_id: runId, session_id: 'long', phase: 'ended' } });
   const tail = await rest(a.events);
   assert.deepEqual(tail.at(-1), { seq: tail.at(-1)!.seq, type: 'ended', cause: 'cancelled', message: 'the run was cancelled', usage: null });

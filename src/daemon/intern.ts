@@ -242,16 +242,18 @@ export class Intern {
 
   answer(sessionId: string, interactionId: string, text: string, sink: Sink): Result {
     const entry = this.interactions.get(interactionId);
-    if (!entry || entry.run.sessionId !== sessionId) return refusal('interaction_unknown', `no interaction ${interactionId} in session ${sessionId}`);
-    const { run, pending } = entry;
+    const known = entry && entry.run.sessionId === sessionId ? entry : undefined;
+    // SPEC §4.1 rule 3: while another run holds the turn lock, a reply is busy whatever it names;
+    // the lookup's own refusals come once the lock is free (or held by the reply's own run).
+    if (this.lock && this.lock !== known?.run) return this.busy(MESSAGES.busy);
+    if (!known) return refusal('interaction_unknown', `no interaction ${interactionId} in session ${sessionId}`);
+    const { run, pending } = known;
     if ((pending.answered || run.pending !== pending) && !isTerminalPhase(run.state.phase)) {
       return run.state.attached ? refusal('already_attached', MESSAGES.already_attached) : refusal('interaction_not_pending', 'this interaction was already answered');
     }
     const decoded = decodeAnswer(pending.asked, text);
     const events = run.log.since(pending.seq);
-    const lockFree = this.lock === null || this.lock === run;
-    const r = this.apply(run, { kind: 'answer', valid: decoded.ok, lockFree, replayOk: events !== null }, { answer: decoded.ok ? decoded.answer : undefined, sink, events: events ?? [] });
-    if (r === 'busy') return this.busy(MESSAGES.busy);
+    const r = this.apply(run, { kind: 'answer', valid: decoded.ok, replayOk: events !== null }, { answer: decoded.ok ? decoded.answer : undefined, sink, events: events ?? [] });
     if (r) return refusal(r, decoded.ok ? MESSAGES[r] : decoded.message);
     if (decoded.ok && decoded.cancelRun) this.apply(run, { kind: 'cancel' });
     // The continued stream starts after the pause, past the model event the run reported before it.

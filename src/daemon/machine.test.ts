@@ -5,7 +5,7 @@ import { initialRunState, step, type RunState } from './machine.ts';
 
 const running: RunState = initialRunState;
 const paused: RunState = { phase: 'paused', attached: false, holdsLock: false, cause: null };
-const answer = { kind: 'answer', valid: true, lockFree: true, replayOk: true } as const;
+const answer = { kind: 'answer', valid: true, replayOk: true } as const;
 
 test('running + permission/question → paused: one interaction, stream ends, lock freed, deadline starts', () => {
   assert.deepEqual(step(running, { kind: 'pause', pausedRuns: 0, maxPausedRuns: 2 }), {
@@ -79,10 +79,6 @@ test('paused + deadline passes → cancelling, then ended', () => {
 test('running + user message on the same session → steered, still running', () => {
   assert.deepEqual(step(running, { kind: 'steer' }), { state: running, effects: ['deliver_steer'], refusal: null });
   assert.equal(step(paused, { kind: 'steer' }).refusal, 'busy');
-});
-
-test('paused + reply while another run holds the lock → busy', () => {
-  assert.deepEqual(step(paused, { ...answer, lockFree: false }), { state: paused, effects: [], refusal: 'busy' });
 });
 
 test('a second attachment is refused; a reply to a run someone is attached to is refused', () => {

@@ -14,7 +14,8 @@ export type Trigger =
   | { kind: 'detach' }
   | { kind: 'cancel' }
   | { kind: 'deadline' }
-  | { kind: 'answer'; valid: boolean; lockFree: boolean; replayOk: boolean }
+  /** The caller has checked the turn lock (it is free, or held by this run). */
+  | { kind: 'answer'; valid: boolean; replayOk: boolean }
   | { kind: 'attach'; replayOk: boolean }
   | { kind: 'steer' }
   | { kind: 'confirmed' };
@@ -83,7 +84,6 @@ export function step(s: RunState, t: Trigger): Outcome {
     case 'answer':
       if (s.phase !== 'paused') return refuse(s, s.attached ? 'already_attached' : 'interaction_not_pending');
       if (s.attached) return refuse(s, 'already_attached');
-      if (!t.lockFree) return refuse(s, 'busy');
       if (!t.valid) return refuse(s, 'answer_rejected');
       if (!t.replayOk) return refuse({ ...s, phase: 'cancelling', cause: 'cancelled' }, 'replay_lost', ['clear_deadline', 'cancel_agent']);
       return ok({ ...s, phase: 'running', attached: true, holdsLock: true }, ['take_lock', 'clear_deadline', 'deliver_answer', 'attach']);

@@ -171,7 +171,13 @@ describe('intern chat stream, end to end', () => {
     const steer = await f.chat(id, user('and also this', { session_id: 'steer-me' }));
     assert.equal(steer.status, 202);
     assert.deepEqual(steer.body, { session_id: 'steer-me', status: 'steered' });
-    for (const body of [user('/say hi'), user('/say hi', { session_id: 'other' }), tool(pSid, pCall.id, JSON.stringify({ action: 'accept', content: { answer: 'red' } }))]) {
+    const replies = [
+      tool(pSid, pCall.id, JSON.stringify({ action: 'accept', content: { answer: 'red' } })),
+      // Rule 3 names every tool reply, so one naming nothing that waits is busy too, not 404.
+      tool('no-such-session', 'call_nope', 'allow_once'),
+      tool('steer-me', 'call_nope', 'allow_once'),
+    ];
+    for (const body of [user('/say hi'), user('/say hi', { session_id: 'other' }), ...replies]) {
       const busy = await f.chat(id, body);
       assert.equal(busy.status, 409, JSON.stringify(body));
       // Never another caller's session id: it is the only handle on their conversation.
