@@ -44,6 +44,27 @@ export type ChatCallOptions = {
 
 const RETRYABLE_STATUS = new Set([408, 409, 425, 429]);
 
+type ErrorBody = { error?: { message?: unknown; metadata?: { retryable?: unknown } } };
+
+/**
+ * A refused call as a failure. An endpoint that classifies its own failures (cohort's model
+ * route, OpenRouter: `error.metadata.retryable`) is believed, so a 502 wrapping a provider's
+ * malformed answer stays not retryable; otherwise the status decides.
+ */
+export function failureOf(status: number, text: string): UpstreamError {
+  let body: ErrorBody | null = null;
+  try {
+    body = JSON.parse(text) as ErrorBody;
+  } catch {
+    // not JSON: the text itself is the detail
+  }
+  const message = body?.error?.message;
+  const detail = typeof message === 'string' ? message : text;
+  const said = body?.error?.metadata?.retryable;
+  const retryable = typeof said === 'boolean' ? said : RETRYABLE_STATUS.has(status) || status >= 500;
+  return new UpstreamError(`model endpoint answered ${status}: ${detail.slice(0, 300)}`, status, retryable);
+}
+
 type Chunk = {
   model?: string;
   choices?: { delta?: { content?: string | null; reasoning?: string | null; tool_calls?: { index: number; id?: string; function?: { name?: string; arguments?: string } }[] } }[];
@@ -63,17 +84,7 @@ export async function streamChat(opts: ChatCallOptions): Promise<ChatResult> {
     if (opts.signal.aborted) throw err;
     throw new UpstreamError(`model endpoint unreachable: ${(err as Error).cause ?? (err as Error).message}`, null, true);
   }
-  if (!res.ok) {
-    const text = await res.text().catch(() => '');
-    const detail = (() => {
-      try {
-        return (JSON.parse(text) as { error?: { message?: string } }).error?.message ?? text;
-      } catch {
-        return text;
-      }
-    })();
-    throw new UpstreamError(`model endpoint answered ${res.status}: ${detail.slice(0, 300)}`, res.status, RETRYABLE_STATUS.has(res.status) || res.status >= 500);
-  }
+  if (!res.ok) throw failureOf(res.status, await res.text().catch(() => ''));
   let content = '';
   let model: string | null = null;
   let usage: UpstreamUsage | null = null;

@@ -251,6 +251,10 @@ describe('intern chat stream, end to end', () => {
     const fatal = await f.chat(id, user('/fail 400'));
     assert.equal(fatal.status, 502);
     assert.deepEqual(fatal.body.error.metadata, { reason: 'turn_failed', retryable: false });
+    // The model route's own 502 for a provider's malformed answer says a retry cannot fix it.
+    const malformed = await f.chat(id, user('/fail 200'));
+    assert.equal(malformed.status, 502);
+    assert.deepEqual(malformed.body.error.metadata, { reason: 'turn_failed', retryable: false });
   });
 
   test('§7 503 busy with Retry-After when the intern cannot hold another paused run', async () => {
