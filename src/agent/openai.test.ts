@@ -1,7 +1,10 @@
-// How a refused model call is classified (SPEC §7 turn_failed: the intern's own classification).
+// How a failed model call is classified (SPEC §7 turn_failed: the intern's own classification),
+// refused outright or failing after its stream opened.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { failureOf } from './openai.ts';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { failureOf, streamChat, UpstreamError } from './openai.ts';
 
 const routeError = (code: number, message: string, retryable: boolean) =>
   JSON.stringify({ error: { code, message, metadata: { reason: 'turn_failed', retryable } } });
@@ -28,4 +31,42 @@ test('an endpoint that classifies its own failure is believed; otherwise the sta
 
 test('a long detail is cut to 300 characters', () => {
   assert.equal(failureOf(500, 'x'.repeat(1000)).message, `model endpoint answered 500: ${'x'.repeat(300)}`);
+});
+
+test('an error chunk after output fails the call with its classification; the text before it was handed out', async () => {
+  const frames = (error: object) =>
+    [
+      { id: 'g', model: 'm/x', choices: [{ index: 0, delta: { role: 'assistant', content: 'partial' }, finish_reason: null }] },
+      { id: 'g', model: 'm/x', choices: [{ index: 0, delta: {}, finish_reason: 'error' }], error },
+      { id: 'g', model: 'm/x', choices: [], usage: null },
+    ]
+      .map((c) => `data: ${JSON.stringify(c)}\n\n`)
+      .join('') + 'data: [DONE]\n\n';
+  let body = '';
+  const server = createServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    res.end(body);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  try {
+    const rows: [error: object, message: string, status: number, retryable: boolean][] = [
+      [{ code: 502, message: 'provider p: connection reset', metadata: { reason: 'turn_failed', retryable: true } }, 'model stream failed (502): provider p: connection reset', 502, true],
+      [{ code: 400, message: 'context too long', metadata: { reason: 'turn_failed', retryable: false } }, 'model stream failed (400): context too long', 400, false],
+      [{ message: 'overloaded' }, 'model stream failed (502): overloaded', 502, true],
+    ];
+    for (const [error, message, status, retryable] of rows) {
+      body = frames(error);
+      const said: string[] = [];
+      const call = streamChat({ baseUrl, apiKey: 'k', body: {}, signal: new AbortController().signal, onContent: (t) => said.push(t), onReasoning: () => {} });
+      await assert.rejects(call, (e: unknown) => {
+        assert.ok(e instanceof UpstreamError);
+        assert.deepEqual([e.message, e.status, e.retryable], [message, status, retryable]);
+        return true;
+      });
+      assert.deepEqual(said, ['partial']);
+    }
+  } finally {
+    server.close();
+  }
 });

@@ -44,7 +44,14 @@ export type ChatCallOptions = {
 
 const RETRYABLE_STATUS = new Set([408, 409, 425, 429]);
 
-type ErrorBody = { error?: { message?: unknown; metadata?: { retryable?: unknown } } };
+type ErrorObject = { code?: unknown; message?: unknown; metadata?: { retryable?: unknown } };
+type ErrorBody = { error?: ErrorObject };
+
+/** An endpoint's own classification when it gives one, else the status's. */
+function retryableOf(status: number, error: ErrorObject | undefined): boolean {
+  const said = error?.metadata?.retryable;
+  return typeof said === 'boolean' ? said : RETRYABLE_STATUS.has(status) || status >= 500;
+}
 
 /**
  * A refused call as a failure. An endpoint that classifies its own failures (cohort's model
@@ -60,13 +67,19 @@ export function failureOf(status: number, text: string): UpstreamError {
   }
   const message = body?.error?.message;
   const detail = typeof message === 'string' ? message : text;
-  const said = body?.error?.metadata?.retryable;
-  const retryable = typeof said === 'boolean' ? said : RETRYABLE_STATUS.has(status) || status >= 500;
-  return new UpstreamError(`model endpoint answered ${status}: ${detail.slice(0, 300)}`, status, retryable);
+  return new UpstreamError(`model endpoint answered ${status}: ${detail.slice(0, 300)}`, status, retryableOf(status, body?.error));
+}
+
+/** An error chunk after the stream opened (`finish_reason: "error"`): the turn fails, not completes. */
+export function streamFailureOf(error: ErrorObject): UpstreamError {
+  const status = typeof error.code === 'number' ? error.code : 502;
+  const detail = typeof error.message === 'string' ? error.message : 'no message';
+  return new UpstreamError(`model stream failed (${status}): ${detail.slice(0, 300)}`, status, retryableOf(status, error));
 }
 
 type Chunk = {
   model?: string;
+  error?: ErrorObject;
   choices?: { delta?: { content?: string | null; reasoning?: string | null; tool_calls?: { index: number; id?: string; function?: { name?: string; arguments?: string } }[] } }[];
   usage?: UpstreamUsage | null;
 };
@@ -89,6 +102,7 @@ export async function streamChat(opts: ChatCallOptions): Promise<ChatResult> {
   let model: string | null = null;
   let usage: UpstreamUsage | null = null;
   const calls: ToolCall[] = [];
+  let failed: UpstreamError | null = null;
   // Deltas that arrived in one network read go out as one update per kind run: same text, in
   // order, without an ACP message per token when the model is fast.
   let held: { kind: 'content' | 'reasoning'; text: string } | null = null;
@@ -105,6 +119,7 @@ export async function streamChat(opts: ChatCallOptions): Promise<ChatResult> {
     onEvent(ev) {
       if (ev.data === '[DONE]') return;
       const chunk = JSON.parse(ev.data) as Chunk;
+      if (chunk.error && typeof chunk.error === 'object') failed ??= streamFailureOf(chunk.error);
       if (chunk.model && chunk.model !== model) flush();
       model = chunk.model ?? model;
       if (chunk.usage) usage = chunk.usage;
@@ -132,6 +147,7 @@ export async function streamChat(opts: ChatCallOptions): Promise<ChatResult> {
     if (opts.signal.aborted) throw err;
     throw new UpstreamError(`model stream broke: ${(err as Error).message}`, null, true);
   }
+  if (failed) throw failed;
   const toolCalls = calls.filter(Boolean);
   return {
     message: { role: 'assistant', content: content === '' && toolCalls.length ? null : content, ...(toolCalls.length ? { tool_calls: toolCalls } : {}) },
