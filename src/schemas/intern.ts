@@ -38,9 +38,10 @@ export const InternStatus = z.enum(INTERN_STATUSES);
 
 export const ListInternsQuery = z.strictObject({
   limit: z.coerce.number().int().min(1).max(500).default(50),
+  // The SDK sends `status=a,b`; other clients repeat the parameter (`status=a&status=b`).
   status: z
-    .string()
-    .transform((s) => [...new Set(s.split(',').map((x) => x.trim()).filter(Boolean))])
+    .union([z.string(), z.array(z.string()).max(8)])
+    .transform((v) => [...new Set([v].flat().flatMap((s) => s.split(',')).map((x) => x.trim()).filter(Boolean))])
     .pipe(z.array(InternStatus).min(1).max(8))
     .optional(),
   starting_after: z.string().min(1).max(512).optional(),

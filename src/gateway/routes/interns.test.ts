@@ -79,6 +79,8 @@ for (const store of storeMatrix) {
       assert.equal(p2.body.has_more, false);
       assert.equal((await gw.call('GET', '/interns?status=running,failed')).body.data.length, 0);
       assert.equal((await gw.call('GET', '/interns?status=queued')).body.data.length, 2);
+      assert.equal((await gw.call('GET', '/interns?status=running&status=queued')).body.data.length, 2);
+      assert.equal((await gw.call('GET', '/interns?status=running&status=failed')).body.data.length, 0);
       assert.equal((await gw.call('GET', '/interns?status=sleeping')).status, 400);
       assert.equal((await gw.call('GET', '/interns?starting_after=nonsense')).status, 400);
       assert.equal((await gw.call('GET', '/interns?limit=501')).status, 400);
