@@ -21,6 +21,8 @@ export type ApiErrorInit = {
   reason?: Reason;
   retryable?: boolean;
   headers?: Record<string, string>;
+  /** What went wrong underneath (a transport error); never rendered. */
+  cause?: unknown;
 };
 
 export class ApiError extends Error {
@@ -30,7 +32,7 @@ export class ApiError extends Error {
   readonly headers: Record<string, string>;
 
   constructor(init: ApiErrorInit) {
-    super(init.message);
+    super(init.message, init.cause === undefined ? undefined : { cause: init.cause });
     this.name = 'ApiError';
     this.status = init.status;
     this.reason = init.reason;

@@ -23,7 +23,11 @@ const client = new H1Client({ connectTimeoutMs: 5_000 });
 
 /** A transport failure: the daemon could not be reached, or its answer broke off. */
 const toError = (err: unknown) =>
-  new ApiError({ status: 502, reason: 'intern_unreachable', message: `the intern could not be reached: ${(err as { code?: string }).code ?? 'connection failed'}` });
+  new ApiError({ status: 502, reason: 'intern_unreachable', message: `the intern could not be reached: ${(err as { code?: string }).code ?? 'connection failed'}`, cause: err });
+
+/** Nothing listens at the daemon's address: it is gone, not slow or cut off (worth a health probe). */
+export const daemonRefusedConnection = (err: unknown): boolean =>
+  err instanceof ApiError && err.reason === 'intern_unreachable' && (err.cause as { code?: string } | undefined)?.code === 'ECONNREFUSED';
 
 /** A daemon refusal as the same documented error; a 401 means our stored secret is wrong. */
 async function refusal(res: Upstream): Promise<ApiError> {

@@ -22,6 +22,9 @@ export type InternLifecycle = {
   destroy(row: InternRow): Promise<void>;
   /** On gateway start: keep healthy daemons, mark the others. */
   readopt(): Promise<void>;
+  /** A chat found nothing listening at the intern's address: if its health check fails too, the
+   * daemon is gone, so the intern is marked `failed` (GET shows why) instead of staying `running`. */
+  noticeRefused(intern: { id: string; hostname: string }): void;
   setGatewayUrl(url: string): void;
   /** Resolves when background work started by this process has finished. */
   idle(): Promise<void>;
@@ -34,6 +37,7 @@ export function createInternLifecycle(opts: { db: Db; sealer: Sealer; provisione
   const { db, provisioner, log } = opts;
   let gatewayUrl = opts.gatewayUrl ?? '';
   const tasks = new Set<Promise<void>>();
+  const probing = new Set<string>();
   const background = (name: string, id: string, fn: () => Promise<void>) => {
     const t = fn()
       .catch((err) => log.error({ err, intern: id }, `${name} failed`))
@@ -107,6 +111,29 @@ export function createInternLifecycle(opts: { db: Db; sealer: Sealer; provisione
           if (fresh) background('delete', row.id, () => runDestroy(fresh));
         }
       }
+    },
+    noticeRefused({ id, hostname }) {
+      if (probing.has(id)) return;
+      probing.add(id);
+      background('health check', id, async () => {
+        try {
+          const before = await getInternById(db, id);
+          if (before?.status !== 'running' || before.hostname !== hostname || (await provisioner.healthy(hostname))) return;
+          // Guarded by the address too: a provision meanwhile has started a new daemon elsewhere.
+          const marked = await setInternState(db, {
+            id,
+            from: ['running'],
+            hostname,
+            patch: { status: 'failed', hostname: null, daemonPid: null, lastFailureMessage: 'the daemon stopped answering (connection refused); provision the intern again' },
+          });
+          if (!marked) return;
+          log.warn({ intern: id }, 'intern daemon refused connections and failed its health check; marked failed');
+          // Whatever is left of it (an agent outliving its daemon) goes too.
+          await provisioner.stop({ id, pid: before.daemonPid });
+        } finally {
+          probing.delete(id);
+        }
+      });
     },
     setGatewayUrl(url) {
       gatewayUrl = url;

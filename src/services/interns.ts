@@ -202,9 +202,13 @@ export async function updateIntern(db: Db, opts: { principal: Principal; id: str
 export type InternPatch = Partial<Pick<InternRow, 'status' | 'progress' | 'hostname' | 'lastFailureMessage' | 'daemonPid'>>;
 
 /** Lifecycle writes; `from` guards against racing another gateway's transition. */
-export async function setInternState(db: Db, opts: { id: string; patch: InternPatch; from?: InternRow['status'][] }): Promise<InternRow | null> {
+export async function setInternState(db: Db, opts: { id: string; patch: InternPatch; from?: InternRow['status'][]; hostname?: string }): Promise<InternRow | null> {
   forget(db, opts.id);
-  const where = opts.from ? and(eq(interns.id, opts.id), inArray(interns.status, opts.from)) : eq(interns.id, opts.id);
+  const where = and(
+    eq(interns.id, opts.id),
+    opts.from ? inArray(interns.status, opts.from) : undefined,
+    opts.hostname === undefined ? undefined : eq(interns.hostname, opts.hostname),
+  );
   const [row] = await db.update(interns).set({ ...opts.patch, updatedAt: new Date() }).where(where).returning();
   return row ?? null;
 }

@@ -324,4 +324,33 @@ describe('intern chat stream, end to end', () => {
     assert.equal(gone.status, 502);
     assert.deepEqual(gone.body.error.metadata, { reason: 'intern_unreachable', retryable: true });
   });
+
+  test('a chat that finds the daemon gone marks the intern failed; the next chat is 409 intern_not_ready and a provision brings it back', async () => {
+    const lost = await f.intern('lost');
+    await f.killDaemon(lost);
+    const gone = await f.chat(lost, user('/say hi'));
+    assert.equal(gone.status, 502);
+    assert.deepEqual(gone.body.error, { code: 502, message: 'the intern could not be reached: ECONNREFUSED', metadata: { reason: 'intern_unreachable', retryable: true } });
+    await f.gw.ctx.interns.idle();
+    const got = (await f.gw.call('GET', `/interns/${lost}`)).body;
+    assert.deepEqual([got.status, got.hostname, got.last_failure_message], ['failed', null, 'the daemon stopped answering (connection refused); provision the intern again']);
+    const notReady = await f.chat(lost, user('/say hi'));
+    assert.equal(notReady.status, 409);
+    assert.deepEqual(notReady.body.error, { code: 409, message: 'the intern is not running (status failed)', metadata: { reason: 'intern_not_ready', retryable: true } });
+    assert.equal((await f.gw.call('POST', `/interns/${lost}/provision`)).status, 202);
+    await f.gw.ctx.interns.idle();
+    const back = (await f.gw.call('GET', `/interns/${lost}`)).body;
+    assert.deepEqual([back.status, back.last_failure_message], ['running', null]);
+    assert.equal(text(await f.chat(lost, user('/say back'))), 'back');
+  });
+
+  test('a daemon that refuses one connection but answers its health check stays running', async () => {
+    const alive = await f.intern('alive');
+    const row = (await f.gw.call('GET', `/interns/${alive}`)).body;
+    f.gw.ctx.interns.noticeRefused({ id: alive, hostname: row.hostname });
+    await f.gw.ctx.interns.idle();
+    const after = (await f.gw.call('GET', `/interns/${alive}`)).body;
+    assert.deepEqual([after.status, after.hostname], ['running', row.hostname]);
+    assert.equal(text(await f.chat(alive, user('/say still'))), 'still');
+  });
 });

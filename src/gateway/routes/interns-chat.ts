@@ -6,7 +6,7 @@ import { parseWith } from '../validate.ts';
 import { ChatChunk, ChatRequest, SteeredResponse } from '../../schemas/intern-chat.ts';
 import { LifecycleError } from '../../schemas/intern.ts';
 import { chatAction, chatTarget } from '../../services/interns-chat.ts';
-import { answerInteraction, startTurn } from '../../relay/client.ts';
+import { answerInteraction, daemonRefusedConnection, startTurn } from '../../relay/client.ts';
 import { relay } from '../../relay/relay.ts';
 
 const CHAT_ERRORS = [400, 401, 403, 404, 408, 409, 410, 413, 429, 502, 503, 504];
@@ -38,6 +38,7 @@ export const internChatRoutes: RouteModule = (app, ctx) => {
     req.body = null;
     const target = await chatTarget(ctx.store.db, { principal, sealer: ctx.sealer, internId: req.params.internId });
     if (action.kind === 'turn') await ctx.turnLimiter.consume(principal.subjectId);
+    const internId = req.params.internId.toLowerCase();
     const result = await relay({
       res: reply.raw,
       timings,
@@ -51,6 +52,9 @@ export const internChatRoutes: RouteModule = (app, ctx) => {
         req.raw.rawHeaders.length = 0;
         req.raw.headers = {};
       },
+    }).catch((err: unknown) => {
+      if (daemonRefusedConnection(err)) ctx.interns.noticeRefused({ id: internId, hostname: target.baseUrl });
+      throw err;
     });
     if (result.kind === 'steered') return reply.code(202).send(result.body);
     return reply;
