@@ -137,6 +137,16 @@ test('a client disconnecting from a running turn cancels it; the ending is confi
   assert.equal(f.daemon.status().turn, null);
 });
 
+test('a stopping daemon cancels its running turn and confirms the ending (ended, not a severed stream)', async () => {
+  const a = await f.client.open('POST', daemonPaths.turns, { prompt: '/say started\n/sleep 60000\n/say never' });
+  assert.ok(a.events);
+  await readUntil(a.events, (e) => e.type === 'text');
+  await f.restart();
+  const tail = await rest(a.events);
+  assert.deepEqual(shape(tail), ['ended']);
+  assert.deepEqual(tail[0], { seq: tail[0]!.seq, type: 'ended', cause: 'cancelled', message: 'the intern is stopping; the run was cancelled', usage: null });
+});
+
 test('steering: a message for the running session is delivered into the turn (202) and answered there', async () => {
   const gate = join(f.dir, 'work', 'go');
   const a = await f.client.open('POST', daemonPaths.turns, {

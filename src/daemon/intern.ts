@@ -19,6 +19,8 @@ type Ctx = { pending?: Pending; answer?: AcpAnswer; sink?: Sink; events?: RunEve
 
 /** Terminal runs kept for replay and for telling late answers "not pending". */
 const KEEP_ENDED_RUNS = 32;
+/** How long a stopping daemon waits for its agent to confirm cancelled runs (the local provisioner kills after 5 s). */
+const SHUTDOWN_GRACE_MS = 2_000;
 
 export class Intern {
   readonly agents: AgentHost;
@@ -101,8 +103,9 @@ export class Intern {
           usage: run.usage,
         });
       case 'emit_ended': {
-        const deadline = run.state.cause === 'deadline';
-        return void run.emit({ type: 'ended', cause: deadline ? 'deadline' : 'cancelled', message: deadline ? 'the interaction deadline passed; the run was cancelled' : 'the run was cancelled', usage: run.usage });
+        const cause = run.state.cause;
+        const message = cause === 'deadline' ? 'the interaction deadline passed; the run was cancelled' : cause === 'shutdown' ? 'the intern is stopping; the run was cancelled' : 'the run was cancelled';
+        return void run.emit({ type: 'ended', cause: cause === 'deadline' ? 'deadline' : 'cancelled', message, usage: run.usage });
       }
       case 'end_stream': {
         const sink = run.sink;
@@ -304,9 +307,17 @@ export class Intern {
     };
   }
 
+  /** Cancels every live run and gives the agent a moment to confirm, so callers read `run_ended`
+   * rather than a severed stream; then stops the agent (which fails whatever did not confirm). */
   async close(): Promise<void> {
     this.closing = true;
+    const runs = [...this.runs.values()];
+    for (const run of runs) this.apply(run, { kind: 'cancel', cause: 'shutdown' });
+    const all = Promise.all(runs.map((r) => r.done));
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([all, new Promise((r) => (timer = setTimeout(r, SHUTDOWN_GRACE_MS)))]);
+    clearTimeout(timer);
     await this.agents.stop();
-    await Promise.all([...this.runs.values()].map((r) => r.done));
+    await all;
   }
 }

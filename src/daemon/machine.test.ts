@@ -70,6 +70,16 @@ test('paused + rejected reply → paused, deadline not touched', () => {
   assert.deepEqual(step(paused, { ...answer, valid: false }), { state: paused, effects: [], refusal: 'answer_rejected' });
 });
 
+test('the daemon stops: a running or paused run is cancelled for shutdown, and the confirmation ends it', () => {
+  for (const s of [running, paused]) {
+    const a = step(s, { kind: 'cancel', cause: 'shutdown' });
+    assert.deepEqual(a, { state: { ...s, phase: 'cancelling', cause: 'shutdown' }, effects: ['clear_deadline', 'cancel_agent'], refusal: null });
+    assert.deepEqual(step(a.state, { kind: 'confirmed' }).state, { phase: 'ended', attached: false, holdsLock: false, cause: 'shutdown' });
+  }
+  const closing = { ...running, phase: 'cancelling', attached: false, cause: 'client_closed' } as const;
+  assert.deepEqual(step(closing, { kind: 'cancel', cause: 'shutdown' }), { state: closing, effects: [], refusal: null });
+});
+
 test('paused + deadline passes → cancelling, then ended', () => {
   const a = step(paused, { kind: 'deadline' });
   assert.deepEqual(a, { state: { ...paused, phase: 'cancelling', cause: 'deadline' }, effects: ['cancel_agent'], refusal: null });

@@ -3,7 +3,7 @@
 import type { RefusalKind, RunPhase } from '../protocol/daemon.ts';
 
 /** Why a run is being cancelled; decides how the agent's confirmation ends it. */
-export type CancelCause = 'client_closed' | 'cancelled' | 'deadline' | 'capacity';
+export type CancelCause = 'client_closed' | 'cancelled' | 'deadline' | 'capacity' | 'shutdown';
 
 export type RunState = { phase: RunPhase; attached: boolean; holdsLock: boolean; cause: CancelCause | null };
 
@@ -12,7 +12,8 @@ export type Trigger =
   | { kind: 'complete' }
   | { kind: 'fail' }
   | { kind: 'detach' }
-  | { kind: 'cancel' }
+  /** `shutdown`: the daemon is stopping and ends its runs itself, so their endings are confirmed. */
+  | { kind: 'cancel'; cause?: 'shutdown' }
   | { kind: 'deadline' }
   /** The caller has checked the turn lock (it is free, or held by this run). */
   | { kind: 'answer'; valid: boolean; replayOk: boolean }
@@ -78,7 +79,7 @@ export function step(s: RunState, t: Trigger): Outcome {
       return ok({ ...s, attached: false });
     case 'cancel':
       if (s.phase === 'cancelling') return ok(s);
-      return ok({ ...s, phase: 'cancelling', cause: 'cancelled' }, ['clear_deadline', 'cancel_agent']);
+      return ok({ ...s, phase: 'cancelling', cause: t.cause ?? 'cancelled' }, ['clear_deadline', 'cancel_agent']);
     case 'deadline':
       return s.phase === 'paused' ? ok({ ...s, phase: 'cancelling', cause: 'deadline' }, ['cancel_agent']) : ok(s);
     case 'answer':

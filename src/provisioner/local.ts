@@ -60,17 +60,18 @@ export function createLocalProvisioner(opts: LocalProvisionerOptions): Provision
   async function stop(intern: { id: string; pid: number | null }) {
     const pid = intern.pid;
     if (!pid || !alive(pid) || !ours(pid, dirOf(intern.id))) return;
+    // The daemon alone first: it cancels its runs and waits for its agent to confirm, so open
+    // streams end `run_ended`; a signal to the whole group would kill the agent under it.
     try {
-      process.kill(-pid, 'SIGTERM');
+      process.kill(pid, 'SIGTERM');
     } catch {
       return;
     }
     for (let i = 0; i < 100 && alive(pid); i++) await sleep(50);
-    if (alive(pid)) {
-      try {
-        process.kill(-pid, 'SIGKILL');
-      } catch {}
-    }
+    // Then whatever is left in its process group (a hung daemon, an agent, a shell command).
+    try {
+      process.kill(-pid, 'SIGKILL');
+    } catch {}
   }
 
   return {

@@ -325,6 +325,19 @@ describe('intern chat stream, end to end', () => {
     assert.deepEqual(gone.body.error.metadata, { reason: 'intern_unreachable', retryable: true });
   });
 
+  test('suspending an intern mid-stream ends the run as confirmed: 410 run_ended, final chunk, [DONE]', async () => {
+    const paused = await f.intern('suspended-mid-stream');
+    const res = await f.open(paused, user('/say doomed\n/sleep 30000\n/say never'));
+    const { reader, seen } = await untilContent(res);
+    assert.deepEqual((await f.gw.call('POST', `/interns/${paused}/suspend`)).body, { suspended: true });
+    const { chunks, done } = parseSse(await rest(reader, seen));
+    const err = chunks.find((c) => c.choices[0]?.finish_reason === 'error');
+    assert.deepEqual(err.error, { code: 410, message: 'the intern is stopping; the run was cancelled', metadata: { reason: 'run_ended', retryable: false } });
+    assert.deepEqual(chunks.at(-1).choices, []);
+    assert.equal(chunks.at(-1).usage, null);
+    assert.equal(done, true);
+  });
+
   test('a chat that finds the daemon gone marks the intern failed; the next chat is 409 intern_not_ready and a provision brings it back', async () => {
     const lost = await f.intern('lost');
     await f.killDaemon(lost);
