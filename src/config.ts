@@ -33,6 +33,8 @@ const Env = z.object({
   COHORT_PUBLIC_URL: z.string().url().optional(),
   /** Runs an intern may hold paused across a question before it refuses another (503 busy). */
   COHORT_MAX_PAUSED_RUNS: int(32),
+  /** After SIGTERM/SIGINT, how long open streams may run on before each is ended with an error chunk. */
+  COHORT_SHUTDOWN_GRACE_MS: int(10_000),
 });
 
 export type Config = {
@@ -58,6 +60,7 @@ export type Config = {
   providerEnv: Record<string, string>;
   publicUrl?: string;
   maxPausedRuns: number;
+  shutdownGraceMs: number;
 };
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -85,5 +88,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     providerEnv: Object.fromEntries(Object.entries(env).filter((kv): kv is [string, string] => kv[0].startsWith('COHORT_PROVIDER_') && !!kv[1])),
     publicUrl: e.COHORT_PUBLIC_URL || undefined,
     maxPausedRuns: e.COHORT_MAX_PAUSED_RUNS,
+    shutdownGraceMs: e.COHORT_SHUTDOWN_GRACE_MS,
   };
 }

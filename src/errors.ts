@@ -72,5 +72,7 @@ export const resourceConflict = () => new ApiError({ status: 409, message: 'reso
 export const payloadTooLarge = () =>
   new ApiError({ status: 413, reason: 'payload_too_large', message: 'request body exceeds 1 MiB (1048576 bytes)' });
 export const internalError = () => new ApiError({ status: 500, message: 'internal server error' });
+/** An open stream ended by the gateway's shutdown: the connection is lost, a retry may go to another gateway. */
+export const gatewayStopping = () => new ApiError({ status: 502, reason: 'stream_severed', message: 'the gateway is shutting down' });
 export const serverToolDisabled = (tool: string) =>
   new ApiError({ status: 403, message: `server tool ${tool} is disabled in this workspace` });

@@ -20,9 +20,13 @@ const gateway = await startGateway({ config, log, onStoreLost: (err) => exitFata
 let stopping = false;
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {
   process.on(signal, () => {
-    if (stopping) return;
+    // A second Ctrl-C means now. Daemons are their own processes and keep running.
+    if (stopping) {
+      log.warn({ signal }, 'second signal: exiting without waiting for in-flight requests');
+      process.exit(1);
+    }
     stopping = true;
-    log.info({ signal }, 'shutting down: finishing in-flight requests');
+    log.info({ signal, grace_ms: config.shutdownGraceMs }, 'shutting down: finishing in-flight requests; streams still open after the grace are ended');
     gateway.close().then(
       () => process.exit(0),
       (err) => {

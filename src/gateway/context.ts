@@ -8,6 +8,7 @@ import type { OpenApiRegistry } from './openapi.ts';
 import type { InferenceService } from '../services/inference.ts';
 import type { InternLifecycle } from '../services/interns-lifecycle.ts';
 import type { TurnLimiter } from '../services/ratelimit.ts';
+import type { OpenStreams } from '../relay/sse.ts';
 
 export type Ctx = {
   config: Config;
@@ -19,4 +20,6 @@ export type Ctx = {
   inference: InferenceService;
   interns: InternLifecycle;
   turnLimiter: TurnLimiter;
+  /** Open SSE responses of every route, ended by the shutdown once its grace has passed. */
+  streams: OpenStreams;
 };

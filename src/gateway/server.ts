@@ -18,6 +18,7 @@ import { buildApp } from './app.ts';
 import { createOpenApiRegistry } from './openapi.ts';
 import { routeModules } from './routes/index.ts';
 import type { Ctx } from './context.ts';
+import { OpenStreams } from '../relay/sse.ts';
 
 export type Gateway = {
   app: FastifyInstance;
@@ -65,6 +66,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     inference: createInferenceService({ db: store.db, log, sealer, routingCacheMs: config.routingCacheMs, upstreamTimeoutMs: config.upstreamTimeoutMs, providerEnv: config.providerEnv, priceTableFile: config.priceTable, bus }),
     interns: createInternLifecycle({ db: store.db, sealer, log, provisioner: createLocalProvisioner({ dataDir: config.dataDir, daemonEnv }) }),
     turnLimiter,
+    streams: new OpenStreams(),
   };
   const app = buildApp(ctx, routeModules);
   await app.listen({ host: config.host, port: config.port });
@@ -78,7 +80,13 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     url: `http://${host}:${port}/api/v1`,
     bootstrap,
     async close() {
+      // In-flight requests finish; streams still open after the grace are ended with an error chunk.
+      const grace = setTimeout(() => {
+        log.info({ streams: ctx.streams.size }, 'shutdown grace passed: ending open streams');
+        ctx.streams.endAll();
+      }, config.shutdownGraceMs);
       await app.close();
+      clearTimeout(grace);
       await ctx.interns.idle();
       await ctx.turnLimiter.close();
       await bus?.close();

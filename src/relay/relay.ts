@@ -10,9 +10,9 @@
 // open streams), and a relayed batch costs a parse, a map and a write, with no promise between.
 import type { ServerResponse } from 'node:http';
 import { randomBytes } from 'node:crypto';
-import { ApiError } from '../errors.ts';
+import { ApiError, gatewayStopping } from '../errors.ts';
 import { initialState, mapApiEnding, mapEvent, type ApiEnding, type MapState, type Refusal, type Step } from './chunks.ts';
-import { openSse, type SseWriter } from './sse.ts';
+import { openSse, type OpenStreams, type SseWriter } from './sse.ts';
 import { chunkEncoder } from './encode.ts';
 import type { Opened, Pending } from './client.ts';
 import type { Feed, Sink } from '../http/body.ts';
@@ -29,11 +29,13 @@ export type RelayOptions = {
   onOpen: () => void;
   /** The session being continued, for a `tool` reply. */
   sessionId?: string;
+  /** The gateway's open streams: its shutdown ends this one with `stream_severed`. */
+  streams?: OpenStreams;
 };
 
 export type RelayResult = { kind: 'steered'; body: SteeredResponse } | { kind: 'streamed' };
 
-type Interrupt = 'route_deadline' | 'turn_budget' | 'client_gone';
+type Interrupt = 'route_deadline' | 'turn_budget' | 'client_gone' | 'shutdown';
 type Frames = { text: string; end: boolean };
 
 const seconds = (ms: number) => Math.max(1, Math.round(ms / 1000));
@@ -177,15 +179,17 @@ class RelayRun implements Sink<RunEvent> {
   private open(frames: Frames): void {
     this.clearRouteTimer();
     this.res.off('close', this.onClientClose);
+    const registry = this.o!.streams;
     this.o!.onOpen();
     this.o = null;
     this.wake = null;
-    this.sse = openSse(this.res, { keepaliveMs: this.timings.keepaliveMs, onGone: this.onGone, flatHead: true });
+    this.sse = openSse(this.res, { keepaliveMs: this.timings.keepaliveMs, onGone: this.onGone, flatHead: true, registry, onShutdown: this.onShutdown });
     this.emit(frames);
     if (!this.over) this.feed!.subscribe(this);
   }
 
   private readonly onGone = () => this.fire('client_gone');
+  private readonly onShutdown = () => this.fire('shutdown');
 
   /** Writes frames, then ends the response, or stops reading the daemon while the client's socket is full. */
   private emit(frames: Frames): void {
@@ -226,7 +230,11 @@ class RelayRun implements Sink<RunEvent> {
       this.over = true;
       this.settle();
       this.sse!.destroy();
+    } else if (i === 'shutdown') {
+      const e = gatewayStopping();
+      this.emit(this.ending({ reason: 'stream_severed', status: e.status, message: e.message }));
     } else this.emit(this.ending({ reason: 'timeout', status: 504, message: this.budgetMessage() }));
+    // Closing the daemon stream cancels a running run, as a client's disconnect does.
     this.cancel();
   }
 

@@ -6,10 +6,10 @@ import assert from 'node:assert/strict';
 import { createServer, type ServerResponse } from 'node:http';
 import { connect, type AddressInfo, type Socket } from 'node:net';
 import { once } from 'node:events';
-import { openSse, type SseWriter } from './sse.ts';
+import { openSse, OpenStreams, type SseOptions, type SseWriter } from './sse.ts';
 
 /** A server whose one response is handed to the test, and a raw client that reads only when told. */
-async function stalledStream(): Promise<{ res: ServerResponse; sse: SseWriter; client: Socket; close(): void }> {
+async function stalledStream(opts: Partial<SseOptions> = {}): Promise<{ res: ServerResponse; sse: SseWriter; client: Socket; close(): void }> {
   const server = createServer();
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
@@ -17,7 +17,7 @@ async function stalledStream(): Promise<{ res: ServerResponse; sse: SseWriter; c
   client.pause();
   client.write('POST / HTTP/1.1\r\nhost: x\r\ncontent-length: 0\r\n\r\n');
   const [, res] = (await once(server, 'request')) as [unknown, ServerResponse];
-  const sse = openSse(res, { keepaliveMs: 60_000 });
+  const sse = openSse(res, { keepaliveMs: 60_000, ...opts });
   return { res, sse, client, close: () => (client.destroy(), server.close()) };
 }
 
@@ -61,4 +61,35 @@ test('a client that goes away releases the waiting senders, and later sends are 
   assert.equal(s.sse.send(frame, () => calls.push('late')), true, 'nothing to wait for once the client is gone');
   assert.deepEqual(calls, ['first', 'write']);
   s.close();
+});
+
+test('the open-streams registry holds a stream from its 200 to its end, and endAll asks each open one to end its own way', async () => {
+  const registry = new OpenStreams();
+  const calls: string[] = [];
+  const ended = await stalledStream({ registry, onShutdown: () => calls.push('ended-early') });
+  const asked = await stalledStream({ registry, onShutdown: () => asked.sse.end('data: bye\n\n') });
+  const cut = await stalledStream({ registry });
+  const gone = await stalledStream({ registry, onShutdown: () => calls.push('gone') });
+  assert.equal(registry.size, 4);
+  ended.sse.end('data: [DONE]\n\n');
+  const closed = once(gone.res, 'close');
+  gone.client.destroy();
+  await closed;
+  assert.equal(registry.size, 2);
+  const cutClosed = once(cut.res, 'close');
+  registry.endAll();
+  await cutClosed;
+  assert.deepEqual(calls, []);
+  assert.equal(registry.size, 0);
+  asked.client.resume();
+  // The response ends (chunked: the zero-length chunk) after the route's own last frame.
+  const text = await new Promise<string>((resolve) => {
+    let got = '';
+    asked.client.on('data', (d: Buffer) => {
+      got += d.toString();
+      if (got.endsWith('\r\n0\r\n\r\n')) resolve(got);
+    });
+  });
+  assert.match(text, /data: bye\n\n\r\n0\r\n\r\n$/);
+  for (const s of [ended, asked, cut, gone]) s.close();
 });

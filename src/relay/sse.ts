@@ -1,7 +1,8 @@
 // The one SSE writer of the gateway's streams (intern chat, model requests in both API styles):
 // opens the 200 with the stream headers and the route's own (request id), writes frames with
 // backpressure, writes `: keepalive` after each quiet interval (SPEC §6), ends once, and notices
-// a client that went away. Callers compose the frames; this owns the socket.
+// a client that went away. Callers compose the frames; this owns the socket. A gateway's open
+// streams are kept in one OpenStreams, so its shutdown can end each with an error chunk.
 import type { ServerResponse } from 'node:http';
 import { flat } from './encode.ts';
 
@@ -26,7 +27,28 @@ export type SseOptions = {
   onGone?: () => void;
   /** Keep the response head as one flat string: for streams that may stay open for minutes. */
   flatHead?: boolean;
+  /** The gateway's open streams; `onShutdown` is how this one ends when the gateway stops. */
+  registry?: OpenStreams;
+  onShutdown?: () => void;
 };
+
+/** A gateway's open streams, so that its shutdown ends each one the way its route ends a failure. */
+export class OpenStreams {
+  private readonly open = new Set<SseStream>();
+  get size(): number {
+    return this.open.size;
+  }
+  add(s: SseStream): void {
+    this.open.add(s);
+  }
+  delete(s: SseStream): void {
+    this.open.delete(s);
+  }
+  /** Asks every open stream to end (each writes its error chunk, final frames and terminator). */
+  endAll(): void {
+    for (const s of [...this.open]) s.shutdown();
+  }
+}
 
 const RESOLVED = Promise.resolve();
 const noop = () => {};
@@ -41,6 +63,8 @@ class SseStream implements SseWriter {
   private finished = false;
   private readonly keepalive: NodeJS.Timeout;
   private readonly onGone: (() => void) | undefined;
+  private readonly registry: OpenStreams | undefined;
+  private readonly onShutdown: (() => void) | undefined;
   /** Callers waiting for the socket to drain (or close). */
   private waiting: (() => void)[] | null = null;
 
@@ -49,6 +73,8 @@ class SseStream implements SseWriter {
     opts: SseOptions,
   ) {
     this.onGone = opts.onGone;
+    this.registry = opts.registry;
+    this.onShutdown = opts.onShutdown;
     // The headers leave with the first frame, in one write; the route's own first, then the stream's.
     const head: Record<string, string | string[] | number> = {};
     for (const k in opts.headers) {
@@ -68,6 +94,14 @@ class SseStream implements SseWriter {
     }
     this.keepalive = setInterval(this.tick, opts.keepaliveMs).unref();
     res.on('close', this.onClose);
+    this.registry?.add(this);
+  }
+
+  /** The gateway is stopping: the route ends the stream its own way, or it is cut off. */
+  shutdown(): void {
+    if (this.gone || this.finished) return;
+    if (this.onShutdown) this.onShutdown();
+    else this.destroy();
   }
 
   private readonly tick = () => {
@@ -76,6 +110,7 @@ class SseStream implements SseWriter {
 
   private readonly onClose = () => {
     clearInterval(this.keepalive);
+    this.registry?.delete(this);
     if (!this.finished) {
       this.gone = true;
       this.onGone?.();
@@ -116,11 +151,13 @@ class SseStream implements SseWriter {
     if (this.gone || this.finished) return;
     this.finished = true;
     clearInterval(this.keepalive);
+    this.registry?.delete(this);
     this.res.end(text);
   }
 
   destroy(): void {
     clearInterval(this.keepalive);
+    this.registry?.delete(this);
     if (!this.finished) {
       this.finished = true;
       this.res.destroy();

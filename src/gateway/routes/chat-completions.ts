@@ -9,7 +9,7 @@ import type { RouteModule } from '../app.ts';
 import { guard, principalOf } from '../app.ts';
 import { parseWith } from '../validate.ts';
 import type { Ctx } from '../context.ts';
-import { ApiError, internalError } from '../../errors.ts';
+import { ApiError, gatewayStopping, internalError } from '../../errors.ts';
 import { ChatCompletionRequest, ChatCompletionResponse } from '../../schemas/inference.ts';
 import type { ApiStyle, Prepared } from '../../services/inference.ts';
 import type { RequestBody } from '../../services/routing.ts';
@@ -42,7 +42,12 @@ export function cancelOnClose(reply: FastifyReply): Cancel {
 /** Writes an SSE response from text frames (one write per upstream read); `fail` renders the in-stream error frame. */
 export async function writeSse(reply: FastifyReply, o: { cancel: Cancel; frames: AsyncIterable<string>; fail: (e: ApiError) => string; end: () => string; ctx: Ctx }) {
   reply.hijack();
-  const sse = openSse(reply.raw, { keepaliveMs: o.ctx.config.keepaliveMs, headers: reply.getHeaders() });
+  // On shutdown: the error frame first, then the upstream abort (whose own ending is then not written).
+  const onShutdown = () => {
+    sse.end(o.fail(gatewayStopping()));
+    o.cancel.cancel();
+  };
+  const sse = openSse(reply.raw, { keepaliveMs: o.ctx.config.keepaliveMs, headers: reply.getHeaders(), registry: o.ctx.streams, onShutdown });
   try {
     for await (const frame of o.frames) await sse.write(frame);
     sse.end(o.end());

@@ -43,6 +43,7 @@ export const internChatRoutes: RouteModule = (app, ctx) => {
       res: reply.raw,
       timings,
       sessionId: action.kind === 'answer' ? action.sessionId : undefined,
+      streams: ctx.streams,
       open: () => (action.kind === 'turn' ? startTurn(target, action.body) : answerInteraction(target, action)),
       onOpen: () => {
         for (const [k, v] of Object.entries(reply.getHeaders())) if (v !== undefined) reply.raw.setHeader(k, v as string);
