@@ -1,6 +1,9 @@
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { once } from 'node:events';
 import { createTurnLimiter } from './ratelimit.ts';
 import { ApiError, errorBody } from '../errors.ts';
 import { startTestGateway, type TestGateway } from '../testing/gateway.ts';
@@ -49,13 +52,22 @@ describe('turn rate limiter', () => {
 describe('rate limits at the chat route', () => {
   let gw: TestGateway;
   let id: string;
+  let daemon: Server;
   before(async () => {
     gw = await startTestGateway({ env: { COHORT_TURNS_PER_MINUTE: '2' } });
     id = (await gw.call('POST', '/interns', { body: { name: 'limited' } })).body.id;
-    // A running intern whose daemon is gone: each admitted turn is 502, so the count is visible.
-    await setInternState(gw.ctx.store.db, { id, patch: { status: 'running', hostname: 'http://127.0.0.1:9' } });
+    // A running intern whose "daemon" answers every request with a bare 500: each admitted turn is
+    // 502 intern_rejected (and the intern stays running), so the count is visible.
+    daemon = createServer((_req, res) => res.writeHead(500).end('no'));
+    daemon.listen(0, '127.0.0.1');
+    await once(daemon, 'listening');
+    const hostname = `http://127.0.0.1:${(daemon.address() as AddressInfo).port}`;
+    await setInternState(gw.ctx.store.db, { id, patch: { status: 'running', hostname } });
   });
-  after(() => gw.close());
+  after(async () => {
+    await gw.close();
+    daemon.close();
+  });
 
   const turn = (key: string) => gw.call('POST', `/interns/${id}/chat/completions`, { key, body: { stream: true, messages: [{ role: 'user', content: 'hi' }] } });
 
