@@ -85,8 +85,12 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
         log.info({ streams: ctx.streams.size }, 'shutdown grace passed: ending open streams');
         ctx.streams.endAll();
       }, config.shutdownGraceMs);
+      // A keep-alive connection whose last response ended would hold the close open until its
+      // client lets go (Fastify keeps idle ones 72 s): while closing, idle ones are closed.
+      const sweep = setInterval(() => app.server.closeIdleConnections(), 100);
       await app.close();
       clearTimeout(grace);
+      clearInterval(sweep);
       await ctx.interns.idle();
       await ctx.turnLimiter.close();
       await bus?.close();

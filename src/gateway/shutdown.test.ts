@@ -8,6 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { once } from 'node:events';
+import { connect } from 'node:net';
 import { freePort, killDaemonsUnder, startGatewayProcess, type GatewayProcess } from '../testing/gateway-process.ts';
 import { parseSse, readChat } from '../testing/interns.ts';
 
@@ -94,6 +95,24 @@ describe('gateway shutdown', () => {
     assert.equal(code, 0);
     const health = await fetch(`${intern.hostname}/v1/health`);
     assert.equal(health.status, 200);
+  });
+
+  // Without the close, the connection would stay until Fastify's keep-alive timeout (72 s).
+  test('a keep-alive connection whose stream the shutdown ended is closed by the gateway, not left to hold the exit', { timeout: 30_000 }, async () => {
+    const gw = await gateway({ COHORT_SHUTDOWN_GRACE_MS: '200' });
+    const body = JSON.stringify({ model: 'local/scripted', stream: true, messages: [{ role: 'user', content: '/say before\n/sleep 60000' }] });
+    const socket = connect(Number(new URL(gw.url).port), '127.0.0.1');
+    socket.write(`POST /api/v1/chat/completions HTTP/1.1\r\nhost: x\r\nconnection: keep-alive\r\nauthorization: Bearer ${gw.keys().api_key}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+    let got = '';
+    socket.on('data', (d: Buffer) => (got += d.toString()));
+    while (!got.includes('before')) await new Promise((r) => setTimeout(r, 20));
+    const closed = once(socket, 'close');
+    const exited = once(gw.child, 'exit');
+    gw.child.kill('SIGTERM');
+    await closed;
+    assert.match(got, /data: \[DONE\]\n\n\r\n0\r\n\r\n$/);
+    assert.ok(got.includes('"message":"the gateway is shutting down"'));
+    assert.deepEqual(await exited, [0, null]);
   });
 
   test('a second signal exits at once, without waiting for open streams', async () => {
