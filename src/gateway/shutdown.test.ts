@@ -4,12 +4,9 @@
 // exits at once.
 import { describe, test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { once } from 'node:events';
 import { connect } from 'node:net';
-import { freePort, killDaemonsUnder, startGatewayProcess, type GatewayProcess } from '../testing/gateway-process.ts';
+import { freePort, gatewayProcesses, type GatewayProcess } from '../testing/gateway-process.ts';
 import { parseSse, readChat } from '../testing/interns.ts';
 
 const stopping = { code: 502, message: 'the gateway is shutting down', metadata: { reason: 'stream_severed', retryable: true } };
@@ -38,23 +35,9 @@ async function readUntil(res: Response, text: string) {
 }
 
 describe('gateway shutdown', () => {
-  const dirs: string[] = [];
-  const procs: GatewayProcess[] = [];
-  after(async () => {
-    for (const p of procs) await p.kill();
-    for (const d of dirs) {
-      killDaemonsUnder(d);
-      rmSync(d, { recursive: true, force: true });
-    }
-  });
-
-  async function gateway(env: Record<string, string>) {
-    const dataDir = mkdtempSync(join(tmpdir(), 'cohort-shutdown-'));
-    dirs.push(dataDir);
-    const gw = await startGatewayProcess({ dataDir, port: await freePort(), env });
-    procs.push(gw);
-    return gw;
-  }
+  const pool = gatewayProcesses('cohort-shutdown-');
+  after(() => pool.cleanup());
+  const gateway = async (env: Record<string, string>) => pool.start({ dataDir: pool.dataDir(), port: await freePort(), env });
 
   test('after the grace, open streams end with an error chunk, the final frames and [DONE]; the process exits 0 and the daemon stays', async () => {
     const gw = await gateway({ COHORT_SHUTDOWN_GRACE_MS: '300' });

@@ -2,7 +2,8 @@
 // on one database. Reads the bootstrap keys from the data dir. Daemons it provisions are found
 // (for cleanup) by their command line naming this data dir.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { readFileSync, readdirSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -78,4 +79,29 @@ export function killDaemonsUnder(dataDir: string, internId = '') {
       if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(join(dataDir, 'interns', internId))) process.kill(-Number(entry), 'SIGKILL');
     } catch {}
   }
+}
+
+/** Gateway processes and data dirs a test file starts; cleanup() kills them and their daemons and removes the dirs. */
+export function gatewayProcesses(prefix: string) {
+  const dirs: string[] = [];
+  const procs: GatewayProcess[] = [];
+  return {
+    dataDir(): string {
+      const d = mkdtempSync(join(tmpdir(), prefix));
+      dirs.push(d);
+      return d;
+    },
+    async start(opts: Parameters<typeof startGatewayProcess>[0]): Promise<GatewayProcess> {
+      const gw = await startGatewayProcess(opts);
+      procs.push(gw);
+      return gw;
+    },
+    async cleanup(): Promise<void> {
+      for (const p of procs) await p.kill();
+      for (const d of dirs) {
+        killDaemonsUnder(d);
+        rmSync(d, { recursive: true, force: true });
+      }
+    },
+  };
 }

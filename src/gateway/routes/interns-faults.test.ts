@@ -2,12 +2,9 @@
 // run is paused, a second gateway on the same PostgreSQL serving the reply, and re-adoption.
 import { describe, test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { freePort, killDaemonsUnder, startGatewayProcess, type GatewayProcess } from '../../testing/gateway-process.ts';
+import { freePort, gatewayProcesses, killDaemonsUnder, type GatewayProcess } from '../../testing/gateway-process.ts';
 import { readChat } from '../../testing/interns.ts';
 
 const postgresUrl = process.env.DATABASE_URL;
@@ -43,29 +40,19 @@ const reply = (gw: GatewayProcess, id: string, p: { sessionId: string; callId: s
 const text = (r: { chunks: any[] }) => r.chunks.map((c) => c.choices[0]?.delta.content ?? '').join('');
 
 describe('intern runs survive gateway processes', () => {
-  const dirs: string[] = [];
-  const procs: GatewayProcess[] = [];
-  after(async () => {
-    for (const p of procs) await p.kill();
-    for (const d of dirs) {
-      killDaemonsUnder(d);
-      rmSync(d, { recursive: true, force: true });
-    }
-  });
+  const pool = gatewayProcesses('cohort-faults-');
+  after(() => pool.cleanup());
 
   test('a gateway killed and restarted while a run is paused: the reply continues the run; dead daemons are marked failed', async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), 'cohort-faults-'));
-    dirs.push(dataDir);
+    const dataDir = pool.dataDir();
     const port = await freePort();
-    const g1 = await startGatewayProcess({ dataDir, port });
-    procs.push(g1);
+    const g1 = await pool.start({ dataDir, port });
     const id = await runningIntern(g1, 'survivor');
     const doomed = await runningIntern(g1, 'doomed');
     const paused = await pausedTurn(g1, id);
     await g1.kill('SIGKILL');
     killDaemonsUnder(dataDir, doomed);
-    const g2 = await startGatewayProcess({ dataDir, port });
-    procs.push(g2);
+    const g2 = await pool.start({ dataDir, port });
     const cont = await reply(g2, id, paused, 'Grace');
     assert.equal(cont.status, 200);
     assert.match(text(cont), /Grace/);
@@ -80,14 +67,12 @@ describe('intern runs survive gateway processes', () => {
 
   test('a second gateway process on the same PostgreSQL serves the reply', { skip: postgresUrl ? false : 'DATABASE_URL is not set' }, async () => {
     const schema = `t_${randomBytes(6).toString('hex')}`;
-    const dataDir = mkdtempSync(join(tmpdir(), 'cohort-faults-pg-'));
-    dirs.push(dataDir);
+    const dataDir = pool.dataDir();
     const [p1, p2] = [await freePort(), await freePort()];
     const env = { DATABASE_URL: postgresUrl!, COHORT_PG_SCHEMA: schema };
     try {
-      const g1 = await startGatewayProcess({ dataDir, port: p1, env });
-      const g2 = await startGatewayProcess({ dataDir, port: p2, env });
-      procs.push(g1, g2);
+      const g1 = await pool.start({ dataDir, port: p1, env });
+      const g2 = await pool.start({ dataDir, port: p2, env });
       const id = await runningIntern(g1, 'shared');
       const paused = await pausedTurn(g1, id);
       const cont = await reply(g2, id, paused, 'Linus');
