@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { BUILT_MAIN, ensureBuilt, freePort, killDaemonsUnder, startGatewayProcess } from './testing/gateway-process.ts';
-import { readChat } from './testing/interns.ts';
+import { callProcess, runningInternOn } from './testing/interns.ts';
 
 const dataDir = mkdtempSync(join(tmpdir(), 'cohort-build-'));
 after(() => {
@@ -33,17 +33,8 @@ test('the compiled gateway, daemon and agent run a turn without a TypeScript loa
   ensureBuilt();
   const gw = await startGatewayProcess({ dataDir, port: await freePort(), built: true });
   try {
-    const keys = gw.keys();
-    const call = async (method: string, path: string, body?: unknown, key = keys.management_key) =>
-      readChat(await fetch(gw.url + path, { method, headers: { authorization: `Bearer ${key}`, ...(body ? { 'content-type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined }));
-    const id = (await call('POST', '/interns', { name: 'built', provision: true })).body.id as string;
-    let status = '';
-    for (let i = 0; i < 300 && status !== 'running' && status !== 'failed'; i++) {
-      status = (await call('GET', `/interns/${id}`)).body.status;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    assert.equal(status, 'running');
-    const turn = await call('POST', `/interns/${id}/chat/completions`, { stream: true, messages: [{ role: 'user', content: '/say compiled and running' }] }, keys.api_key);
+    const { id } = await runningInternOn(gw, 'built');
+    const turn = await callProcess(gw, 'POST', `/interns/${id}/chat/completions`, { stream: true, messages: [{ role: 'user', content: '/say compiled and running' }] }, gw.keys().api_key);
     assert.equal(turn.status, 200);
     assert.equal(turn.chunks.map((c) => c.choices[0]?.delta?.content ?? '').join(''), 'compiled and running');
     assert.equal(turn.done, true);

@@ -7,31 +7,12 @@ import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { connect } from 'node:net';
 import { freePort, gatewayProcesses, type GatewayProcess } from '../testing/gateway-process.ts';
-import { parseSse, readChat } from '../testing/interns.ts';
+import { parseSse, readUntil, rest, runningInternOn } from '../testing/interns.ts';
 
 const stopping = { code: 502, message: 'the gateway is shutting down', metadata: { reason: 'stream_severed', retryable: true } };
 
 async function post(gw: GatewayProcess, path: string, body: unknown, key = gw.keys().api_key) {
   return fetch(gw.url + path, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
-}
-
-/** Reads a stream until `text` has arrived, then hands back the reader and what was read. */
-async function readUntil(res: Response, text: string) {
-  const reader = res.body!.getReader();
-  const dec = new TextDecoder();
-  let seen = '';
-  while (!seen.includes(text)) {
-    const { value, done } = await reader.read();
-    assert.ok(!done, `stream ended before ${JSON.stringify(text)}: ${seen}`);
-    seen += dec.decode(value, { stream: true });
-  }
-  return async () => {
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) return seen;
-      seen += dec.decode(value, { stream: true });
-    }
-  };
 }
 
 describe('gateway shutdown', () => {
@@ -41,23 +22,16 @@ describe('gateway shutdown', () => {
 
   test('after the grace, open streams end with an error chunk, the final frames and [DONE]; the process exits 0 and the daemon stays', async () => {
     const gw = await gateway({ COHORT_SHUTDOWN_GRACE_MS: '300' });
-    const created = await readChat(await post(gw, '/interns', { name: 'through-shutdown', provision: true }));
-    assert.equal(created.status, 201);
-    const id = created.body.id as string;
-    let intern = created.body;
-    for (let i = 0; i < 200 && intern.status !== 'running'; i++) {
-      await new Promise((r) => setTimeout(r, 100));
-      intern = (await readChat(await fetch(`${gw.url}/interns/${id}`, { headers: { authorization: `Bearer ${gw.keys().api_key}` } }))).body;
-    }
-    assert.equal(intern.status, 'running');
+    const intern = await runningInternOn(gw, 'through-shutdown');
+    const id = intern.id as string;
     const slow = '/say before\n/sleep 30000\n/say never';
     const chat = await post(gw, `/interns/${id}/chat/completions`, { stream: true, messages: [{ role: 'user', content: slow }] });
     const model = await post(gw, '/chat/completions', { model: 'local/scripted', stream: true, messages: [{ role: 'user', content: slow }] });
     const anthropic = await post(gw, '/messages', { model: 'local/scripted', stream: true, max_tokens: 100, messages: [{ role: 'user', content: slow }] });
-    const rests = [await readUntil(chat, 'before'), await readUntil(model, 'before'), await readUntil(anthropic, 'before')];
+    const opened = [await readUntil(chat, 'before'), await readUntil(model, 'before'), await readUntil(anthropic, 'before')];
     const exited = once(gw.child, 'exit');
     gw.child.kill('SIGTERM');
-    const [chatText, modelText, anthropicText] = await Promise.all(rests.map((r) => r()));
+    const [chatText, modelText, anthropicText] = await Promise.all(opened.map((o) => rest(o.reader, o.seen)));
 
     const c = parseSse(chatText!);
     const err = c.chunks.find((x) => x.choices[0]?.finish_reason === 'error');
@@ -101,7 +75,7 @@ describe('gateway shutdown', () => {
   test('a second signal exits at once, without waiting for open streams', async () => {
     const gw = await gateway({ COHORT_SHUTDOWN_GRACE_MS: '600000' });
     const model = await post(gw, '/chat/completions', { model: 'local/scripted', stream: true, messages: [{ role: 'user', content: '/say before\n/sleep 60000' }] });
-    const rest = await readUntil(model, 'before');
+    const { reader, seen } = await readUntil(model, 'before');
     const exited = once(gw.child, 'exit');
     gw.child.kill('SIGTERM');
     await new Promise((r) => setTimeout(r, 300));
@@ -109,6 +83,6 @@ describe('gateway shutdown', () => {
     gw.child.kill('SIGINT');
     const [code] = await exited;
     assert.equal(code, 1);
-    assert.equal(parseSse(await rest().catch(() => '')).done, false);
+    assert.equal(parseSse(await rest(reader, seen).catch(() => '')).done, false);
   });
 });

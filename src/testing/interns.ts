@@ -7,6 +7,7 @@ import { startTestGateway, type TestGateway } from './gateway.ts';
 import { interns } from '../store/schema-interns.ts';
 import { getInternById } from '../services/interns.ts';
 import { ChatChunk } from '../schemas/intern-chat.ts';
+import type { GatewayProcess } from './gateway-process.ts';
 
 export type ChatResult = { status: number; headers: Headers; body: any; chunks: any[]; done: boolean; text: string };
 
@@ -44,6 +45,26 @@ export async function readChat(res: Response): Promise<ChatResult> {
     return { status: res.status, headers: res.headers, body, chunks: [], done: false, text };
   }
   return { status: res.status, headers: res.headers, body: null, text, ...parseSse(text) };
+}
+
+/** A request to a gateway process (testing/gateway-process.ts), with its management key unless `key` is given. */
+export async function callProcess(gw: GatewayProcess, method: string, path: string, body?: unknown, key = gw.keys().management_key): Promise<ChatResult> {
+  const res = await fetch(gw.url + path, { method, headers: { authorization: `Bearer ${key}`, ...(body ? { 'content-type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined });
+  return readChat(res);
+}
+
+/** Creates and provisions an intern on a gateway process and waits (up to 30 s) until it runs; returns its record. */
+export async function runningInternOn(gw: GatewayProcess, name: string): Promise<any> {
+  const created = await callProcess(gw, 'POST', '/interns', { name, provision: true });
+  assert.equal(created.status, 201, created.text);
+  const id = created.body.id as string;
+  for (let i = 0; i < 300; i++) {
+    const s = (await callProcess(gw, 'GET', `/interns/${id}`)).body;
+    if (s.status === 'running') return s;
+    if (s.status === 'failed') throw new Error(`intern failed: ${s.last_failure_message}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error('intern did not start within 30 s');
 }
 
 export function killGroup(pid: number | null | undefined) {
@@ -89,17 +110,20 @@ export async function startInternFixture(opts: { env?: Record<string, string>; p
   };
 }
 
-/** Reads a stream until its first content chunk; returns the reader and what was read. */
-export async function untilContent(res: Response) {
+/** Reads a stream until `text` has arrived, failing if it ends first; returns the reader and what was read. */
+export async function readUntil(res: Response, text: string) {
   const reader = res.body!.getReader();
+  const dec = new TextDecoder();
   let seen = '';
-  while (!seen.includes('"content"')) {
+  while (!seen.includes(text)) {
     const { value, done } = await reader.read();
-    if (done) break;
-    seen += new TextDecoder().decode(value);
+    assert.ok(!done, `stream ended before ${JSON.stringify(text)}: ${seen}`);
+    seen += dec.decode(value, { stream: true });
   }
   return { reader, seen };
 }
+/** Reads a stream until its first content chunk. */
+export const untilContent = (res: Response) => readUntil(res, '"content"');
 /** Reads the rest of a stream after `seen`. */
 export async function rest(reader: ReadableStreamDefaultReader<Uint8Array>, seen: string) {
   let t = seen;

@@ -5,37 +5,20 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { freePort, gatewayProcesses, killDaemonsUnder, type GatewayProcess } from '../../testing/gateway-process.ts';
-import { readChat } from '../../testing/interns.ts';
+import { callProcess, runningInternOn } from '../../testing/interns.ts';
 
 const postgresUrl = process.env.DATABASE_URL;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const answer = (a: string) => JSON.stringify({ action: 'accept', content: { answer: a } });
 
-async function call(gw: GatewayProcess, method: string, path: string, body?: unknown, key = gw.keys().management_key) {
-  const res = await fetch(gw.url + path, { method, headers: { authorization: `Bearer ${key}`, ...(body ? { 'content-type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined });
-  return readChat(res);
-}
-
-async function runningIntern(gw: GatewayProcess, name: string): Promise<string> {
-  const id = (await call(gw, 'POST', '/interns', { name, provision: true })).body.id as string;
-  for (let i = 0; i < 200; i++) {
-    const s = (await call(gw, 'GET', `/interns/${id}`)).body;
-    if (s.status === 'running') return id;
-    if (s.status === 'failed') throw new Error(s.last_failure_message);
-    await sleep(100);
-  }
-  throw new Error('intern did not start');
-}
-
 async function pausedTurn(gw: GatewayProcess, id: string) {
-  const r = await call(gw, 'POST', `/interns/${id}/chat/completions`, { stream: true, messages: [{ role: 'user', content: '/ask What is your name?' }] }, gw.keys().api_key);
+  const r = await callProcess(gw, 'POST', `/interns/${id}/chat/completions`, { stream: true, messages: [{ role: 'user', content: '/ask What is your name?' }] }, gw.keys().api_key);
   assert.equal(r.status, 200);
   const toolCall = r.chunks.flatMap((c) => c.choices[0]?.delta.tool_calls ?? [])[0];
   return { sessionId: r.chunks.at(-1).session_id as string, callId: toolCall.id as string };
 }
 
 const reply = (gw: GatewayProcess, id: string, p: { sessionId: string; callId: string }, a: string) =>
-  call(gw, 'POST', `/interns/${id}/chat/completions`, { stream: true, session_id: p.sessionId, messages: [{ role: 'tool', tool_call_id: p.callId, content: answer(a) }] }, gw.keys().api_key);
+  callProcess(gw, 'POST', `/interns/${id}/chat/completions`, { stream: true, session_id: p.sessionId, messages: [{ role: 'tool', tool_call_id: p.callId, content: answer(a) }] }, gw.keys().api_key);
 
 const text = (r: { chunks: any[] }) => r.chunks.map((c) => c.choices[0]?.delta.content ?? '').join('');
 
@@ -47,8 +30,8 @@ describe('intern runs survive gateway processes', () => {
     const dataDir = pool.dataDir();
     const port = await freePort();
     const g1 = await pool.start({ dataDir, port });
-    const id = await runningIntern(g1, 'survivor');
-    const doomed = await runningIntern(g1, 'doomed');
+    const id = (await runningInternOn(g1, 'survivor')).id as string;
+    const doomed = (await runningInternOn(g1, 'doomed')).id as string;
     const paused = await pausedTurn(g1, id);
     await g1.kill('SIGKILL');
     killDaemonsUnder(dataDir, doomed);
@@ -58,11 +41,11 @@ describe('intern runs survive gateway processes', () => {
     assert.match(text(cont), /Grace/);
     assert.deepEqual(cont.chunks.at(-1).choices, []);
     assert.equal(cont.chunks.at(-1).session_id, paused.sessionId);
-    assert.equal((await call(g2, 'GET', `/interns/${id}`)).body.status, 'running');
-    const lost = (await call(g2, 'GET', `/interns/${doomed}`)).body;
+    assert.equal((await callProcess(g2, 'GET', `/interns/${id}`)).body.status, 'running');
+    const lost = (await callProcess(g2, 'GET', `/interns/${doomed}`)).body;
     assert.equal(lost.status, 'failed');
     assert.match(lost.last_failure_message, /daemon/);
-    assert.equal((await call(g2, 'DELETE', `/interns/${id}`)).status, 202);
+    assert.equal((await callProcess(g2, 'DELETE', `/interns/${id}`)).status, 202);
   });
 
   test('a second gateway process on the same PostgreSQL serves the reply', { skip: postgresUrl ? false : 'DATABASE_URL is not set' }, async () => {
@@ -73,12 +56,12 @@ describe('intern runs survive gateway processes', () => {
     try {
       const g1 = await pool.start({ dataDir, port: p1, env });
       const g2 = await pool.start({ dataDir, port: p2, env });
-      const id = await runningIntern(g1, 'shared');
+      const id = (await runningInternOn(g1, 'shared')).id as string;
       const paused = await pausedTurn(g1, id);
       const cont = await reply(g2, id, paused, 'Linus');
       assert.equal(cont.status, 200);
       assert.match(text(cont), /Linus/);
-      await call(g2, 'POST', `/interns/${id}/suspend`);
+      await callProcess(g2, 'POST', `/interns/${id}/suspend`);
       await g1.kill('SIGTERM');
       await g2.kill('SIGTERM');
     } finally {
