@@ -2,8 +2,10 @@
 // machine. Parsed once at start; every variable is documented in the README.
 import { resolve } from 'node:path';
 import { z } from 'zod';
+import type { IsolationOptions } from './provisioner/local.ts';
 
 const int = (def: number) => z.coerce.number().int().positive().default(def);
+const flag = z.enum(['0', '1', 'true', 'false']).transform((v) => v === '1' || v === 'true').default(false);
 
 const Env = z.object({
   HOST: z.string().default('127.0.0.1'),
@@ -35,6 +37,25 @@ const Env = z.object({
   COHORT_MAX_PAUSED_RUNS: int(32),
   /** After SIGTERM/SIGINT, how long open streams may run on before each is ended with an error chunk. */
   COHORT_SHUTDOWN_GRACE_MS: int(10_000),
+  // ---- intern isolation (docs/isolation.md) ----
+  /** Runs interns with the gateway's own privileges: for a host where isolation cannot be set up, and only for trusted tenants. */
+  COHORT_UNSAFE_NO_ISOLATION: flag,
+  COHORT_BWRAP: z.string().default('/usr/bin/bwrap'),
+  /** Size of each intern's disk (its files and sessions); 0 runs interns on plain directories without a limit. */
+  COHORT_INTERN_DISK_MB: z.coerce.number().int().min(0).default(1024),
+  COHORT_INTERN_TMP_MB: int(256),
+  COHORT_INTERN_UID_BASE: int(200_000),
+  COHORT_INTERN_UID_COUNT: int(65_536),
+  /** Processes an intern's uid may run at once (its agent, tools and whatever they start). */
+  COHORT_INTERN_MAX_PROCESSES: int(256),
+  /** Memory (data segment) each process of an intern may take. */
+  COHORT_INTERN_MAX_MEMORY_MB: int(2048),
+  COHORT_INTERN_MAX_FILE_MB: int(1024),
+  COHORT_INTERN_MAX_OPEN_FILES: int(1024),
+  /** Lets manual mode offer "run outside the inner sandbox" to the user; off: escalations are refused. */
+  COHORT_ALLOW_ESCALATION: flag,
+  /** Interns one account (organization) may have. */
+  COHORT_MAX_INTERNS_PER_ACCOUNT: int(50),
 });
 
 export type Config = {
@@ -61,6 +82,8 @@ export type Config = {
   publicUrl?: string;
   maxPausedRuns: number;
   shutdownGraceMs: number;
+  isolation: IsolationOptions;
+  maxInternsPerAccount: number;
 };
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -89,5 +112,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     publicUrl: e.COHORT_PUBLIC_URL || undefined,
     maxPausedRuns: e.COHORT_MAX_PAUSED_RUNS,
     shutdownGraceMs: e.COHORT_SHUTDOWN_GRACE_MS,
+    isolation: {
+      enabled: !e.COHORT_UNSAFE_NO_ISOLATION,
+      bwrapPath: e.COHORT_BWRAP,
+      diskMb: e.COHORT_INTERN_DISK_MB,
+      tmpMb: e.COHORT_INTERN_TMP_MB,
+      uidBase: e.COHORT_INTERN_UID_BASE,
+      uidCount: e.COHORT_INTERN_UID_COUNT,
+      limits: { processes: e.COHORT_INTERN_MAX_PROCESSES, memoryMb: e.COHORT_INTERN_MAX_MEMORY_MB, fileMb: e.COHORT_INTERN_MAX_FILE_MB, openFiles: e.COHORT_INTERN_MAX_OPEN_FILES },
+      allowEscalation: e.COHORT_ALLOW_ESCALATION,
+    },
+    maxInternsPerAccount: e.COHORT_MAX_INTERNS_PER_ACCOUNT,
   };
 }

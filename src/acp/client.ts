@@ -39,6 +39,8 @@ export type SpawnAgentOptions = {
   args: string[];
   env: NodeJS.ProcessEnv;
   cwd: string;
+  /** Run the agent as this uid and gid (the daemon then needs CAP_SETUID, CAP_SETGID and CAP_KILL). */
+  uid?: number;
   handlers: AgentHandlers;
   /** Receives the agent's stderr (its logs), line by line. */
   onStderr?: (line: string) => void;
@@ -83,7 +85,8 @@ export class AgentProcess {
   }
 
   static async start(opts: SpawnAgentOptions): Promise<AgentProcess> {
-    const child = spawn(opts.command, opts.args, { cwd: opts.cwd, env: opts.env, stdio: ['pipe', 'pipe', 'pipe'] });
+    const ids = opts.uid === undefined ? {} : { uid: opts.uid, gid: opts.uid };
+    const child = spawn(opts.command, opts.args, { cwd: opts.cwd, env: opts.env, stdio: ['pipe', 'pipe', 'pipe'], ...ids });
     const exited = new Promise<AgentExit>((resolve) => {
       child.on('exit', (code, signal) => resolve({ code, signal }));
       child.on('error', () => resolve({ code: null, signal: null }));

@@ -1,6 +1,9 @@
 // cohort's extensions to ACP, carried where the protocol leaves room for them (`_meta`, `_` methods).
 /** `_meta` key on `usage_update`: the run's OpenAI-style usage object (SPEC §2.2). */
 export const META_USAGE = 'cohort/usage';
+/** `_meta` key on a permission request's tool call: where the command would run, `inner` (manual
+ * mode's sandbox: no network, writes only in the work dir) or `escalated` (the intern's whole runtime). */
+export const META_SANDBOX = 'cohort/sandbox';
 /** `_meta` key on any `session/update`: the model identifier the agent is using. */
 export const META_MODEL = 'cohort/model';
 /** `_meta` key on the initialize response: the agent accepts STEER_METHOD. */

@@ -1,6 +1,6 @@
 // Manual-mode consent over ACP: a permission request before each shell call (remembering
 // *_always answers for the run), and ask_user questions as form elicitations.
-import { methods, fieldsToSchema, type AgentContext, type AskField, type PermissionOptionKind, type RequestPermissionRequest } from '../acp/index.ts';
+import { methods, fieldsToSchema, META_SANDBOX, type AgentContext, type AskField, type PermissionOptionKind, type RequestPermissionRequest } from '../acp/index.ts';
 import type { AgentSession } from './sessions.ts';
 import type { Approval } from './tools.ts';
 
@@ -29,6 +29,7 @@ export async function approveShell(
       status: 'pending',
       title: call.escalated ? `Run outside the sandbox: ${call.command}` : `Run in the sandbox: ${call.command}`,
       rawInput: { command: call.command, escalate: call.escalated },
+      _meta: { [META_SANDBOX]: call.escalated ? 'escalated' : 'inner' },
     },
     options: OPTIONS.map((o) => ({ optionId: o.kind, name: o.name, kind: o.kind })),
   };

@@ -17,6 +17,8 @@ export type AgentConfig = {
   maxSteps: number;
   /** The bubblewrap binary for manual-mode shell calls. */
   bwrapPath: string;
+  /** Whether manual mode may run a command outside its sandbox when the user allows it (the operator's COHORT_ALLOW_ESCALATION). */
+  allowEscalation: boolean;
 };
 
 export function agentConfigFromEnv(env: NodeJS.ProcessEnv): AgentConfig {
@@ -34,6 +36,7 @@ export function agentConfigFromEnv(env: NodeJS.ProcessEnv): AgentConfig {
     contextWindow: Number(env.COHORT_AGENT_CONTEXT_WINDOW ?? 128000),
     maxSteps: Number(env.COHORT_AGENT_MAX_STEPS ?? 50),
     bwrapPath: env.COHORT_AGENT_BWRAP ?? BWRAP_PATH,
+    allowEscalation: env.COHORT_AGENT_ALLOW_ESCALATION === '1',
   };
 }
 

@@ -15,6 +15,7 @@ export type ToolHost = {
   signal: AbortSignal;
   shellEnv: NodeJS.ProcessEnv;
   bwrapPath: string;
+  allowEscalation: boolean;
   /** Asks permission for a shell call; remembers *_always answers in session.standing. */
   approve(call: { toolCallId: string; command: string; escalated: boolean }): Promise<Approval>;
   ask(call: { toolCallId: string; message: string; fields: AskField[] }): Promise<string>;
@@ -68,6 +69,9 @@ async function shell(host: ToolHost, id: string, raw: unknown): Promise<string> 
   const manual = host.session.mode === 'manual';
   if (manual && !sandboxAvailable(host.bwrapPath)) {
     return 'Refused: manual mode runs shell commands only inside the bubblewrap sandbox, and bubblewrap cannot run on this host. Install the Debian package `bubblewrap` (or use self-drive mode).';
+  }
+  if (manual && a.escalate === true && !host.allowEscalation) {
+    return 'Refused: this installation does not allow running commands outside the sandbox (the operator\'s COHORT_ALLOW_ESCALATION is off). Run it inside the sandbox instead (escalate: false).';
   }
   // Once an escalation was allowed for the run, the shell stays outside the sandbox.
   const escalated = manual && (a.escalate === true || host.session.standing.escalated === 'allow');

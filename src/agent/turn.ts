@@ -42,6 +42,7 @@ export async function runTurn(o: TurnOptions): Promise<StopReason> {
     signal: turn.signal,
     shellEnv: o.shellEnv,
     bwrapPath: o.cfg.bwrapPath,
+    allowEscalation: o.cfg.allowEscalation,
     approve: (call) => approveShell(o.client, s, call),
     ask: (q) => askUser(o.client, s, q),
   };

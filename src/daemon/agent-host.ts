@@ -40,9 +40,9 @@ export class AgentHost {
     if (this.agent?.alive) return Promise.resolve(this.agent);
     this.agent = null;
     this.starting ??= AgentProcess.start({
-      command: this.o.agent.command,
-      args: this.o.agent.args,
+      ...this.command(),
       cwd: this.workDir,
+      uid: this.o.agentUid,
       env: this.env(),
       onStderr: (line) => process.stderr.write(`${line}\n`),
       handlers: this.handlers,
@@ -61,12 +61,23 @@ export class AgentHost {
     return this.starting;
   }
 
+  /** The agent's command line; under an intern uid, behind prlimit so its limits hold for all it starts. */
+  private command(): { command: string; args: string[] } {
+    const l = this.o.agentLimits;
+    if (!l) return this.o.agent;
+    const mb = (n: number) => String(n * 1024 * 1024);
+    const limits = [`--nproc=${l.processes}`, `--data=${mb(l.memoryMb)}`, `--fsize=${mb(l.fileMb)}`, `--nofile=${l.openFiles}`, `--core=0`];
+    return { command: '/usr/bin/prlimit', args: [...limits, '--', this.o.agent.command, ...this.o.agent.args] };
+  }
+
   private env(): NodeJS.ProcessEnv {
     // The daemon's own secret and settings stay out of the agent's environment; the operator's
     // COHORT_AGENT_* tuning (context window, step limit, bwrap path) passes through.
     const env: NodeJS.ProcessEnv = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('COHORT_') || k.startsWith('COHORT_AGENT_')));
     delete env.COHORT_AGENT_COMMAND;
     env.COHORT_AGENT_STATE_DIR = join(this.o.dir, 'agent');
+    env.COHORT_AGENT_ALLOW_ESCALATION = this.o.allowEscalation ? '1' : '0';
+    if (this.o.agentUid !== undefined) env.HOME = join(this.o.dir, 'home');
     env.LOG_LEVEL = this.o.logLevel;
     if (this.o.instructions) env.COHORT_AGENT_INSTRUCTIONS = this.o.instructions;
     if (this.o.model) {

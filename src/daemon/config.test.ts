@@ -25,7 +25,29 @@ test('options from the environment and flags; flags win; defaults fill the rest'
   assert.equal(resolveOptions({ secret: 's', dir: '/d' }).agent.args.at(-1)?.endsWith('src/agent/main.ts'), true);
 });
 
+test('inside an isolated runtime: a socket, the gateway sockets, the agent uid and limits; the secret given, not from the environment', () => {
+  const limits = { processes: 64, memoryMb: 512, fileMb: 100, openFiles: 256 };
+  const o = optionsFromEnv(
+    {
+      COHORT_INTERN_DIR: '/intern',
+      COHORT_DAEMON_SOCKET: '/run/cohort/d.sock',
+      COHORT_GATEWAY_SOCKETS: '/run/cohort/gw',
+      COHORT_AGENT_UID: '200001',
+      COHORT_AGENT_LIMITS: JSON.stringify(limits),
+      COHORT_AGENT_MODEL: 'local/scripted',
+      COHORT_ALLOW_ESCALATION: '1',
+    },
+    [],
+    { secret: 'from-stdin' },
+  );
+  assert.deepEqual([o.secret, o.socket, o.gatewaySockets, o.agentUid, o.allowEscalation], ['from-stdin', '/run/cohort/d.sock', '/run/cohort/gw', 200001, true]);
+  assert.deepEqual(o.agentLimits, limits);
+  // The base URL is the daemon's own forwarder, filled in once it listens.
+  assert.deepEqual(o.model, { baseUrl: '', apiKey: '', model: 'local/scripted' });
+  assert.equal(resolveOptions({ secret: 's', dir: '/d' }).allowEscalation, false);
+});
+
 test('the secret and the intern directory are required', () => {
-  assert.throws(() => optionsFromEnv({ COHORT_INTERN_DIR: '/d' }), /COHORT_DAEMON_SECRET is required/);
+  assert.throws(() => optionsFromEnv({ COHORT_INTERN_DIR: '/d' }), /COHORT_DAEMON_SECRET \(or the secret on stdin, with COHORT_DAEMON_SECRET_STDIN=1\) is required/);
   assert.throws(() => optionsFromEnv({ COHORT_DAEMON_SECRET: 's' }), /COHORT_INTERN_DIR/);
 });

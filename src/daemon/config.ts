@@ -3,6 +3,9 @@ import { nodeArgsFor } from '../entry.ts';
 
 export type AgentCommand = { command: string; args: string[] };
 
+/** rlimits for the agent and everything it starts (see provisioner/local.ts AgentLimits). */
+export type AgentLimits = { processes: number; memoryMb: number; fileMb: number; openFiles: number };
+
 export type DaemonOptions = {
   /** Bearer secret the gateway presents; compared in constant time, never logged. */
   secret: string;
@@ -11,6 +14,15 @@ export type DaemonOptions = {
   host?: string;
   /** 0 (default) picks a free port. */
   port?: number;
+  /** Listen on this unix socket instead of host/port (inside an isolated runtime). */
+  socket?: string;
+  /** A directory of gateway sockets: the agent's model requests are forwarded there from a loopback port of the daemon's own. */
+  gatewaySockets?: string;
+  /** Run the agent (and so every tool it starts) as this uid and gid, with these limits. */
+  agentUid?: number;
+  agentLimits?: AgentLimits;
+  /** Whether manual mode may offer an escalation out of the inner sandbox (the operator's COHORT_ALLOW_ESCALATION). */
+  allowEscalation?: boolean;
   internId?: string | null;
   /** The ACP agent to run; default: the built-in cohort agent. */
   agent?: AgentCommand;
@@ -28,7 +40,8 @@ export type DaemonOptions = {
   logLevel?: string;
 };
 
-export type ResolvedOptions = Required<Omit<DaemonOptions, 'model' | 'internId'>> & Pick<DaemonOptions, 'model'> & { internId: string | null };
+type Optional = 'model' | 'internId' | 'socket' | 'gatewaySockets' | 'agentUid' | 'agentLimits';
+export type ResolvedOptions = Required<Omit<DaemonOptions, Optional>> & Pick<DaemonOptions, Optional> & { internId: string | null };
 
 export function builtinAgent(): AgentCommand {
   return {
@@ -44,6 +57,11 @@ export function resolveOptions(o: DaemonOptions): ResolvedOptions {
     host: o.host ?? '127.0.0.1',
     port: o.port ?? 0,
     internId: o.internId ?? null,
+    socket: o.socket,
+    gatewaySockets: o.gatewaySockets,
+    agentUid: o.agentUid,
+    agentLimits: o.agentLimits,
+    allowEscalation: o.allowEscalation ?? false,
     agent: o.agent ?? builtinAgent(),
     model: o.model,
     instructions: o.instructions ?? '',
@@ -67,24 +85,31 @@ function agentFromEnv(v: string | undefined): AgentCommand | undefined {
   return command ? { command, args } : undefined;
 }
 
-export function optionsFromEnv(env: NodeJS.ProcessEnv, argv: string[] = []): DaemonOptions {
+/** `secret`: read from stdin by the caller, where the provisioner keeps it out of the environment. */
+export function optionsFromEnv(env: NodeJS.ProcessEnv, argv: string[] = [], opts: { secret?: string } = {}): DaemonOptions {
   const flag = (name: string) => {
     const i = argv.indexOf(`--${name}`);
     return i >= 0 ? argv[i + 1] : undefined;
   };
-  const secret = env.COHORT_DAEMON_SECRET;
+  const secret = opts.secret ?? env.COHORT_DAEMON_SECRET;
   const dir = flag('dir') ?? env.COHORT_INTERN_DIR;
-  if (!secret) throw new Error('COHORT_DAEMON_SECRET is required');
+  if (!secret) throw new Error('COHORT_DAEMON_SECRET (or the secret on stdin, with COHORT_DAEMON_SECRET_STDIN=1) is required');
   if (!dir) throw new Error('COHORT_INTERN_DIR (or --dir) is required');
-  const baseUrl = env.COHORT_AGENT_BASE_URL;
+  // Behind gateway sockets the base URL is the daemon's own forwarder: startDaemon sets it once that listens.
+  const baseUrl = env.COHORT_AGENT_BASE_URL ?? (env.COHORT_GATEWAY_SOCKETS ? '' : undefined);
   return {
     secret,
     dir,
     host: flag('host') ?? env.COHORT_DAEMON_HOST,
     port: num(flag('port') ?? env.COHORT_DAEMON_PORT),
+    socket: env.COHORT_DAEMON_SOCKET || undefined,
+    gatewaySockets: env.COHORT_GATEWAY_SOCKETS || undefined,
+    agentUid: num(env.COHORT_AGENT_UID),
+    agentLimits: env.COHORT_AGENT_LIMITS ? (JSON.parse(env.COHORT_AGENT_LIMITS) as AgentLimits) : undefined,
+    allowEscalation: env.COHORT_ALLOW_ESCALATION === '1',
     internId: env.COHORT_INTERN_ID,
     agent: agentFromEnv(env.COHORT_AGENT_COMMAND),
-    model: baseUrl ? { baseUrl, apiKey: env.COHORT_AGENT_API_KEY ?? '', model: env.COHORT_AGENT_MODEL ?? 'local/scripted' } : undefined,
+    model: baseUrl !== undefined ? { baseUrl, apiKey: env.COHORT_AGENT_API_KEY ?? '', model: env.COHORT_AGENT_MODEL ?? 'local/scripted' } : undefined,
     instructions: env.COHORT_AGENT_INSTRUCTIONS,
     interactionDeadlineMs: num(env.COHORT_INTERACTION_DEADLINE_MS),
     replayBufferEvents: num(env.COHORT_REPLAY_BUFFER_EVENTS),

@@ -16,7 +16,7 @@ let f: Fixture;
 let outside: string;
 
 before(async () => {
-  f = await startFixture({ maxPausedRuns: 1 });
+  f = await startFixture({ maxPausedRuns: 1, allowEscalation: true });
   outside = mkdtempSync(join(tmpdir(), 'cohort-outside-'));
 });
 after(async () => {
@@ -168,7 +168,14 @@ test('manual: permission pauses the run, which frees the lock; the shell is sand
   const a = await f.client.turn({ session_id: 'm1', approval_mode: 'manual', prompt: `/shell ${cmd}` });
   assert.deepEqual(shape(a.events), ['run', 'model', 'usage', 'interaction']);
   const ask = interactionOf(a.events);
-  assert.deepEqual(ask.interaction, { kind: 'permission', operation: 'shell', options: ['allow_once', 'allow_always', 'reject_once', 'reject_always'] });
+  assert.deepEqual(ask.interaction, {
+    kind: 'permission',
+    operation: 'shell',
+    options: ['allow_once', 'allow_always', 'reject_once', 'reject_always'],
+    title: `Run in the sandbox: ${cmd}`,
+    input: { command: cmd, escalate: false },
+    sandbox: 'inner',
+  });
   assert.equal(runOf('m1')?.phase, 'paused');
 
   // While it waits, another session runs a whole turn.
@@ -199,6 +206,24 @@ test('manual: an allowed escalation runs outside the sandbox; self-drive runs un
   const free = await f.client.turn({ prompt: `/shell echo free > ${outside}/free.txt` });
   assert.deepEqual(shape(free.events), ['run', 'model', 'usage', 'text:shell: [exit 0]', 'usage', 'completed']);
   assert.equal(existsSync(join(outside, 'free.txt')), true);
+});
+
+test('manual: where the operator does not allow escalation, it is refused without asking and nothing runs outside', { skip: noSandbox }, async () => {
+  const strict = await startFixture({});
+  try {
+    const esc = await strict.client.turn({ approval_mode: 'manual', prompt: `/tool shell {"command": "echo esc > ${outside}/refused.txt", "escalate": true}` });
+    assert.deepEqual(shape(esc.events), [
+      'run',
+      'model',
+      'usage',
+      "text:shell: Refused: this installation does not allow running commands outside the sandbox (the operator's COHORT_ALLOW_ESCALATION is off). Run it inside the sandbox instead (escalate: false).",
+      'usage',
+      'completed',
+    ]);
+    assert.equal(existsSync(join(outside, 'refused.txt')), false);
+  } finally {
+    await strict.close();
+  }
 });
 
 test('manual: allow_always and reject_always hold for the rest of the run; an allowed escalation unsandboxes it', { skip: noSandbox }, async () => {

@@ -9,6 +9,7 @@ import {
   type CreateElicitationResponse,
   type RequestPermissionRequest,
   type RequestPermissionResponse,
+  META_SANDBOX,
 } from '../acp/index.ts';
 import { PermissionOptionKind, type Interaction } from '../protocol/daemon.ts';
 
@@ -25,7 +26,11 @@ export function fromPermission(req: RequestPermissionRequest): Asked {
   const optionIds = new Map<string, string>();
   for (const o of req.options) if (PermissionOptionKind.safeParse(o.kind).success && !optionIds.has(o.kind)) optionIds.set(o.kind, o.optionId);
   const options = [...optionIds.keys()] as PermissionOptionKind[];
-  return { kind: 'permission', interaction: { kind: 'permission', operation: req.toolCall.name ?? null, options }, optionIds };
+  const t = req.toolCall;
+  const input = t.rawInput !== null && typeof t.rawInput === 'object' && !Array.isArray(t.rawInput) ? (t.rawInput as Record<string, unknown>) : null;
+  const where = t._meta?.[META_SANDBOX];
+  const sandbox = where === 'inner' || where === 'escalated' ? where : null;
+  return { kind: 'permission', interaction: { kind: 'permission', operation: t.name ?? null, options, title: t.title ?? null, input, sandbox }, optionIds };
 }
 
 export function fromElicitation(req: CreateElicitationRequest): Asked | null {

@@ -26,6 +26,15 @@ test('updates: text, reasoning and usage map to events; a new model is announced
   assert.deepEqual(loose({ sessionUpdate: 'usage_update', used: 'many' }), []);
 });
 
+test('permission requests carry what will run: the title, the tool input, and where cohort\'s agent runs it', () => {
+  const base = { sessionId: 's', options: [{ optionId: 'a', name: 'A', kind: 'allow_once' as const }] };
+  const shell = fromPermission({ ...base, toolCall: { toolCallId: 't', name: 'shell', title: 'Run outside the sandbox: rm x', rawInput: { command: 'rm x', escalate: true }, _meta: { 'cohort/sandbox': 'escalated' } } });
+  assert.deepEqual(shell.interaction, { kind: 'permission', operation: 'shell', options: ['allow_once'], title: 'Run outside the sandbox: rm x', input: { command: 'rm x', escalate: true }, sandbox: 'escalated' });
+  // Another agent's input passes as it is; a non-object input or an unknown place is null.
+  const other = fromPermission({ ...base, toolCall: { toolCallId: 't', title: 'Bash', rawInput: 'ls', _meta: { 'cohort/sandbox': 'elsewhere' } } });
+  assert.deepEqual(other.interaction, { kind: 'permission', operation: null, options: ['allow_once'], title: 'Bash', input: null, sandbox: null });
+});
+
 test('permission requests: offered kinds in order, the operation is the tool name', () => {
   const asked = fromPermission({
     sessionId: 's',
@@ -35,7 +44,7 @@ test('permission requests: offered kinds in order, the operation is the tool nam
       { optionId: 'a', name: 'A', kind: 'allow_always' },
     ],
   });
-  assert.deepEqual(asked.interaction, { kind: 'permission', operation: 'shell', options: ['reject_once', 'allow_always'] });
+  assert.deepEqual(asked.interaction, { kind: 'permission', operation: 'shell', options: ['reject_once', 'allow_always'], title: null, input: null, sandbox: null });
   assert.deepEqual(decodeAnswer(asked, 'allow_always'), { ok: true, answer: { kind: 'permission', response: { outcome: { outcome: 'selected', optionId: 'a' } } }, cancelRun: false });
   assert.deepEqual(decodeAnswer(asked, 'cancel'), { ok: true, answer: { kind: 'permission', response: { outcome: { outcome: 'cancelled' } } }, cancelRun: true });
   assert.equal(decodeAnswer(asked, 'allow_once').ok, false);

@@ -62,7 +62,7 @@ test('self-drive consents for the caller; manual pauses and accepts only the off
   assert.deepEqual(shape((await f.client.turn({ prompt: 'permission' })).events), ['run', 'usage', 'text:chose yes', 'completed']);
   const a = await f.client.turn({ approval_mode: 'manual', prompt: 'permission' });
   const ask = interactionOf(a.events);
-  assert.deepEqual(ask.interaction, { kind: 'permission', operation: 'deploy', options: ['allow_once', 'reject_once'] });
+  assert.deepEqual(ask.interaction, { kind: 'permission', operation: 'deploy', options: ['allow_once', 'reject_once'], title: 'Deploy the thing', input: null, sandbox: null });
   assert.equal((await f.client.answer(sessionOf(a.events), ask.interaction_id, 'allow_always')).status, 400);
   assert.deepEqual(shape((await f.client.answer(sessionOf(a.events), ask.interaction_id, 'reject_once')).events), ['text:chose no', 'completed']);
 });

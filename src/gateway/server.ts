@@ -19,6 +19,8 @@ import { createOpenApiRegistry } from './openapi.ts';
 import { routeModules } from './routes/index.ts';
 import type { Ctx } from './context.ts';
 import { OpenStreams } from '../relay/sse.ts';
+import { listenForInterns } from './intern-socket.ts';
+import { chmodSync, mkdirSync } from 'node:fs';
 
 export type Gateway = {
   app: FastifyInstance;
@@ -44,6 +46,10 @@ export type GatewayOptions = {
 
 export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
   const { config } = opts;
+  // Everything the gateway writes is its own (DESIGN principle 5): the data dir 0700, files 0600.
+  process.umask(0o077);
+  mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
+  chmodSync(config.dataDir, 0o700);
   const log = opts.log ?? createLogger({ level: config.logLevel });
   const storeOpts = opts.store ?? { databaseUrl: config.databaseUrl, dataDir: config.dataDir, pgSchema: config.pgSchema };
   const unlock = !storeOpts.databaseUrl && storeOpts.dataDir ? lockDataDir(storeOpts.dataDir) : () => {};
@@ -64,12 +70,13 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     sealer,
     docs: createOpenApiRegistry(),
     inference: createInferenceService({ db: store.db, log, sealer, routingCacheMs: config.routingCacheMs, upstreamTimeoutMs: config.upstreamTimeoutMs, providerEnv: config.providerEnv, priceTableFile: config.priceTable, bus }),
-    interns: createInternLifecycle({ db: store.db, sealer, log, provisioner: createLocalProvisioner({ dataDir: config.dataDir, daemonEnv }) }),
+    interns: createInternLifecycle({ db: store.db, sealer, log, provisioner: createLocalProvisioner({ dataDir: config.dataDir, daemonEnv, isolation: config.isolation }) }),
     turnLimiter,
     streams: new OpenStreams(),
   };
   const app = buildApp(ctx, routeModules);
   await app.listen({ host: config.host, port: config.port });
+  const internSocket = await listenForInterns({ dataDir: config.dataDir, server: app.server });
   const { port } = app.server.address() as AddressInfo;
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
   ctx.interns.setGatewayUrl(config.publicUrl ?? `http://${host}:${port}/api/v1`);
@@ -88,6 +95,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
       // A keep-alive connection whose last response ended would hold the close open until its
       // client lets go (Fastify keeps idle ones 72 s): while closing, idle ones are closed.
       const sweep = setInterval(() => app.server.closeIdleConnections(), 100);
+      await internSocket.close();
       await app.close();
       clearTimeout(grace);
       clearInterval(sweep);

@@ -14,7 +14,7 @@ import { ParseError, ResponseParser, type ParserEvents, type ResponseHead } from
 import { CALL, IdlePool, type Carrier } from './h1-pool.ts';
 
 export type H1Request = {
-  /** `http://host:port` or `https://host:port`, optionally with a path prefix. */
+  /** `http://host:port` or `https://host:port`, optionally with a path prefix; or `unix:/path/to.sock` (an intern daemon in its sandbox). */
   base: string;
   path: string;
   method: 'GET' | 'POST';
@@ -34,12 +34,13 @@ export type H1Options = {
   timeoutMs?: number;
 };
 
-type Endpoint = { host: string; port: number; hostHeader: string; prefix: string; tls: boolean };
+type Endpoint = { host: string; port: number; hostHeader: string; prefix: string; tls: boolean; socketPath?: string };
 
 const SAFE = /^[\x21-\x7e]+$/;
 const SAFE_VALUE = /^[\x20-\x7e]*$/;
 
 function endpoint(base: string): Endpoint {
+  if (base.startsWith('unix:')) return { host: 'localhost', port: 0, hostHeader: 'localhost', prefix: '', tls: false, socketPath: base.slice(5) };
   const u = new URL(base);
   if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error(`unsupported protocol ${u.protocol}`);
   const tls = u.protocol === 'https:';
@@ -262,7 +263,11 @@ export class H1Client {
 
   private connect(ep: Endpoint): Carrier {
     const opts = { host: ep.host, port: ep.port, noDelay: true, keepAlive: true, keepAliveInitialDelay: 60_000 };
-    const socket: Carrier = ep.tls ? connectTls({ ...this.tls, ...opts, servername: isIP(ep.host) ? undefined : ep.host }) : connect(opts);
+    const socket: Carrier = ep.socketPath
+      ? connect({ path: ep.socketPath })
+      : ep.tls
+        ? connectTls({ ...this.tls, ...opts, servername: isIP(ep.host) ? undefined : ep.host })
+        : connect(opts);
     socket[CALL] = null;
     socket.on('data', onData).on('end', onEnd).on('error', onError).on('close', onClose);
     if (this.timeoutMs) socket.setTimeout(this.timeoutMs, onTimeout);

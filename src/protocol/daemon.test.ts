@@ -53,7 +53,7 @@ test('events round-trip through SSE framing', () => {
     seq: 3,
     type: 'interaction',
     interaction_id: 'int_1',
-    interaction: { kind: 'permission', operation: 'shell', options: ['allow_once', 'reject_once'] },
+    interaction: { kind: 'permission', operation: 'shell', options: ['allow_once', 'reject_once'], title: 'Run in the sandbox: ls', input: { command: 'ls' }, sandbox: 'inner' },
     deadline_at: '2026-01-01T00:00:00.000Z',
   };
   const framed = formatRunEvent(e);

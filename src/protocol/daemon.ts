@@ -191,7 +191,15 @@ export const FieldDescriptor = z.object({
 export type FieldDescriptor = z.infer<typeof FieldDescriptor>;
 
 export const Interaction = z.discriminatedUnion('kind', [
-  z.object({ kind: z.literal('permission'), operation: z.string().nullable(), options: z.array(PermissionOptionKind) }),
+  z.object({
+    kind: z.literal('permission'),
+    operation: z.string().nullable(),
+    options: z.array(PermissionOptionKind),
+    // cohort's extension (docs/isolation.md): what will run, as the agent describes it, and where.
+    title: z.string().nullable(),
+    input: z.record(z.string(), z.unknown()).nullable(),
+    sandbox: z.enum(['inner', 'escalated']).nullable(),
+  }),
   z.object({ kind: z.literal('elicitation'), message: z.string(), fields: z.array(FieldDescriptor) }),
 ]);
 export type Interaction = z.infer<typeof Interaction>;

@@ -57,7 +57,7 @@ describe('daemon events to chunks', () => {
   });
 
   test('§3 running → paused: one tool call, finish tool_calls, final with usage null, end', () => {
-    const interaction = { kind: 'permission' as const, operation: 'shell', options: ['allow_once' as const, 'reject_once' as const] };
+    const interaction = { kind: 'permission' as const, operation: 'shell', options: ['allow_once' as const, 'reject_once' as const], title: null, input: null, sandbox: null };
     const { chunks, last } = feed([...start, { type: 'text', text: 'let me' }, { type: 'usage', usage }, { type: 'interaction', interaction_id: 'i1', interaction, deadline_at: 'x' }]);
     assert.equal(last.kind === 'write' && last.end, true);
     const calls = chunks.flatMap((c) => c.choices[0]?.delta.tool_calls ?? []);

@@ -25,9 +25,9 @@ const client = new H1Client({ connectTimeoutMs: 5_000 });
 const toError = (err: unknown) =>
   new ApiError({ status: 502, reason: 'intern_unreachable', message: `the intern could not be reached: ${(err as { code?: string }).code ?? 'connection failed'}`, cause: err });
 
-/** Nothing listens at the daemon's address: it is gone, not slow or cut off (worth a health probe). */
+/** Nothing listens at the daemon's address (or its socket is gone): it is gone, not slow or cut off (worth a health probe). */
 export const daemonRefusedConnection = (err: unknown): boolean =>
-  err instanceof ApiError && err.reason === 'intern_unreachable' && (err.cause as { code?: string } | undefined)?.code === 'ECONNREFUSED';
+  err instanceof ApiError && err.reason === 'intern_unreachable' && ['ECONNREFUSED', 'ENOENT'].includes((err.cause as { code?: string } | undefined)?.code ?? '');
 
 /** A daemon refusal as the same documented error; a 401 means our stored secret is wrong. */
 async function refusal(res: Upstream): Promise<ApiError> {

@@ -20,7 +20,7 @@ const probed = new Map<string, boolean>();
 export function sandboxAvailable(bwrapPath = BWRAP_PATH): boolean {
   let ok = probed.get(bwrapPath);
   if (ok === undefined) {
-    ok = spawnSync(bwrapPath, ['--ro-bind', '/', '/', '--unshare-net', '--', '/bin/true'], { stdio: 'ignore' }).status === 0;
+    ok = spawnSync(bwrapPath, bwrapArgv({ workDir: '/', command: 'true' }), { stdio: 'ignore' }).status === 0;
     probed.set(bwrapPath, ok);
   }
   return ok;

@@ -1,6 +1,7 @@
 // Intern records of an account: create (with the intern's own API key, sealed), read, list,
 // update, and the mapping to the API shape. Secrets never leave this module unsealed except
 // through `openSecrets`, which only the lifecycle and the chat relay call.
+import { hostname } from 'node:os';
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { and, desc, eq, inArray, lt, or } from 'drizzle-orm';
 import type { Db } from '../store/db.ts';
@@ -16,6 +17,18 @@ import type { CreateIntern, Intern, ListInternsQuery, UpdateIntern } from '../sc
 export const internNotFound = () => resourceNotFound('intern');
 const nameTaken = (name: string) => new ApiError({ status: 409, message: `an intern named "${name}" already exists for this creator in the workspace` });
 
+/** The host an intern's daemon runs on, never its address: a daemon in its sandbox listens on a
+ * socket only the gateway reaches, and the record shows tenants no address to try. */
+export function publicHostname(address: string | null): string | null {
+  if (!address) return null;
+  if (address.startsWith('unix:')) return hostname();
+  try {
+    return new URL(address).hostname;
+  } catch {
+    return null;
+  }
+}
+
 export function toIntern(r: InternRow): Intern {
   return {
     id: r.id,
@@ -25,7 +38,7 @@ export function toIntern(r: InternRow): Intern {
     model: r.model,
     status: r.status,
     progress: r.progress ?? null,
-    hostname: r.hostname,
+    hostname: publicHostname(r.hostname),
     last_failure_message: r.lastFailureMessage,
     workspace_id: r.workspaceId,
     vault_id: r.vaultId,

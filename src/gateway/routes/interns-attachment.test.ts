@@ -162,7 +162,7 @@ describe('§7 attachment_failed, end to end', () => {
     assertStream(paused);
     assert.deepEqual(finish(paused), ['tool_calls']);
     const call = callOf(paused);
-    assert.deepEqual(JSON.parse(call.function.arguments), { kind: 'permission', operation: 'deploy', options: ['allow_once', 'reject_once'] });
+    assert.deepEqual(JSON.parse(call.function.arguments), { kind: 'permission', operation: 'deploy', options: ['allow_once', 'reject_once'], title: 'Deploy the thing', input: null, sandbox: null });
     assert.equal(final(paused).usage, null);
     const sid = final(paused).session_id;
 

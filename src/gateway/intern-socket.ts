@@ -1,0 +1,55 @@
+// The gateway's door for isolated interns: a unix socket in `<data dir>/run/gw/`, bound into every
+// intern's sandbox, where the daemon forwards its agent's model requests. Connections are handed
+// to the same HTTP server as TCP ones (same routes, same keys: an intern key is scoped to its
+// intern). Each gateway has its own socket, so interns reach whichever gateways run on this host,
+// also after a restart on another port. Sockets that gateways left behind are removed at start.
+// May import: node built-ins.
+import { createServer, connect, type Server as NetServer } from 'node:net';
+import type { Server as HttpServer } from 'node:http';
+import { existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+
+export type InternSocket = { path: string; close(): Promise<void> };
+
+/** Whether something answers on a socket file (a live gateway), within a short time. */
+function answers(path: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = connect(path);
+    const done = (ok: boolean) => {
+      s.destroy();
+      resolve(ok);
+    };
+    s.once('connect', () => done(true));
+    s.once('error', () => done(false));
+    s.setTimeout(1_000, () => done(true));
+  });
+}
+
+export async function sweepStaleSockets(dir: string): Promise<void> {
+  if (!existsSync(dir)) return;
+  for (const f of readdirSync(dir).filter((n) => n.endsWith('.sock'))) {
+    const p = join(dir, f);
+    if (!(await answers(p))) rmSync(p, { force: true });
+  }
+}
+
+export async function listenForInterns(opts: { dataDir: string; server: HttpServer }): Promise<InternSocket> {
+  const dir = join(opts.dataDir, 'run', 'gw');
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  await sweepStaleSockets(dir);
+  const path = join(dir, `${randomBytes(6).toString('hex')}.sock`);
+  const net: NetServer = createServer((socket) => opts.server.emit('connection', socket));
+  await new Promise<void>((resolve, reject) => {
+    net.once('error', reject);
+    net.listen(path, () => resolve());
+  });
+  return {
+    path,
+    close: () =>
+      new Promise((resolve) => {
+        rmSync(path, { force: true });
+        net.close(() => resolve());
+      }),
+  };
+}

@@ -1,0 +1,122 @@
+// The intern's isolated runtime, as data: the command line that starts a daemon inside its own
+// bubblewrap sandbox (mount, PID, network, IPC and UTS namespaces), on its own disk, with the
+// capabilities it needs to run its agent as the intern's own uid. Pure, so it is tested as data;
+// local.ts runs it. See docs/isolation.md for what an intern can and cannot reach.
+// May import: node built-ins.
+import { dirname } from 'node:path';
+
+/** Paths inside the sandbox: fixed, so an intern's files and sessions mean the same wherever it runs. */
+export const IN_SANDBOX = {
+  /** The intern's disk: daemon/ (root only), agent/, work/, home/ (the intern's uid). */
+  intern: '/intern',
+  /** The daemon's socket and the gateways' sockets, root only (the agent's uid cannot enter). */
+  run: '/run/cohort',
+  daemonSocket: '/run/cohort/d.sock',
+  gateways: '/run/cohort/gw',
+} as const;
+
+/** The shell launcher (run as root in a private mount namespace): mounts the intern's disk image,
+ * prepares its directories for the intern's uid, then becomes bubblewrap at a lower priority. */
+export const LAUNCH_SCRIPT = [
+  'set -e',
+  // The gateway's umask (077) would make the directories bwrap creates (/etc, /run) unreadable to the intern's uid.
+  'umask 022',
+  'img=$1; mnt=$2; uid=$3; shift 3',
+  'if [ -n "$img" ]; then mount -o loop,nosuid,nodev "$img" "$mnt"; fi',
+  'cd "$mnt"',
+  'mkdir -p daemon agent work home',
+  // Root inside has no CAP_DAC_OVERRIDE: it enters the intern's directories as "other" (spawning the agent there).
+  'chmod 700 daemon; chmod 755 agent work home',
+  // Directories written before isolation (or under another uid) are handed to this intern's uid once.
+  'for d in agent work home; do [ "$(stat -c %u "$d")" = "$uid" ] || chown -R "$uid:$uid" "$d"; done',
+  'rm -rf lost+found',
+  'exec nice -n 10 "$@"',
+].join('\n');
+
+export type RuntimeOptions = {
+  bwrapPath: string;
+  /** Host directory that becomes /intern: the mount point of the disk image, or the intern's plain directory. */
+  internRoot: string;
+  /** The disk image to mount on internRoot, or null for a plain directory (no size limit). */
+  diskImage: string | null;
+  /** Host directory bound at /run/cohort (root only): the daemon's socket appears there. */
+  runDir: string;
+  /** Host directory of the gateways' sockets, bound read-only at /run/cohort/gw. */
+  gatewaysDir: string;
+  /** Host files generated for the intern (passwd, group, hosts), bound read-only into /etc. */
+  etc: { passwd: string; group: string; hosts: string };
+  /** Read-only host paths the runtime needs (node, the daemon's and agent's code). */
+  runtimePaths: string[];
+  uid: number;
+  tmpBytes: number;
+  /** The daemon's command line, as it runs inside. */
+  command: string[];
+};
+
+/** Host paths every runtime reads: the OS userland and the files programs expect in /etc. */
+const SYSTEM_RO = ['/usr', '/etc/alternatives', '/etc/ssl/certs', '/etc/ssl/openssl.cnf', '/etc/ca-certificates', '/etc/ld.so.cache', '/etc/localtime', '/etc/nsswitch.conf'];
+
+/** The programs that start an intern: [file, args] for spawn. */
+export function runtimeCommand(o: RuntimeOptions): [string, string[]] {
+  const bwrap = [
+    o.bwrapPath,
+    '--unshare-pid', '--unshare-net', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try',
+    '--hostname', 'intern',
+    '--die-with-parent', '--new-session',
+    // Root inside keeps only what starting the agent as the intern's uid needs; no_new_privs is bwrap's.
+    '--cap-drop', 'ALL', '--cap-add', 'CAP_SETUID', '--cap-add', 'CAP_SETGID', '--cap-add', 'CAP_KILL',
+    // bwrap makes the parents of a mount point 0700; the intern's uid must pass through them.
+    ...parents([...SYSTEM_RO, '/etc/passwd', IN_SANDBOX.gateways, ...o.runtimePaths]).flatMap((d) => ['--perms', '0755', '--dir', d]),
+    '--ro-bind', '/usr', '/usr',
+    '--symlink', 'usr/bin', '/bin', '--symlink', 'usr/sbin', '/sbin', '--symlink', 'usr/lib', '/lib', '--symlink', 'usr/lib64', '/lib64',
+    ...SYSTEM_RO.slice(1).flatMap((p) => ['--ro-bind-try', p, p]),
+    '--ro-bind', o.etc.passwd, '/etc/passwd',
+    '--ro-bind', o.etc.group, '/etc/group',
+    '--ro-bind', o.etc.hosts, '/etc/hosts',
+    ...unique(o.runtimePaths).flatMap((p) => ['--ro-bind', p, p]),
+    '--proc', '/proc',
+    '--dev', '/dev',
+    '--size', String(o.tmpBytes), '--perms', '1777', '--tmpfs', '/tmp',
+    '--bind', o.internRoot, IN_SANDBOX.intern,
+    '--bind', o.runDir, IN_SANDBOX.run,
+    '--ro-bind', o.gatewaysDir, IN_SANDBOX.gateways,
+    '--chmod', '0700', IN_SANDBOX.run,
+    '--chdir', IN_SANDBOX.intern,
+    '--',
+    ...o.command,
+  ];
+  const launch = ['--mount', '--propagation', 'private', '--', '/bin/sh', '-c', LAUNCH_SCRIPT, 'cohort-launch', o.diskImage ?? '', o.internRoot, String(o.uid), ...bwrap];
+  return ['/usr/bin/unshare', launch];
+}
+
+/** Every directory above the given paths (not / and not the paths themselves), outermost first. */
+export function parents(paths: string[]): string[] {
+  const out = new Set<string>();
+  for (const p of paths) {
+    const parts = p.split('/').filter(Boolean);
+    for (let i = 1; i < parts.length; i++) out.add(`/${parts.slice(0, i).join('/')}`);
+  }
+  return [...out].sort((a, b) => a.split('/').length - b.split('/').length || a.localeCompare(b));
+}
+
+/** Paths under one another are bound once (the outermost); order kept. */
+function unique(paths: string[]): string[] {
+  const sorted = [...new Set(paths)].sort((a, b) => a.length - b.length);
+  const kept = sorted.filter((p, i) => !sorted.slice(0, i).some((q) => p === q || p.startsWith(q.endsWith('/') ? q : `${q}/`)));
+  return paths.filter((p, i) => kept.includes(p) && paths.indexOf(p) === i);
+}
+
+/** The read-only paths a daemon needs: node's own prefix where it is not under /usr, and the project paths its code loads from. */
+export function runtimePathsFor(opts: { execPath: string; codePaths: string[] }): string[] {
+  const nodePrefix = dirname(dirname(opts.execPath));
+  return unique([...(nodePrefix === '/usr' || nodePrefix.startsWith('/usr/') ? [] : [nodePrefix]), ...opts.codePaths]);
+}
+
+/** /etc/passwd, /etc/group and /etc/hosts for a sandbox whose agent runs as `uid`. */
+export function etcFiles(uid: number): { passwd: string; group: string; hosts: string } {
+  return {
+    passwd: `root:x:0:0:root:/root:/bin/sh\nintern:x:${uid}:${uid}:intern:${IN_SANDBOX.intern}/home:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n`,
+    group: `root:x:0:\nintern:x:${uid}:\nnogroup:x:65534:\n`,
+    hosts: '127.0.0.1 localhost intern\n::1 localhost ip6-localhost\n',
+  };
+}
