@@ -43,8 +43,10 @@ test('the compiled gateway, daemon and agent run a turn without a TypeScript loa
     const gateway = readFileSync(`/proc/${gw.child.pid}/cmdline`, 'utf8').split('\0').join(' ');
     assert.ok(gateway.includes(BUILT_MAIN) && !gateway.includes('tsx'), gateway);
     const runtime = commandLines();
-    const daemon = runtime.filter((c) => c.includes(join('dist', 'daemon', 'main.js')));
-    const agent = runtime.filter((c) => c.includes(join('dist', 'agent', 'main.js')));
+    // Node processes only: the sandbox's launcher and bwrap name the daemon's command line too.
+    const node = runtime.filter((c) => c.startsWith(`${process.execPath} `));
+    const daemon = node.filter((c) => c.includes(join('dist', 'daemon', 'main.js')));
+    const agent = node.filter((c) => c.includes(join('dist', 'agent', 'main.js')));
     assert.equal(daemon.length, 1, runtime.join('\n'));
     assert.equal(agent.length, 1, runtime.join('\n'));
     assert.deepEqual(runtime.filter((c) => c.includes('tsx')), []);

@@ -3,8 +3,7 @@ import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { request } from 'undici';
-import { startInternFixture, type InternFixture } from '../testing/interns.ts';
+import { daemonRequest, startInternFixture, type InternFixture } from '../testing/interns.ts';
 import { getInternById, secretBinding } from '../services/interns.ts';
 import { daemonPaths } from '../protocol/daemon.ts';
 import { noSandbox } from '../testing/sandbox.ts';
@@ -47,8 +46,8 @@ describe('cohort chat', () => {
     assert.match(out, /error: the intern could not run the turn: .* \(502 turn_failed\)/);
     const row = (await getInternById(f.gw.ctx.store.db, id))!;
     const secret = f.gw.ctx.sealer.open(row.sealedSecret!, secretBinding.daemon(id));
-    const status = await request(row.hostname! + daemonPaths.status, { headers: { authorization: `Bearer ${secret}` } });
-    assert.equal(((await status.body.json()) as { sessions: number }).sessions, 1, 'one session across every prompt');
+    const status = await daemonRequest(row.hostname!, daemonPaths.status, { headers: { authorization: `Bearer ${secret}` } });
+    assert.equal((JSON.parse(status.text) as { sessions: number }).sessions, 1, 'one session across every prompt');
   });
 
   test('refusals and usage problems in words', async () => {

@@ -77,10 +77,11 @@ function children(pid: number): number[] {
   }
 }
 
-/** The daemon inside a sandbox started as `pid`: bwrap's init's first child. */
+/** The daemon inside a sandbox whose launcher is `pid`: launcher → bwrap → bwrap's init (pid 1 inside) → daemon. */
 function daemonInside(pid: number): number | null {
-  const init = children(pid)[0];
-  return init ? (children(init)[0] ?? null) : null;
+  let p: number | undefined = pid;
+  for (let depth = 0; depth < 3 && p !== undefined; depth++) p = children(p)[0];
+  return p ?? null;
 }
 
 async function readListening(logFile: string, from: number, child: { exited: boolean }, timeoutMs: number): Promise<string> {
@@ -129,8 +130,8 @@ export function createLocalProvisioner(opts: LocalProvisionerOptions): Provision
       if (daemon) process.kill(daemon, 'SIGTERM');
     } catch {}
     for (let i = 0; i < 100 && alive(pid) && (daemon === null || alive(daemon)); i++) await sleep(50);
-    // Then the rest: killing the sandbox's bwrap ends its PID namespace, so every process the intern
-    // started dies with it; unsandboxed, its process group.
+    // Then the rest: killing the launcher kills bwrap (--die-with-parent) and so its PID namespace,
+    // every process the intern started with it; unsandboxed, its process group.
     try {
       process.kill(iso.enabled ? pid : -pid, 'SIGKILL');
     } catch {}

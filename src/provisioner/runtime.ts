@@ -30,7 +30,13 @@ export const LAUNCH_SCRIPT = [
   // Directories written before isolation (or under another uid) are handed to this intern's uid once.
   'for d in agent work home; do [ "$(stat -c %u "$d")" = "$uid" ] || chown -R "$uid:$uid" "$d"; done',
   'rm -rf lost+found',
-  'exec nice -n 10 "$@"',
+  // bwrap runs as this shell's child, not the gateway's: --die-with-parent then ties the sandbox to
+  // this shell (killing it ends every process inside) and not to the gateway, which may restart.
+  // A background job's stdin would be /dev/null, so the secret's pipe passes on as fd 3.
+  'exec 3<&0',
+  'nice -n 10 "$@" <&3 3<&- &',
+  'exec 3<&-',
+  'wait $!',
 ].join('\n');
 
 export type RuntimeOptions = {

@@ -3,7 +3,7 @@
 // through `openSecrets`, which only the lifecycle and the chat relay call.
 import { hostname } from 'node:os';
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import { and, desc, eq, inArray, lt, or } from 'drizzle-orm';
+import { and, count, desc, eq, inArray, lt, or, sql } from 'drizzle-orm';
 import type { Db } from '../store/db.ts';
 import type { Principal } from '../store/identity.ts';
 import { createKey } from '../store/identity.ts';
@@ -59,7 +59,14 @@ export const secretBinding = { daemon: (id: string) => id, apiKey: (id: string) 
 
 const bodyHash = (body: unknown) => createHash('sha256').update(JSON.stringify(body)).digest('hex');
 
-export async function createIntern(db: Db, opts: { principal: Principal; sealer: Sealer; body: CreateIntern; idempotencyKey?: string }): Promise<{ row: InternRow; replayed: boolean }> {
+/** 409 when an account already has as many interns as the operator allows (each costs a runtime of its own). */
+const accountFull = (max: number) =>
+  new ApiError({ status: 409, message: `this account already has ${max} interns, the most this installation allows (COHORT_MAX_INTERNS_PER_ACCOUNT); delete one first` });
+
+export async function createIntern(
+  db: Db,
+  opts: { principal: Principal; sealer: Sealer; body: CreateIntern; idempotencyKey?: string; maxPerAccount?: number },
+): Promise<{ row: InternRow; replayed: boolean }> {
   const { principal: p, body } = opts;
   const workspaceId = workspaceOf(p, body.workspace_id);
   // The workspace is part of the request: the same key and body through a key of another workspace
@@ -78,6 +85,12 @@ export async function createIntern(db: Db, opts: { principal: Principal; sealer:
   try {
     const row = await db.transaction(async (txn) => {
       const tx = txn as unknown as Db;
+      if (opts.maxPerAccount !== undefined) {
+        // One creation at a time per account, so concurrent creates cannot pass the count together.
+        await tx.execute(sql`select pg_advisory_xact_lock(hashtext(${p.orgId}))`);
+        const [{ n }] = (await tx.select({ n: count() }).from(interns).where(eq(interns.orgId, p.orgId))) as [{ n: number }];
+        if (n >= opts.maxPerAccount) throw accountFull(opts.maxPerAccount);
+      }
       const key = await createKey(tx, { orgId: p.orgId, creatorUserId: p.userId, kind: 'standard', name: `intern ${body.name}`, workspaceId });
       const [r] = await tx
         .insert(interns)
@@ -94,6 +107,7 @@ export async function createIntern(db: Db, opts: { principal: Principal; sealer:
           attachedVaultId: body.vault_id?.toLowerCase() ?? null,
           sealedSecret: opts.sealer.seal(randomBytes(32).toString('base64url'), secretBinding.daemon(id)),
           apiKeyId: key.key.id,
+          creatorKeyId: p.keyId,
           sealedApiKey: opts.sealer.seal(key.raw, secretBinding.apiKey(id)),
           idempotencyKey: opts.idempotencyKey ?? null,
           idempotencyHash: opts.idempotencyKey ? hash : null,

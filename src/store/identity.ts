@@ -2,6 +2,8 @@
 // as SHA-256 hex; the raw key exists once, in the return value of createKey.
 import { randomUUID } from 'node:crypto';
 import { and, asc, desc, eq, isNull } from 'drizzle-orm';
+import { alias } from 'drizzle-orm/pg-core';
+import { interns } from './schema-interns.ts';
 import type { Db } from './db.ts';
 import { apiKeys, memberships, organizations, users } from './schema.ts';
 import { generateApiKey, hashKey, maskSecret } from '../crypto/keys.ts';
@@ -24,6 +26,8 @@ export type Principal = {
   creatorDeparted: boolean;
   granted: boolean;
   internsProgramme: boolean;
+  /** Set on an intern's own key: it may make model requests for that intern and nothing else. */
+  internId: string | null;
 };
 
 export async function createOrganization(db: Db, opts: { name: string; internsProgramme?: boolean }) {
@@ -142,17 +146,23 @@ export async function listKeys(db: Db, orgId?: string) {
   return orgId ? q.where(eq(apiKeys.orgId, orgId)) : q;
 }
 
+const creatorKeys = alias(apiKeys, 'creator_keys');
+
 export async function findPrincipal(db: Db, hash: string): Promise<Principal | null> {
   const [row] = await db
-    .select({ key: apiKeys, org: organizations, user: users, membership: memberships })
+    .select({ key: apiKeys, org: organizations, user: users, membership: memberships, internId: interns.id, creatorKeyId: interns.creatorKeyId, creatorKey: creatorKeys.id, creatorRevokedAt: creatorKeys.revokedAt })
     .from(apiKeys)
     .innerJoin(organizations, eq(organizations.id, apiKeys.orgId))
     .innerJoin(users, eq(users.id, apiKeys.creatorUserId))
     .leftJoin(memberships, and(eq(memberships.orgId, apiKeys.orgId), eq(memberships.userId, apiKeys.creatorUserId)))
+    .leftJoin(interns, eq(interns.apiKeyId, apiKeys.id))
+    .leftJoin(creatorKeys, eq(creatorKeys.id, interns.creatorKeyId))
     .where(and(eq(apiKeys.hash, hash), isNull(apiKeys.revokedAt)))
     .limit(1);
   if (!row) return null;
-  const { key, org, user, membership } = row;
+  const { key, org, user, membership, internId } = row;
+  // An intern's key lives only as long as the key that created the intern.
+  if (internId && row.creatorKeyId && (row.creatorKey === null || row.creatorRevokedAt !== null)) return null;
   return {
     keyId: key.id,
     keyHash: key.hash,
@@ -164,7 +174,9 @@ export async function findPrincipal(db: Db, hash: string): Promise<Principal | n
     workspaceId: key.workspaceId ?? org.defaultWorkspaceId,
     creatorDeparted: !membership || membership.leftAt !== null,
     granted: key.granted,
-    internsProgramme: org.internsProgramme || user.internsProgramme,
+    // An intern's key is no caller of interns: /interns answers it as it answers anyone outside the programme.
+    internsProgramme: !internId && (org.internsProgramme || user.internsProgramme),
+    internId: internId ?? null,
   };
 }
 

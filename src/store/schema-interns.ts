@@ -24,6 +24,7 @@ export const interns = pgTable('interns', {
   attachedVaultId: uuid('attached_vault_id'),
   sealedSecret: text('sealed_secret'),
   apiKeyId: uuid('api_key_id'),
+  creatorKeyId: uuid('creator_key_id'),
   sealedApiKey: text('sealed_api_key'),
   daemonPid: integer('daemon_pid'),
   idempotencyKey: text('idempotency_key'),

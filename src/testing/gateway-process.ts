@@ -19,7 +19,8 @@ export function ensureBuilt(): void {
   if (r.status !== 0) throw new Error(`the build failed:\n${r.stdout}${r.stderr}`);
 }
 
-export type GatewayProcess = { url: string; child: ChildProcess; keys: () => Bootstrap; kill(signal?: NodeJS.Signals): Promise<void> };
+export type GatewayProcess = {
+  dataDir: string; url: string; child: ChildProcess; keys: () => Bootstrap; kill(signal?: NodeJS.Signals): Promise<void> };
 
 export async function freePort(): Promise<number> {
   const srv = createServer();
@@ -59,6 +60,7 @@ export async function startGatewayProcess(opts: { dataDir: string; port: number;
   child.stdout!.resume();
   return {
     url,
+    dataDir: opts.dataDir,
     child,
     keys: () => JSON.parse(readFileSync(join(opts.dataDir, 'bootstrap.json'), 'utf8')) as Bootstrap,
     async kill(signal = 'SIGKILL') {

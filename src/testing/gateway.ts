@@ -16,9 +16,9 @@ export type Call = (method: string, path: string, opts?: { key?: string | null; 
 
 export const postgresUrl = process.env.DATABASE_URL;
 
-/** With `pgSchema`, a further gateway on another's PostgreSQL schema (it neither seeds nor drops it; `keys` are the first one's).
+/** `onDisk`: PGlite in the data dir, as `npm start` has it. With `pgSchema`, a further gateway on another's PostgreSQL schema (it neither seeds nor drops it; `keys` are the first one's).
  * `logTo` receives the log lines, at the level `env.LOG_LEVEL` sets (silent by default). */
-export async function startTestGateway(opts: { postgres?: boolean; env?: Record<string, string>; pgSchema?: string; keys?: Bootstrap; logTo?: Writable } = {}): Promise<TestGateway> {
+export async function startTestGateway(opts: { postgres?: boolean; env?: Record<string, string>; pgSchema?: string; keys?: Bootstrap; logTo?: Writable; onDisk?: boolean } = {}): Promise<TestGateway> {
   const dataDir = mkdtempSync(join(tmpdir(), 'cohort-test-'));
   const config = loadConfig({ LOG_LEVEL: 'silent', PORT: '0', COHORT_DATA_DIR: dataDir, ...opts.env });
   const ownSchema = opts.postgres && !opts.pgSchema;
@@ -27,7 +27,7 @@ export async function startTestGateway(opts: { postgres?: boolean; env?: Record<
   const gw = await startGateway({
     config,
     log: createLogger({ level: config.logLevel, destination: opts.logTo }),
-    store: pgSchema ? { databaseUrl: postgresUrl, pgSchema, poolSize: 4 } : {},
+    store: pgSchema ? { databaseUrl: postgresUrl, pgSchema, poolSize: 4 } : opts.onDisk ? { dataDir } : {},
   });
   const keys = gw.bootstrap ?? opts.keys;
   if (!keys) throw new Error('a gateway on an existing store needs the keys of the one that seeded it');

@@ -3,6 +3,7 @@
 // route (the agent calls it with the intern's key). close() kills every daemon it started and
 // removes every directory.
 import assert from 'node:assert/strict';
+import { Agent, request } from 'undici';
 import { startTestGateway, type TestGateway } from './gateway.ts';
 import { interns } from '../store/schema-interns.ts';
 import { getInternById } from '../services/interns.ts';
@@ -74,8 +75,8 @@ export function killGroup(pid: number | null | undefined) {
   } catch {}
 }
 
-export async function startInternFixture(opts: { env?: Record<string, string>; postgres?: boolean } = {}): Promise<InternFixture> {
-  const gw = await startTestGateway({ postgres: opts.postgres, env: opts.env });
+export async function startInternFixture(opts: { env?: Record<string, string>; postgres?: boolean; onDisk?: boolean } = {}): Promise<InternFixture> {
+  const gw = await startTestGateway({ postgres: opts.postgres, env: opts.env, onDisk: opts.onDisk });
   const open: InternFixture['open'] = (id, body, o = {}) =>
     fetch(`${gw.url}/interns/${id}/chat/completions`, {
       method: 'POST',
@@ -145,3 +146,18 @@ export function assertChatStream(r: Pick<ChatResult, 'status' | 'headers' | 'tex
   assert.deepEqual(r.chunks[0].choices[0].delta, { role: 'assistant' });
   assert.deepEqual(r.chunks.at(-1).choices, []);
 }
+
+/** A request straight to a daemon at its recorded address (`unix:/…` in its sandbox, or `http://…`); rejects when nothing answers there. */
+export async function daemonRequest(address: string, path: string, init: { method?: 'GET' | 'POST'; headers?: Record<string, string>; body?: string } = {}): Promise<{ status: number; text: string }> {
+  const unix = address.startsWith('unix:');
+  const dispatcher = unix ? new Agent({ connect: { socketPath: address.slice(5) } }) : undefined;
+  try {
+    const res = await request((unix ? 'http://localhost' : address) + path, { ...init, dispatcher });
+    return { status: res.statusCode, text: await res.body.text() };
+  } finally {
+    await dispatcher?.close();
+  }
+}
+
+/** Whether a daemon answers its health check at an address. */
+export const daemonAnswers = (address: string) => daemonRequest(address, '/v1/health').then((r) => r.status === 200, () => false);

@@ -17,7 +17,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { assertChatStream as assertStream, killGroup, parseSse, rest, startInternFixture, untilContent, type ChatResult, type InternFixture } from '../../testing/interns.ts';
+import { assertChatStream as assertStream, daemonRequest, killGroup, parseSse, rest, startInternFixture, untilContent, type ChatResult, type InternFixture } from '../../testing/interns.ts';
 import { getInternById, secretBinding } from '../../services/interns.ts';
 import { daemonPaths, type StatusResponse } from '../../protocol/daemon.ts';
 import { nodeArgsFor } from '../../entry.ts';
@@ -46,9 +46,9 @@ async function daemonOf(f: InternFixture, id: string) {
   return { hostname: row.hostname!, secret: f.gw.ctx.sealer.open(row.sealedSecret!, secretBinding.daemon(id)), dir: join(f.gw.dataDir, 'interns', id) };
 }
 async function daemonStatus(d: { hostname: string; secret: string }): Promise<StatusResponse> {
-  const res = await fetch(d.hostname + daemonPaths.status, { headers: { authorization: `Bearer ${d.secret}` } });
+  const res = await daemonRequest(d.hostname, daemonPaths.status, { headers: { authorization: `Bearer ${d.secret}` } });
   assert.equal(res.status, 200);
-  return (await res.json()) as StatusResponse;
+  return JSON.parse(res.text) as StatusResponse;
 }
 async function until(what: string, cond: () => Promise<boolean>, ms = 10_000) {
   for (const end = Date.now() + ms; Date.now() < end; await sleep(25)) if (await cond()) return;
@@ -142,8 +142,7 @@ describe('§7 attachment_failed, end to end', () => {
         HOME: process.env.HOME,
         COHORT_DAEMON_SECRET: d.secret,
         COHORT_INTERN_ID: swapped,
-        COHORT_DAEMON_HOST: '127.0.0.1',
-        COHORT_DAEMON_PORT: new URL(d.hostname).port,
+        COHORT_DAEMON_SOCKET: d.hostname.slice('unix:'.length),
         COHORT_AGENT_COMMAND: JSON.stringify([miniAgent.command, ...miniAgent.args]),
         COHORT_REPLAY_BUFFER_EVENTS: String(REPLAY_BUFFER_EVENTS),
         LOG_LEVEL: 'warn',

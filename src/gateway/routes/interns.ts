@@ -36,7 +36,7 @@ export const internRoutes: RouteModule = (app, ctx) => {
     const body = parseWith(CreateIntern, req.body);
     const given = req.headers['idempotency-key'];
     const idempotencyKey = given === undefined ? undefined : parseWith(IdempotencyKey, given, (d) => invalidRequest(`Idempotency-Key header: ${d.replace(/^body: /, '')}`));
-    const { row, replayed } = await createIntern(db, { principal: principalOf(req), sealer: ctx.sealer, body, idempotencyKey });
+    const { row, replayed } = await createIntern(db, { principal: principalOf(req), sealer: ctx.sealer, body, idempotencyKey, maxPerAccount: ctx.config.maxInternsPerAccount });
     if (body.provision && !replayed) await ctx.interns.provision(row);
     const fresh = await findIntern(db, { principal: principalOf(req), id: row.id });
     return reply.code(201).send(toIntern(fresh));
