@@ -3,6 +3,7 @@
 import { resolve } from 'node:path';
 import { z } from 'zod';
 import type { IsolationOptions } from './provisioner/local.ts';
+import { parseEgress, type EgressPolicy } from './gateway/egress.ts';
 
 const int = (def: number) => z.coerce.number().int().positive().default(def);
 const flag = z.enum(['0', '1', 'true', 'false']).transform((v) => v === '1' || v === 'true').default(false);
@@ -56,6 +57,8 @@ const Env = z.object({
   COHORT_ALLOW_ESCALATION: flag,
   /** Interns one account (organization) may have. */
   COHORT_MAX_INTERNS_PER_ACCOUNT: int(50),
+  /** Where interns' tools may connect: `none`, or hosts (`example.com`, `*.example.com`, `host:port`) through the gateway's CONNECT proxy. */
+  COHORT_INTERN_EGRESS: z.string().default('none'),
 });
 
 export type Config = {
@@ -84,11 +87,13 @@ export type Config = {
   shutdownGraceMs: number;
   isolation: IsolationOptions;
   maxInternsPerAccount: number;
+  egress: EgressPolicy;
 };
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   // A variable set to nothing (`COHORT_DATA_DIR=` in a compose file) means its default, not "" (which is the working directory, or 0).
   const e = Env.parse(Object.fromEntries(Object.entries(env).filter(([, v]) => v !== '')));
+  const egress = parseEgress(e.COHORT_INTERN_EGRESS);
   return {
     host: e.HOST,
     port: e.PORT,
@@ -121,7 +126,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       uidCount: e.COHORT_INTERN_UID_COUNT,
       limits: { processes: e.COHORT_INTERN_MAX_PROCESSES, memoryMb: e.COHORT_INTERN_MAX_MEMORY_MB, fileMb: e.COHORT_INTERN_MAX_FILE_MB, openFiles: e.COHORT_INTERN_MAX_OPEN_FILES },
       allowEscalation: e.COHORT_ALLOW_ESCALATION,
+      egress: egress.rules.length > 0,
     },
     maxInternsPerAccount: e.COHORT_MAX_INTERNS_PER_ACCOUNT,
+    egress,
   };
 }

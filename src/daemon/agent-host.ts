@@ -78,6 +78,12 @@ export class AgentHost {
     env.COHORT_AGENT_STATE_DIR = join(this.o.dir, 'agent');
     env.COHORT_AGENT_ALLOW_ESCALATION = this.o.allowEscalation ? '1' : '0';
     if (this.o.agentUid !== undefined) env.HOME = join(this.o.dir, 'home');
+    if (this.o.egressProxy && this.o.model) {
+      // The forwarder carries CONNECT to a gateway, which tunnels to the hosts the operator allows.
+      const proxy = new URL(this.o.model.baseUrl).origin;
+      for (const k of ['HTTPS_PROXY', 'https_proxy', 'HTTP_PROXY', 'http_proxy']) env[k] = proxy;
+      env.NO_PROXY = env.no_proxy = '127.0.0.1,localhost';
+    }
     env.LOG_LEVEL = this.o.logLevel;
     if (this.o.instructions) env.COHORT_AGENT_INSTRUCTIONS = this.o.instructions;
     if (this.o.model) {

@@ -21,6 +21,8 @@ export type DaemonOptions = {
   /** Run the agent (and so every tool it starts) as this uid and gid, with these limits. */
   agentUid?: number;
   agentLimits?: AgentLimits;
+  /** Give the agent HTTP(S)_PROXY at the forwarder: the gateways proxy CONNECT for the hosts the operator allows. */
+  egressProxy?: boolean;
   /** Whether manual mode may offer an escalation out of the inner sandbox (the operator's COHORT_ALLOW_ESCALATION). */
   allowEscalation?: boolean;
   internId?: string | null;
@@ -62,6 +64,7 @@ export function resolveOptions(o: DaemonOptions): ResolvedOptions {
     agentUid: o.agentUid,
     agentLimits: o.agentLimits,
     allowEscalation: o.allowEscalation ?? false,
+    egressProxy: o.egressProxy ?? false,
     agent: o.agent ?? builtinAgent(),
     model: o.model,
     instructions: o.instructions ?? '',
@@ -107,6 +110,7 @@ export function optionsFromEnv(env: NodeJS.ProcessEnv, argv: string[] = [], opts
     agentUid: num(env.COHORT_AGENT_UID),
     agentLimits: env.COHORT_AGENT_LIMITS ? (JSON.parse(env.COHORT_AGENT_LIMITS) as AgentLimits) : undefined,
     allowEscalation: env.COHORT_ALLOW_ESCALATION === '1',
+    egressProxy: env.COHORT_INTERN_EGRESS_PROXY === '1',
     internId: env.COHORT_INTERN_ID,
     agent: agentFromEnv(env.COHORT_AGENT_COMMAND),
     model: baseUrl !== undefined ? { baseUrl, apiKey: env.COHORT_AGENT_API_KEY ?? '', model: env.COHORT_AGENT_MODEL ?? 'local/scripted' } : undefined,

@@ -12,6 +12,10 @@ import { join } from 'node:path';
 
 export type InternSocket = { path: string; close(): Promise<void> };
 
+const internConnections = new WeakSet<object>();
+/** Whether a connection came in through an intern socket (egress CONNECT is served only to those). */
+export const fromIntern = (socket: object): boolean => internConnections.has(socket);
+
 /** Whether something answers on a socket file (a live gateway), within a short time. */
 function answers(path: string): Promise<boolean> {
   return new Promise((resolve) => {
@@ -39,7 +43,10 @@ export async function listenForInterns(opts: { dataDir: string; server: HttpServ
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   await sweepStaleSockets(dir);
   const path = join(dir, `${randomBytes(6).toString('hex')}.sock`);
-  const net: NetServer = createServer((socket) => opts.server.emit('connection', socket));
+  const net: NetServer = createServer((socket) => {
+    internConnections.add(socket);
+    opts.server.emit('connection', socket);
+  });
   await new Promise<void>((resolve, reject) => {
     net.once('error', reject);
     net.listen(path, () => resolve());

@@ -19,7 +19,8 @@ import { createOpenApiRegistry } from './openapi.ts';
 import { routeModules } from './routes/index.ts';
 import type { Ctx } from './context.ts';
 import { OpenStreams } from '../relay/sse.ts';
-import { listenForInterns } from './intern-socket.ts';
+import { fromIntern, listenForInterns } from './intern-socket.ts';
+import { egressHandler } from './egress.ts';
 import { chmodSync, mkdirSync } from 'node:fs';
 
 export type Gateway = {
@@ -77,6 +78,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
   const app = buildApp(ctx, routeModules);
   await app.listen({ host: config.host, port: config.port });
   const internSocket = await listenForInterns({ dataDir: config.dataDir, server: app.server });
+  app.server.on('connect', egressHandler({ policy: config.egress, fromIntern, onTunnel: (target, allowed) => log.info({ target, allowed }, 'intern egress') }));
   const { port } = app.server.address() as AddressInfo;
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
   ctx.interns.setGatewayUrl(config.publicUrl ?? `http://${host}:${port}/api/v1`);

@@ -34,6 +34,8 @@ export type IsolationOptions = {
   limits: AgentLimits;
   /** Whether a manual-mode escalation may be allowed at all (COHORT_ALLOW_ESCALATION). */
   allowEscalation: boolean;
+  /** Whether interns get the gateway's egress proxy (COHORT_INTERN_EGRESS lists hosts). */
+  egress: boolean;
 };
 
 export type LocalProvisionerOptions = {
@@ -182,6 +184,7 @@ export function createLocalProvisioner(opts: LocalProvisionerOptions): Provision
         COHORT_GATEWAY_SOCKETS: IN_SANDBOX.gateways,
         COHORT_AGENT_UID: String(uid),
         COHORT_AGENT_LIMITS: limitsEnv(iso.limits),
+        COHORT_INTERN_EGRESS_PROXY: iso.egress ? '1' : '0',
       },
     };
   }

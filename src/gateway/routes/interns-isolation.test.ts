@@ -6,6 +6,7 @@ import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { connect, createServer, type AddressInfo, type Server } from 'node:net';
 import { startInternFixture, type ChatResult, type InternFixture } from '../../testing/interns.ts';
 import { getInternById, openSecrets } from '../../services/interns.ts';
 import { noSandbox } from '../../testing/sandbox.ts';
@@ -217,5 +218,66 @@ describe('escalation, where the operator allows it', { skip: noSandbox }, () => 
     });
     const done = await f.chat(id, tool(first.chunks.at(-1).session_id, call.id, 'allow_once'));
     assert.equal(text(done), `shell: escalated\nls: cannot access '${f.gw.dataDir}': No such file or directory\n[exit 0]`);
+  });
+});
+
+describe('egress, as the operator lists it', { skip: noSandbox }, () => {
+  let f: InternFixture;
+  let echo: Server;
+  let port: number;
+  before(async () => {
+    echo = createServer((s) => s.end('hello from outside\n'));
+    await new Promise<void>((r) => echo.listen(0, '127.0.0.1', r));
+    port = (echo.address() as AddressInfo).port;
+    f = await startInternFixture({ env: { COHORT_INTERN_EGRESS: `127.0.0.1:${port},localhost:${port}` } });
+  });
+  after(async () => {
+    await f.close();
+    await new Promise((r) => echo.close(r));
+  });
+
+  /** A CONNECT through the proxy the intern's environment names, then whatever the far end says. */
+  const tunnel = (target: string) =>
+    `node -e "const u=new URL(process.env.HTTPS_PROXY);require('http').request({host:u.hostname,port:u.port,method:'CONNECT',path:'${target}'}).on('connect',(r,s,h)=>{console.log('${target}',r.statusCode);if(r.statusCode!==200)process.exit();process.stdout.write(String(h));s.on('data',d=>process.stdout.write(String(d)));s.on('end',()=>process.exit())}).on('error',e=>console.log('${target}',e.code)).end()"`;
+
+  test('a listed address is tunnelled; a listed name that resolves to the host, and an unlisted port, are refused', async () => {
+    const id = await f.intern('egress');
+    const out = text(await f.chat(id, user(`/shell ${tunnel(`127.0.0.1:${port}`)}; ${tunnel(`localhost:${port}`)}; ${tunnel(`127.0.0.1:${port + 1}`)}`)));
+    assert.equal(
+      out,
+      // Only a tunnel's bytes are printed (a refusal's reason is the body of its response).
+      `shell: 127.0.0.1:${port} 200\nhello from outside\nlocalhost:${port} 403\n127.0.0.1:${port + 1} 403\n[exit 0]`,
+    );
+  });
+
+  test('manual mode keeps no network until an escalation is allowed', async () => {
+    const id = await f.intern('egress-manual');
+    const first = await f.chat(id, user(`/shell ${tunnel(`127.0.0.1:${port}`)}`, { approval_mode: 'manual' }));
+    const done = await f.chat(id, tool(first.chunks.at(-1).session_id, callOf(first).id, 'allow_once'));
+    assert.equal(text(done), `shell: 127.0.0.1:${port} ECONNREFUSED\n[exit 0]`);
+  });
+
+  test('the gateway proxies CONNECT for interns only, not for clients on its TCP port', async () => {
+    const { hostname: h, port: p } = new URL(f.gw.url);
+    const reply = await new Promise<string>((resolve) => {
+      let got = '';
+      const s = connect({ host: h, port: Number(p) }, () => s.write(`CONNECT 127.0.0.1:${port} HTTP/1.1\r\nhost: 127.0.0.1:${port}\r\n\r\n`));
+      s.on('data', (d) => (got += d)).on('close', () => resolve(got));
+    });
+    assert.match(reply, /^HTTP\/1\.1 403 Forbidden\r\n[\s\S]*\r\n\r\nCONNECT is for interns, to host:port\n$/);
+  });
+});
+
+describe('without an egress list', { skip: noSandbox }, () => {
+  let f: InternFixture;
+  before(async () => {
+    f = await startInternFixture();
+  });
+  after(() => f.close());
+
+  test('an intern has no proxy and no network', async () => {
+    const id = await f.intern('offline');
+    const out = text(await f.chat(id, user(`/shell echo "proxy=[$HTTPS_PROXY]"; node -e "require('dns').lookup('example.com',e=>console.log(e&&e.code))"`)));
+    assert.match(out, /^shell: proxy=\[\]\n(EAI_AGAIN|ENOTFOUND)\n\[exit 0\]$/);
   });
 });
