@@ -32,11 +32,29 @@ function convert(f: Field, raw: string): unknown {
   return raw;
 }
 
+type Permission = { kind: 'permission'; operation: string | null; options: string[]; title?: string | null; input?: Record<string, unknown> | null; sandbox?: 'inner' | 'escalated' | null };
+
+const WHERE = {
+  inner: "inside the intern's sandbox (no network, writes only in its work directory)",
+  escalated: "OUTSIDE the sandbox, with everything the intern's machine may do",
+};
+
+/** What the permission would let run, as cohort's extension of the interaction says it (docs/isolation.md). */
+export function whatWillRun(it: Permission): string {
+  const lines: string[] = [];
+  const command = it.input?.command;
+  if (typeof command === 'string') lines.push(`  command: ${command}`);
+  else if (it.title) lines.push(`  ${it.title}`);
+  if (it.input && typeof command !== 'string') lines.push(`  input: ${JSON.stringify(it.input)}`);
+  if (it.sandbox) lines.push(`  runs ${WHERE[it.sandbox]}`);
+  return lines.map((l) => `${l}\n`).join('');
+}
+
 /** Returns the `tool` message content for the interaction, or null when input ended. */
 export async function askAnswer(args: string, ask: Asker, out: (s: string) => void): Promise<string | null> {
-  const it = JSON.parse(args) as { kind: 'permission'; operation: string | null; options: string[] } | { kind: 'elicitation'; message: string; fields: Field[] };
+  const it = JSON.parse(args) as Permission | { kind: 'elicitation'; message: string; fields: Field[] };
   if (it.kind === 'permission') {
-    out(`The intern asks permission${it.operation ? ` to use ${it.operation}` : ''}:\n`);
+    out(`The intern asks permission${it.operation ? ` to use ${it.operation}` : ''}:\n${whatWillRun(it)}`);
     return choose([...it.options, 'cancel'], ask, out);
   }
   out(`The intern asks: ${it.message}\n(type :decline or :cancel to refuse)\n`);

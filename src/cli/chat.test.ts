@@ -40,7 +40,7 @@ describe('cohort chat', () => {
     assert.match(out, /The intern asks: What is your name\?/);
     assert.match(out, /answer \(string, required\)> /);
     assert.match(out, /Ada/);
-    assert.match(out, /The intern asks permission/);
+    assert.match(out, /The intern asks permission to use shell:\n  command: echo cli-ok\n  runs inside the intern's sandbox \(no network, writes only in its work directory\)\n/);
     assert.match(out, /1\) allow once/);
     assert.match(out, /cli-ok/);
     assert.match(out, /error: the intern could not run the turn: .* \(502 turn_failed\)/);
