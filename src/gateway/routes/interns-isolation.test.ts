@@ -281,3 +281,34 @@ describe('without an egress list', { skip: noSandbox }, () => {
     assert.match(out, /^shell: proxy=\[\]\n(EAI_AGAIN|ENOTFOUND)\n\[exit 0\]$/);
   });
 });
+
+describe('where isolation cannot be set up', () => {
+  let f: InternFixture;
+  let unsafe: InternFixture;
+  before(async () => {
+    f = await startInternFixture({ env: { COHORT_BWRAP: '/nonexistent/bwrap' } });
+    unsafe = await startInternFixture({ env: { COHORT_BWRAP: '/nonexistent/bwrap', COHORT_UNSAFE_NO_ISOLATION: '1' } });
+  });
+  after(async () => {
+    await f.close();
+    await unsafe.close();
+  });
+
+  test('provisioning fails saying what to install, and nothing runs', async () => {
+    const created = await f.gw.call('POST', '/interns', { body: { name: 'no-sandbox', provision: true } });
+    await f.gw.ctx.interns.idle();
+    const got = (await f.gw.call('GET', `/interns/${created.body.id}`)).body;
+    assert.deepEqual([got.status, got.hostname, got.last_failure_message], [
+      'failed',
+      null,
+      "bubblewrap is not installed (/nonexistent/bwrap): install the Debian package bubblewrap (apt-get install bubblewrap), or, knowing every intern then runs with the gateway's own privileges, set COHORT_UNSAFE_NO_ISOLATION=1",
+    ]);
+    assert.equal(existsSync(join(f.gw.dataDir, 'interns', created.body.id, 'daemon.log')), false, 'no daemon was started');
+  });
+
+  test('COHORT_UNSAFE_NO_ISOLATION runs the daemon as the gateway does, on loopback', async () => {
+    const id = await unsafe.intern('unsafe');
+    assert.match((await getInternById(unsafe.gw.ctx.store.db, id))!.hostname!, /^http:\/\/127\.0\.0\.1:\d+$/);
+    assert.equal(text(await unsafe.chat(id, user('/say unguarded'))), 'unguarded');
+  });
+});
