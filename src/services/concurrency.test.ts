@@ -86,7 +86,7 @@ test('Redis: two gateways share the slots; held leases are renewed; a dead gatew
   // A gateway that died holding a slot renews nothing: its lease lapses and the slot frees.
   const { Redis } = await import('ioredis');
   const raw = new Redis(redisUrl!);
-  const [sec] = (await raw.time()) as [string, string];
+  const [sec] = await raw.time();
   await raw.zadd(`${keyPrefix}:model:key:k`, Number(sec) * 1000 + 1500, 'dead-gateway-lease');
   await a.acquire('model', who);
   await refusal(a.acquire('model', who));
