@@ -3,8 +3,11 @@
 // directly, (b) a raw node:http pass-through proxy, (c) cohort, (d) the Portkey gateway; each
 // server in its own child process. With DATABASE_URL set, cohort runs a second time on
 // PostgreSQL (in a fresh schema, dropped afterwards). Prints a markdown table of medians over
-// BENCH_REPEAT runs of BENCH_DURATION_MS each, then the targets of the inference issue.
-// BENCH_NODE_ARGS adds node flags to cohort's processes.
+// BENCH_REPEAT runs of BENCH_DURATION_MS each, then the targets of the inference issue. Then
+// cohort's legitimate throughput with a slowloris beside it (bench/slowloris.ts: BENCH_SLOW_SOCKETS
+// sockets from 127.0.0.2, a header every 10 s) against the same load without it, in pairs.
+// BENCH_SECTIONS (compare,slowloris; both by default) picks sections. BENCH_NODE_ARGS adds node
+// flags to cohort's processes.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, existsSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -21,6 +24,11 @@ const REPEAT = Number(process.env.BENCH_REPEAT ?? 5);
 const CONNECTIONS = (process.env.BENCH_CONNECTIONS ?? '1,50,200').split(',').map(Number);
 /** Node flags for cohort's processes (for A/B of V8 settings). */
 const NODE_ARGS = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
+const SECTIONS = new Set((process.env.BENCH_SECTIONS ?? 'compare,slowloris').split(','));
+const openFiles = Number(/^Max open files\s+(\d+)/m.exec(readFileSync('/proc/self/limits', 'utf8'))?.[1] ?? 1024);
+/** The issue's 20,000 slow sockets, as far as the open-file limit goes. */
+const SLOW_SOCKETS = Number(process.env.BENCH_SLOW_SOCKETS ?? Math.min(20_000, openFiles - 200));
+const SLOWLORIS_CONNECTIONS = 50;
 const children: ChildProcess[] = [];
 
 async function freePort(): Promise<number> {
@@ -34,8 +42,8 @@ async function freePort(): Promise<number> {
 /** The bench's own environment minus anything that configures cohort, so each child gets only what it is given. */
 const baseEnv = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(DATABASE_URL|REDIS_URL|COHORT_|PORT$|HOST$|LOG_LEVEL$)/.test(k)));
 
-function start(args: string[], env: Record<string, string> = {}): ChildProcess {
-  const child = spawn(process.execPath, args, { env: { ...baseEnv, ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
+function start(args: string[], env: Record<string, string> = {}, stdout: 'ignore' | 'pipe' = 'ignore'): ChildProcess {
+  const child = spawn(process.execPath, args, { env: { ...baseEnv, ...env }, stdio: ['ignore', stdout, 'inherit'] });
   children.push(child);
   return child;
 }
@@ -78,6 +86,9 @@ async function main() {
       LOG_LEVEL: 'warn',
       COHORT_PROVIDER_OPENAI_BASE_URL: upstream,
       COHORT_PROVIDER_OPENAI_API_KEY: 'sk-bench-shared',
+      // The load is one key at up to 200 connections: the slots are still taken and given back, never refused.
+      COHORT_MAX_MODEL_REQUESTS_PER_KEY: '100000',
+      COHORT_MAX_MODEL_REQUESTS_PER_ACCOUNT: '100000',
       ...env,
     });
     await until(() => existsSync(join(dataDir, 'bootstrap.json')), 'cohort');
@@ -101,6 +112,8 @@ async function main() {
   ];
 
   const rows: { stream: boolean; conns: number; target: Target; r: LoadResult; rss: string }[] = [];
+  if (SECTIONS.has('slowloris')) await slowlorisSection(targets.find((t) => t.name === 'cohort')!, cohortPort);
+  if (!SECTIONS.has('compare')) return;
   for (const stream of [false, true]) {
     for (const conns of CONNECTIONS) {
       const run = (target: Target, durationMs: number) =>
@@ -136,6 +149,38 @@ async function main() {
       }
     }
   }
+}
+
+/** Legitimate clients' req/s and p99 with a slowloris running beside them and without, in pairs (each pair one run of each). */
+async function slowlorisSection(target: Target, port: number) {
+  const rows: string[] = [];
+  for (const stream of [false, true]) {
+    const run = () => load({ url: target.url, headers: target.headers, body: JSON.stringify({ model: target.model, stream, messages: [{ role: 'user', content: 'Say hello' }] }), connections: SLOWLORIS_CONNECTIONS, durationMs: DURATION });
+    await run();
+    const calm: LoadResult[] = [];
+    const attacked: LoadResult[] = [];
+    for (let i = 0; i < REPEAT; i++) {
+      calm.push(await run());
+      const attacker = start(['--import', 'tsx', 'bench/slowloris.ts', String(port), String(SLOW_SOCKETS), '127.0.0.2', '10000', String(DURATION * 3 + 60_000)], {}, 'pipe');
+      await new Promise<void>((resolve, reject) => {
+        attacker.stdout!.on('data', (d: Buffer) => d.toString().includes('ready') && resolve());
+        attacker.once('exit', () => reject(new Error('the slowloris exited before it was ready')));
+      });
+      // Its sockets settle: the address's cap taken, the rest refused and waiting to retry.
+      await sleep(1000);
+      attacked.push(await run());
+      attacker.kill('SIGTERM');
+      await new Promise((r) => (attacker.exitCode === null ? attacker.once('exit', r) : r(null)));
+    }
+    const m = (rs: LoadResult[]) => ({ rps: median(rs.map((x) => x.rps)), p99: median(rs.map((x) => x.p99)), errors: rs.reduce((n, x) => n + x.errors, 0) });
+    const [c, a] = [m(calm), m(attacked)];
+    rows.push(`| ${stream ? 'stream' : 'json'} | ${SLOWLORIS_CONNECTIONS} | ${c.rps.toFixed(0)} | ${c.p99.toFixed(2)} | ${a.rps.toFixed(0)} | ${a.p99.toFixed(2)} | ${(a.rps / c.rps).toFixed(2)} | ${c.errors} / ${a.errors} |`);
+    process.stderr.write(`slowloris ${stream ? 'stream' : 'json'}: ${c.rps.toFixed(0)} → ${a.rps.toFixed(0)} req/s\n`);
+  }
+  console.log(`\nLegitimate clients (${SLOWLORIS_CONNECTIONS} connections from 127.0.0.1, one key) beside a slowloris of ${SLOW_SOCKETS} sockets from 127.0.0.2 (a header every 10 s, reopened when closed); medians of ${REPEAT} pairs of ${DURATION} ms runs. Target: with ≥ 0.80 × without.\n`);
+  console.log('| mode | conns | req/s without | p99 ms without | req/s with slowloris | p99 ms with | with ÷ without | errors without / with |');
+  console.log('|---|---:|---:|---:|---:|---:|---:|---:|');
+  for (const r of rows) console.log(r);
 }
 
 const dataDirs: string[] = [];

@@ -40,6 +40,14 @@ const MEMORY_RUNS = Number(process.env.BENCH_MEMORY_RUNS ?? 3);
 const SECTIONS = new Set((process.env.BENCH_SECTIONS ?? 'real,relay,paced,memory').split(','));
 const NODE_ARGS = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
 const dispatcher = new Agent({ connections: null, headersTimeout: 0, bodyTimeout: 0 });
+/** One key and one address open every stream here: the per-key, per-account and per-address caps are off (0). */
+const UNLIMITED = {
+  COHORT_MAX_INTERN_STREAMS_PER_KEY: '0',
+  COHORT_MAX_INTERN_STREAMS_PER_ACCOUNT: '0',
+  COHORT_MAX_MODEL_REQUESTS_PER_KEY: '0',
+  COHORT_MAX_MODEL_REQUESTS_PER_ACCOUNT: '0',
+  COHORT_MAX_CONNECTIONS_PER_ADDRESS: '0',
+};
 
 const pct = (xs: number[], p: number) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -100,7 +108,7 @@ const pgSchema = process.env.DATABASE_URL ? `bench_${process.pid}` : undefined;
 const storeEnv: Record<string, string> = pgSchema ? { DATABASE_URL: process.env.DATABASE_URL!, COHORT_PG_SCHEMA: pgSchema } : {};
 
 async function gatewayIn(dataDir: string): Promise<Gateway> {
-  const config = loadConfig({ LOG_LEVEL: 'silent', PORT: '0', COHORT_DATA_DIR: dataDir, COHORT_TURNS_PER_MINUTE: '1000000000', ...storeEnv });
+  const config = loadConfig({ LOG_LEVEL: 'silent', PORT: '0', COHORT_DATA_DIR: dataDir, COHORT_TURNS_PER_MINUTE: '1000000000', ...UNLIMITED, ...storeEnv });
   return startGateway({ config, log: createLogger({ level: 'silent' }) });
 }
 
@@ -180,7 +188,7 @@ try {
   // figures, then a fresh one (and a fresh raw relay) for memory, so neither figure carries the
   // other's leftovers (closed sockets linger in TIME_WAIT and a warm heap is larger).
   const gatewayProcess = async () => {
-    const proc = await startGatewayProcess({ dataDir, port: await freePort(), built: true, fdLimit: FD_LIMIT, env: { LOG_LEVEL: 'warn', COHORT_TURNS_PER_MINUTE: '1000000000', ...storeEnv }, nodeArgs: [...NODE_ARGS, ...(process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : [])] });
+    const proc = await startGatewayProcess({ dataDir, port: await freePort(), built: true, fdLimit: FD_LIMIT, env: { LOG_LEVEL: 'warn', COHORT_TURNS_PER_MINUTE: '1000000000', ...UNLIMITED, ...storeEnv }, nodeArgs: [...NODE_ARGS, ...(process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : [])] });
     spawned.push(proc.child);
     return proc;
   };

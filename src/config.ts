@@ -1,12 +1,29 @@
 // Process configuration from environment variables, each with a default that works on one
 // machine. Parsed once at start; every variable is documented in the README.
+import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { z } from 'zod';
 import type { IsolationOptions } from './provisioner/local.ts';
 import { parseEgress, type EgressPolicy } from './gateway/egress.ts';
+import type { SlotLimits } from './services/concurrency.ts';
 
 const int = (def: number) => z.coerce.number().int().positive().default(def);
 const flag = z.enum(['0', '1', 'true', 'false']).transform((v) => v === '1' || v === 'true').default(false);
+/** A limit where 0 means none. */
+const limit = (def: number) => z.coerce.number().int().min(0).default(def);
+
+/** The process's open-file limit (Linux), else a common default. */
+function openFileLimit(): number {
+  try {
+    return Number(/^Max open files\s+(\d+)/m.exec(readFileSync('/proc/self/limits', 'utf8'))?.[1]) || 1024;
+  } catch {
+    return 1024;
+  }
+}
+
+/** Half the open-file limit less a reserve (the database, logs, daemons' pipes): a client's
+ * connection can need a second descriptor upstream (an intern daemon, a provider). */
+export const defaultMaxConnections = (openFiles: number) => Math.max(64, Math.floor((openFiles - 256) / 2));
 
 const Env = z.object({
   HOST: z.string().default('127.0.0.1'),
@@ -59,7 +76,24 @@ const Env = z.object({
   COHORT_MAX_INTERNS_PER_ACCOUNT: int(50),
   /** Where interns' tools may connect: `none`, or hosts (`example.com`, `*.example.com`, `host:port`) through the gateway's CONNECT proxy. */
   COHORT_INTERN_EGRESS: z.string().default('none'),
-});
+  // Abuse resistance (docs/abuse-resistance.md).
+  /** How deeply a JSON request body may nest. */
+  COHORT_MAX_JSON_DEPTH: int(64),
+  /** Open client connections the gateway accepts; more are closed at accept. */
+  COHORT_MAX_CONNECTIONS: int(defaultMaxConnections(openFileLimit())),
+  /** Open connections from one client address (IPv6: one /64); 0 turns the cap off. */
+  COHORT_MAX_CONNECTIONS_PER_ADDRESS: limit(256),
+  /** Time to receive a request's head (request line and headers). */
+  COHORT_HEADERS_TIMEOUT_MS: int(5_000),
+  /** Time to receive a whole request, body included. */
+  COHORT_REQUEST_TIMEOUT_MS: int(30_000),
+  /** A new connection that has not sent a complete request head within this is closed. */
+  COHORT_IDLE_CONNECTION_TIMEOUT_MS: int(10_000),
+  COHORT_MAX_MODEL_REQUESTS_PER_KEY: limit(64),
+  COHORT_MAX_MODEL_REQUESTS_PER_ACCOUNT: limit(256),
+  COHORT_MAX_INTERN_STREAMS_PER_KEY: limit(32),
+  COHORT_MAX_INTERN_STREAMS_PER_ACCOUNT: limit(128),
+}).refine((e) => e.COHORT_HEADERS_TIMEOUT_MS <= e.COHORT_REQUEST_TIMEOUT_MS, { message: 'COHORT_HEADERS_TIMEOUT_MS must not exceed COHORT_REQUEST_TIMEOUT_MS', path: ['COHORT_HEADERS_TIMEOUT_MS'] });
 
 export type Config = {
   host: string;
@@ -88,6 +122,10 @@ export type Config = {
   isolation: IsolationOptions;
   maxInternsPerAccount: number;
   egress: EgressPolicy;
+  maxJsonDepth: number;
+  connections: { max: number; perAddress: number; headersTimeoutMs: number; requestTimeoutMs: number; idleTimeoutMs: number };
+  /** Concurrent model requests and intern chat streams per API key and per account (0: no limit). */
+  concurrency: SlotLimits;
 };
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -130,5 +168,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     maxInternsPerAccount: e.COHORT_MAX_INTERNS_PER_ACCOUNT,
     egress,
+    maxJsonDepth: e.COHORT_MAX_JSON_DEPTH,
+    connections: {
+      max: e.COHORT_MAX_CONNECTIONS,
+      perAddress: e.COHORT_MAX_CONNECTIONS_PER_ADDRESS,
+      headersTimeoutMs: e.COHORT_HEADERS_TIMEOUT_MS,
+      requestTimeoutMs: e.COHORT_REQUEST_TIMEOUT_MS,
+      idleTimeoutMs: e.COHORT_IDLE_CONNECTION_TIMEOUT_MS,
+    },
+    concurrency: {
+      model: { perKey: e.COHORT_MAX_MODEL_REQUESTS_PER_KEY, perAccount: e.COHORT_MAX_MODEL_REQUESTS_PER_ACCOUNT },
+      stream: { perKey: e.COHORT_MAX_INTERN_STREAMS_PER_KEY, perAccount: e.COHORT_MAX_INTERN_STREAMS_PER_ACCOUNT },
+    },
   };
 }

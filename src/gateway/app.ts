@@ -11,6 +11,7 @@ import { scrub } from '../log.ts';
 import { isUnstorableCharacter } from '../store/errors.ts';
 import type { Ctx } from './context.ts';
 import { lazyChild } from './request-logger.ts';
+import { nestsDeeperThan } from '../http/json-depth.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -124,6 +125,14 @@ export function buildApp(ctx: Ctx, modules: RouteModule[]): FastifyInstance {
     // fast-json-stringify (about 2.6 MB of heap), and a schema given by mistake fails loudly.
     schemaController: { compilersFactory: { buildValidator: noSchemaCompiler, buildSerializer: noSchemaCompiler } },
     bodyLimit: BODY_LIMIT,
+    // Slow clients (docs/abuse-resistance.md): a request's head must arrive within the headers
+    // timeout and the whole request within the request timeout; node checks them on an interval,
+    // 30 s by default, which would let a slow head live that much longer.
+    requestTimeout: ctx.config.connections.requestTimeoutMs,
+    http: {
+      headersTimeout: ctx.config.connections.headersTimeoutMs,
+      connectionsCheckingInterval: Math.min(1_000, Math.ceil(ctx.config.connections.headersTimeoutMs / 4)),
+    },
     genReqId: (req) => {
       const given = req.headers['x-request-id'];
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
@@ -169,6 +178,16 @@ export function buildApp(ctx: Ctx, modules: RouteModule[]): FastifyInstance {
       });
     }
     done();
+  });
+
+  // Every JSON body's nesting is bounded before it is parsed, so nothing recursive ever walks a
+  // body thousands deep (JSON.stringify's RangeError was a 500); the rest is Fastify's own parser.
+  const maxDepth = ctx.config.maxJsonDepth;
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
+    if (nestsDeeperThan(body as string, maxDepth)) return done(invalidRequest(`body: JSON nests deeper than the limit of ${maxDepth} levels`), undefined);
+    parseJson(req, body as string, done);
   });
 
   app.setErrorHandler((err, req, reply) => {

@@ -8,6 +8,7 @@ import type { OpenApiRegistry } from './openapi.ts';
 import type { InferenceService } from '../services/inference.ts';
 import type { InternLifecycle } from '../services/interns-lifecycle.ts';
 import type { TurnLimiter } from '../services/ratelimit.ts';
+import type { ConcurrencyLimiter } from '../services/concurrency.ts';
 import type { OpenStreams } from '../relay/sse.ts';
 
 export type Ctx = {
@@ -20,6 +21,8 @@ export type Ctx = {
   inference: InferenceService;
   interns: InternLifecycle;
   turnLimiter: TurnLimiter;
+  /** Concurrent model requests and intern chat streams per key and account. */
+  slots: ConcurrencyLimiter;
   /** Open SSE responses of every route, ended by the shutdown once its grace has passed. */
   streams: OpenStreams;
 };

@@ -13,6 +13,8 @@ import { seedIfEmpty, writeBootstrapFile, type Bootstrap } from '../services/boo
 import { createInternLifecycle } from '../services/interns-lifecycle.ts';
 import { createLocalProvisioner } from '../provisioner/index.ts';
 import { createTurnLimiter } from '../services/ratelimit.ts';
+import { createConcurrencyLimiter } from '../services/concurrency.ts';
+import { guardConnections, type Refused } from './connections.ts';
 import { createInferenceService } from '../services/inference.ts';
 import { buildApp } from './app.ts';
 import { createOpenApiRegistry } from './openapi.ts';
@@ -62,6 +64,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
   const bus = config.redisUrl ? await connectInvalidationBus({ redisUrl: config.redisUrl, log }) : undefined;
   const sealer = createSealer(loadMasterKey({ dataDir: config.dataDir, configured: config.masterKey }));
   const turnLimiter = await createTurnLimiter({ perMinute: config.turnsPerMinute, redisUrl: config.redisUrl });
+  const slots = await createConcurrencyLimiter({ limits: config.concurrency, redisUrl: config.redisUrl });
   const daemonEnv = { COHORT_INTERACTION_DEADLINE_MS: String(config.interactionDeadlineMs), COHORT_REPLAY_BUFFER_EVENTS: String(config.replayBufferEvents), COHORT_MAX_PAUSED_RUNS: String(config.maxPausedRuns), LOG_LEVEL: config.logLevel };
   const ctx: Ctx = {
     config,
@@ -73,9 +76,18 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     inference: createInferenceService({ db: store.db, log, sealer, routingCacheMs: config.routingCacheMs, upstreamTimeoutMs: config.upstreamTimeoutMs, providerEnv: config.providerEnv, priceTableFile: config.priceTable, bus }),
     interns: createInternLifecycle({ db: store.db, sealer, log, provisioner: createLocalProvisioner({ dataDir: config.dataDir, daemonEnv, isolation: config.isolation }) }),
     turnLimiter,
+    slots,
     streams: new OpenStreams(),
   };
   const app = buildApp(ctx, routeModules);
+  const refusals = { gateway: 0, address: 0 };
+  guardConnections(app.server, config.connections, (why: Refused) => refusals[why]++);
+  // A flood of refused connections is one line a minute, not one a connection.
+  const refusalReport = setInterval(() => {
+    if (!refusals.gateway && !refusals.address) return;
+    log.warn({ overGatewayCap: refusals.gateway, overAddressCap: refusals.address }, 'refused connections over the connection caps in the last minute');
+    refusals.gateway = refusals.address = 0;
+  }, 60_000).unref();
   await app.listen({ host: config.host, port: config.port });
   const internSocket = await listenForInterns({ dataDir: config.dataDir, server: app.server });
   app.server.on('connect', egressHandler({ policy: config.egress, fromIntern, onTunnel: (target, allowed) => log.info({ target, allowed }, 'intern egress') }));
@@ -101,8 +113,10 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
       await app.close();
       clearTimeout(grace);
       clearInterval(sweep);
+      clearInterval(refusalReport);
       await ctx.interns.idle();
       await ctx.turnLimiter.close();
+      await ctx.slots.close();
       await bus?.close();
       await store.close();
       unlock();

@@ -5,9 +5,13 @@ import { costOf, loadPriceTable } from './prices.ts';
 
 test('providers: defaults, overrides from the environment, model slugs', () => {
   const t = providerTable({ COHORT_PROVIDER_OPENAI_BASE_URL: 'http://127.0.0.1:9/v1/', COHORT_PROVIDER_OPENAI_API_KEY: 'sk-op', COHORT_PROVIDER_AMAZON_BEDROCK_ZDR: 'true' });
-  assert.deepEqual(t.get('openai'), { slug: 'openai', kind: 'openai', baseUrl: 'http://127.0.0.1:9/v1', sharedKey: 'sk-op', keyless: false, zdr: false });
-  assert.deepEqual(t.get('anthropic'), { slug: 'anthropic', kind: 'anthropic', baseUrl: 'https://api.anthropic.com/v1', sharedKey: null, keyless: false, zdr: false });
-  assert.deepEqual(t.get('ollama'), { slug: 'ollama', kind: 'openai', baseUrl: 'http://127.0.0.1:11434/v1', sharedKey: null, keyless: true, zdr: true });
+  assert.deepEqual(t.get('openai'), { slug: 'openai', kind: 'openai', baseUrl: 'http://127.0.0.1:9/v1', sharedKey: 'sk-op', keyless: false, zdr: false, configured: true });
+  assert.deepEqual(t.get('anthropic'), { slug: 'anthropic', kind: 'anthropic', baseUrl: 'https://api.anthropic.com/v1', sharedKey: null, keyless: false, zdr: false, configured: false });
+  // Ollama's default address is on this machine: without the operator's configuration it has none, and no keyless shared capacity.
+  assert.deepEqual(t.get('ollama'), { slug: 'ollama', kind: 'openai', baseUrl: null, sharedKey: null, keyless: false, zdr: true, configured: false });
+  const withOllama = providerTable({ COHORT_PROVIDER_OLLAMA_API_KEY: 'unused' }).get('ollama');
+  assert.deepEqual(withOllama, { slug: 'ollama', kind: 'openai', baseUrl: 'http://127.0.0.1:11434/v1', sharedKey: 'unused', keyless: true, zdr: true, configured: true });
+  assert.equal(t.get('local')!.configured, true);
   assert.equal(t.get('amazon-bedrock')!.zdr, true);
   assert.equal(t.get('baidu')!.baseUrl, null);
   assert.equal(envName('amazon-bedrock/claude-on-aws'), 'AMAZON_BEDROCK_CLAUDE_ON_AWS');

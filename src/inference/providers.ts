@@ -3,6 +3,8 @@
 //   COHORT_PROVIDER_<SLUG>_BASE_URL  endpoint override (a self-hosted Ollama or vLLM, a loopback test server)
 //   COHORT_PROVIDER_<SLUG>_API_KEY   the operator's own key: the install's "shared capacity" for that provider
 //   COHORT_PROVIDER_<SLUG>_ZDR       true/false: the data policy of shared capacity and of credentials that declare none
+// A provider with neither BASE_URL nor API_KEY set is not configured: no shared capacity, and only
+// a workspace's BYOK credential for it makes it reachable (docs/abuse-resistance.md).
 // <SLUG> is the provider slug upper-cased with every other character as `_` (amazon-bedrock → AMAZON_BEDROCK).
 // Pure data and parsing; imports nothing but types.
 
@@ -17,6 +19,9 @@ export type ProviderInfo = {
   /** Shared capacity needs no key (the built-in model, a local Ollama). */
   keyless: boolean;
   zdr: boolean;
+  /** The operator configured it (a base URL or key in the environment); `local` always is. An
+   * unconfigured provider is reachable only through a workspace's BYOK credential for it. */
+  configured: boolean;
 };
 
 /** SPEC §4.5's provider slugs. */
@@ -55,6 +60,7 @@ const OPENAI_COMPATIBLE: Record<string, string> = {
 
 const ANTHROPIC = new Set(['anthropic', 'anthropic/2']);
 const KEYLESS = new Set(['local', 'ollama']);
+const LOCAL_DEFAULT = new Set(['ollama']);
 const ZDR_BY_DEFAULT = new Set(['local', 'ollama']);
 
 export function envName(slug: string): string {
@@ -69,15 +75,20 @@ export function providerTable(env: Record<string, string | undefined>): Provider
   for (const slug of ['local', ...PROVIDER_SLUGS]) {
     const kind: AdapterKind = slug === 'local' ? 'local' : ANTHROPIC.has(slug) ? 'anthropic' : 'openai';
     const name = `COHORT_PROVIDER_${envName(slug)}_`;
+    const configured = slug === 'local' || !!env[name + 'BASE_URL'] || !!env[name + 'API_KEY'];
+    // A default on this machine (Ollama's) is the operator's to turn on: a tenant's BYOK
+    // credential must not make the gateway connect to its own loopback.
     const def = ANTHROPIC.has(slug) ? 'https://api.anthropic.com/v1' : (OPENAI_COMPATIBLE[slug] ?? null);
+    const usableDefault = def && (configured || !LOCAL_DEFAULT.has(slug)) ? def : null;
     const zdr = env[name + 'ZDR'];
     table.set(slug, {
       slug,
       kind,
-      baseUrl: (env[name + 'BASE_URL'] || def)?.replace(/\/+$/, '') ?? null,
+      baseUrl: (env[name + 'BASE_URL'] || usableDefault)?.replace(/\/+$/, '') ?? null,
       sharedKey: env[name + 'API_KEY'] || null,
-      keyless: KEYLESS.has(slug),
+      keyless: KEYLESS.has(slug) && configured,
       zdr: zdr === undefined ? ZDR_BY_DEFAULT.has(slug) : zdr === 'true' || zdr === '1',
+      configured,
     });
   }
   return table;

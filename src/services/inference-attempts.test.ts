@@ -13,7 +13,7 @@ const unused: ProviderAdapter = { stream: () => Promise.reject(new Error('unused
 
 /** A model with one shared-capacity credential, `sk-<slug>`. */
 function route(slug: string): Route {
-  const provider = { slug, kind: 'openai' as const, baseUrl: `http://${slug}.test`, sharedKey: `sk-${slug}`, keyless: false, zdr: false };
+  const provider = { slug, kind: 'openai' as const, baseUrl: `http://${slug}.test`, sharedKey: `sk-${slug}`, keyless: false, zdr: false, configured: true };
   return { model: `${slug}/m`, provider, providerModel: 'm', adapter: unused, candidates: [{ kind: 'shared' }], credentials: [] };
 }
 

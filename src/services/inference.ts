@@ -18,6 +18,9 @@ import type { InvalidationBus } from './invalidation.ts';
 
 export type ApiStyle = 'chat' | 'messages';
 
+const providerNotConfigured = (slug: string) =>
+  invalidRequest(`model: provider ${slug} is not configured on this gateway: its operator sets COHORT_PROVIDER_<SLUG>_BASE_URL or _API_KEY, or the workspace adds a BYOK credential for it`);
+
 export type Prepared = {
   id: string;
   started: number;
@@ -75,8 +78,10 @@ export function createInferenceService(opts: InferenceOptions) {
     const { provider } = split;
     const adapter = registry.adapter(provider.kind);
     if (adapter.hasModel && !adapter.hasModel(split.model)) throw resourceNotFound(`model ${model}`);
-    if (!provider.baseUrl && provider.kind !== 'local') throw invalidRequest(`model: provider ${provider.slug} has no endpoint configured (COHORT_PROVIDER_<SLUG>_BASE_URL)`);
     const credentials = ctx.credentials.get(provider.slug) ?? [];
+    // Nothing is connected to for a provider the operator did not configure and the workspace has no key for.
+    if (!provider.configured && !credentials.some((c) => !c.disabled)) throw providerNotConfigured(provider.slug);
+    if (!provider.baseUrl && provider.kind !== 'local') throw invalidRequest(`model: provider ${provider.slug} has no endpoint configured (COHORT_PROVIDER_<SLUG>_BASE_URL)`);
     const sel = selectCredentials({
       provider: { slug: provider.slug, shared: provider.keyless || provider.sharedKey !== null, zdr: provider.zdr },
       model,

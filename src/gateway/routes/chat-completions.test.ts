@@ -170,7 +170,12 @@ for (const store of storeMatrix) {
       assert.match(c.body.error.message, /^resource not found: preset missing$/);
       const d = await s.chat({ model: 'baidu/ernie', messages: [user('hi')] });
       assert.equal(d.status, 400);
-      assert.match(d.body.error.message, /provider baidu has no endpoint configured/);
+      assert.match(d.body.error.message, /^invalid request parameters: model: provider baidu is not configured on this gateway/);
+      // With a BYOK credential it is reachable, but baidu has no public default endpoint.
+      await s.credential({ provider: 'baidu', key: 'bd-key' });
+      const e = await s.chat({ model: 'baidu/ernie', messages: [user('hi')] });
+      assert.equal(e.status, 400);
+      assert.match(e.body.error.message, /provider baidu has no endpoint configured/);
     });
 
     test('invalid bodies are 400 naming the field; auth is required', async () => {

@@ -16,6 +16,7 @@ import type { RequestBody } from '../../services/routing.ts';
 import type { Principal } from '../../store/identity.ts';
 import { Cancel, WIRE_TAIL, type ChatChunk } from '../../inference/types.ts';
 import { openSse } from '../../relay/sse.ts';
+import { holdSlot } from '../slots.ts';
 
 const ChatError = z.object({ error: z.object({ code: z.number().int(), message: z.string(), metadata: z.object({ reason: z.string(), retryable: z.boolean() }).optional() }) });
 
@@ -104,6 +105,7 @@ export const chatCompletionRoutes: RouteModule = (app, ctx) => {
   });
   app.post('/chat/completions', { onRequest, config: { errorStyle: 'chat' } }, async (req, reply) => {
     const body = parseWith(ChatCompletionRequest, req.body) as RequestBody;
+    await holdSlot(ctx, req, reply, 'model');
     const p = await prepareOrRefuse(ctx, { principal: principalOf(req), body, style: 'chat', raw: req.body });
     const cancel = cancelOnClose(reply);
     if (!p.stream) return (await ctx.inference.complete(p, cancel)).completion;

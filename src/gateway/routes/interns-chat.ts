@@ -8,6 +8,7 @@ import { LifecycleError } from '../../schemas/intern.ts';
 import { chatAction, chatTarget } from '../../services/interns-chat.ts';
 import { answerInteraction, daemonRefusedConnection, startTurn } from '../../relay/client.ts';
 import { relay } from '../../relay/relay.ts';
+import { holdSlot } from '../slots.ts';
 
 const CHAT_ERRORS = [400, 401, 403, 404, 408, 409, 410, 413, 429, 502, 503, 504];
 
@@ -37,6 +38,8 @@ export const internChatRoutes: RouteModule = (app, ctx) => {
     // the body may be a 1 MiB history, of which the action keeps only the last message.
     req.body = null;
     const target = await chatTarget(ctx.store.db, { principal, sealer: ctx.sealer, internId: req.params.internId });
+    // The stream's slot before the turn is counted, so a refused stream costs no turn.
+    await holdSlot(ctx, req, reply, 'stream');
     if (action.kind === 'turn') await ctx.turnLimiter.consume(principal.subjectId);
     const internId = req.params.internId.toLowerCase();
     const result = await relay({

@@ -11,6 +11,7 @@ import { messagesEncoder, toMessage } from '../../inference/wire/anthropic-respo
 import type { ChatChunk } from '../../inference/types.ts';
 import type { RequestBody } from '../../services/routing.ts';
 import { cancelOnClose, errorDocs, prepareOrRefuse, writeSse } from './chat-completions.ts';
+import { holdSlot } from '../slots.ts';
 
 async function* frames(batches: AsyncIterable<ChatChunk[]>, encoder: ReturnType<typeof messagesEncoder>): AsyncGenerator<string> {
   for await (const batch of batches) {
@@ -43,6 +44,7 @@ export const messagesRoutes: RouteModule = (app, ctx) => {
   app.post('/messages', { onRequest, config: { errorStyle: 'chat' } }, async (req, reply) => {
     const parsed = parseWith(MessagesRequest, req.body) as AnthropicBody;
     const body = fromMessagesBody(parsed) as RequestBody;
+    await holdSlot(ctx, req, reply, 'model');
     const p = await prepareOrRefuse(ctx, { principal: principalOf(req), body, style: 'messages', raw: req.body });
     const cancel = cancelOnClose(reply);
     if (!p.stream) return toMessage((await ctx.inference.complete(p, cancel)).completion);

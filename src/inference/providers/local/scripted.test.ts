@@ -17,7 +17,7 @@ const text = (p: Plan) => produced(p, 'content');
 const saying = (t: string): Step[] => words(t, false).map((w) => ({ type: 'content', text: w }));
 const limits = {
   repeat: `/repeat is limited to ${MAX_REPEATS} repetitions and ${MAX_REPEAT_CHARS} characters a response.`,
-  sleep: `/sleep is limited to ${MAX_SLEEP_MS} ms.`,
+  sleep: `/sleep is limited to ${MAX_SLEEP_MS} ms a response.`,
 };
 
 test('a message with no directive is echoed', () => {
@@ -105,6 +105,8 @@ test('the /repeat character limit is for the whole response', () => {
     [`/repeat ${MAX_REPEATS} ${'😀'.repeat(11)}`, limits.repeat],
     [`/say a\n${half}\n${half}\n/say b`, `a\n${halfText}\n${halfText}\nb`],
     [`/say a\n${half}\n${half}\n/repeat 1 y\n/say b`, `a\n${halfText}\n${halfText}\n${limits.repeat}`],
+    // Repetitions count over the response too: one-character lines that stay far under the character bound.
+    [`/repeat ${MAX_REPEATS / 2} x\n/repeat ${MAX_REPEATS / 2} x\n/repeat 1 x`, `x${' x'.repeat(MAX_REPEATS / 2 - 1)}\nx${' x'.repeat(MAX_REPEATS / 2 - 1)}\n${limits.repeat}`],
   ];
   // Compared without assert.equal's diff, which would print a megabyte.
   for (const [script, expected] of table) assert.ok(text(plan({ messages: [user(script)] })) === expected, script.slice(0, 40));
@@ -116,6 +118,9 @@ test('/sleep is bounded: beyond the bound it is refused in text and the response
     // 2^31 ms would overflow setTimeout into a 1 ms wait.
     [`/say a\n/sleep ${2 ** 31}\n/say b`, saying(`a\n${limits.sleep}`)],
     [`/sleep ${MAX_SLEEP_MS + 1}`, saying(limits.sleep)],
+    // The bound is the response's total, not each line's.
+    [`/sleep ${MAX_SLEEP_MS / 2}\n/sleep ${MAX_SLEEP_MS / 2}`, [{ type: 'sleep', ms: MAX_SLEEP_MS / 2 }, { type: 'sleep', ms: MAX_SLEEP_MS / 2 }]],
+    [`/sleep ${MAX_SLEEP_MS / 2}\n/sleep ${MAX_SLEEP_MS / 2}\n/sleep 1\n/say b`, [{ type: 'sleep', ms: MAX_SLEEP_MS / 2 }, { type: 'sleep', ms: MAX_SLEEP_MS / 2 }, ...saying(limits.sleep)]],
   ];
   for (const [script, steps] of table) assert.deepEqual(ok(plan({ messages: [user(script)] })).steps, steps, script);
 });

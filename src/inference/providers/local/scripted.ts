@@ -27,7 +27,8 @@ export type Plan =
   | { kind: 'ok'; steps: Step[]; finish: 'stop' | 'tool_calls'; usage: Usage };
 
 const RESULT_LIMIT = 500;
-/** Bounds (README) that keep one request from taking the process's memory or overflowing setTimeout. */
+/** Bounds (README) on one response, summed over all of its lines: they keep one request from
+ * taking the process's memory, its event loop or a connection for longer than ten minutes. */
 export const MAX_REPEATS = 100_000;
 export const MAX_REPEAT_CHARS = 1_000_000;
 export const MAX_SLEEP_MS = 600_000;
@@ -140,8 +141,11 @@ function callId(seed: string, k: number): string {
 class Output {
   readonly steps: Step[] = [];
   tokens = 0;
-  /** Characters of /repeat text so far, against MAX_REPEAT_CHARS. */
+  /** Characters and repetitions of /repeat so far, against MAX_REPEAT_CHARS and MAX_REPEATS. */
   repeated = 0;
+  repetitions = 0;
+  /** Milliseconds of /sleep so far, against MAX_SLEEP_MS. */
+  slept = 0;
   private spoke = false;
   private thought = false;
 
@@ -160,6 +164,7 @@ class Output {
   /** n chunks of text separated by a space; its words counted, not built. */
   repeat(n: number, text: string): void {
     this.repeated += n * charCount(text);
+    this.repetitions += n;
     if (n === 0) return;
     this.steps.push({ type: 'repeat', n, first: (this.spoke ? '\n' : '') + text, rest: ' ' + text });
     this.spoke = true;
@@ -176,9 +181,9 @@ class Output {
 function refusalOf(line: Line, out: Output, tools: Set<string | undefined>): string | null {
   switch (line.kind) {
     case 'sleep':
-      return line.ms > MAX_SLEEP_MS ? `/sleep is limited to ${MAX_SLEEP_MS} ms.` : null;
+      return out.slept + line.ms > MAX_SLEEP_MS ? `/sleep is limited to ${MAX_SLEEP_MS} ms a response.` : null;
     case 'repeat':
-      return line.n > MAX_REPEATS || out.repeated + line.n * charCount(line.text) > MAX_REPEAT_CHARS
+      return out.repetitions + line.n > MAX_REPEATS || out.repeated + line.n * charCount(line.text) > MAX_REPEAT_CHARS
         ? `/repeat is limited to ${MAX_REPEATS} repetitions and ${MAX_REPEAT_CHARS} characters a response.`
         : null;
     case 'tool':
@@ -228,7 +233,10 @@ export function plan(req: ScriptRequest): Plan {
     }
     if (line.kind === 'say') out.say(line.text);
     else if (line.kind === 'think') out.think(line.text);
-    else if (line.kind === 'sleep') out.steps.push({ type: 'sleep', ms: line.ms });
+    else if (line.kind === 'sleep') {
+      out.slept += line.ms;
+      out.steps.push({ type: 'sleep', ms: line.ms });
+    }
     else if (line.kind === 'repeat') out.repeat(line.n, line.text);
     else {
       out.call(callId(`${open}:${script}`, position), line.name, line.args);
