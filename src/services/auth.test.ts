@@ -61,6 +61,7 @@ describe('authenticator', () => {
         creatorDeparted: false,
         granted: false,
         internsProgramme: true,
+        internId: null,
       },
     );
     assert.equal((await auth().authenticate(`Bearer ${keys.api_key}`)).kind, 'standard');
