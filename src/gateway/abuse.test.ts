@@ -225,7 +225,16 @@ describe('abuse resistance (a real gateway process)', { timeout: 180_000 }, () =
     assert.deepEqual(done.map((r) => r.status), [200, 200, 200, 200]);
     for (const h of await refill()) h.abort();
     // Refused by the provider (the scripted model failing as a provider answering 400 would).
-    const refused = await Promise.all(Array.from({ length: PER_KEY_MODEL }, () => post(gw, '/chat/completions', { model: 'local/scripted', messages: user('/fail 400') }, key).then(readChat)));
+    // The refill's holders were just aborted: on a busy machine their slots come back a moment later.
+    const failOnce = async () => {
+      let r = await post(gw, '/chat/completions', { model: 'local/scripted', messages: user('/fail 400') }, key).then(readChat);
+      for (let i = 0; i < 20 && r.status === 429; i++) {
+        await new Promise((w) => setTimeout(w, 100));
+        r = await post(gw, '/chat/completions', { model: 'local/scripted', messages: user('/fail 400') }, key).then(readChat);
+      }
+      return r;
+    };
+    const refused = await Promise.all(Array.from({ length: PER_KEY_MODEL }, failOnce));
     for (const r of refused) assert.deepEqual([r.status, r.body.error.code, r.body.error.metadata], [400, 400, { reason: 'bad_request', retryable: false }]);
     // Aborted by the client mid-stream (the refill's own holders, aborted above and here).
     for (const h of await refill()) h.abort();
