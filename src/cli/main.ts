@@ -10,6 +10,8 @@ import { ApiError } from '../errors.ts';
 import { DataDirBusy } from '../store/lock.ts';
 import { COMMANDS, UsageError } from './admin.ts';
 import { openSession } from './connect.ts';
+import { BACKUP_USAGE, CliRefusal, backupCommand, migrateCommand, restoreCommand } from './backup.ts';
+import { BackupRefused } from '../backup/index.ts';
 
 type Io = { out: (s: string) => void; err: (s: string) => void };
 const stdio: Io = { out: (s) => process.stdout.write(s + '\n'), err: (s) => process.stderr.write(s + '\n') };
@@ -33,6 +35,9 @@ export const HELP = [
   '  daemon …              run an intern daemon',
   '  agent …               run the built-in agent over ACP on stdio',
   '  chat …                chat with an intern',
+  '',
+  'Data (each takes --data-dir DIR; DATABASE_URL chooses PostgreSQL):',
+  ...BACKUP_USAGE,
   '',
   'Administration (each takes --json, and --data-dir DIR or DATABASE_URL to choose the store):',
   ...Object.values(COMMANDS).map((c) => `  cohort ${c.usage}`),
@@ -102,6 +107,30 @@ async function admin(argv: string[], io: Io): Promise<number> {
   }
 }
 
+async function data(name: 'backup' | 'restore' | 'migrate', argv: string[], io: Io): Promise<number> {
+  let parsed: ReturnType<typeof parseArgs>;
+  try {
+    parsed = parseArgs({ args: argv, options: { 'data-dir': { type: 'string' }, to: { type: 'string' }, help: { type: 'boolean', short: 'h' } }, allowPositionals: true, strict: true });
+  } catch (err) {
+    throw new UsageError((err as Error).message.split('\n')[0]!);
+  }
+  const { values: v, positionals } = parsed;
+  const usage = BACKUP_USAGE.find((u) => u.trim().startsWith(`cohort ${name}`))!.trim();
+  if (v.help) {
+    io.out(`usage: ${usage}`);
+    return 0;
+  }
+  const config = configFrom({ ...process.env, ...(typeof v['data-dir'] === 'string' ? { COHORT_DATA_DIR: v['data-dir'] } : {}) });
+  if (name === 'migrate') {
+    if (positionals.length || typeof v.to !== 'string') throw new UsageError(`expected --to URL (${usage})`);
+    await migrateCommand(config, v.to, io.out);
+    return 0;
+  }
+  if (positionals.length !== 1 || v.to !== undefined) throw new UsageError(`expected FILE (${usage})`);
+  await (name === 'backup' ? backupCommand : restoreCommand)(config, positionals[0]!, io.out);
+  return 0;
+}
+
 export async function main(argv: string[], io: Io = stdio): Promise<number | undefined> {
   const [first] = argv;
   try {
@@ -116,6 +145,7 @@ export async function main(argv: string[], io: Io = stdio): Promise<number | und
       return undefined;
     }
     if (Object.hasOwn(DELEGATES, first)) return await delegate(first, argv.slice(1));
+    if (first === 'backup' || first === 'restore' || first === 'migrate') return await data(first, argv.slice(1), io);
     return await admin(argv, io);
   } catch (err) {
     if (err instanceof UsageError) {
@@ -123,7 +153,7 @@ export async function main(argv: string[], io: Io = stdio): Promise<number | und
       io.err(`cohort: ${err.message}\n${cmd ? `usage: cohort ${cmd.usage}` : 'Run "cohort help" for the commands.'}`);
       return 2;
     }
-    if (err instanceof ApiError || err instanceof DataDirBusy) io.err(`cohort: ${err.message}`);
+    if (err instanceof ApiError || err instanceof DataDirBusy || err instanceof BackupRefused || err instanceof CliRefusal) io.err(`cohort: ${err.message}`);
     else io.err(`cohort: failed: ${(err as Error).message ?? String(err)}`);
     return 1;
   }

@@ -27,18 +27,27 @@ export function createSealer(masterKey: Buffer): Sealer {
   };
 }
 
-/** COHORT_MASTER_KEY (64 hex chars or base64 of 32 bytes), else a key generated once into the data dir. */
-export function loadMasterKey(opts: { dataDir: string; configured?: string }): Buffer {
+/** The master key if there is one (COHORT_MASTER_KEY, else the data dir's master.key), never generating one (a restore). */
+export function findMasterKey(opts: { dataDir: string; configured?: string }): Buffer | null {
   if (opts.configured) {
     const k = /^[0-9a-f]{64}$/i.test(opts.configured) ? Buffer.from(opts.configured, 'hex') : Buffer.from(opts.configured, 'base64');
     if (k.length !== 32) throw new Error('COHORT_MASTER_KEY must be 32 bytes as 64 hex characters or base64');
     return k;
   }
   const file = join(opts.dataDir, 'master.key');
-  if (!existsSync(file)) {
-    mkdirSync(opts.dataDir, { recursive: true });
-    writeFileSync(file, randomBytes(32).toString('hex') + '\n', { mode: 0o600, flag: 'wx' });
+  return existsSync(file) ? Buffer.from(readFileSync(file, 'utf8').trim(), 'hex') : null;
+}
+
+/** COHORT_MASTER_KEY (64 hex chars or base64 of 32 bytes), else a key generated once into the data dir. */
+export function loadMasterKey(opts: { dataDir: string; configured?: string }): Buffer {
+  const found = findMasterKey(opts);
+  if (found) {
+    if (!opts.configured) chmodSync(join(opts.dataDir, 'master.key'), 0o600);
+    return found;
   }
-  chmodSync(file, 0o600);
-  return Buffer.from(readFileSync(file, 'utf8').trim(), 'hex');
+  const file = join(opts.dataDir, 'master.key');
+  mkdirSync(opts.dataDir, { recursive: true });
+  const key = randomBytes(32);
+  writeFileSync(file, key.toString('hex') + '\n', { mode: 0o600, flag: 'wx' });
+  return key;
 }

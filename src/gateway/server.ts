@@ -23,6 +23,8 @@ import type { Ctx } from './context.ts';
 import { OpenStreams } from '../relay/sse.ts';
 import { fromIntern, listenForInterns } from './intern-socket.ts';
 import { egressHandler } from './egress.ts';
+import { listenForOperator } from './admin-socket.ts';
+import { createBackup, summary } from '../backup/index.ts';
 import { chmodSync, mkdirSync } from 'node:fs';
 
 export type Gateway = {
@@ -62,10 +64,12 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
   const bootstrap = await seedIfEmpty(store.db);
   if (bootstrap) log.info({ file: writeBootstrapFile(config.dataDir, bootstrap) }, 'bootstrapped an organization; its keys are in the file named here');
   const bus = config.redisUrl ? await connectInvalidationBus({ redisUrl: config.redisUrl, log }) : undefined;
-  const sealer = createSealer(loadMasterKey({ dataDir: config.dataDir, configured: config.masterKey }));
+  const masterKey = loadMasterKey({ dataDir: config.dataDir, configured: config.masterKey });
+  const sealer = createSealer(masterKey);
+  const daemonEnv = { COHORT_INTERACTION_DEADLINE_MS: String(config.interactionDeadlineMs), COHORT_REPLAY_BUFFER_EVENTS: String(config.replayBufferEvents), COHORT_MAX_PAUSED_RUNS: String(config.maxPausedRuns), LOG_LEVEL: config.logLevel };
+  const provisioner = createLocalProvisioner({ dataDir: config.dataDir, daemonEnv, isolation: config.isolation });
   const turnLimiter = await createTurnLimiter({ perMinute: config.turnsPerMinute, redisUrl: config.redisUrl });
   const slots = await createConcurrencyLimiter({ limits: config.concurrency, redisUrl: config.redisUrl });
-  const daemonEnv = { COHORT_INTERACTION_DEADLINE_MS: String(config.interactionDeadlineMs), COHORT_REPLAY_BUFFER_EVENTS: String(config.replayBufferEvents), COHORT_MAX_PAUSED_RUNS: String(config.maxPausedRuns), LOG_LEVEL: config.logLevel };
   const ctx: Ctx = {
     config,
     log,
@@ -74,7 +78,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     sealer,
     docs: createOpenApiRegistry(),
     inference: createInferenceService({ db: store.db, log, sealer, routingCacheMs: config.routingCacheMs, upstreamTimeoutMs: config.upstreamTimeoutMs, providerEnv: config.providerEnv, priceTableFile: config.priceTable, bus }),
-    interns: createInternLifecycle({ db: store.db, sealer, log, provisioner: createLocalProvisioner({ dataDir: config.dataDir, daemonEnv, isolation: config.isolation }) }),
+    interns: createInternLifecycle({ db: store.db, sealer, log, provisioner }),
     turnLimiter,
     slots,
     streams: new OpenStreams(),
@@ -90,6 +94,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
   }, 60_000).unref();
   await app.listen({ host: config.host, port: config.port });
   const internSocket = await listenForInterns({ dataDir: config.dataDir, server: app.server });
+  const operator = await listenForOperator({ dataDir: config.dataDir, actions: { backup: (file) => createBackup({ store, provisioner, masterKey, file }).then(summary) } });
   app.server.on('connect', egressHandler({ policy: config.egress, fromIntern, onTunnel: (target, allowed) => log.info({ target, allowed }, 'intern egress') }));
   const { port } = app.server.address() as AddressInfo;
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
@@ -110,6 +115,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
       // client lets go (Fastify keeps idle ones 72 s): while closing, idle ones are closed.
       const sweep = setInterval(() => app.server.closeIdleConnections(), 100);
       await internSocket.close();
+      await operator.close();
       await app.close();
       clearTimeout(grace);
       clearInterval(sweep);

@@ -24,6 +24,12 @@ export type Provisioner = {
   /** Stops the daemon and removes everything it kept. */
   destroy(intern: { id: string; pid: number | null }): Promise<void>;
   healthy(hostname: string): Promise<boolean>;
+  /** Copies an intern's files (sessions, work files), running or not, into `to`. */
+  exportFiles(intern: { id: string; pid: number | null }, to: string): Promise<FileCount>;
+  /** Gives a new intern (a restore) the files in `from`; it starts on them at its next provision. */
+  importFiles(internId: string, from: string): Promise<FileCount>;
 };
+
+export type FileCount = { files: number; bytes: number };
 
 export { createLocalProvisioner } from './local.ts';

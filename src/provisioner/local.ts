@@ -15,6 +15,7 @@ import type { DaemonHandle, DaemonSpec, Provisioner } from './index.ts';
 import { etcFiles, IN_SANDBOX, runtimeCommand, runtimePathsFor } from './runtime.ts';
 import { createUidPool } from './uids.ts';
 import { isolationProblem } from './check.ts';
+import { copyDisk, mountImage } from './files.ts';
 
 const STEPS = 3;
 const PROJECT_ROOT = fileURLToPath(new URL('../../', import.meta.url)).replace(/\/$/, '');
@@ -251,5 +252,36 @@ export function createLocalProvisioner(opts: LocalProvisionerOptions): Provision
       uids.release(intern.id);
     },
     healthy: (hostname) => daemonHealthy(hostname),
+    async exportFiles(intern, to) {
+      const dir = dirOf(intern.id);
+      if (!iso.enabled) return copyDisk(dir, to);
+      const daemon = intern.pid && alive(intern.pid) && ours(intern.pid, dir) ? daemonInside(intern.pid) : null;
+      // Running: its disk as its daemon sees it (the image is mounted only in the intern's namespace).
+      if (daemon) return copyDisk(`/proc/${daemon}/root${IN_SANDBOX.intern}`, to);
+      const image = join(dir, 'disk.img');
+      if (!existsSync(image)) return copyDisk(join(dir, 'disk'), to);
+      const mounted = await mountImage(image, join(dir, 'disk'));
+      try {
+        return copyDisk(mounted.root, to);
+      } finally {
+        await mounted.release();
+      }
+    },
+    async importFiles(internId, from) {
+      const dir = dirOf(internId);
+      mkdirSync(dir, { recursive: true, mode: 0o700 });
+      if (!iso.enabled) return copyDisk(from, dir);
+      const disk = join(dir, 'disk');
+      mkdirSync(disk, { recursive: true, mode: 0o700 });
+      if (iso.diskMb === 0) return copyDisk(from, disk);
+      const image = join(dir, 'disk.img');
+      ensureDiskImage(image, iso.diskMb);
+      const mounted = await mountImage(image, disk);
+      try {
+        return copyDisk(from, mounted.root);
+      } finally {
+        await mounted.release();
+      }
+    },
   };
 }

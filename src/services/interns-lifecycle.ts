@@ -100,7 +100,11 @@ export function createInternLifecycle(opts: { db: Db; sealer: Sealer; provisione
     async readopt() {
       for (const row of await internsWithDaemons(db)) {
         const stale = Date.now() - row.updatedAt.getTime() > STALE_MS;
-        if (row.status === 'running') {
+        if (row.status === 'running' && !row.hostname) {
+          // Restored from a backup: it starts again on its files.
+          const claimed = await setInternState(db, { id: row.id, from: ['running'], patch: { status: 'provisioning', progress: { step_label: 'queued', step_number: 1, total_steps: 3 } } });
+          if (claimed) background('provision', row.id, () => runProvision(claimed));
+        } else if (row.status === 'running') {
           if (row.hostname && (await provisioner.healthy(row.hostname))) continue;
           log.warn({ intern: row.id }, 'intern daemon not reachable at gateway start; marked failed');
           await setInternState(db, { id: row.id, from: ['running'], patch: { status: 'failed', hostname: null, lastFailureMessage: 'the daemon was not running when the gateway started; provision the intern again' } });

@@ -17,10 +17,14 @@ export type Db = PgDatabase<PgQueryResultHKT, typeof schema>;
 /** Runs raw SQL (several statements allowed) inside one transaction holding an advisory lock. */
 export type LockedExec = (fn: (exec: (sql: string) => Promise<Record<string, unknown>[]>) => Promise<void>) => Promise<void>;
 
+/** Runs `fn` with one consistent view of the whole database (a read-only snapshot; backups). */
+export type SnapshotRead = <T>(fn: (query: (sql: string) => Promise<Record<string, unknown>[]>) => Promise<T>) => Promise<T>;
+
 export type Store = {
   kind: 'pglite' | 'postgres';
   db: Db;
   lockedTransaction: LockedExec;
+  snapshot: SnapshotRead;
   close(): Promise<void>;
 };
 
@@ -76,6 +80,8 @@ async function openPglite({ dataDir, onLost }: StoreOptions): Promise<Store> {
         await tx.query(`select pg_advisory_xact_lock(${LOCK_ID})`);
         await fn(async (sql) => (await tx.exec(sql)).flatMap((r) => r.rows as Record<string, unknown>[]));
       }) as Promise<void>,
+    // PGlite has one connection: a transaction is a snapshot, and writes wait for it.
+    snapshot: (fn) => client.transaction((tx) => fn(async (sql) => (await tx.query(sql)).rows as Record<string, unknown>[])),
     close: () => client.close(),
   };
 }
@@ -110,6 +116,20 @@ async function openPostgres(url: string, opts: StoreOptions): Promise<Store> {
           return (Array.isArray(res) ? res : [res]).flatMap((r) => r.rows);
         });
         await c.query('commit');
+      } catch (err) {
+        await c.query('rollback').catch(() => {});
+        throw err;
+      } finally {
+        c.release();
+      }
+    },
+    snapshot: async (fn) => {
+      const c = await pool.connect();
+      try {
+        await c.query('begin isolation level repeatable read read only');
+        const out = await fn(async (sql) => (await c.query(sql)).rows as Record<string, unknown>[]);
+        await c.query('commit');
+        return out;
       } catch (err) {
         await c.query('rollback').catch(() => {});
         throw err;

@@ -16,10 +16,10 @@ export type Call = (method: string, path: string, opts?: { key?: string | null; 
 
 export const postgresUrl = process.env.DATABASE_URL;
 
-/** `onDisk`: PGlite in the data dir, as `npm start` has it. With `pgSchema`, a further gateway on another's PostgreSQL schema (it neither seeds nor drops it; `keys` are the first one's).
+/** `onDisk`: PGlite in the data dir, as `npm start` has it (`dataDir`: an existing one, removed at close). With `pgSchema`, a further gateway on another's PostgreSQL schema (it neither seeds nor drops it; `keys` are the first one's).
  * `logTo` receives the log lines, at the level `env.LOG_LEVEL` sets (silent by default). */
-export async function startTestGateway(opts: { postgres?: boolean; env?: Record<string, string>; pgSchema?: string; keys?: Bootstrap; logTo?: Writable; onDisk?: boolean } = {}): Promise<TestGateway> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'cohort-test-'));
+export async function startTestGateway(opts: { postgres?: boolean; env?: Record<string, string>; pgSchema?: string; keys?: Bootstrap; logTo?: Writable; onDisk?: boolean; dataDir?: string } = {}): Promise<TestGateway> {
+  const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'cohort-test-'));
   const config = loadConfig({ LOG_LEVEL: 'silent', PORT: '0', COHORT_DATA_DIR: dataDir, ...opts.env });
   const ownSchema = opts.postgres && !opts.pgSchema;
   const pgSchema = opts.pgSchema ?? (opts.postgres ? `t_${randomBytes(6).toString('hex')}` : undefined);

@@ -75,8 +75,9 @@ export function killGroup(pid: number | null | undefined) {
   } catch {}
 }
 
-export async function startInternFixture(opts: { env?: Record<string, string>; postgres?: boolean; onDisk?: boolean } = {}): Promise<InternFixture> {
-  const gw = await startTestGateway({ postgres: opts.postgres, env: opts.env, onDisk: opts.onDisk });
+/** Options as startTestGateway's: `dataDir` (+ `onDisk`) or `pgSchema` for a store that exists, with the `keys` that seeded it. */
+export async function startInternFixture(opts: Omit<Parameters<typeof startTestGateway>[0] & {}, 'logTo'> = {}): Promise<InternFixture> {
+  const gw = await startTestGateway(opts);
   const open: InternFixture['open'] = (id, body, o = {}) =>
     fetch(`${gw.url}/interns/${id}/chat/completions`, {
       method: 'POST',
