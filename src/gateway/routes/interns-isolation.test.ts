@@ -26,6 +26,7 @@ const LIMITS = {
   COHORT_INTERN_MAX_MEMORY_MB: '512',
   COHORT_INTERN_MAX_FILE_MB: '32',
   COHORT_MAX_INTERNS_PER_ACCOUNT: '3',
+  COHORT_KEY_CACHE_MS: '200',
 };
 
 describe('a hostile tenant inside its intern', { skip: noSandbox }, () => {
@@ -149,6 +150,13 @@ describe('a hostile tenant inside its intern', { skip: noSandbox }, () => {
       }
     });
     assert.equal(running(), true);
+    // Suspend ends it with the sandbox; a new run starts without it.
+    assert.deepEqual((await f.gw.call('POST', `/interns/${victim}/suspend`)).body, { suspended: true });
+    assert.equal(running(), false);
+    assert.equal((await f.gw.call('POST', `/interns/${victim}/provision`)).status, 202);
+    await f.gw.ctx.interns.idle();
+    await shell(victim, 'nohup sleep 4321.5 >/dev/null 2>&1 & echo started');
+    assert.equal(running(), true);
     assert.equal((await f.gw.call('DELETE', `/interns/${victim}`)).status, 202);
     await f.gw.ctx.interns.idle();
     assert.equal(running(), false);
@@ -168,6 +176,21 @@ describe('a hostile tenant inside its intern', { skip: noSandbox }, () => {
     await f.gw.ctx.interns.idle();
     await new Promise((r) => setTimeout(r, Number(f.gw.ctx.config.keyCacheMs) + 50));
     assert.equal((await f.gw.call('POST', '/chat/completions', { key, body: { model: 'local/scripted', messages: [{ role: 'user', content: '/say ok' }] } })).status, 401);
+  });
+
+  test("an intern's key dies with the key that created the intern", async () => {
+    const { createKey } = await import('../../store/identity.ts');
+    const creator = await createKey(f.gw.ctx.store.db, { orgId: f.gw.keys.org_id, creatorUserId: f.gw.keys.user_id, kind: 'standard' });
+    const created = await f.gw.call('POST', '/interns', { key: creator.raw, body: { name: 'made-by-a-key' } });
+    assert.equal(created.status, 201);
+    const key = openSecrets(f.gw.ctx.sealer, (await getInternById(f.gw.ctx.store.db, created.body.id))!).apiKey;
+    const ask = () => f.gw.call('POST', '/chat/completions', { key, body: { model: 'local/scripted', messages: [{ role: 'user', content: '/say ok' }] } });
+    assert.equal((await ask()).status, 200);
+    await revokeKey(f.gw.ctx.store.db, creator.key.id);
+    await new Promise((r) => setTimeout(r, Number(f.gw.ctx.config.keyCacheMs) + 50));
+    assert.deepEqual((await ask()).body, { error: { code: 401, message: 'invalid or revoked API key' } });
+    assert.equal((await f.gw.call('DELETE', `/interns/${created.body.id}`)).status, 202);
+    await f.gw.ctx.interns.idle();
   });
 
   test('the per-account limit on interns: 409 saying so, and nothing created', async () => {
