@@ -76,6 +76,8 @@ const Env = z.object({
   COHORT_MAX_INTERNS_PER_ACCOUNT: int(50),
   /** Where interns' tools may connect: `none`, or hosts (`example.com`, `*.example.com`, `host:port`) through the gateway's CONNECT proxy. */
   COHORT_INTERN_EGRESS: z.string().default('none'),
+  /** A JSON file of agent catalogue entries (docs/agents.md), added to the built-in ones. */
+  COHORT_AGENTS_FILE: z.string().optional(),
   // Abuse resistance (docs/abuse-resistance.md).
   /** How deeply a JSON request body may nest. */
   COHORT_MAX_JSON_DEPTH: int(64),
@@ -122,6 +124,7 @@ export type Config = {
   isolation: IsolationOptions;
   maxInternsPerAccount: number;
   egress: EgressPolicy;
+  agentsFile?: string;
   maxJsonDepth: number;
   connections: { max: number; perAddress: number; headersTimeoutMs: number; requestTimeoutMs: number; idleTimeoutMs: number };
   /** Concurrent model requests and intern chat streams per API key and per account (0: no limit). */
@@ -168,6 +171,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     maxInternsPerAccount: e.COHORT_MAX_INTERNS_PER_ACCOUNT,
     egress,
+    agentsFile: e.COHORT_AGENTS_FILE || undefined,
     maxJsonDepth: e.COHORT_MAX_JSON_DEPTH,
     connections: {
       max: e.COHORT_MAX_CONNECTIONS,

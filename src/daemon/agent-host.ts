@@ -7,6 +7,14 @@ import { AgentProcess, toAgentCallError, type AgentHandlers } from '../acp/index
 import type { ResolvedOptions } from './config.ts';
 import { SessionMap } from './sessions.ts';
 
+/** An agent's own settings with the intern's model endpoint filled in (the catalogue's {{…}} names). */
+export function fillEnv(env: Record<string, string>, model: { baseUrl: string; apiKey: string; model: string } | undefined): Record<string, string> {
+  if (!model) return env;
+  const origin = model.baseUrl ? new URL(model.baseUrl).origin : '';
+  const fill = (s: string) => s.replaceAll('{{base_url}}', model.baseUrl).replaceAll('{{origin}}', origin).replaceAll('{{api_key}}', model.apiKey).replaceAll('{{model}}', model.model);
+  return Object.fromEntries(Object.entries(env).map(([k, v]) => [k, fill(v)]));
+}
+
 export class AgentHost {
   private agent: AgentProcess | null = null;
   private starting: Promise<AgentProcess> | null = null;
@@ -91,7 +99,7 @@ export class AgentHost {
       env.COHORT_AGENT_API_KEY = this.o.model.apiKey;
       env.COHORT_AGENT_MODEL = this.o.model.model;
     }
-    return { ...env, ...this.o.agentEnv };
+    return { ...env, ...fillEnv(this.o.agentEnv, this.o.model) };
   }
 
   /** The ACP session behind a caller's session id: known to this agent, loaded, or new. */

@@ -31,8 +31,11 @@ export type DaemonOptions = {
   /** What the built-in agent talks to: the gateway's /api/v1 with the intern's own key and model. */
   model?: { baseUrl: string; apiKey: string; model: string };
   instructions?: string;
-  /** Extra environment for the agent process (e.g. a third-party agent's own settings). */
+  /** Extra environment for the agent process (a third-party agent's own settings); values may name
+   * {{base_url}}, {{origin}}, {{api_key}} and {{model}}, filled from `model`. */
   agentEnv?: Record<string, string>;
+  /** The agent's own session mode ids for SPEC's approval modes, where they differ. */
+  agentModes?: Record<string, string>;
   interactionDeadlineMs?: number;
   replayBufferEvents?: number;
   maxPausedRuns?: number;
@@ -69,6 +72,7 @@ export function resolveOptions(o: DaemonOptions): ResolvedOptions {
     model: o.model,
     instructions: o.instructions ?? '',
     agentEnv: o.agentEnv ?? {},
+    agentModes: o.agentModes ?? {},
     interactionDeadlineMs: o.interactionDeadlineMs ?? 300_000,
     replayBufferEvents: o.replayBufferEvents ?? 10_000,
     maxPausedRuns: o.maxPausedRuns ?? 32,
@@ -111,6 +115,8 @@ export function optionsFromEnv(env: NodeJS.ProcessEnv, argv: string[] = [], opts
     agentLimits: env.COHORT_AGENT_LIMITS ? (JSON.parse(env.COHORT_AGENT_LIMITS) as AgentLimits) : undefined,
     allowEscalation: env.COHORT_ALLOW_ESCALATION === '1',
     egressProxy: env.COHORT_INTERN_EGRESS_PROXY === '1',
+    agentEnv: env.COHORT_AGENT_ENV ? (JSON.parse(env.COHORT_AGENT_ENV) as Record<string, string>) : undefined,
+    agentModes: env.COHORT_AGENT_MODES ? (JSON.parse(env.COHORT_AGENT_MODES) as Record<string, string>) : undefined,
     internId: env.COHORT_INTERN_ID,
     agent: agentFromEnv(env.COHORT_AGENT_COMMAND),
     model: baseUrl !== undefined ? { baseUrl, apiKey: env.COHORT_AGENT_API_KEY ?? '', model: env.COHORT_AGENT_MODEL ?? 'local/scripted' } : undefined,

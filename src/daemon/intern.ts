@@ -213,7 +213,8 @@ export class Intern {
       agent = await this.agents.ensure();
       run.acpSessionId = await this.agents.session(agent, run.sessionId);
       // Agents without these modes still get self-drive consent from the daemon (see handlers()).
-      if (agent.offersMode(run.acpSessionId, req.approval_mode)) await agent.setMode(run.acpSessionId, req.approval_mode);
+      const mode = this.o.agentModes[req.approval_mode] ?? req.approval_mode;
+      if (agent.offersMode(run.acpSessionId, mode)) await agent.setMode(run.acpSessionId, mode);
     } catch (err) {
       this.lock = null;
       const down = !this.agents.current;

@@ -24,6 +24,8 @@ test('updates: text, reasoning and usage map to events; a new model is announced
   assert.deepEqual(loose({ sessionUpdate: 'agent_message_chunk' }), []);
   assert.deepEqual(loose({ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: 3 } }), []);
   assert.deepEqual(loose({ sessionUpdate: 'usage_update', used: 'many' }), []);
+  // An empty chunk streams nothing.
+  assert.deepEqual(eventsOf({ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: '' } }, null), []);
 });
 
 test('permission requests carry what will run: the title, the tool input, and where cohort\'s agent runs it', () => {

@@ -30,7 +30,8 @@ export function eventsOf(u: SessionUpdate, model: string | null): RunEventBody[]
   if (typeof reported === 'string' && reported !== model) out.push({ type: 'model', model: reported });
   const kind = u.sessionUpdate;
   const text = kind === 'agent_message_chunk' || kind === 'agent_thought_chunk' ? textOf(u) : null;
-  if (text !== null) out.push({ type: kind === 'agent_message_chunk' ? 'text' : 'reasoning', text });
+  // An empty chunk (Claude Code opens its messages with one) would stream an empty content delta.
+  if (text) out.push({ type: kind === 'agent_message_chunk' ? 'text' : 'reasoning', text });
   const usage = kind === 'usage_update' ? usageOf(u) : null;
   if (usage) out.push({ type: 'usage', usage });
   return out;

@@ -10,6 +10,7 @@ import type { InternLifecycle } from '../services/interns-lifecycle.ts';
 import type { TurnLimiter } from '../services/ratelimit.ts';
 import type { ConcurrencyLimiter } from '../services/concurrency.ts';
 import type { OpenStreams } from '../relay/sse.ts';
+import type { Catalogue } from '../agents/catalogue.ts';
 
 export type Ctx = {
   config: Config;
@@ -25,4 +26,6 @@ export type Ctx = {
   slots: ConcurrencyLimiter;
   /** Open SSE responses of every route, ended by the shutdown once its grace has passed. */
   streams: OpenStreams;
+  /** The agents interns may run (the operator's catalogue). */
+  agents: Catalogue;
 };

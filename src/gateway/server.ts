@@ -24,6 +24,7 @@ import { OpenStreams } from '../relay/sse.ts';
 import { fromIntern, listenForInterns } from './intern-socket.ts';
 import { egressHandler } from './egress.ts';
 import { listenForOperator } from './admin-socket.ts';
+import { loadCatalogue } from '../agents/catalogue.ts';
 import { createBackup, summary } from '../backup/index.ts';
 import { chmodSync, mkdirSync } from 'node:fs';
 
@@ -67,6 +68,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
   const masterKey = loadMasterKey({ dataDir: config.dataDir, configured: config.masterKey });
   const sealer = createSealer(masterKey);
   const daemonEnv = { COHORT_INTERACTION_DEADLINE_MS: String(config.interactionDeadlineMs), COHORT_REPLAY_BUFFER_EVENTS: String(config.replayBufferEvents), COHORT_MAX_PAUSED_RUNS: String(config.maxPausedRuns), LOG_LEVEL: config.logLevel };
+  const agents = loadCatalogue({ file: config.agentsFile });
   const provisioner = createLocalProvisioner({ dataDir: config.dataDir, daemonEnv, isolation: config.isolation });
   const turnLimiter = await createTurnLimiter({ perMinute: config.turnsPerMinute, redisUrl: config.redisUrl });
   const slots = await createConcurrencyLimiter({ limits: config.concurrency, redisUrl: config.redisUrl });
@@ -78,10 +80,11 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     sealer,
     docs: createOpenApiRegistry(),
     inference: createInferenceService({ db: store.db, log, sealer, routingCacheMs: config.routingCacheMs, upstreamTimeoutMs: config.upstreamTimeoutMs, providerEnv: config.providerEnv, priceTableFile: config.priceTable, bus }),
-    interns: createInternLifecycle({ db: store.db, sealer, log, provisioner }),
+    interns: createInternLifecycle({ db: store.db, sealer, log, provisioner, agents }),
     turnLimiter,
     slots,
     streams: new OpenStreams(),
+    agents,
   };
   const app = buildApp(ctx, routeModules);
   const refusals = { gateway: 0, address: 0 };

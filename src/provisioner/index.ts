@@ -10,6 +10,8 @@ export type DaemonSpec = {
   instructions: string;
   /** The gateway's /api/v1 URL as the agent reaches it. */
   gatewayUrl: string;
+  /** The agent to run, from the operator's catalogue: its command (null: the built-in agent), environment and mode ids. */
+  agent: { command: string[] | null; env: Record<string, string>; modes: Record<string, string> };
 };
 
 /** Where a started daemon is reached (`hostname` on the intern record) and, locally, its process. */

@@ -222,6 +222,9 @@ export function createLocalProvisioner(opts: LocalProvisionerOptions): Provision
           COHORT_AGENT_MODEL: spec.model,
           COHORT_AGENT_INSTRUCTIONS: spec.instructions,
           COHORT_ALLOW_ESCALATION: iso.allowEscalation ? '1' : '0',
+          ...(spec.agent.command ? { COHORT_AGENT_COMMAND: JSON.stringify(spec.agent.command) } : {}),
+          COHORT_AGENT_ENV: JSON.stringify(spec.agent.env),
+          COHORT_AGENT_MODES: JSON.stringify(spec.agent.modes),
         },
       });
       closeSync(out);

@@ -18,6 +18,8 @@ const fields = {
   description: StoredString.max(2000).nullable(),
   instructions: StoredString.max(32_000).nullable(),
   model: InternModel.nullable(),
+  /** An id of the operator's agent catalogue (GET /agents). */
+  agent: z.string().min(1).max(64),
 };
 
 export const CreateIntern = z.strictObject({
@@ -25,6 +27,7 @@ export const CreateIntern = z.strictObject({
   description: fields.description.optional(),
   instructions: fields.instructions.optional(),
   model: fields.model.optional(),
+  agent: fields.agent.optional(),
   workspace_id: Uuid.optional(),
   vault_id: Uuid.optional(),
   provision: z.boolean().optional(),
@@ -57,6 +60,7 @@ export const Intern = z.object({
   description: z.string().nullable(),
   instructions: z.string().nullable(),
   model: z.string().nullable(),
+  agent: z.string(),
   status: InternStatus,
   progress: z.object({ step_label: z.string(), step_number: z.number().int(), total_steps: z.number().int() }).nullable(),
   hostname: z.string().nullable(),

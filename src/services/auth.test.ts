@@ -62,6 +62,7 @@ describe('authenticator', () => {
         granted: false,
         internsProgramme: true,
         internId: null,
+        internModel: null,
       },
     );
     assert.equal((await auth().authenticate(`Bearer ${keys.api_key}`)).kind, 'standard');

@@ -101,8 +101,10 @@ export function createInferenceService(opts: InferenceOptions) {
     const ws = space.workspace;
     // Without its workspace a request would bypass that workspace's policy (credentials, disabled tools, logging).
     if (!ws) throw keyWorkspaceDeleted('workspace');
-    const slug = presetSlugOf(o.body);
-    const body = slug ? applyPreset(o.body, await config.preset({ workspaceId: ws.id, slug })) : o.body;
+    // An intern's key is served with the intern's model (or preset), whatever its agent names.
+    const asked = principal.internId ? { ...o.body, model: principal.internModel ?? ws.defaultTextModel ?? 'local/scripted', models: undefined, fallbacks: undefined } : o.body;
+    const slug = presetSlugOf(asked);
+    const body = slug ? applyPreset(asked, await config.preset({ workspaceId: ws.id, slug })) : asked;
     const resolved = resolveRequest(body, { defaultModel: ws.defaultTextModel });
     const disabled = disabledToolIn(resolved.serverTools, ws.disabledServerTools);
     if (disabled) throw serverToolDisabled(disabled);

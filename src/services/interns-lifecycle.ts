@@ -11,6 +11,7 @@ import type { InternRow } from '../store/schema-interns.ts';
 import { revokeKey } from '../store/identity.ts';
 import type { Provisioner } from '../provisioner/index.ts';
 import { ApiError } from '../errors.ts';
+import type { Catalogue } from '../agents/catalogue.ts';
 import { deleteInternRow, getInternById, internsWithDaemons, openSecrets, setInternState } from './interns.ts';
 
 export const DEFAULT_INTERN_MODEL = 'local/scripted';
@@ -33,7 +34,7 @@ export type InternLifecycle = {
 const deleting = () => new ApiError({ status: 409, message: 'the intern is being deleted' });
 const message = (err: unknown) => scrub(err instanceof Error ? err.message : String(err)).slice(0, 1000);
 
-export function createInternLifecycle(opts: { db: Db; sealer: Sealer; provisioner: Provisioner; log: Logger; gatewayUrl?: string }): InternLifecycle {
+export function createInternLifecycle(opts: { db: Db; sealer: Sealer; provisioner: Provisioner; log: Logger; agents: Catalogue; gatewayUrl?: string }): InternLifecycle {
   const { db, provisioner, log } = opts;
   let gatewayUrl = opts.gatewayUrl ?? '';
   const tasks = new Set<Promise<void>>();
@@ -55,8 +56,10 @@ export function createInternLifecycle(opts: { db: Db; sealer: Sealer; provisione
     try {
       await provisioner.stop({ id: row.id, pid: row.daemonPid });
       const { secret, apiKey } = openSecrets(opts.sealer, row);
+      const agent = opts.agents.get(row.agent);
+      if (!agent) throw new Error(`the intern's agent "${row.agent}" is not in this installation's catalogue (it offers ${opts.agents.ids().join(', ')}); choose another with PATCH /interns/{id}`);
       const handle = await provisioner.start(
-        { internId: row.id, secret, apiKey, model: await modelFor(row), instructions: row.instructions ?? '', gatewayUrl },
+        { internId: row.id, secret, apiKey, model: await modelFor(row), instructions: row.instructions ?? '', gatewayUrl, agent: { command: agent.command, env: agent.env, modes: agent.modes } },
         async (s) => void (await setInternState(db, { id: row.id, from: ['provisioning'], patch: { progress: { step_label: s.label, step_number: s.number, total_steps: s.total } } })),
       );
       const done = await setInternState(db, { id: row.id, from: ['provisioning'], patch: { status: 'running', progress: null, hostname: handle.hostname, daemonPid: handle.pid, lastFailureMessage: null } });

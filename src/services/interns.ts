@@ -13,6 +13,7 @@ import type { Sealer } from '../crypto/seal.ts';
 import { ApiError, invalidRequest, keyWorkspaceDeleted, resourceNotFound } from '../errors.ts';
 import { isUuid } from '../schemas/common.ts';
 import type { CreateIntern, Intern, ListInternsQuery, UpdateIntern } from '../schemas/intern.ts';
+import { DEFAULT_AGENT } from '../agents/catalogue.ts';
 
 export const internNotFound = () => resourceNotFound('intern');
 const nameTaken = (name: string) => new ApiError({ status: 409, message: `an intern named "${name}" already exists for this creator in the workspace` });
@@ -36,6 +37,7 @@ export function toIntern(r: InternRow): Intern {
     description: r.description,
     instructions: r.instructions,
     model: r.model,
+    agent: r.agent,
     status: r.status,
     progress: r.progress ?? null,
     hostname: publicHostname(r.hostname),
@@ -103,6 +105,7 @@ export async function createIntern(
           description: body.description ?? null,
           instructions: body.instructions ?? null,
           model: body.model ?? null,
+          agent: body.agent ?? DEFAULT_AGENT,
           vaultId: randomUUID(),
           attachedVaultId: body.vault_id?.toLowerCase() ?? null,
           sealedSecret: opts.sealer.seal(randomBytes(32).toString('base64url'), secretBinding.daemon(id)),
@@ -215,7 +218,7 @@ export async function updateIntern(db: Db, opts: { principal: Principal; id: str
   try {
     const [row] = await db
       .update(interns)
-      .set({ name: b.name, description: b.description, instructions: b.instructions, model: b.model, updatedAt: new Date() })
+      .set({ name: b.name, description: b.description, instructions: b.instructions, model: b.model, agent: b.agent, updatedAt: new Date() })
       .where(eq(interns.id, current.id))
       .returning();
     if (!row) throw internNotFound();

@@ -28,6 +28,8 @@ export type Principal = {
   internsProgramme: boolean;
   /** Set on an intern's own key: it may make model requests for that intern and nothing else. */
   internId: string | null;
+  /** That intern's configured model (null: its workspace's default), which serves every model request made with its key. */
+  internModel: string | null;
 };
 
 export async function createOrganization(db: Db, opts: { name: string; internsProgramme?: boolean }) {
@@ -150,7 +152,7 @@ const creatorKeys = alias(apiKeys, 'creator_keys');
 
 export async function findPrincipal(db: Db, hash: string): Promise<Principal | null> {
   const [row] = await db
-    .select({ key: apiKeys, org: organizations, user: users, membership: memberships, internId: interns.id, creatorKeyId: interns.creatorKeyId, creatorKey: creatorKeys.id, creatorRevokedAt: creatorKeys.revokedAt })
+    .select({ key: apiKeys, org: organizations, user: users, membership: memberships, internId: interns.id, internModel: interns.model, creatorKeyId: interns.creatorKeyId, creatorKey: creatorKeys.id, creatorRevokedAt: creatorKeys.revokedAt })
     .from(apiKeys)
     .innerJoin(organizations, eq(organizations.id, apiKeys.orgId))
     .innerJoin(users, eq(users.id, apiKeys.creatorUserId))
@@ -177,6 +179,7 @@ export async function findPrincipal(db: Db, hash: string): Promise<Principal | n
     // An intern's key is no caller of interns: /interns answers it as it answers anyone outside the programme.
     internsProgramme: !internId && (org.internsProgramme || user.internsProgramme),
     internId: internId ?? null,
+    internModel: row.internModel ?? null,
   };
 }
 

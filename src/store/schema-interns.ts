@@ -16,6 +16,7 @@ export const interns = pgTable('interns', {
   description: text('description'),
   instructions: text('instructions'),
   model: text('model'),
+  agent: text('agent').notNull().default('cohort'),
   status: text('status').$type<InternStatus>().notNull().default('queued'),
   progress: jsonb('progress').$type<InternProgress | null>(),
   hostname: text('hostname'),

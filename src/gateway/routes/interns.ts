@@ -4,6 +4,7 @@ import { z } from 'zod';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RouteModule } from '../app.ts';
 import { guard, principalOf } from '../app.ts';
+import type { Ctx } from '../context.ts';
 import { parseWith } from '../validate.ts';
 import { invalidRequest } from '../../errors.ts';
 import { CreateIntern, IdempotencyKey, Intern, InternList, LifecycleError, ListInternsQuery, UpdateIntern } from '../../schemas/intern.ts';
@@ -25,6 +26,12 @@ const emptyIsNone = (req: FastifyRequest, _reply: FastifyReply, done: () => void
   done();
 };
 
+/** `agent` must name an entry of the operator's catalogue. */
+function knownAgent<T extends { agent?: string }>(ctx: Ctx, body: T): T {
+  if (body.agent !== undefined && !ctx.agents.get(body.agent)) throw invalidRequest(`agent: unknown agent "${body.agent}"; this installation offers ${ctx.agents.ids().join(', ')}`);
+  return body;
+}
+
 export const internRoutes: RouteModule = (app, ctx) => {
   const onRequest = guard(ctx, 'interns');
   const config = { errorStyle: 'chat' as const };
@@ -33,7 +40,7 @@ export const internRoutes: RouteModule = (app, ctx) => {
 
   ctx.docs.add({ method: 'post', path: '/interns', summary: 'Create an intern (Idempotency-Key header makes retries return the same intern)', tags, body: CreateIntern, responses: { 201: { description: 'created', schema: Intern }, ...errors(400, 401, 403, 404, 409, 413, 500) } });
   app.post('/interns', { onRequest, config }, async (req, reply) => {
-    const body = parseWith(CreateIntern, req.body);
+    const body = knownAgent(ctx, parseWith(CreateIntern, req.body));
     const given = req.headers['idempotency-key'];
     const idempotencyKey = given === undefined ? undefined : parseWith(IdempotencyKey, given, (d) => invalidRequest(`Idempotency-Key header: ${d.replace(/^body: /, '')}`));
     const { row, replayed } = await createIntern(db, { principal: principalOf(req), sealer: ctx.sealer, body, idempotencyKey, maxPerAccount: ctx.config.maxInternsPerAccount });
@@ -52,7 +59,7 @@ export const internRoutes: RouteModule = (app, ctx) => {
 
   ctx.docs.add({ method: 'patch', path: '/interns/:id', summary: 'Update an intern (model and instructions reach its agent at the next provision)', tags, params: idParam, body: UpdateIntern, responses: { 200: { description: 'updated', schema: Intern }, ...errors(400, 401, 403, 404, 409, 500) } });
   app.patch<Id>('/interns/:id', { onRequest, config }, async (req) => {
-    const body = parseWith(UpdateIntern, req.body);
+    const body = knownAgent(ctx, parseWith(UpdateIntern, req.body));
     return toIntern(await updateIntern(db, { principal: principalOf(req), id: req.params.id, body }));
   });
 

@@ -214,3 +214,11 @@ test('parseLine and words', () => {
   assert.deepEqual(parseLine('/repeat 3 a b'), { kind: 'repeat', n: 3, text: 'a b' });
   assert.deepEqual(words('a  b', true), ['\na', '  b']);
 });
+
+test("an agent's <system-reminder> blocks are not part of the script (Claude Code sends one before each prompt)", () => {
+  const reminder = '<system-reminder>\nAs you answer the user, use the following context: …\n</system-reminder>\n';
+  assert.equal(text(plan({ messages: [user(`${reminder}Please run it.\n/say done`)] })), 'Please run it.\ndone');
+  const parts: ScriptMessage = { role: 'user', content: [{ type: 'text', text: reminder }, { type: 'text', text: '/say from the second block' }] };
+  assert.equal(text(plan({ messages: [parts] })), 'from the second block');
+  assert.equal(text(plan({ messages: [user('<system-reminder>x</system-reminder>')] })), 'You said: ');
+});

@@ -43,6 +43,13 @@ export function textOf(content: unknown): string {
   return '';
 }
 
+/** The turn's script: the opening message's text without the `<system-reminder>` blocks an agent
+ * adds around its user's words (Claude Code puts one before every prompt). */
+export function scriptOf(content: unknown): string {
+  return textOf(content)
+    .replace(/<system-reminder>[\s\S]*?<\/system-reminder>\s*/g, '');
+}
+
 export function countWords(text: string): number {
   const t = text.trim();
   return t === '' ? 0 : t.split(/\s+/).length;
@@ -197,7 +204,7 @@ function refusalOf(line: Line, out: Output, tools: Set<string | undefined>): str
 export function plan(req: ScriptRequest): Plan {
   const { messages } = req;
   const open = openerIndex(messages);
-  const script = open >= 0 ? textOf(messages[open]!.content) : '';
+  const script = open >= 0 ? scriptOf(messages[open]!.content) : '';
   const since = open >= 0 ? messages.slice(open + 1) : [];
   const position = since.filter((m) => m.role === 'assistant' && m.tool_calls?.length).length;
   const lastAssistant = since.map((m) => m.role).lastIndexOf('assistant');

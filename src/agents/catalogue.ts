@@ -1,0 +1,93 @@
+// The agent catalogue: which ACP agents an intern may run, owned by the operator. Tenants pick an
+// id (`agent` on an intern); they never supply a command, an address or a path (DESIGN principle 9).
+// Built in: `cohort` (the built-in agent), `claude-code` (@zed-industries/claude-code-acp, an npm
+// dependency) and `codex` (@zed-industries/codex-acp, an optional install) where installed; an
+// operator's JSON file (COHORT_AGENTS_FILE) adds entries or replaces these.
+// An entry's environment may name the intern's model endpoint as the daemon sees it inside the
+// sandbox: {{base_url}} (…/api/v1), {{origin}}, {{api_key}} (the intern's key), {{model}}.
+// May import: node built-ins, zod.
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { z } from 'zod';
+
+export const AgentEntry = z.strictObject({
+  id: z.string().regex(/^[a-z0-9][a-z0-9-]{0,63}$/),
+  name: z.string().min(1).max(100),
+  description: z.string().max(500).default(''),
+  /** The agent's command line; null: the built-in cohort agent. */
+  command: z.array(z.string().min(1)).min(1).nullable(),
+  env: z.record(z.string(), z.string()).default({}),
+  /** The agent's own session modes for SPEC's approval modes, where its ids differ. */
+  modes: z.strictObject({ manual: z.string().optional(), 'self-drive': z.string().optional() }).default({}),
+  supports: z.strictObject({ sessions: z.boolean(), questions: z.boolean(), steering: z.boolean() }),
+});
+export type AgentEntry = z.infer<typeof AgentEntry>;
+
+export type Catalogue = { entries: AgentEntry[]; get(id: string): AgentEntry | undefined; ids(): string[] };
+
+export const DEFAULT_AGENT = 'cohort';
+
+/** The installed file of a package, or null when it is not installed. */
+function installed(specifier: string): string | null {
+  try {
+    return fileURLToPath(import.meta.resolve(specifier));
+  } catch {
+    return null;
+  }
+}
+
+function builtins(): AgentEntry[] {
+  const out: AgentEntry[] = [
+    {
+      id: 'cohort',
+      name: 'cohort',
+      description: 'The built-in agent: a shell, file tools and questions, over the gateway’s chat completions.',
+      command: null,
+      env: {},
+      modes: {},
+      supports: { sessions: true, questions: true, steering: true },
+    },
+  ];
+  const claude = installed('@zed-industries/claude-code-acp/dist/index.js');
+  if (claude) {
+    out.push({
+      id: 'claude-code',
+      name: 'Claude Code',
+      description: 'Anthropic’s coding agent through @zed-industries/claude-code-acp, its model requests served by the gateway’s /messages.',
+      command: [process.execPath, claude],
+      env: {
+        ANTHROPIC_BASE_URL: '{{origin}}/api',
+        ANTHROPIC_API_KEY: '{{api_key}}',
+        ANTHROPIC_MODEL: '{{model}}',
+        ANTHROPIC_DEFAULT_SONNET_MODEL: '{{model}}',
+        ANTHROPIC_DEFAULT_HAIKU_MODEL: '{{model}}',
+        ANTHROPIC_DEFAULT_OPUS_MODEL: '{{model}}',
+        ANTHROPIC_SMALL_FAST_MODEL: '{{model}}',
+        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+        DISABLE_AUTOUPDATER: '1',
+        DISABLE_TELEMETRY: '1',
+      },
+      // Manual: Claude Code asks before edits and commands; self-drive: the daemon consents for the caller.
+      modes: { manual: 'default', 'self-drive': 'default' },
+      supports: { sessions: true, questions: false, steering: false },
+    });
+  }
+  return out;
+}
+
+export function loadCatalogue(opts: { file?: string } = {}): Catalogue {
+  const byId = new Map(builtins().map((e) => [e.id, e]));
+  if (opts.file) {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(readFileSync(opts.file, 'utf8'));
+    } catch (err) {
+      throw new Error(`COHORT_AGENTS_FILE: cannot read ${opts.file} (${(err as Error).message})`);
+    }
+    const list = z.array(AgentEntry).safeParse(parsed);
+    if (!list.success) throw new Error(`COHORT_AGENTS_FILE: ${list.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+    for (const e of list.data) byId.set(e.id, e);
+  }
+  const entries = [...byId.values()];
+  return { entries, get: (id) => byId.get(id), ids: () => entries.map((e) => e.id) };
+}
