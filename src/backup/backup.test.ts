@@ -123,11 +123,23 @@ describe('backup and restore', { skip: noSandbox }, () => {
     }
   });
 
-  test('restore into a fresh PostgreSQL schema, then a gateway on it', { skip: postgresUrl ? false : 'DATABASE_URL is not set' }, async () => {
+  /** A fresh PostgreSQL schema and a data dir holding the source's master key, for `fn`; the schema is dropped after. */
+  async function freshSchema(fn: (schema: string, dir: string) => Promise<void>) {
     const schema = `t_${randomBytes(6).toString('hex')}`;
-    const dir = mkdtempSync(join(tmpdir(), 'cohort-restored-pg-'));
+    const dir = mkdtempSync(join(tmpdir(), 'cohort-pg-target-'));
     copyFileSync(join(src.gw.dataDir, 'master.key'), join(dir, 'master.key'));
     try {
+      await fn(schema, dir);
+    } finally {
+      const c = new pg.Client({ connectionString: postgresUrl });
+      await c.connect();
+      await c.query(`drop schema if exists ${schema} cascade`);
+      await c.end();
+    }
+  }
+
+  test('restore into a fresh PostgreSQL schema, then a gateway on it', { skip: postgresUrl ? false : 'DATABASE_URL is not set' }, () =>
+    freshSchema(async (schema, dir) => {
       const r = await cohort(['restore', archive, '--data-dir', dir], { DATABASE_URL: postgresUrl!, COHORT_PG_SCHEMA: schema });
       assert.equal(r.code, 0, r.err);
       const back = await startInternFixture({ dataDir: dir, pgSchema: schema, env: upstreamEnv(up), keys: src.gw.keys });
@@ -141,19 +153,11 @@ describe('backup and restore', { skip: noSandbox }, () => {
       } finally {
         await back.close();
       }
-    } finally {
-      const c = new pg.Client({ connectionString: postgresUrl });
-      await c.connect();
-      await c.query(`drop schema if exists ${schema} cascade`);
-      await c.end();
-    }
-  });
+    }),
+  );
 
-  test('cohort migrate --to: the embedded store moves into PostgreSQL, counts checked; a second move into the same schema is refused', { skip: postgresUrl ? false : 'DATABASE_URL is not set' }, async () => {
-    const schema = `t_${randomBytes(6).toString('hex')}`;
-    const dir = mkdtempSync(join(tmpdir(), 'cohort-migrate-'));
-    copyFileSync(join(src.gw.dataDir, 'master.key'), join(dir, 'master.key'));
-    try {
+  test('cohort migrate --to: the embedded store moves into PostgreSQL, counts checked; a second move into the same schema is refused', { skip: postgresUrl ? false : 'DATABASE_URL is not set' }, () =>
+    freshSchema(async (schema, dir) => {
       assert.equal((await cohort(['restore', archive, '--data-dir', dir])).code, 0);
       const moved = await cohort(['migrate', '--to', postgresUrl!, '--data-dir', dir], { COHORT_PG_SCHEMA: schema });
       assert.equal(moved.code, 0, moved.err);
@@ -174,13 +178,8 @@ describe('backup and restore', { skip: noSandbox }, () => {
       } finally {
         await back.close();
       }
-    } finally {
-      const c = new pg.Client({ connectionString: postgresUrl });
-      await c.connect();
-      await c.query(`drop schema if exists ${schema} cascade`);
-      await c.end();
-    }
-  });
+    }),
+  );
 
   /** A restore that must be refused with `message`, leaving `dir` as it was. */
   async function refused(file: string, message: RegExp, prepare: (dir: string) => void = () => {}) {
