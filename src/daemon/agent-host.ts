@@ -7,13 +7,16 @@ import { AgentProcess, toAgentCallError, type AgentHandlers } from '../acp/index
 import type { ResolvedOptions } from './config.ts';
 import { SessionMap } from './sessions.ts';
 
-/** An agent's own settings with the intern's model endpoint filled in (the catalogue's {{…}} names). */
-export function fillEnv(env: Record<string, string>, model: { baseUrl: string; apiKey: string; model: string } | undefined): Record<string, string> {
-  if (!model) return env;
+type ModelEndpoint = { baseUrl: string; apiKey: string; model: string } | undefined;
+
+/** A catalogue value with the intern's model endpoint filled in ({{base_url}}, {{origin}}, {{api_key}}, {{model}}). */
+export function fill(value: string, model: ModelEndpoint): string {
+  if (!model) return value;
   const origin = model.baseUrl ? new URL(model.baseUrl).origin : '';
-  const fill = (s: string) => s.replaceAll('{{base_url}}', model.baseUrl).replaceAll('{{origin}}', origin).replaceAll('{{api_key}}', model.apiKey).replaceAll('{{model}}', model.model);
-  return Object.fromEntries(Object.entries(env).map(([k, v]) => [k, fill(v)]));
+  return value.replaceAll('{{base_url}}', model.baseUrl).replaceAll('{{origin}}', origin).replaceAll('{{api_key}}', model.apiKey).replaceAll('{{model}}', model.model);
 }
+
+const fillEnv = (env: Record<string, string>, model: ModelEndpoint) => Object.fromEntries(Object.entries(env).map(([k, v]) => [k, fill(v, model)]));
 
 export class AgentHost {
   private agent: AgentProcess | null = null;
@@ -72,10 +75,11 @@ export class AgentHost {
   /** The agent's command line; under an intern uid, behind prlimit so its limits hold for all it starts. */
   private command(): { command: string; args: string[] } {
     const l = this.o.agentLimits;
-    if (!l) return this.o.agent;
+    const agent = { command: this.o.agent.command, args: this.o.agent.args.map((a) => fill(a, this.o.model)) };
+    if (!l) return agent;
     const mb = (n: number) => String(n * 1024 * 1024);
     const limits = [`--nproc=${l.processes}`, `--data=${mb(l.memoryMb)}`, `--fsize=${mb(l.fileMb)}`, `--nofile=${l.openFiles}`, `--core=0`];
-    return { command: '/usr/bin/prlimit', args: [...limits, '--', this.o.agent.command, ...this.o.agent.args] };
+    return { command: '/usr/bin/prlimit', args: [...limits, '--', agent.command, ...agent.args] };
   }
 
   private env(): NodeJS.ProcessEnv {

@@ -51,3 +51,12 @@ test('the secret and the intern directory are required', () => {
   assert.throws(() => optionsFromEnv({ COHORT_INTERN_DIR: '/d' }), /COHORT_DAEMON_SECRET \(or the secret on stdin, with COHORT_DAEMON_SECRET_STDIN=1\) is required/);
   assert.throws(() => optionsFromEnv({ COHORT_DAEMON_SECRET: 's' }), /COHORT_INTERN_DIR/);
 });
+
+test("a catalogue agent's command and settings get the intern's model endpoint filled in", async () => {
+  const { fill } = await import('./agent-host.ts');
+  const model = { baseUrl: 'http://127.0.0.1:40123/api/v1', apiKey: 'sk-intern', model: '@preset/coder' };
+  assert.equal(fill('{{origin}}/api', model), 'http://127.0.0.1:40123/api');
+  assert.equal(fill('model_providers.cohort.base_url="{{base_url}}"', model), 'model_providers.cohort.base_url="http://127.0.0.1:40123/api/v1"');
+  assert.equal(fill('{{api_key}}:{{model}}:{{model}}', model), 'sk-intern:@preset/coder:@preset/coder');
+  assert.equal(fill('{{origin}}', undefined), '{{origin}}');
+});
