@@ -8,5 +8,6 @@ import { internRoutes } from './interns.ts';
 import { internChatRoutes } from './interns-chat.ts';
 import { chatCompletionRoutes } from './chat-completions.ts';
 import { messagesRoutes } from './messages.ts';
+import { responsesRoutes } from './responses.ts';
 
-export const routeModules: RouteModule[] = [workspaceRoutes, presetRoutes, byokRoutes, internRoutes, internChatRoutes, chatCompletionRoutes, messagesRoutes, openapiRoutes];
+export const routeModules: RouteModule[] = [workspaceRoutes, presetRoutes, byokRoutes, internRoutes, internChatRoutes, chatCompletionRoutes, messagesRoutes, responsesRoutes, openapiRoutes];
