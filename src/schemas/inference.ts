@@ -93,7 +93,7 @@ const noStore = 'this gateway stores no responses, so send the whole conversatio
 export const ResponsesRequest = z
   .looseObject({
     ...routing,
-    input: z.union([z.string(), z.array(InputItem).min(1)]),
+    input: z.union([z.string(), z.array(InputItem).min(1)], { error: 'required: a string or an array of input items' }),
     instructions: z.string().nullable().optional(),
     tools: z.array(ResponsesTool).max(256).optional(),
     tool_choice: z.union([z.enum(['auto', 'none', 'required']), z.looseObject({ type: z.literal('function'), name: z.string().min(1).max(256) })]).optional(),

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { fromResponsesBody, type ResponsesBody } from './responses-request.ts';
 import { echoOf, responsesEncoder, responsesUsage, toResponse, type ResponseIdentity } from './responses-response.ts';
 import { PARTS, type ChatChunk, type Completion } from '../types.ts';
+import { responseFrames } from '../../services/inference-fixtures.ts';
 
 const call = (id: string, name: string, args: string) => ({ id, type: 'function' as const, function: { name, arguments: args } });
 
@@ -132,22 +133,6 @@ test('completion → response: items in the order produced, status by finish rea
   }
 });
 
-/** The encoder's SSE text as [event, data] pairs; checks each frame's event names its data's type and the numbering. */
-function frames(text: string): [string, any][] {
-  const out = text
-    .split('\n\n')
-    .filter(Boolean)
-    .map((f): [string, any] => {
-      const m = /^event: (\S+)\ndata: (.*)$/s.exec(f);
-      assert.ok(m, f);
-      const data = JSON.parse(m[2]!);
-      assert.equal(data.type, m[1]);
-      return [m[1]!, data];
-    });
-  assert.deepEqual(out.map(([, d]) => d.sequence_number), out.map((_, i) => i));
-  return out;
-}
-
 const chunk = (delta: ChatChunk['choices'][number]['delta'], finish: ChatChunk['choices'][number]['finish_reason'] = null): ChatChunk => ({ id: 'x', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta, finish_reason: finish }] });
 const usageChunk: ChatChunk = { id: 'x', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [], usage };
 
@@ -171,7 +156,7 @@ test('chunks → events: reasoning, text, split and parallel tool-call arguments
     e.push(usageChunk),
     e.end(),
   ].join('');
-  const evs = frames(text);
+  const evs = responseFrames(text);
   assert.deepEqual(evs.map(summary), [
     'response.created  in_progress',
     'response.in_progress  in_progress',
@@ -215,17 +200,17 @@ test('chunks → events: reasoning, text, split and parallel tool-call arguments
 
 test('a finish by the output cap ends with response.incomplete; a failure with response.failed, open items incomplete', () => {
   const cut = responsesEncoder(who());
-  const incomplete = frames(cut.start() + cut.push(chunk({ content: 'a' }, 'length')) + cut.end());
+  const incomplete = responseFrames(cut.start() + cut.push(chunk({ content: 'a' }, 'length')) + cut.end());
   assert.deepEqual(incomplete.at(-1)![1].response.incomplete_details, { reason: 'max_output_tokens' });
   assert.equal(incomplete.at(-1)![0], 'response.incomplete');
 
   const failing = responsesEncoder(who());
-  const evs = frames(failing.start() + failing.push(chunk({ content: 'part' })) + failing.error({ status: 504, message: 'too slow', reason: 'timeout', retryable: true }));
+  const evs = responseFrames(failing.start() + failing.push(chunk({ content: 'part' })) + failing.error({ status: 504, message: 'too slow', reason: 'timeout', retryable: true }));
   const [type, data] = evs.at(-1)!;
   assert.equal(type, 'response.failed');
   assert.deepEqual([data.response.status, data.response.error, data.response.completed_at], ['failed', { code: 'server_error', message: 'too slow', metadata: { reason: 'timeout', retryable: true } }, null]);
   assert.deepEqual(data.response.output, [{ id: 'msg_gen-1_0', type: 'message', status: 'incomplete', role: 'assistant', content: [{ type: 'output_text', text: 'part', annotations: [], logprobs: [] }] }]);
   const limited = responsesEncoder(who());
-  const last = frames(limited.start() + limited.error({ status: 429, message: 'slow down', retryable: true })).at(-1)![1];
+  const last = responseFrames(limited.start() + limited.error({ status: 429, message: 'slow down', retryable: true })).at(-1)![1];
   assert.deepEqual(last.response.error, { code: 'rate_limit_exceeded', message: 'slow down' });
 });
