@@ -32,8 +32,9 @@ export type ResponsesBody = {
 /** Fields converted here. */
 const CONVERTED = new Set(['input', 'instructions', 'tools', 'tool_choice', 'max_output_tokens', 'reasoning', 'text']);
 /** Responses-only fields with no chat-completions counterpart: storage (nothing is stored, see
- * the README), extra output (`include`, `top_logprobs`), and limits chat providers do not know. */
-const DROPPED = new Set(['store', 'include', 'truncation', 'background', 'previous_response_id', 'conversation', 'top_logprobs', 'max_tool_calls', 'stream_options']);
+ * the README; the schema lets `previous_response_id` and `conversation` be null only, and a null
+ * is dropped anyway), extra output (`include`, `top_logprobs`), limits chat providers do not know. */
+const DROPPED = new Set(['store', 'include', 'truncation', 'background', 'top_logprobs', 'max_tool_calls', 'stream_options']);
 
 const partText = (p: ContentPart): string => p.text ?? p.refusal ?? '';
 
