@@ -20,6 +20,21 @@ test('issues name the field by its full path', () => {
   }
 });
 
+test('a failed union names the field inside the branch the value matched by type', () => {
+  const Item = z.discriminatedUnion('type', [z.object({ type: z.literal('a'), n: z.number() }), z.object({ type: z.literal('b') })]);
+  const Input = z.object({ input: z.union([z.string(), z.array(Item)]) });
+  const cases: [unknown, string][] = [
+    [{ input: [{ type: 'a', n: 'x' }] }, 'input.0.n: Invalid input: expected number, received string'],
+    [{ input: [{ type: 'c' }] }, "input.0.type: Invalid discriminator value. Expected 'a' | 'b'"],
+    [{ input: 5 }, 'input: Invalid input'],
+  ];
+  for (const [value, message] of cases) {
+    const r = Input.safeParse(value);
+    assert.equal(r.success, false);
+    assert.equal(describeIssues(r.error!), message);
+  }
+});
+
 test('parseWith throws the documented 400', () => {
   assert.throws(() => parseWith(Shape, {}), (e: unknown) => e instanceof ApiError && e.status === 400 && /^invalid request parameters: name: /.test(e.message));
 });

@@ -1,5 +1,5 @@
-// Model request bodies: OpenAI chat completions (`POST /chat/completions`) and Anthropic
-// messages (`POST /messages`), plus the routing fields both accept. Parameters the router does
+// Model request bodies: OpenAI chat completions (`POST /chat/completions`), Anthropic messages
+// (`POST /messages`) and OpenAI responses (`POST /responses`), plus the routing fields all accept. Parameters the router does
 // not interpret pass through to the provider, so objects are loose; bounds are checked here.
 import { z } from 'zod';
 import { PresetSlug } from './common.ts';
@@ -65,6 +65,53 @@ export const MessagesRequest = z
   .refine(noBoth, noBothIssue);
 export type MessagesRequest = z.infer<typeof MessagesRequest>;
 
+// OpenAI Responses: the input items and tools the chat-completions router can carry. Anything
+// that needs a stored response, file or hosted tool is refused here, naming the field.
+const InputText = z.looseObject({ type: z.literal('input_text'), text: z.string() });
+const ContentPart = z.discriminatedUnion('type', [
+  InputText,
+  z.looseObject({ type: z.literal('output_text'), text: z.string() }),
+  z.looseObject({ type: z.literal('refusal'), refusal: z.string() }),
+  z.looseObject({ type: z.literal('input_image'), image_url: z.string().min(1, 'required: file_id is not supported (this gateway stores no files)'), detail: z.enum(['low', 'high', 'auto']).optional() }),
+]);
+const CallId = z.string().min(1).max(128);
+const InputItem = z.discriminatedUnion('type', [
+  z.looseObject({ type: z.literal('message').optional(), role: z.enum(['user', 'assistant', 'system', 'developer']), content: z.union([z.string(), z.array(ContentPart)]) }),
+  z.looseObject({ type: z.literal('function_call'), call_id: CallId, name: z.string().min(1).max(256), arguments: z.string() }),
+  z.looseObject({ type: z.literal('function_call_output'), call_id: CallId, output: z.union([z.string(), z.array(InputText)]) }),
+  z.looseObject({ type: z.literal('reasoning') }),
+]);
+const ResponsesTool = z
+  .looseObject({ type: z.string().min(1), name: z.string().min(1).max(256).optional(), description: z.string().optional(), parameters: z.looseObject({}).nullable().optional(), strict: z.boolean().nullable().optional() })
+  .superRefine((t, ctx) => {
+    if (t.type === 'function' && t.name === undefined) ctx.addIssue({ code: 'custom', path: ['name'], message: 'required for a function tool' });
+    if (t.type !== 'function' && !t.type.startsWith('service:')) ctx.addIssue({ code: 'custom', path: ['type'], message: `${t.type} tools are not supported: only function tools and service:… server tools` });
+  });
+const unsupported = (why: string) => z.null({ error: `not supported: ${why}` }).optional();
+const noStore = 'this gateway stores no responses, so send the whole conversation as input';
+
+export const ResponsesRequest = z
+  .looseObject({
+    ...routing,
+    input: z.union([z.string(), z.array(InputItem).min(1)], { error: 'required: a string or an array of input items' }),
+    instructions: z.string().nullable().optional(),
+    tools: z.array(ResponsesTool).max(256).optional(),
+    tool_choice: z.union([z.enum(['auto', 'none', 'required']), z.looseObject({ type: z.literal('function'), name: z.string().min(1).max(256) })]).optional(),
+    max_output_tokens: z.number().int().min(1).nullable().optional(),
+    temperature: z.number().min(0).max(2).nullable().optional(),
+    top_p: z.number().min(0).max(1).nullable().optional(),
+    parallel_tool_calls: z.boolean().nullable().optional(),
+    reasoning: z.looseObject({ effort: z.enum(['none', 'minimal', 'low', 'medium', 'high', 'xhigh']).nullable().optional() }).nullable().optional(),
+    text: z.looseObject({ format: z.looseObject({ type: z.enum(['text', 'json_object', 'json_schema']) }).optional() }).nullable().optional(),
+    store: z.boolean().nullable().optional(),
+    previous_response_id: unsupported(noStore),
+    conversation: unsupported(noStore),
+    background: z.literal(false, { error: 'not supported: responses are answered on the request that made them' }).nullable().optional(),
+  })
+  .refine(noBoth, noBothIssue);
+export type ResponsesRequest = z.infer<typeof ResponsesRequest>;
+
 const UsageDoc = z.looseObject({ prompt_tokens: z.number().int(), completion_tokens: z.number().int(), total_tokens: z.number().int(), cost: z.number(), is_byok: z.boolean() });
 export const ChatCompletionResponse = z.looseObject({ id: z.string(), object: z.literal('chat.completion'), model: z.string(), choices: z.array(z.looseObject({})), usage: UsageDoc });
+export const ResponseObject = z.looseObject({ id: z.string(), object: z.literal('response'), status: z.string(), model: z.string(), output: z.array(z.looseObject({ type: z.string() })), output_text: z.string(), usage: z.looseObject({ input_tokens: z.number().int(), output_tokens: z.number().int(), total_tokens: z.number().int(), cost: z.number(), is_byok: z.boolean() }) });
 export const MessageResponse = z.looseObject({ id: z.string(), type: z.literal('message'), role: z.literal('assistant'), model: z.string(), content: z.array(Block), stop_reason: z.string().nullable() });

@@ -1,6 +1,6 @@
 // Test fixtures for model requests: a workspace of its own per test with a key bound to it, its
 // credentials and presets created through the management API, a fake upstream wired in as the
-// `openai` and `anthropic` providers, and the request log read back.
+// `openai` and `anthropic` providers, the request log read back, and SSE bodies parsed.
 import assert from 'node:assert/strict';
 import { eq } from 'drizzle-orm';
 import { createKey } from '../store/identity.ts';
@@ -42,6 +42,7 @@ export async function space(gw: TestGateway, slug: string, settings: Record<stri
     },
     chat: (body: Record<string, unknown>, key = raw) => gw.call('POST', '/chat/completions', { key, body }),
     messages: (body: Record<string, unknown>, key = raw) => gw.call('POST', '/messages', { key, body }),
+    responses: (body: Record<string, unknown>, key = raw) => gw.call('POST', '/responses', { key, body }),
     async log() {
       await gw.ctx.inference.flush();
       return gw.ctx.store.db.select().from(inferenceRequests).where(eq(inferenceRequests.workspaceId, ws.id)).orderBy(inferenceRequests.createdAt);
@@ -63,4 +64,12 @@ export function anthropicFrames(text: string): [string, any][] {
       assert.equal(data.type, m[1]);
       return [m[1]!, data];
     });
+}
+
+/** A /responses SSE body as [event, data] pairs; each frame's `event:` matches its data's type and
+ * the sequence numbers count from 0 without a gap. */
+export function responseFrames(text: string): [string, any][] {
+  const frames = anthropicFrames(text);
+  assert.deepEqual(frames.map(([, d]) => d.sequence_number), frames.map((_, i) => i), 'sequence numbers');
+  return frames;
 }

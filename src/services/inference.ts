@@ -16,7 +16,7 @@ import { createRequestLog, shouldStoreBodies } from './inference-log.ts';
 import { relay, type Outcome, rowOf } from './inference-record.ts';
 import type { InvalidationBus } from './invalidation.ts';
 
-export type ApiStyle = 'chat' | 'messages';
+export type ApiStyle = 'chat' | 'messages' | 'responses';
 
 const providerNotConfigured = (slug: string) =>
   invalidRequest(`model: provider ${slug} is not configured on this gateway: its operator sets COHORT_PROVIDER_<SLUG>_BASE_URL or _API_KEY, or the workspace adds a BYOK credential for it`);

@@ -7,7 +7,7 @@ export const inferenceRequests = pgTable('inference_requests', {
   workspaceId: uuid('workspace_id'),
   apiKeyId: uuid('api_key_id'),
   userId: text('user_id'),
-  apiStyle: text('api_style').$type<'chat' | 'messages'>().notNull(),
+  apiStyle: text('api_style').$type<'chat' | 'messages' | 'responses'>().notNull(),
   requestedModel: text('requested_model'),
   model: text('model'),
   provider: text('provider'),

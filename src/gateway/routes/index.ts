@@ -9,5 +9,6 @@ import { internChatRoutes } from './interns-chat.ts';
 import { chatCompletionRoutes } from './chat-completions.ts';
 import { messagesRoutes } from './messages.ts';
 import { agentRoutes } from './agents.ts';
+import { responsesRoutes } from './responses.ts';
 
-export const routeModules: RouteModule[] = [workspaceRoutes, presetRoutes, byokRoutes, internRoutes, agentRoutes, internChatRoutes, chatCompletionRoutes, messagesRoutes, openapiRoutes];
+export const routeModules: RouteModule[] = [workspaceRoutes, presetRoutes, byokRoutes, internRoutes, agentRoutes, internChatRoutes, chatCompletionRoutes, messagesRoutes, responsesRoutes, openapiRoutes];

@@ -1,0 +1,105 @@
+// An OpenAI Responses API request body as the router's OpenAI chat-completions request:
+// `instructions` as a system message, input messages as chat messages, `function_call` items as
+// the tool calls of an assistant message and `function_call_output` items as tool messages,
+// function tools as chat function tools (server tools, `type: "service:…"`, stay as they are for
+// the router). Reasoning items are dropped: chat-completions providers take no reasoning back.
+// Pure; the body was validated with schemas/inference.ts ResponsesRequest.
+// May import: ../types.ts.
+import type { ChatMessage, ChatRequest, ChatTool, ToolCall } from '../types.ts';
+
+type ContentPart = { type: string; text?: string; refusal?: string; image_url?: string; detail?: string };
+type InputItem = {
+  type?: string;
+  role?: 'user' | 'assistant' | 'system' | 'developer';
+  content?: string | ContentPart[];
+  call_id?: string;
+  name?: string;
+  arguments?: string;
+  output?: string | ContentPart[];
+};
+type ResponsesTool = { type: string; name?: string; description?: string; parameters?: unknown; strict?: boolean | null };
+export type ResponsesBody = {
+  input: string | InputItem[];
+  instructions?: string | null;
+  tools?: ResponsesTool[];
+  tool_choice?: string | { type: string; name?: string };
+  max_output_tokens?: number | null;
+  reasoning?: { effort?: string | null } | null;
+  text?: { format?: { type: string; name?: string; schema?: unknown; strict?: boolean | null; description?: string }; verbosity?: string | null } | null;
+  [k: string]: unknown;
+};
+
+/** Fields converted here. */
+const CONVERTED = new Set(['input', 'instructions', 'tools', 'tool_choice', 'max_output_tokens', 'reasoning', 'text']);
+/** Responses-only fields with no chat-completions counterpart: storage (nothing is stored, see
+ * the README; the schema lets `previous_response_id` and `conversation` be null only, and a null
+ * is dropped anyway), extra output (`include`, `top_logprobs`), limits chat providers do not know. */
+const DROPPED = new Set(['store', 'include', 'truncation', 'background', 'top_logprobs', 'max_tool_calls', 'stream_options']);
+
+const partText = (p: ContentPart): string => p.text ?? p.refusal ?? '';
+
+/** Text only: a string, as every chat provider takes it; with an image, chat content parts. */
+function contentOf(content: string | ContentPart[]): ChatMessage['content'] {
+  if (typeof content === 'string') return content;
+  if (!content.some((p) => p.type === 'input_image')) return content.map(partText).join('');
+  return content.map((p) =>
+    p.type === 'input_image' ? { type: 'image_url', image_url: { url: p.image_url, ...(p.detail ? { detail: p.detail } : {}) } } : { type: 'text', text: partText(p) },
+  );
+}
+
+function convertInput(items: InputItem[]): ChatMessage[] {
+  const out: ChatMessage[] = [];
+  for (const item of items) {
+    if (item.type === 'function_call') {
+      const call: ToolCall = { id: item.call_id!, type: 'function', function: { name: item.name!, arguments: item.arguments! } };
+      // Calls made in one turn belong to the assistant message before them (parallel calls are
+      // consecutive items), as chat providers expect the tool messages to follow one such message.
+      const last = out.at(-1);
+      if (last?.role === 'assistant') last.tool_calls = [...(last.tool_calls ?? []), call];
+      else out.push({ role: 'assistant', content: null, tool_calls: [call] });
+    } else if (item.type === 'function_call_output') {
+      const output = item.output!;
+      out.push({ role: 'tool', tool_call_id: item.call_id!, content: typeof output === 'string' ? output : output.map(partText).join('') });
+    } else if (item.type === undefined || item.type === 'message') {
+      const role = item.role!;
+      out.push({ role, content: role === 'user' ? contentOf(item.content!) : typeof item.content === 'string' ? item.content : item.content!.map(partText).join('') });
+    }
+  }
+  return out;
+}
+
+function convertTool(t: ResponsesTool): ChatTool {
+  if (t.type !== 'function') return t as ChatTool;
+  const fn = { name: t.name!, ...(t.description !== undefined ? { description: t.description } : {}), ...(t.parameters ? { parameters: t.parameters } : {}), ...(t.strict != null ? { strict: t.strict } : {}) };
+  return { type: 'function', function: fn };
+}
+
+function convertChoice(c: ResponsesBody['tool_choice']): unknown {
+  if (c === undefined || typeof c === 'string') return c;
+  return { type: 'function', function: { name: c.name } };
+}
+
+function convertFormat(f: NonNullable<ResponsesBody['text']>['format']): unknown {
+  if (!f || f.type === 'text') return undefined;
+  if (f.type === 'json_object') return { type: 'json_object' };
+  const { type: _type, ...schema } = f;
+  return { type: 'json_schema', json_schema: schema };
+}
+
+/** The chat-completions request for a Responses body; a null field is "not set", so a preset may fill it. */
+export function fromResponsesBody(body: ResponsesBody): ChatRequest {
+  const rest = Object.fromEntries(Object.entries(body).filter(([k, v]) => v !== null && !CONVERTED.has(k) && !DROPPED.has(k)));
+  const input = typeof body.input === 'string' ? [{ role: 'user' as const, content: body.input }] : convertInput(body.input);
+  const choice = convertChoice(body.tool_choice);
+  const format = convertFormat(body.text?.format);
+  return {
+    ...rest,
+    messages: [...(body.instructions ? [{ role: 'system' as const, content: body.instructions }] : []), ...input],
+    ...(body.tools ? { tools: body.tools.map(convertTool) } : {}),
+    ...(choice !== undefined ? { tool_choice: choice } : {}),
+    ...(body.max_output_tokens != null ? { max_tokens: body.max_output_tokens } : {}),
+    ...(body.reasoning?.effort ? { reasoning_effort: body.reasoning.effort } : {}),
+    ...(format ? { response_format: format } : {}),
+    ...(body.text?.verbosity ? { verbosity: body.text.verbosity } : {}),
+  };
+}
