@@ -85,7 +85,6 @@ const ResponsesTool = z
   .looseObject({ type: z.string().min(1), name: z.string().min(1).max(256).optional(), description: z.string().optional(), parameters: z.looseObject({}).nullable().optional(), strict: z.boolean().nullable().optional() })
   .superRefine((t, ctx) => {
     if (t.type === 'function' && t.name === undefined) ctx.addIssue({ code: 'custom', path: ['name'], message: 'required for a function tool' });
-    if (t.type !== 'function' && !t.type.startsWith('service:')) ctx.addIssue({ code: 'custom', path: ['type'], message: `${t.type} tools are not supported: only function tools and service:… server tools` });
   });
 const unsupported = (why: string) => z.null({ error: `not supported: ${why}` }).optional();
 const noStore = 'this gateway stores no responses, so send the whole conversation as input';

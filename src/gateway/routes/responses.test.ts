@@ -225,7 +225,6 @@ describe('POST /responses', () => {
       [{ model: 'local/scripted', input: [{ type: 'item_reference', id: 'x' }] }, "input.0.type: Invalid discriminator value. Expected 'message' | 'undefined' | 'function_call' | 'function_call_output' | 'reasoning'"],
       [{ model: 'local/scripted', input: [{ type: 'function_call_output', output: 'x' }] }, 'input.0.call_id: Invalid input: expected string, received undefined'],
       [{ model: 'local/scripted', input: [{ role: 'user', content: [{ type: 'input_image', file_id: 'f' }] }] }, 'input.0.content.0.image_url: Invalid input: expected string, received undefined'],
-      [{ model: 'local/scripted', input: 'x', tools: [{ type: 'web_search' }] }, 'tools.0.type: web_search tools are not supported: only function tools and service:… server tools'],
       [{ model: 'local/scripted', input: 'x', tools: [{ type: 'function' }] }, 'tools.0.name: required for a function tool'],
       [{ model: 'local/scripted', input: 'x', previous_response_id: 'resp_1' }, 'previous_response_id: not supported: this gateway stores no responses, so send the whole conversation as input'],
       [{ model: 'local/scripted', input: 'x', temperature: 3 }, 'temperature: Too big: expected number to be <=2'],

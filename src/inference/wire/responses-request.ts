@@ -91,11 +91,14 @@ export function fromResponsesBody(body: ResponsesBody): ChatRequest {
   const rest = Object.fromEntries(Object.entries(body).filter(([k, v]) => v !== null && !CONVERTED.has(k) && !DROPPED.has(k)));
   const input = typeof body.input === 'string' ? [{ role: 'user' as const, content: body.input }] : convertInput(body.input);
   const choice = convertChoice(body.tool_choice);
+  // OpenAI's hosted tools (web_search, namespace, local_shell, custom…) have no chat-completions
+  // form: they are left out, as an agent that offers them (Codex does) still works with the rest.
+  const tools = (body.tools ?? []).filter((t) => t.type === 'function' || t.type.startsWith('service:'));
   const format = convertFormat(body.text?.format);
   return {
     ...rest,
     messages: [...(body.instructions ? [{ role: 'system' as const, content: body.instructions }] : []), ...input],
-    ...(body.tools ? { tools: body.tools.map(convertTool) } : {}),
+    ...(tools.length ? { tools: tools.map(convertTool) } : {}),
     ...(choice !== undefined ? { tool_choice: choice } : {}),
     ...(body.max_output_tokens != null ? { max_tokens: body.max_output_tokens } : {}),
     ...(body.reasoning?.effort ? { reasoning_effort: body.reasoning.effort } : {}),

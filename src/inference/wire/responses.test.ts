@@ -48,7 +48,7 @@ test('Responses request → chat request, case by case', () => {
       'tools, tool choice, output cap, reasoning effort, JSON schema format, verbosity',
       {
         input: 'x',
-        tools: [{ type: 'function', name: 'f', description: 'd', parameters: { type: 'object' }, strict: true }, { type: 'function', name: 'g', parameters: null }, { type: 'service:web_search' }],
+        tools: [{ type: 'function', name: 'f', description: 'd', parameters: { type: 'object' }, strict: true }, { type: 'function', name: 'g', parameters: null }, { type: 'service:web_search' }, { type: 'web_search' }, { type: 'namespace', name: 'mcp' }],
         tool_choice: { type: 'function', name: 'f' },
         max_output_tokens: 64,
         reasoning: { effort: 'low' },
