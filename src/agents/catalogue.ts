@@ -8,6 +8,7 @@
 // May import: node built-ins, zod.
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { dirname, join } from 'node:path';
 import { z } from 'zod';
 
 export const AgentEntry = z.strictObject({
@@ -69,6 +70,30 @@ function builtins(): AgentEntry[] {
       },
       // Manual: Claude Code asks before edits and commands; self-drive: the daemon consents for the caller.
       modes: { manual: 'default', 'self-drive': 'default' },
+      supports: { sessions: true, questions: false, steering: false },
+    });
+  }
+  // The platform's binary itself, not the package's node wrapper (which would hold a process more).
+  const codexPkg = installed(`@zed-industries/codex-acp-${process.platform}-${process.arch}/package.json`);
+  if (codexPkg) {
+    const cfg = (k: string, v: string) => ['-c', `${k}=${JSON.stringify(v)}`];
+    out.push({
+      id: 'codex',
+      name: 'Codex',
+      description: 'OpenAI’s coding agent through @zed-industries/codex-acp, its model requests served by the gateway’s /responses.',
+      command: [
+        join(dirname(codexPkg), 'bin', 'codex-acp'),
+        ...cfg('model_provider', 'cohort'),
+        ...cfg('model_providers.cohort.name', 'cohort'),
+        ...cfg('model_providers.cohort.base_url', '{{base_url}}'),
+        ...cfg('model_providers.cohort.env_key', 'OPENAI_API_KEY'),
+        ...cfg('model_providers.cohort.wire_api', 'responses'),
+        // A model Codex has metadata for (it warns in the chat otherwise); the gateway serves the intern's own.
+        ...cfg('model', 'gpt-5.4-mini'),
+      ],
+      env: { OPENAI_API_KEY: '{{api_key}}' },
+      // Manual: commands run in Codex's read-only sandbox until an escalation is allowed; self-drive: free in the intern's runtime.
+      modes: { manual: 'read-only', 'self-drive': 'full-access' },
       supports: { sessions: true, questions: false, steering: false },
     });
   }

@@ -16,6 +16,15 @@ const finish = (r: ChatResult) => r.chunks.map((c) => c.choices[0]?.finish_reaso
 const user = (content: string, extra: Record<string, unknown> = {}) => ({ stream: true, messages: [{ role: 'user', content }], ...extra });
 const tool = (sessionId: string, id: string, content: string) => ({ stream: true, session_id: sessionId, messages: [{ role: 'tool', tool_call_id: id, content }] });
 const bash = (command: string) => `Please run it.\n/tool Bash ${JSON.stringify({ command, description: 'a step' })}`;
+const codexInstalled = (() => {
+  try {
+    import.meta.resolve(`@zed-industries/codex-acp-${process.platform}-${process.arch}/package.json`);
+    return true;
+  } catch {
+    return false;
+  }
+})();
+const OFFERED = ['cohort', 'claude-code', ...(codexInstalled ? ['codex'] : [])];
 
 describe('the agent catalogue', () => {
   let f: InternFixture;
@@ -27,7 +36,7 @@ describe('the agent catalogue', () => {
   test('GET /agents lists what interns may run, without commands or environments', async () => {
     const res = await f.gw.call('GET', '/agents', { key: f.gw.keys.api_key });
     assert.equal(res.status, 200);
-    assert.deepEqual(res.body.data.map((a: { id: string }) => a.id), ['cohort', 'claude-code']);
+    assert.deepEqual(res.body.data.map((a: { id: string }) => a.id), OFFERED);
     assert.deepEqual(res.body.data[1].supports, { sessions: true, questions: false, steering: false });
     assert.deepEqual(Object.keys(res.body.data[0]).sort(), ['description', 'id', 'name', 'supports']);
     assert.equal((await f.gw.call('GET', '/agents', { key: null })).status, 401);
@@ -35,7 +44,7 @@ describe('the agent catalogue', () => {
 
   test('an unknown agent is 400 naming the field and the choices, and nothing is created', async () => {
     const res = await f.gw.call('POST', '/interns', { body: { name: 'nobody', agent: 'gpt-engineer' } });
-    assert.deepEqual(res.body, { error: { code: 400, message: 'invalid request parameters: agent: unknown agent "gpt-engineer"; this installation offers cohort, claude-code', metadata: { reason: 'bad_request', retryable: false } } });
+    assert.deepEqual(res.body, { error: { code: 400, message: `invalid request parameters: agent: unknown agent "gpt-engineer"; this installation offers ${OFFERED.join(', ')}`, metadata: { reason: 'bad_request', retryable: false } } });
     assert.equal((await f.gw.call('GET', '/interns')).body.data.length, 0);
     const made = await f.gw.call('POST', '/interns', { body: { name: 'default-agent' } });
     assert.equal(made.body.agent, 'cohort');
@@ -111,5 +120,60 @@ describe('Claude Code as an intern', { skip: noSandbox }, () => {
     assert.deepEqual(res.body.content, [{ type: 'text', text: 'governed' }]);
     const last = (await log()).at(-1)!;
     assert.deepEqual([last.requestedModel, last.model], ['anthropic/claude-sonnet-4-5', 'local/scripted']);
+  });
+});
+
+describe('Codex as an intern', { skip: noSandbox || (codexInstalled ? false : 'Codex is an optional install (npm run install:codex); CI installs it') }, () => {
+  let f: InternFixture;
+  let id: string;
+  before(async () => {
+    f = await startInternFixture();
+    id = await f.intern('codex', { agent: 'codex' });
+  });
+  after(() => f.close());
+
+  const exec = (cmd: string, escalate = false) => `/tool exec_command ${JSON.stringify({ cmd, ...(escalate ? { sandbox_permissions: 'require_escalated', justification: 'a step' } : {}) })}`;
+  const output = (r: ChatResult) => /Output:\n([\s\S]*)$/.exec(text(r))?.[1];
+
+  test('a plain turn streams text; its model requests go through /responses under the intern key, served with its model', async () => {
+    const r = await f.chat(id, user('/say hello from codex', { session_id: 'first' }));
+    assert.equal(text(r), 'hello from codex');
+    assert.deepEqual(finish(r), ['stop']);
+    await f.gw.ctx.inference.flush();
+    const row = (await getInternById(f.gw.ctx.store.db, id))!;
+    const logged = await f.gw.ctx.store.db.select().from(inferenceRequests).where(eq(inferenceRequests.apiKeyId, row.apiKeyId!));
+    assert.deepEqual(logged.map((l) => [l.apiStyle, l.requestedModel, l.model, l.status]), [['responses', 'gpt-5.4-mini', 'local/scripted', 200]]);
+  });
+
+  test('self-drive runs a command in the intern\'s runtime', async () => {
+    assert.equal(output(await f.chat(id, user(exec('mkdir -p made && echo ran-it')))), 'ran-it\n');
+  });
+
+  test("manual: a command runs in Codex's read-only sandbox; an escalation is a permission request naming it, allow_once runs it, reject_once does not", async () => {
+    assert.match(output(await f.chat(id, user(exec('touch sandboxed-file'), { approval_mode: 'manual' }))) ?? '', /Read-only file system/);
+    const asked = await f.chat(id, user(exec('touch allowed-file && echo made', true), { session_id: 'manual', approval_mode: 'manual' }));
+    assert.deepEqual(finish(asked), ['tool_calls']);
+    const args = JSON.parse(callOf(asked).function.arguments);
+    assert.deepEqual([args.kind, args.title, args.input.command], ['permission', 'touch allowed-file && echo made', ['/bin/sh', '-lc', 'touch allowed-file && echo made']]);
+    assert.ok(args.options.includes('allow_once') && args.options.includes('reject_once'));
+    assert.equal(output(await f.chat(id, tool('manual', callOf(asked).id, 'allow_once'))), 'made\n');
+    const refused = await f.chat(id, user(exec('touch refused-file && echo no', true), { session_id: 'refusing', approval_mode: 'manual' }));
+    const after_ = await f.chat(id, tool('refusing', callOf(refused).id, 'reject_once'));
+    assert.equal(after_.status, 200);
+    assert.doesNotMatch(text(after_), /Output:\nno/);
+    assert.equal(output(await f.chat(id, user(exec('ls')))), 'allowed-file\nmade\n');
+  });
+
+  test('a second turn in a session carries the first', async () => {
+    await f.chat(id, user('/say noted', { session_id: 'memory' }));
+    await f.gw.ctx.inference.flush();
+    const row = (await getInternById(f.gw.ctx.store.db, id))!;
+    const count = async () => (await f.gw.ctx.store.db.select().from(inferenceRequests).where(eq(inferenceRequests.apiKeyId, row.apiKeyId!)).orderBy(inferenceRequests.createdAt));
+    const before_ = (await count()).length;
+    await f.chat(id, user('/say second', { session_id: 'memory' }));
+    await f.chat(id, user('/say second', { session_id: 'elsewhere' }));
+    await f.gw.ctx.inference.flush();
+    const [same, other] = (await count()).slice(before_);
+    assert.ok(same!.promptTokens! > other!.promptTokens!, `${same!.promptTokens} > ${other!.promptTokens}`);
   });
 });

@@ -220,5 +220,14 @@ test("an agent's <system-reminder> blocks are not part of the script (Claude Cod
   assert.equal(text(plan({ messages: [user(`${reminder}Please run it.\n/say done`)] })), 'Please run it.\ndone');
   const parts: ScriptMessage = { role: 'user', content: [{ type: 'text', text: reminder }, { type: 'text', text: '/say from the second block' }] };
   assert.equal(text(plan({ messages: [parts] })), 'from the second block');
-  assert.equal(text(plan({ messages: [user('<system-reminder>x</system-reminder>')] })), 'You said: ');
+  // A message that is nothing but context opens no turn: there is nothing to answer.
+  assert.equal(text(plan({ messages: [user('<system-reminder>x</system-reminder>')] })), '');
+});
+
+test("an agent's context messages (Codex's <environment_context>) are not the turn's opener", () => {
+  const ctx: ScriptMessage = { role: 'user', content: [{ type: 'input_text', text: '<environment_context>\n  <cwd>/intern/work</cwd>\n</environment_context>' }] };
+  assert.equal(text(plan({ messages: [{ role: 'developer', content: 'rules' }, ctx, user('/say from codex')] })), 'from codex');
+  // The next turn: its opener follows the assistant's answer, context or not.
+  const next = plan({ messages: [ctx, user('/say one'), { role: 'assistant', content: 'one' }, ctx, user('/say two')] });
+  assert.equal(text(next), 'two');
 });

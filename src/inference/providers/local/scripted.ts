@@ -43,12 +43,18 @@ export function textOf(content: unknown): string {
   return '';
 }
 
-/** The turn's script: the opening message's text without the `<system-reminder>` blocks an agent
- * adds around its user's words (Claude Code puts one before every prompt). */
+/** Blocks agents wrap around their user's words: Claude Code's `<system-reminder>` before every
+ * prompt, Codex's `<environment_context>` and `<user_instructions>` messages. */
+const AGENT_CONTEXT = /<(system-reminder|environment_context|user_instructions)>[\s\S]*?<\/\1>\s*/g;
+
+/** A message's script: its text without the context blocks agents add. */
 export function scriptOf(content: unknown): string {
-  return textOf(content)
-    .replace(/<system-reminder>[\s\S]*?<\/system-reminder>\s*/g, '');
+  return textOf(content).replace(AGENT_CONTEXT, '');
 }
+
+/** A user message that is only an agent's context (no words of its user) counts as a system message. */
+const contextOnly = (m: ScriptMessage) => m.role === 'user' && textOf(m.content).trim() !== '' && scriptOf(m.content).trim() === '';
+const conversational = (m: ScriptMessage) => m.role !== 'system' && m.role !== 'developer' && !contextOnly(m);
 
 export function countWords(text: string): number {
   const t = text.trim();
@@ -59,8 +65,8 @@ export function countWords(text: string): number {
 export function openerIndex(messages: ScriptMessage[]): number {
   for (let i = messages.length - 1; i >= 0; i--) {
     const m = messages[i]!;
-    if (m.role !== 'user') continue;
-    const prev = messages.slice(0, i).filter((p) => p.role !== 'system' && p.role !== 'developer').at(-1);
+    if (m.role !== 'user' || contextOnly(m)) continue;
+    const prev = messages.slice(0, i).filter(conversational).at(-1);
     if (!prev || (prev.role === 'assistant' && !prev.tool_calls?.length)) return i;
   }
   return -1;
