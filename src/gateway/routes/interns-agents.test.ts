@@ -26,6 +26,14 @@ const codexInstalled = (() => {
 })();
 const OFFERED = ['cohort', 'claude-code', ...(codexInstalled ? ['codex'] : [])];
 
+/** Stops the intern's daemon and agent, and starts them again on its disk. */
+async function restart(f: InternFixture, id: string) {
+  assert.deepEqual((await f.gw.call('POST', `/interns/${id}/suspend`)).body, { suspended: true });
+  assert.equal((await f.gw.call('POST', `/interns/${id}/provision`)).status, 202);
+  await f.gw.ctx.interns.idle();
+  assert.equal((await f.gw.call('GET', `/interns/${id}`)).body.status, 'running');
+}
+
 describe('the agent catalogue', () => {
   let f: InternFixture;
   before(async () => {
@@ -114,6 +122,15 @@ describe('Claude Code as an intern', { skip: noSandbox }, () => {
     assert.ok(same!.promptTokens! > other!.promptTokens!, `the session's earlier turn is in its request (${same!.promptTokens} > ${other!.promptTokens})`);
   });
 
+  test('sessions survive a daemon restart: suspended and provisioned again, the session goes on where it was', async () => {
+    await restart(f, id);
+    const before_ = (await log()).length;
+    assert.equal(text(await f.chat(id, user('Again.\n/say after restart', { session_id: 'memory' }))), 'Again.\nafter restart');
+    await f.chat(id, user('Again.\n/say after restart', { session_id: 'fresh-after-restart' }));
+    const [same, other] = (await log()).slice(before_).filter((r) => r.streamed).slice(-2);
+    assert.ok(same!.promptTokens! > other!.promptTokens!, `${same!.promptTokens} > ${other!.promptTokens}`);
+  });
+
   test("the intern's model governs: whatever model its key names, the intern's model serves it", async () => {
     const res = await f.gw.call('POST', '/messages', { key, body: { model: 'anthropic/claude-sonnet-4-5', max_tokens: 100, messages: [{ role: 'user', content: '/say governed' }] } });
     assert.equal(res.status, 200, JSON.stringify(res.body));
@@ -174,6 +191,19 @@ describe('Codex as an intern', { skip: noSandbox || (codexInstalled ? false : 'C
     await f.chat(id, user('/say second', { session_id: 'elsewhere' }));
     await f.gw.ctx.inference.flush();
     const [same, other] = (await count()).slice(before_);
+    assert.ok(same!.promptTokens! > other!.promptTokens!, `${same!.promptTokens} > ${other!.promptTokens}`);
+  });
+
+  test('sessions survive a daemon restart', async () => {
+    await restart(f, id);
+    await f.gw.ctx.inference.flush();
+    const row = (await getInternById(f.gw.ctx.store.db, id))!;
+    const rows = async () => f.gw.ctx.store.db.select().from(inferenceRequests).where(eq(inferenceRequests.apiKeyId, row.apiKeyId!)).orderBy(inferenceRequests.createdAt);
+    const before_ = (await rows()).length;
+    assert.equal(text(await f.chat(id, user('/say after restart', { session_id: 'memory' }))), 'after restart');
+    await f.chat(id, user('/say after restart', { session_id: 'fresh-after-restart' }));
+    await f.gw.ctx.inference.flush();
+    const [same, other] = (await rows()).slice(before_);
     assert.ok(same!.promptTokens! > other!.promptTokens!, `${same!.promptTokens} > ${other!.promptTokens}`);
   });
 });
