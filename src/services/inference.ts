@@ -144,7 +144,8 @@ export function createInferenceService(opts: InferenceOptions) {
     },
     async complete(p: Prepared, cancel: Cancel): Promise<{ served: Served; completion: Completion }> {
       const { value, served } = await attempt(p, cancel, (adapter, call) => adapter.complete(call));
-      const completion: Completion = { ...value, id: p.id, model: served.model, usage: usageOf(value.usage, served) };
+      // `system_fingerprint` is required (null allowed) by OpenRouter's ChatResult, which its SDK validates.
+      const completion: Completion = { ...value, id: p.id, model: served.model, system_fingerprint: value.system_fingerprint ?? null, usage: usageOf(value.usage, served) };
       const choice = completion.choices[0];
       record(p, { status: 200, served, usage: completion.usage, finish: choice?.finish_reason ?? null, response: completion });
       return { served, completion };

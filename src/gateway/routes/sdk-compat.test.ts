@@ -114,6 +114,22 @@ for (const store of storeMatrix) {
       assert.deepEqual(await sdk.byok.delete({ id: c.id }), { deleted: true });
     });
 
+    // Its ChatResult requires system_fingerprint (null allowed): without it every non-streaming send failed validation.
+    test('a model request through chat.send, without and with streaming', async () => {
+      const client = new OpenRouter({ apiKey: gw.keys.api_key, serverURL: gw.url });
+      const result = await client.chat.send({ chatRequest: { model: 'local/scripted', messages: [{ role: 'user', content: '/say hello there' }] } });
+      assert.equal(result.object, 'chat.completion');
+      assert.equal(result.systemFingerprint, null);
+      assert.equal(result.choices[0]?.message.content, 'hello there');
+      assert.equal(result.choices[0]?.finishReason, 'stop');
+      assert.equal(result.usage?.totalTokens, (result.usage?.promptTokens ?? 0) + (result.usage?.completionTokens ?? 0));
+
+      const stream = await client.chat.send({ chatRequest: { model: 'local/scripted', stream: true, messages: [{ role: 'user', content: '/say hello there' }] } });
+      let text = '';
+      for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
+      assert.equal(text, 'hello there');
+    });
+
     test('refusals surface as the SDK typed errors', async () => {
       const ordinary = new OpenRouter({ apiKey: gw.keys.api_key, serverURL: gw.url });
       await assert.rejects(ordinary.workspaces.create({ createWorkspaceRequest: { name: 'x', slug: 'x' } }), (e: { statusCode?: number; message?: string }) => {
