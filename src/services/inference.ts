@@ -7,7 +7,7 @@ import type { Logger } from '../log.ts';
 import type { Sealer } from '../crypto/seal.ts';
 import type { Principal } from '../store/identity.ts';
 import { ApiError, invalidRequest, keyWorkspaceDeleted, resourceNotFound, serverToolDisabled } from '../errors.ts';
-import { createRegistry, providerTable, splitModel, loadPriceTable, costOf, selectCredentials } from '../inference/index.ts';
+import { createRegistry, providerTable, providerVar, splitModel, loadPriceTable, costOf, selectCredentials } from '../inference/index.ts';
 import type { Cancel, ChatChunk, ChatRequest, Completion, Usage } from '../inference/types.ts';
 import { createRoutingConfig, type CredentialRow, type RoutingConfig } from './routing-config.ts';
 import { applyPreset, disabledToolIn, presetSlugOf, resolveRequest, type RequestBody } from './routing.ts';
@@ -19,7 +19,7 @@ import type { InvalidationBus } from './invalidation.ts';
 export type ApiStyle = 'chat' | 'messages';
 
 const providerNotConfigured = (slug: string) =>
-  invalidRequest(`model: provider ${slug} is not configured on this gateway: its operator sets COHORT_PROVIDER_<SLUG>_BASE_URL or _API_KEY, or the workspace adds a BYOK credential for it`);
+  invalidRequest(`model: provider ${slug} is not configured on this gateway: its operator sets ${providerVar(slug, 'BASE_URL')} or ${providerVar(slug, 'API_KEY')}, or the workspace adds a BYOK credential for it`);
 
 export type Prepared = {
   id: string;
@@ -81,7 +81,7 @@ export function createInferenceService(opts: InferenceOptions) {
     const credentials = ctx.credentials.get(provider.slug) ?? [];
     // Nothing is connected to for a provider the operator did not configure and the workspace has no key for.
     if (!provider.configured && !credentials.some((c) => !c.disabled)) throw providerNotConfigured(provider.slug);
-    if (!provider.baseUrl && provider.kind !== 'local') throw invalidRequest(`model: provider ${provider.slug} has no endpoint configured (COHORT_PROVIDER_<SLUG>_BASE_URL)`);
+    if (!provider.baseUrl && provider.kind !== 'local') throw invalidRequest(`model: provider ${provider.slug} has no endpoint configured (${providerVar(provider.slug, 'BASE_URL')})`);
     const sel = selectCredentials({
       provider: { slug: provider.slug, shared: provider.keyless || provider.sharedKey !== null, zdr: provider.zdr },
       model,
