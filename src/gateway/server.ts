@@ -50,6 +50,16 @@ export type GatewayOptions = {
   onStoreLost?: (err: Error) => void;
 };
 
+/** A listen failure in words that say what to change, instead of a bare EADDRINUSE. */
+function listenProblem(err: unknown, config: Config): Error {
+  const code = (err as NodeJS.ErrnoException).code;
+  const where = `${config.host}:${config.port}`;
+  if (code === 'EADDRINUSE') return new Error(`${where} is already in use (another cohort, or another program): stop it, or start on another port, e.g. PORT=${config.port + 1} npm start`);
+  if (code === 'EACCES') return new Error(`${where} needs privileges this user lacks: choose a port above 1023 with PORT`);
+  if (code === 'EADDRNOTAVAIL') return new Error(`HOST=${config.host} is not an address of this machine: use 127.0.0.1, 0.0.0.0 or one of its own addresses`);
+  return err instanceof Error ? err : new Error(String(err));
+}
+
 export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
   const { config } = opts;
   // Everything the gateway writes is its own (DESIGN principle 5): the data dir 0700, files 0600.
@@ -95,7 +105,18 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     log.warn({ overGatewayCap: refusals.gateway, overAddressCap: refusals.address }, 'refused connections over the connection caps in the last minute');
     refusals.gateway = refusals.address = 0;
   }, 60_000).unref();
-  await app.listen({ host: config.host, port: config.port });
+  try {
+    await app.listen({ host: config.host, port: config.port });
+  } catch (err) {
+    clearInterval(refusalReport);
+    await app.close();
+    await ctx.turnLimiter.close();
+    await ctx.slots.close();
+    await bus?.close();
+    await store.close();
+    unlock();
+    throw listenProblem(err, config);
+  }
   const internSocket = await listenForInterns({ dataDir: config.dataDir, server: app.server });
   const operator = await listenForOperator({ dataDir: config.dataDir, actions: { backup: (file) => createBackup({ store, provisioner, masterKey, file }).then(summary) } });
   app.server.on('connect', egressHandler({ policy: config.egress, fromIntern, onTunnel: (target, allowed) => log.info({ target, allowed }, 'intern egress') }));
