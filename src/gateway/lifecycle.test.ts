@@ -1,7 +1,7 @@
 // The gateway as `npm start` runs it, in a child process on a temp data dir: the first start
 // bootstraps and writes bootstrap.json (0600) and says where without printing the keys, SIGTERM
-// `cohort start`) leaves the file alone; a busy port is one fatal line saying what to change.
-// `cohort start`) leaves the file alone.
+// lets an in-flight request finish and exits 0 without a warning, a second start (through
+// `cohort start`) leaves the file alone, and a busy port is one fatal line saying what to change.
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
