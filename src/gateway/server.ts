@@ -79,7 +79,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
   const sealer = createSealer(masterKey);
   const daemonEnv = { COHORT_INTERACTION_DEADLINE_MS: String(config.interactionDeadlineMs), COHORT_REPLAY_BUFFER_EVENTS: String(config.replayBufferEvents), COHORT_MAX_PAUSED_RUNS: String(config.maxPausedRuns), LOG_LEVEL: config.logLevel };
   const agents = loadCatalogue({ file: config.agentsFile });
-  const provisioner = createLocalProvisioner({ dataDir: config.dataDir, daemonEnv, isolation: config.isolation });
+  const provisioner = createLocalProvisioner({ dataDir: config.dataDir, daemonEnv, isolation: config.isolation, publicUrl: config.publicUrl });
   const turnLimiter = await createTurnLimiter({ perMinute: config.turnsPerMinute, redisUrl: config.redisUrl });
   const slots = await createConcurrencyLimiter({ limits: config.concurrency, redisUrl: config.redisUrl });
   const ctx: Ctx = {
