@@ -18,7 +18,10 @@ import { guardConnections, type Refused } from './connections.ts';
 import { createInferenceService } from '../services/inference.ts';
 import { buildApp } from './app.ts';
 import { createOpenApiRegistry } from './openapi.ts';
-import { routeModules } from './routes/index.ts';
+import { rootModules, routeModules } from './routes/index.ts';
+import { createMetrics } from './metrics.ts';
+import { createHealth } from '../services/health.ts';
+import { internsByStatus } from '../services/interns.ts';
 import type { Ctx } from './context.ts';
 import { OpenStreams } from '../relay/sse.ts';
 import { fromIntern, listenForInterns } from './intern-socket.ts';
@@ -82,6 +85,8 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
   const provisioner = createLocalProvisioner({ dataDir: config.dataDir, daemonEnv, isolation: config.isolation, publicUrl: config.publicUrl });
   const turnLimiter = await createTurnLimiter({ perMinute: config.turnsPerMinute, redisUrl: config.redisUrl });
   const slots = await createConcurrencyLimiter({ limits: config.concurrency, redisUrl: config.redisUrl });
+  const streams = new OpenStreams();
+  const metrics = createMetrics({ openStreams: () => streams.size, internsByStatus: () => internsByStatus(store.db) });
   const ctx: Ctx = {
     config,
     log,
@@ -89,14 +94,16 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     auth: createAuthenticator({ db: store.db, ttlMs: config.keyCacheMs, bus }),
     sealer,
     docs: createOpenApiRegistry(),
-    inference: createInferenceService({ db: store.db, log, sealer, routingCacheMs: config.routingCacheMs, upstreamTimeoutMs: config.upstreamTimeoutMs, providerEnv: config.providerEnv, priceTableFile: config.priceTable, bus }),
+    inference: createInferenceService({ db: store.db, log, sealer, routingCacheMs: config.routingCacheMs, upstreamTimeoutMs: config.upstreamTimeoutMs, providerEnv: config.providerEnv, priceTableFile: config.priceTable, bus, onUpstreamError: (p) => metrics.upstreamError(p) }),
     interns: createInternLifecycle({ db: store.db, sealer, log, provisioner, agents }),
     turnLimiter,
     slots,
-    streams: new OpenStreams(),
+    streams,
     agents,
+    health: await createHealth({ db: store.db, redisUrl: config.redisUrl }),
+    metrics,
   };
-  const app = buildApp(ctx, routeModules);
+  const app = buildApp(ctx, routeModules, rootModules);
   const refusals = { gateway: 0, address: 0 };
   guardConnections(app.server, config.connections, (why: Refused) => refusals[why]++);
   // A flood of refused connections is one line a minute, not one a connection.
@@ -112,6 +119,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     await app.close();
     await ctx.turnLimiter.close();
     await ctx.slots.close();
+    await ctx.health.close();
     await bus?.close();
     await store.close();
     unlock();
@@ -147,6 +155,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
       await ctx.interns.idle();
       await ctx.turnLimiter.close();
       await ctx.slots.close();
+      await ctx.health.close();
       await bus?.close();
       await store.close();
       unlock();

@@ -15,6 +15,7 @@ import { tryRoutes, type Route, type Served } from './inference-attempts.ts';
 import { createRequestLog, shouldStoreBodies } from './inference-log.ts';
 import { relay, type Outcome, rowOf } from './inference-record.ts';
 import type { InvalidationBus } from './invalidation.ts';
+import { modelEntry, SCRIPTED, type ModelEntry } from './model-list.ts';
 
 export type ApiStyle = 'chat' | 'messages';
 
@@ -44,6 +45,8 @@ export type InferenceOptions = {
   priceTableFile?: string;
   /** With REDIS_URL: management writes in any gateway drop this one's routing cache too. */
   bus?: InvalidationBus;
+  /** Told of each upstream attempt that failed at a provider (the metrics count them). */
+  onUpstreamError?: (provider: string) => void;
 };
 
 export type InferenceService = ReturnType<typeof createInferenceService>;
@@ -128,14 +131,32 @@ export function createInferenceService(opts: InferenceOptions) {
   const record = (p: Prepared, outcome: Outcome) => requestLog.add(rowOf(p, outcome));
   const attempt = <T>(p: Prepared, cancel: Cancel, run: Parameters<typeof tryRoutes<T>>[0]['run']) => {
     const stats = { attempts: 0 };
-    return tryRoutes({ routes: p.routes, body: p.upstream, cancel, sealer: opts.sealer, log: opts.log, run, stats }).catch((err: unknown) => {
+    return tryRoutes({ routes: p.routes, body: p.upstream, cancel, sealer: opts.sealer, log: opts.log, run, stats, onUpstreamError: opts.onUpstreamError }).catch((err: unknown) => {
       record(p, { status: err instanceof ApiError ? err.status : 500, error: err instanceof Error ? err.message : 'error', attempts: stats.attempts });
       throw err;
     });
   };
 
+  /** What the caller's workspace can route to: the built-in model, priced models, the workspace's
+   * default and its credentials' allowed models, each kept when a request for it would find a route. */
+  async function models(principal: Principal): Promise<ModelEntry[]> {
+    const space = await config.workspace({ orgId: principal.orgId, workspaceId: principal.workspaceId });
+    if (!space.workspace) throw keyWorkspaceDeleted('workspace');
+    const named = [...space.credentials.values()].flat().flatMap((c) => (c.disabled ? [] : (c.allowedModels ?? [])));
+    const ids = new Set([SCRIPTED, ...prices.keys(), ...(space.workspace.defaultTextModel ? [space.workspace.defaultTextModel] : []), ...named]);
+    const routable = [...ids].filter((id) => {
+      try {
+        return !(routeFor(id, { principal, credentials: space.credentials, requireZdr: false }) instanceof ApiError);
+      } catch {
+        return false;
+      }
+    });
+    return routable.sort((a, b) => (a === SCRIPTED ? -1 : b === SCRIPTED ? 1 : a.localeCompare(b))).map((id) => modelEntry(id, prices.get(id)));
+  }
+
   return {
     prepare,
+    models,
     /** Resolves once a provider accepted the request; the chunks then always end (finish or thrown error). */
     async stream(p: Prepared, cancel: Cancel): Promise<{ served: Served; chunks: AsyncGenerator<ChatChunk[]> }> {
       const wireOnly = p.style === 'chat' && p.loggedBody === undefined;
