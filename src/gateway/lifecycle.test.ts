@@ -125,3 +125,28 @@ test('a busy port is one fatal line that says what to do, and exit 1', async () 
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('on a terminal the gateway logs readable lines, not JSON', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'cohort-tty-'));
+  try {
+    const env: NodeJS.ProcessEnv = { ...process.env, COHORT_DATA_DIR: dir, PORT: '0', LOG_LEVEL: 'info', NO_COLOR: '1' };
+    delete env.DATABASE_URL;
+    delete env.REDIS_URL;
+    delete env.COHORT_LOG_FORMAT;
+    // script(1) gives the gateway a pseudo-terminal as stdout.
+    const cmd = `${process.execPath} --import tsx src/main.ts`;
+    const child = spawn('/usr/bin/script', ['-qfec', cmd, '/dev/null'], { cwd: REPO, env, stdio: ['pipe', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout!.on('data', (d: Buffer) => (out += d));
+    while (!out.includes('cohort gateway listening')) {
+      assert.equal(child.exitCode, null, out);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    child.kill('SIGTERM');
+    await once(child, 'exit');
+    assert.match(out, /\] INFO: cohort gateway listening\r?\n    url: "http:\/\/127\.0\.0\.1:\d+\/api\/v1"/);
+    assert.ok(!out.includes('{"level"'), out);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
