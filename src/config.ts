@@ -1,5 +1,5 @@
 // Process configuration from environment variables, each with a default that works on one
-// machine. Parsed once at start; every variable is documented in the README.
+// machine. Parsed once at start; every variable is documented in docs/reference/configuration.md.
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { z } from 'zod';
