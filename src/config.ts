@@ -1,5 +1,5 @@
 // Process configuration from environment variables, each with a default that works on one
-// machine. Parsed once at start; every variable is documented in the README.
+// machine. Parsed once at start; every variable is documented in docs/reference/configuration.md.
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { z } from 'zod';
@@ -78,6 +78,10 @@ const Env = z.object({
   COHORT_INTERN_EGRESS: z.string().default('none'),
   /** A JSON file of agent catalogue entries (docs/agents.md), added to the built-in ones. */
   COHORT_AGENTS_FILE: z.string().optional(),
+  /** Bearer token GET /metrics requires; unset, /metrics is open (keep it off the public network). */
+  COHORT_METRICS_TOKEN: z.string().optional(),
+  /** Log format: `pretty` (readable, for a terminal), `json` (one object a line); default pretty on a TTY, else json. */
+  COHORT_LOG_FORMAT: z.enum(['pretty', 'json']).optional(),
   // Abuse resistance (docs/abuse-resistance.md).
   /** How deeply a JSON request body may nest. */
   COHORT_MAX_JSON_DEPTH: int(64),
@@ -129,6 +133,8 @@ export type Config = {
   connections: { max: number; perAddress: number; headersTimeoutMs: number; requestTimeoutMs: number; idleTimeoutMs: number };
   /** Concurrent model requests and intern chat streams per API key and per account (0: no limit). */
   concurrency: SlotLimits;
+  metricsToken?: string;
+  logFormat?: 'pretty' | 'json';
 };
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -173,6 +179,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     egress,
     agentsFile: e.COHORT_AGENTS_FILE || undefined,
     maxJsonDepth: e.COHORT_MAX_JSON_DEPTH,
+    metricsToken: e.COHORT_METRICS_TOKEN || undefined,
+    logFormat: e.COHORT_LOG_FORMAT,
     connections: {
       max: e.COHORT_MAX_CONNECTIONS,
       perAddress: e.COHORT_MAX_CONNECTIONS_PER_ADDRESS,

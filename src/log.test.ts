@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { sql } from 'drizzle-orm';
-import { createLogger, scrub } from './log.ts';
+import { createLogger, prettyFor, scrub } from './log.ts';
 import { openStore } from './store/db.ts';
 
 test("scrub hides API keys, bearer tokens and a URL's credentials, and leaves the rest", () => {
@@ -36,4 +36,14 @@ test("a logged database error keeps its query and location but not the parameter
   const raw = Object.assign(new Error('invalid input syntax for type json'), { code: '22P02', where });
   log.error({ err: raw }, 'failed');
   assert.equal(JSON.parse(lines[2]!).err.where, 'COPY inference_requests, line 2, column request_body: [REDACTED]');
+});
+
+test('on a terminal lines are readable, and hide the same secrets as JSON lines', () => {
+  assert.deepEqual([prettyFor(undefined, true), prettyFor(undefined, false), prettyFor('json', true), prettyFor('pretty', false)], [true, false, false, true]);
+  const lines: string[] = [];
+  const destination = new Writable({ write: (chunk, _enc, cb) => (lines.push(String(chunk)), cb()) });
+  const log = createLogger({ level: 'info', destination, pretty: true });
+  log.info({ url: 'http://127.0.0.1:8080/api/v1', authorization: 'Bearer ck-abcdefghijklmnopqrstuvwxyz0123' }, 'cohort gateway listening with ck-abcdefghijklmnopqrstuvwxyz0123');
+  assert.equal(lines.length, 1);
+  assert.match(lines[0]!, /^\[\d\d:\d\d:\d\d\.\d{3}\] INFO: cohort gateway listening with \[REDACTED\]\n    url: "http:\/\/127\.0\.0\.1:8080\/api\/v1"\n    authorization: "\[REDACTED\]"\n$/);
 });

@@ -1,8 +1,9 @@
-// The one logger. Secrets are redacted here, not at call sites: known secret-bearing fields by
+// The one logger: JSON lines, or readable ones on a terminal (pino-pretty). Secrets are redacted here, not at call sites: known secret-bearing fields by
 // path, and anything shaped like a cohort API key, a bearer token or a URL's credentials (a
 // connection string's user and password) wherever it appears in a line; a failed query's
 // parameters and the value a database error quotes are dropped from a logged error.
 import pino, { type Logger, type DestinationStream } from 'pino';
+import pretty from 'pino-pretty';
 
 export const REDACT_PATHS = [
   'key',
@@ -39,7 +40,13 @@ function withoutParams(text: string, err: unknown): string {
  * `portal parameter $1 = '…'`, `JSON data, line 1: …`); the location is kept, the value is not. */
 const whereWithoutValues = (where: string) => where.replace(/(: | = )[\s\S]+$/, '$1[REDACTED]');
 
-export function createLogger(opts: { level: string; name?: string; destination?: DestinationStream }): Logger {
+/** Whether lines are written for a person: asked for, or else when stdout is a terminal. */
+export const prettyFor = (format: 'pretty' | 'json' | undefined, isTTY = process.stdout.isTTY === true) => (format ? format === 'pretty' : isTTY);
+
+/** `pretty`: one readable line per entry (time, level, message, then the fields), formatted in
+ * this thread after redaction, so a pretty line hides exactly what a JSON one does. */
+export function createLogger(opts: { level: string; name?: string; destination?: DestinationStream; pretty?: boolean }): Logger {
+  const destination = opts.pretty ? pretty({ destination: opts.destination ?? 1, colorize: opts.destination ? false : pretty.isColorSupported, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname', sync: true }) : opts.destination;
   return pino(
     {
       level: opts.level,
@@ -65,7 +72,7 @@ export function createLogger(opts: { level: string; name?: string; destination?:
         },
       },
     },
-    opts.destination,
+    destination,
   );
 }
 

@@ -1,10 +1,10 @@
 // `npm start`: one gateway process; graceful shutdown on SIGTERM/SIGINT, exit 1 if it loses its database.
 import { loadConfig } from './config.ts';
-import { createLogger, scrub } from './log.ts';
+import { createLogger, prettyFor, scrub } from './log.ts';
 import { startGateway } from './gateway/server.ts';
 
 const config = loadConfig();
-const log = createLogger({ level: config.logLevel });
+const log = createLogger({ level: config.logLevel, pretty: prettyFor(config.logFormat) });
 /** One fatal line, the reason said in words (never a trace), then exit 1. */
 function exitFatal(err: unknown, message: string): never {
   log.fatal({ reason: scrub(err instanceof Error ? err.message : String(err)) }, message);

@@ -2,28 +2,15 @@
 // asks for, feed results (and steering messages) back, until it stops. Usage is reported per call.
 import { methods, RequestError, META_MODEL, META_USAGE, type AgentContext, type SessionUpdate, type StopReason, type ToolKind } from '../acp/index.ts';
 import type { AgentConfig } from './config.ts';
-import { streamChat, UpstreamError, type UpstreamUsage } from './openai.ts';
+import { streamChat, UpstreamError } from './openai.ts';
 import type { AgentSession } from './sessions.ts';
 import { runTool, TOOL_DEFINITIONS, TurnCancelled, type ToolHost } from './tools.ts';
 import { approveShell, askUser } from './approval.ts';
+import { addUsage, addUsd, type TurnUsage } from './usage.ts';
 
 export type TurnOptions = { cfg: AgentConfig; session: AgentSession; prompt: string; client: AgentContext; shellEnv: NodeJS.ProcessEnv };
 
 const TOOL_KINDS: Record<string, ToolKind> = { shell: 'execute', read_file: 'read', write_file: 'edit' };
-
-type TurnUsage = { prompt_tokens: number; completion_tokens: number; total_tokens: number; cost?: number; prompt_tokens_details?: { cached_tokens: number } };
-
-function add(total: TurnUsage, u: UpstreamUsage): TurnUsage {
-  const cached = (total.prompt_tokens_details?.cached_tokens ?? 0) + (u.prompt_tokens_details?.cached_tokens ?? 0);
-  const cost = u.cost === undefined ? total.cost : (total.cost ?? 0) + u.cost;
-  return {
-    prompt_tokens: total.prompt_tokens + u.prompt_tokens,
-    completion_tokens: total.completion_tokens + u.completion_tokens,
-    total_tokens: total.total_tokens + u.total_tokens,
-    ...(cost === undefined ? {} : { cost }),
-    ...(u.prompt_tokens_details || total.prompt_tokens_details ? { prompt_tokens_details: { cached_tokens: cached } } : {}),
-  };
-}
 
 export async function runTurn(o: TurnOptions): Promise<StopReason> {
   const s = o.session;
@@ -62,8 +49,8 @@ export async function runTurn(o: TurnOptions): Promise<StopReason> {
       });
       s.messages.push(r.message);
       if (r.usage) {
-        usage = add(usage, r.usage);
-        if (r.usage.cost !== undefined) s.costUsd += r.usage.cost;
+        usage = addUsage(usage, r.usage);
+        if (r.usage.cost !== undefined) s.costUsd = addUsd(s.costUsd, r.usage.cost);
         send({
           sessionUpdate: 'usage_update',
           used: r.usage.total_tokens,

@@ -3,6 +3,9 @@ import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { daemonRequest, startInternFixture, type InternFixture } from '../testing/interns.ts';
 import { getInternById, secretBinding } from '../services/interns.ts';
 import { daemonPaths } from '../protocol/daemon.ts';
@@ -50,14 +53,21 @@ describe('cohort chat', () => {
     assert.equal((JSON.parse(status.text) as { sessions: number }).sessions, 1, 'one session across every prompt');
   });
 
+  test("beside the gateway's data dir it needs no key: bootstrap.json's api_key is used", async () => {
+    const { code, out } = await runCli([id], '/say from the data dir\n', { COHORT_BASE_URL: f.gw.url, COHORT_API_KEY: '', COHORT_DATA_DIR: f.gw.dataDir });
+    assert.equal(code, 0, out);
+    assert.match(out, /from the data dir/);
+  });
+
   test('refusals and usage problems in words', async () => {
     const unknown = await runCli(['5b0e2f9c-1111-4111-8111-111111111111', '--base-url', f.gw.url, '--key', f.gw.keys.api_key], 'hi\n', {});
     assert.match(unknown.out, /error: no such intern: resource not found: intern \(404 not_found\)/);
     const badKey = await runCli([id, '--base-url', f.gw.url, '--key', 'ck-wrong'], 'hi\n', {});
     assert.match(badKey.out, /error: the API key was not accepted \(401\)/);
-    const noKey = await runCli([id], '', { COHORT_API_KEY: '' });
-    assert.equal(noKey.code, 2);
-    assert.match(noKey.out, /no API key/);
+    const empty = mkdtempSync(join(tmpdir(), 'cohort-nokey-'));
+    const noKey = await runCli([id], '', { COHORT_API_KEY: '', COHORT_DATA_DIR: empty });
+    rmSync(empty, { recursive: true });
+    assert.deepEqual([noKey.code, noKey.out], [2, `error: no API key: pass --key, set COHORT_API_KEY, or run beside the gateway's data dir (${empty}: its bootstrap.json has one)\n`]);
     const badMode = await runCli([id, '--mode', 'bogus'], 'hi\n', { COHORT_API_KEY: 'ck-x' });
     assert.deepEqual([badMode.code, badMode.out], [2, 'error: --mode must be manual or self-drive, not "bogus"\n']);
     const typo = await runCli([id, '--base-url', f.gw.url, '--key', f.gw.keys.api_key], ':mode bogus\n:mode\n', {});

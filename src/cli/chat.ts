@@ -3,15 +3,31 @@
 // options and a question into a prompt per field, sends the reply and carries on, keeps the
 // session across prompts and prints errors in words. A line ending in `\` continues the prompt.
 // Commands: `:new` (new session), `:mode manual|self-drive`, `:quit`.
+import { readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import { createParser } from 'eventsource-parser';
 import { askAnswer, describeError, type Asker } from './chat-prompts.ts';
 
-const USAGE = 'usage: cohort chat INTERN_ID [--base-url URL] [--key KEY] [--mode manual|self-drive] [--session ID]\n(env: COHORT_BASE_URL, COHORT_API_KEY)';
+const USAGE =
+  'usage: cohort chat INTERN_ID [--base-url URL] [--key KEY] [--mode manual|self-drive] [--session ID]\n' +
+  '(env: COHORT_BASE_URL, else http://127.0.0.1:$PORT/api/v1; COHORT_API_KEY, else the api_key of $COHORT_DATA_DIR/bootstrap.json, ./data by default)';
 const color = !process.env.NO_COLOR;
 const dim = (s: string) => (color ? `\x1b[2m${s}\x1b[22m` : s);
 const isMode = (m: string): m is 'manual' | 'self-drive' => m === 'manual' || m === 'self-drive';
+
+const dataDir = () => resolve(process.env.COHORT_DATA_DIR || './data');
+
+/** Beside a gateway started with `npm start`, the ordinary key it bootstrapped: the first chat needs no export. */
+function bootstrapKey(): string | undefined {
+  try {
+    const key = (JSON.parse(readFileSync(join(dataDir(), 'bootstrap.json'), 'utf8')) as { api_key?: unknown }).api_key;
+    return typeof key === 'string' ? key : undefined;
+  } catch {
+    return undefined;
+  }
+}
 
 type Call = { id: string; type: 'function'; function: { name: string; arguments: string } };
 type Outcome = { sessionId: string | null; call: Call | null };
@@ -23,9 +39,9 @@ export async function runChat(argv: string[]): Promise<number> {
     out(USAGE + '\n');
     return values.help ? 0 : 2;
   }
-  const key = values.key ?? process.env.COHORT_API_KEY;
+  const key = values.key || process.env.COHORT_API_KEY || bootstrapKey();
   if (!key) {
-    out('error: no API key: pass --key or set COHORT_API_KEY\n');
+    out(`error: no API key: pass --key, set COHORT_API_KEY, or run beside the gateway's data dir (${dataDir()}: its bootstrap.json has one)\n`);
     return 2;
   }
   let mode = values.mode ?? 'self-drive';
@@ -33,7 +49,7 @@ export async function runChat(argv: string[]): Promise<number> {
     out(`error: --mode must be manual or self-drive, not ${JSON.stringify(mode)}\n`);
     return 2;
   }
-  const url = `${(values['base-url'] ?? process.env.COHORT_BASE_URL ?? 'http://127.0.0.1:8080/api/v1').replace(/\/$/, '')}/interns/${encodeURIComponent(positionals[0]!)}/chat/completions`;
+  const url = `${(values['base-url'] || process.env.COHORT_BASE_URL || `http://127.0.0.1:${process.env.PORT || 8080}/api/v1`).replace(/\/$/, '')}/interns/${encodeURIComponent(positionals[0]!)}/chat/completions`;
   let sessionId: string | null = values.session ?? null;
 
   const rl = createInterface({ input: process.stdin, terminal: false });

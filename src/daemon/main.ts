@@ -56,7 +56,7 @@ async function readSecretLine(): Promise<string> {
   return text.split('\n')[0]!.trim();
 }
 
-/** `npx cohort daemon [--dir D] [--host H] [--port P]`; everything else from the environment (README). */
+/** `npx cohort daemon [--dir D] [--host H] [--port P]`; everything else from the environment (docs/guides/interns.md). */
 export async function runDaemon(argv: string[] = process.argv.slice(2), env: NodeJS.ProcessEnv = process.env): Promise<void> {
   const secret = env.COHORT_DAEMON_SECRET_STDIN === '1' ? await readSecretLine() : undefined;
   const daemon = await startDaemon(optionsFromEnv(env, argv, { secret }));

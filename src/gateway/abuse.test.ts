@@ -125,7 +125,7 @@ describe('abuse resistance (a real gateway process)', { timeout: 180_000 }, () =
     if (!bound) return t.skip('127.0.0.1:11434 is in use on this machine');
     try {
       const k = gw.keys();
-      const notConfigured = 'invalid request parameters: model: provider ollama is not configured on this gateway: its operator sets COHORT_PROVIDER_<SLUG>_BASE_URL or _API_KEY, or the workspace adds a BYOK credential for it';
+      const notConfigured = 'invalid request parameters: model: provider ollama is not configured on this gateway: its operator sets COHORT_PROVIDER_OLLAMA_BASE_URL or COHORT_PROVIDER_OLLAMA_API_KEY, or the workspace adds a BYOK credential for it';
       const body = { error: { code: 400, message: notConfigured, metadata: { reason: 'bad_request', retryable: false } } };
       const chat = await readChat(await post(gw, '/chat/completions', { model: 'ollama/llama3', messages: user('hi') }, k.api_key));
       assert.deepEqual([chat.status, chat.body], [400, body]);
@@ -135,7 +135,7 @@ describe('abuse resistance (a real gateway process)', { timeout: 180_000 }, () =
       const cred = await callProcess(gw, 'POST', '/byok', { provider: 'ollama', key: 'anything' });
       assert.equal(cred.status, 201, cred.text);
       const byok = await readChat(await post(gw, '/chat/completions', { model: 'ollama/llama3', messages: user('hi') }, k.api_key));
-      assert.deepEqual([byok.status, byok.body], [400, { error: { code: 400, message: 'invalid request parameters: model: provider ollama has no endpoint configured (COHORT_PROVIDER_<SLUG>_BASE_URL)', metadata: { reason: 'bad_request', retryable: false } } }]);
+      assert.deepEqual([byok.status, byok.body], [400, { error: { code: 400, message: 'invalid request parameters: model: provider ollama has no endpoint configured (COHORT_PROVIDER_OLLAMA_BASE_URL)', metadata: { reason: 'bad_request', retryable: false } } }]);
       assert.equal((await callProcess(gw, 'DELETE', `/byok/${cred.body.data.id}`)).status, 200);
       // The built-in model is always there.
       const local = await readChat(await post(gw, '/chat/completions', { model: 'local/scripted', messages: user('/say local') }, k.api_key));

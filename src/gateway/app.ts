@@ -113,7 +113,7 @@ const noSchemaCompiler = () => () => {
   throw new Error('route schemas are not used: validate with parseWith and a Zod schema');
 };
 
-export function buildApp(ctx: Ctx, modules: RouteModule[]): FastifyInstance {
+export function buildApp(ctx: Ctx, modules: RouteModule[], rootModules: RouteModule[] = []): FastifyInstance {
   const app = Fastify({
     // Fastify is given no logger of its own: with one, it holds every request's request and reply
     // objects until the response ends, for a chat stream minutes (about 0.7 KB per open stream).
@@ -168,15 +168,17 @@ export function buildApp(ctx: Ctx, modules: RouteModule[]): FastifyInstance {
   // The access log is an info line, written when a response finishes; below that level no request
   // pays for it. Its listener keeps what the line needs, not the request and reply.
   const accessLog = ctx.log.isLevelEnabled('info');
+  // Metrics label a request by its route pattern; one no route matched is `unmatched`.
   app.addHook('onRequest', (req, reply, done) => {
     reply.header('x-request-id', req.id);
-    if (accessLog) {
-      const { log, method, url } = req;
-      const started = performance.now();
-      reply.raw.once('finish', function (this: ServerResponse) {
-        log.info({ method, url, status: this.statusCode, ms: Math.round((performance.now() - started) * 10) / 10 }, 'request');
-      });
-    }
+    const { log, method, url } = req;
+    const route = req.routeOptions.url ?? 'unmatched';
+    const started = performance.now();
+    reply.raw.once('finish', function (this: ServerResponse) {
+      const ms = performance.now() - started;
+      ctx.metrics.request({ route, method, status: this.statusCode, seconds: ms / 1000 });
+      if (accessLog) log.info({ method, url, status: this.statusCode, ms: Math.round(ms * 10) / 10 }, 'request');
+    });
     done();
   });
 
@@ -207,5 +209,6 @@ export function buildApp(ctx: Ctx, modules: RouteModule[]): FastifyInstance {
     },
     { prefix: '/api/v1' },
   );
+  for (const m of rootModules) m(app, ctx);
   return app;
 }

@@ -1,4 +1,4 @@
-// What route modules receive: the store, configuration, logger, services and the OpenAPI registry.
+// What route modules receive: the store, configuration, logger, services, metrics and the OpenAPI registry.
 import type { Config } from '../config.ts';
 import type { Logger } from '../log.ts';
 import type { Store } from '../store/db.ts';
@@ -11,6 +11,8 @@ import type { TurnLimiter } from '../services/ratelimit.ts';
 import type { ConcurrencyLimiter } from '../services/concurrency.ts';
 import type { OpenStreams } from '../relay/sse.ts';
 import type { Catalogue } from '../agents/catalogue.ts';
+import type { Health } from '../services/health.ts';
+import type { Metrics } from './metrics.ts';
 
 export type Ctx = {
   config: Config;
@@ -28,4 +30,6 @@ export type Ctx = {
   streams: OpenStreams;
   /** The agents interns may run (the operator's catalogue). */
   agents: Catalogue;
+  health: Health;
+  metrics: Metrics;
 };

@@ -1,7 +1,7 @@
 // The gateway as `npm start` runs it, in a child process on a temp data dir: the first start
 // bootstraps and writes bootstrap.json (0600) and says where without printing the keys, SIGTERM
-// lets an in-flight request finish and exits 0 without a warning, and a second start (through
-// `cohort start`) leaves the file alone.
+// lets an in-flight request finish and exits 0 without a warning, a second start (through
+// `cohort start`) leaves the file alone, and a busy port is one fatal line saying what to change.
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -10,6 +10,8 @@ import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { createServer, type AddressInfo } from 'node:net';
+import { once } from 'node:events';
 import { BIN, REPO } from '../testing/cli.ts';
 
 const dataDir = mkdtempSync(join(tmpdir(), 'cohort-life-'));
@@ -99,5 +101,52 @@ test('a second start, by `cohort start`, leaves bootstrap.json alone and bootstr
   } finally {
     gw.child.kill('SIGTERM');
     assert.equal(await gw.exit, 0);
+  }
+});
+
+test('a busy port is one fatal line that says what to do, and exit 1', async () => {
+  const busy = createServer();
+  await new Promise<void>((r) => busy.listen(0, '127.0.0.1', r));
+  const port = (busy.address() as AddressInfo).port;
+  const dir = mkdtempSync(join(tmpdir(), 'cohort-busy-'));
+  try {
+    const env: NodeJS.ProcessEnv = { ...process.env, COHORT_DATA_DIR: dir, HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: 'info' };
+    delete env.DATABASE_URL;
+    delete env.REDIS_URL;
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], { cwd: REPO, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout!.on('data', (d: Buffer) => (out += d));
+    const [code] = (await once(child, 'exit')) as [number | null];
+    assert.equal(code, 1);
+    const fatal = out.trim().split('\n').map((l) => JSON.parse(l) as Line).filter((l) => l.level === 60);
+    assert.deepEqual(fatal.map((l) => [l.msg, l.reason]), [['cohort could not start', `127.0.0.1:${port} is already in use (another cohort, or another program): stop it, or start on another port, e.g. PORT=${port + 1} npm start`]]);
+  } finally {
+    busy.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('on a terminal the gateway logs readable lines, not JSON', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'cohort-tty-'));
+  try {
+    const env: NodeJS.ProcessEnv = { ...process.env, COHORT_DATA_DIR: dir, PORT: '0', LOG_LEVEL: 'info', NO_COLOR: '1' };
+    delete env.DATABASE_URL;
+    delete env.REDIS_URL;
+    delete env.COHORT_LOG_FORMAT;
+    // script(1) gives the gateway a pseudo-terminal as stdout.
+    const cmd = `${process.execPath} --import tsx src/main.ts`;
+    const child = spawn('/usr/bin/script', ['-qfec', cmd, '/dev/null'], { cwd: REPO, env, stdio: ['pipe', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout!.on('data', (d: Buffer) => (out += d));
+    while (!out.includes('cohort gateway listening')) {
+      assert.equal(child.exitCode, null, out);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    child.kill('SIGTERM');
+    await once(child, 'exit');
+    assert.match(out, /\] INFO: cohort gateway listening\r?\n    url: "http:\/\/127\.0\.0\.1:\d+\/api\/v1"/);
+    assert.ok(!out.includes('{"level"'), out);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
   }
 });

@@ -18,7 +18,10 @@ import { guardConnections, type Refused } from './connections.ts';
 import { createInferenceService } from '../services/inference.ts';
 import { buildApp } from './app.ts';
 import { createOpenApiRegistry } from './openapi.ts';
-import { routeModules } from './routes/index.ts';
+import { rootModules, routeModules } from './routes/index.ts';
+import { createMetrics } from './metrics.ts';
+import { createHealth } from '../services/health.ts';
+import { internsByStatus } from '../services/interns.ts';
 import type { Ctx } from './context.ts';
 import { OpenStreams } from '../relay/sse.ts';
 import { fromIntern, listenForInterns } from './intern-socket.ts';
@@ -50,6 +53,16 @@ export type GatewayOptions = {
   onStoreLost?: (err: Error) => void;
 };
 
+/** A listen failure in words that say what to change, instead of a bare EADDRINUSE. */
+function listenProblem(err: unknown, config: Config): Error {
+  const code = (err as NodeJS.ErrnoException).code;
+  const where = `${config.host}:${config.port}`;
+  if (code === 'EADDRINUSE') return new Error(`${where} is already in use (another cohort, or another program): stop it, or start on another port, e.g. PORT=${config.port + 1} npm start`);
+  if (code === 'EACCES') return new Error(`${where} needs privileges this user lacks: choose a port above 1023 with PORT`);
+  if (code === 'EADDRNOTAVAIL') return new Error(`HOST=${config.host} is not an address of this machine: use 127.0.0.1, 0.0.0.0 or one of its own addresses`);
+  return err instanceof Error ? err : new Error(String(err));
+}
+
 export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
   const { config } = opts;
   // Everything the gateway writes is its own (DESIGN principle 5): the data dir 0700, files 0600.
@@ -69,9 +82,11 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
   const sealer = createSealer(masterKey);
   const daemonEnv = { COHORT_INTERACTION_DEADLINE_MS: String(config.interactionDeadlineMs), COHORT_REPLAY_BUFFER_EVENTS: String(config.replayBufferEvents), COHORT_MAX_PAUSED_RUNS: String(config.maxPausedRuns), LOG_LEVEL: config.logLevel };
   const agents = loadCatalogue({ file: config.agentsFile });
-  const provisioner = createLocalProvisioner({ dataDir: config.dataDir, daemonEnv, isolation: config.isolation });
+  const provisioner = createLocalProvisioner({ dataDir: config.dataDir, daemonEnv, isolation: config.isolation, publicUrl: config.publicUrl });
   const turnLimiter = await createTurnLimiter({ perMinute: config.turnsPerMinute, redisUrl: config.redisUrl });
   const slots = await createConcurrencyLimiter({ limits: config.concurrency, redisUrl: config.redisUrl });
+  const streams = new OpenStreams();
+  const metrics = createMetrics({ openStreams: () => streams.size, internsByStatus: () => internsByStatus(store.db) });
   const ctx: Ctx = {
     config,
     log,
@@ -79,14 +94,16 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     auth: createAuthenticator({ db: store.db, ttlMs: config.keyCacheMs, bus }),
     sealer,
     docs: createOpenApiRegistry(),
-    inference: createInferenceService({ db: store.db, log, sealer, routingCacheMs: config.routingCacheMs, upstreamTimeoutMs: config.upstreamTimeoutMs, providerEnv: config.providerEnv, priceTableFile: config.priceTable, bus }),
+    inference: createInferenceService({ db: store.db, log, sealer, routingCacheMs: config.routingCacheMs, upstreamTimeoutMs: config.upstreamTimeoutMs, providerEnv: config.providerEnv, priceTableFile: config.priceTable, bus, onUpstreamError: (p) => metrics.upstreamError(p) }),
     interns: createInternLifecycle({ db: store.db, sealer, log, provisioner, agents }),
     turnLimiter,
     slots,
-    streams: new OpenStreams(),
+    streams,
     agents,
+    health: await createHealth({ db: store.db, redisUrl: config.redisUrl }),
+    metrics,
   };
-  const app = buildApp(ctx, routeModules);
+  const app = buildApp(ctx, routeModules, rootModules);
   const refusals = { gateway: 0, address: 0 };
   guardConnections(app.server, config.connections, (why: Refused) => refusals[why]++);
   // A flood of refused connections is one line a minute, not one a connection.
@@ -95,7 +112,19 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     log.warn({ overGatewayCap: refusals.gateway, overAddressCap: refusals.address }, 'refused connections over the connection caps in the last minute');
     refusals.gateway = refusals.address = 0;
   }, 60_000).unref();
-  await app.listen({ host: config.host, port: config.port });
+  try {
+    await app.listen({ host: config.host, port: config.port });
+  } catch (err) {
+    clearInterval(refusalReport);
+    await app.close();
+    await ctx.turnLimiter.close();
+    await ctx.slots.close();
+    await ctx.health.close();
+    await bus?.close();
+    await store.close();
+    unlock();
+    throw listenProblem(err, config);
+  }
   const internSocket = await listenForInterns({ dataDir: config.dataDir, server: app.server });
   const operator = await listenForOperator({ dataDir: config.dataDir, actions: { backup: (file) => createBackup({ store, provisioner, masterKey, file }).then(summary) } });
   app.server.on('connect', egressHandler({ policy: config.egress, fromIntern, onTunnel: (target, allowed) => log.info({ target, allowed }, 'intern egress') }));
@@ -126,6 +155,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
       await ctx.interns.idle();
       await ctx.turnLimiter.close();
       await ctx.slots.close();
+      await ctx.health.close();
       await bus?.close();
       await store.close();
       unlock();

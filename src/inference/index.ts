@@ -20,7 +20,7 @@ export function createRegistry(opts: { timeoutMs: number }): Registry {
   return { adapter: (kind) => adapters[kind], close: async () => client.close() };
 }
 
-export { providerTable, splitModel, type ProviderTable, type ProviderInfo } from './providers.ts';
+export { providerTable, providerVar, splitModel, type ProviderTable, type ProviderInfo } from './providers.ts';
 export { loadPriceTable, costOf, type PriceTable } from './prices.ts';
 export { selectCredentials, type Candidate, type CredentialRule } from './select.ts';
 export * from './types.ts';

@@ -67,6 +67,9 @@ export function envName(slug: string): string {
   return slug.toUpperCase().replace(/[^A-Z0-9]/g, '_');
 }
 
+/** The variable that configures `what` of a provider, as an operator types it: providerVar('amazon-bedrock', 'API_KEY') is COHORT_PROVIDER_AMAZON_BEDROCK_API_KEY. */
+export const providerVar = (slug: string, what: 'BASE_URL' | 'API_KEY' | 'ZDR'): string => `COHORT_PROVIDER_${envName(slug)}_${what}`;
+
 export type ProviderTable = ReadonlyMap<string, ProviderInfo>;
 
 /** Builds the table once at start from the COHORT_PROVIDER_* variables. */

@@ -70,5 +70,5 @@ test('select: refusals name why, and never a key', () => {
   assert.equal(s.ok, false);
   assert.match((s as { message: string }).message, /provider openai is BYOK-only/);
   const n = selectCredentials({ ...base, provider: { slug: 'groq', shared: false, zdr: false } });
-  assert.match((n as { message: string }).message, /no credential for provider groq/);
+  assert.equal((n as { message: string }).message, 'no credential for provider groq: add a BYOK credential to the workspace, or configure the shared key COHORT_PROVIDER_GROQ_API_KEY');
 });

@@ -10,6 +10,8 @@
 // credential of the provider removes it for every model, `is_required` for the models the
 // credential applies to.
 
+import { providerVar } from './providers.ts';
+
 export type CredentialRule = {
   id: string;
   disabled: boolean;
@@ -76,5 +78,5 @@ function whyNone(o: { input: SelectInput; live: CredentialRule[]; byokOnly: bool
   if (o.byokOnly) return { why: 'byok_only', message: `provider ${p} is BYOK-only in this workspace and none of its credentials may serve this request (${model})` };
   if (o.required) return { why: 'required', message: `a credential of provider ${p} is required for ${model} and none may serve this request` };
   if (o.live.length) return { why: 'restricted', message: `every credential of provider ${p} in this workspace is restricted from this request (models, users or API keys) and no shared key is configured` };
-  return { why: 'no_credential', message: `no credential for provider ${p}: add a BYOK credential to the workspace, or configure the shared key COHORT_PROVIDER_<SLUG>_API_KEY` };
+  return { why: 'no_credential', message: `no credential for provider ${p}: add a BYOK credential to the workspace, or configure the shared key ${providerVar(p, 'API_KEY')}` };
 }

@@ -79,6 +79,7 @@ export type Completion = {
     message: { role: 'assistant'; content: string | null; reasoning?: string; tool_calls?: ToolCall[]; [PARTS]?: Part[] };
     finish_reason: FinishReason | null;
   }[];
+  system_fingerprint?: string | null;
   usage?: Usage;
 };
 

@@ -45,6 +45,8 @@ export type LocalProvisionerOptions = {
   daemonEnv?: Record<string, string>;
   startTimeoutMs?: number;
   isolation: IsolationOptions;
+  /** COHORT_PUBLIC_URL: where agents reach the gateway when it is not on this host's sockets. */
+  publicUrl?: string;
 };
 
 /** A minimal environment: nothing of the gateway's own (database URL, master key) reaches the intern. */
@@ -194,7 +196,15 @@ export function createLocalProvisioner(opts: LocalProvisionerOptions): Provision
     return {
       file: process.execPath,
       args: [...nodeArgsFor(import.meta.url, '../daemon/main'), '--dir', dir],
-      env: { COHORT_INTERN_DIR: dir, COHORT_DAEMON_HOST: '127.0.0.1', COHORT_DAEMON_PORT: '0', COHORT_AGENT_BASE_URL: spec.gatewayUrl },
+      // Like an isolated daemon it reaches whichever gateway runs on this host through the gateways'
+      // sockets, so a gateway restarted on another port does not strand it; an operator's public URL
+      // (a gateway elsewhere) is used as given.
+      env: {
+        COHORT_INTERN_DIR: dir,
+        COHORT_DAEMON_HOST: '127.0.0.1',
+        COHORT_DAEMON_PORT: '0',
+        ...(opts.publicUrl ? { COHORT_AGENT_BASE_URL: spec.gatewayUrl } : { COHORT_GATEWAY_SOCKETS: gatewaysDir }),
+      },
     };
   }
 

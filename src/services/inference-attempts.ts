@@ -59,6 +59,7 @@ export async function tryRoutes<T>(opts: {
   run: (adapter: ProviderAdapter, call: UpstreamCall) => Promise<T>;
   /** Counts the upstream calls made, also when all of them fail. */
   stats: { attempts: number };
+  onUpstreamError?: (provider: string) => void;
 }): Promise<{ value: T; served: Served; apiKey: string | null }> {
   let last: ApiError | null = null;
   for (const route of opts.routes) {
@@ -79,6 +80,7 @@ export async function tryRoutes<T>(opts: {
       } catch (err) {
         if (opts.cancel.aborted) throw clientClosed();
         if (!(err instanceof UpstreamError)) throw err;
+        opts.onUpstreamError?.(route.provider.slug);
         opts.log.warn({ provider: route.provider.slug, model: route.model, credentialId, status: err.status, retryable: err.retryable }, 'upstream attempt failed');
         last = upstreamFailure(route.provider.slug, apiKey, err);
         if (!err.retryable) throw last;

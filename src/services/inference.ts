@@ -7,7 +7,7 @@ import type { Logger } from '../log.ts';
 import type { Sealer } from '../crypto/seal.ts';
 import type { Principal } from '../store/identity.ts';
 import { ApiError, invalidRequest, keyWorkspaceDeleted, resourceNotFound, serverToolDisabled } from '../errors.ts';
-import { createRegistry, providerTable, splitModel, loadPriceTable, costOf, selectCredentials } from '../inference/index.ts';
+import { createRegistry, providerTable, providerVar, splitModel, loadPriceTable, costOf, selectCredentials } from '../inference/index.ts';
 import type { Cancel, ChatChunk, ChatRequest, Completion, Usage } from '../inference/types.ts';
 import { createRoutingConfig, type CredentialRow, type RoutingConfig } from './routing-config.ts';
 import { applyPreset, disabledToolIn, presetSlugOf, resolveRequest, type RequestBody } from './routing.ts';
@@ -15,11 +15,12 @@ import { tryRoutes, type Route, type Served } from './inference-attempts.ts';
 import { createRequestLog, shouldStoreBodies } from './inference-log.ts';
 import { relay, type Outcome, rowOf } from './inference-record.ts';
 import type { InvalidationBus } from './invalidation.ts';
+import { modelEntry, SCRIPTED, type ModelEntry } from './model-list.ts';
 
 export type ApiStyle = 'chat' | 'messages' | 'responses';
 
 const providerNotConfigured = (slug: string) =>
-  invalidRequest(`model: provider ${slug} is not configured on this gateway: its operator sets COHORT_PROVIDER_<SLUG>_BASE_URL or _API_KEY, or the workspace adds a BYOK credential for it`);
+  invalidRequest(`model: provider ${slug} is not configured on this gateway: its operator sets ${providerVar(slug, 'BASE_URL')} or ${providerVar(slug, 'API_KEY')}, or the workspace adds a BYOK credential for it`);
 
 export type Prepared = {
   id: string;
@@ -44,6 +45,8 @@ export type InferenceOptions = {
   priceTableFile?: string;
   /** With REDIS_URL: management writes in any gateway drop this one's routing cache too. */
   bus?: InvalidationBus;
+  /** Told of each upstream attempt that failed at a provider (the metrics count them). */
+  onUpstreamError?: (provider: string) => void;
 };
 
 export type InferenceService = ReturnType<typeof createInferenceService>;
@@ -81,7 +84,7 @@ export function createInferenceService(opts: InferenceOptions) {
     const credentials = ctx.credentials.get(provider.slug) ?? [];
     // Nothing is connected to for a provider the operator did not configure and the workspace has no key for.
     if (!provider.configured && !credentials.some((c) => !c.disabled)) throw providerNotConfigured(provider.slug);
-    if (!provider.baseUrl && provider.kind !== 'local') throw invalidRequest(`model: provider ${provider.slug} has no endpoint configured (COHORT_PROVIDER_<SLUG>_BASE_URL)`);
+    if (!provider.baseUrl && provider.kind !== 'local') throw invalidRequest(`model: provider ${provider.slug} has no endpoint configured (${providerVar(provider.slug, 'BASE_URL')})`);
     const sel = selectCredentials({
       provider: { slug: provider.slug, shared: provider.keyless || provider.sharedKey !== null, zdr: provider.zdr },
       model,
@@ -128,14 +131,32 @@ export function createInferenceService(opts: InferenceOptions) {
   const record = (p: Prepared, outcome: Outcome) => requestLog.add(rowOf(p, outcome));
   const attempt = <T>(p: Prepared, cancel: Cancel, run: Parameters<typeof tryRoutes<T>>[0]['run']) => {
     const stats = { attempts: 0 };
-    return tryRoutes({ routes: p.routes, body: p.upstream, cancel, sealer: opts.sealer, log: opts.log, run, stats }).catch((err: unknown) => {
+    return tryRoutes({ routes: p.routes, body: p.upstream, cancel, sealer: opts.sealer, log: opts.log, run, stats, onUpstreamError: opts.onUpstreamError }).catch((err: unknown) => {
       record(p, { status: err instanceof ApiError ? err.status : 500, error: err instanceof Error ? err.message : 'error', attempts: stats.attempts });
       throw err;
     });
   };
 
+  /** What the caller's workspace can route to: the built-in model, priced models, the workspace's
+   * default and its credentials' allowed models, each kept when a request for it would find a route. */
+  async function models(principal: Principal): Promise<ModelEntry[]> {
+    const space = await config.workspace({ orgId: principal.orgId, workspaceId: principal.workspaceId });
+    if (!space.workspace) throw keyWorkspaceDeleted('workspace');
+    const named = [...space.credentials.values()].flat().flatMap((c) => (c.disabled ? [] : (c.allowedModels ?? [])));
+    const ids = new Set([SCRIPTED, ...prices.keys(), ...(space.workspace.defaultTextModel ? [space.workspace.defaultTextModel] : []), ...named]);
+    const routable = [...ids].filter((id) => {
+      try {
+        return !(routeFor(id, { principal, credentials: space.credentials, requireZdr: false }) instanceof ApiError);
+      } catch {
+        return false;
+      }
+    });
+    return routable.sort((a, b) => (a === SCRIPTED ? -1 : b === SCRIPTED ? 1 : a.localeCompare(b))).map((id) => modelEntry(id, prices.get(id)));
+  }
+
   return {
     prepare,
+    models,
     /** Resolves once a provider accepted the request; the chunks then always end (finish or thrown error). */
     async stream(p: Prepared, cancel: Cancel): Promise<{ served: Served; chunks: AsyncGenerator<ChatChunk[]> }> {
       const wireOnly = p.style === 'chat' && p.loggedBody === undefined;
@@ -144,7 +165,8 @@ export function createInferenceService(opts: InferenceOptions) {
     },
     async complete(p: Prepared, cancel: Cancel): Promise<{ served: Served; completion: Completion }> {
       const { value, served } = await attempt(p, cancel, (adapter, call) => adapter.complete(call));
-      const completion: Completion = { ...value, id: p.id, model: served.model, usage: usageOf(value.usage, served) };
+      // `system_fingerprint` is required (null allowed) by OpenRouter's ChatResult, which its SDK validates.
+      const completion: Completion = { ...value, id: p.id, model: served.model, system_fingerprint: value.system_fingerprint ?? null, usage: usageOf(value.usage, served) };
       const choice = completion.choices[0];
       record(p, { status: 200, served, usage: completion.usage, finish: choice?.finish_reason ?? null, response: completion });
       return { served, completion };

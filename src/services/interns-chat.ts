@@ -30,10 +30,27 @@ export function chatAction(req: ChatRequest): ChatAction {
   throw invalidRequest(`messages.${i}.role: the last message must have role user or tool`);
 }
 
-const notReady = (status: string) => new ApiError({ status: 409, reason: 'intern_not_ready', message: `the intern is not running (status ${status})` });
+/** What the caller can do about an intern that is not running, by its status. */
+function nextStep(status: string, id: string): string {
+  const provision = `POST /api/v1/interns/${id}/provision`;
+  switch (status) {
+    case 'queued':
+      return `it was never provisioned; ${provision} starts it (or create it with "provision": true)`;
+    case 'provisioning':
+      return `it is starting; retry in a few seconds (GET /api/v1/interns/${id} shows its progress)`;
+    case 'stopped':
+      return `it is suspended; ${provision} starts it again`;
+    case 'failed':
+      return `GET /api/v1/interns/${id} says why in last_failure_message; ${provision} starts it again`;
+    default:
+      return 'it is being deleted';
+  }
+}
+
+const notReady = (status: string, id: string) => new ApiError({ status: 409, reason: 'intern_not_ready', message: `the intern is not running (status ${status}): ${nextStep(status, id)}` });
 
 export async function chatTarget(db: Db, opts: { principal: Principal; sealer: Sealer; internId: string }): Promise<DaemonTarget> {
   const row = await findInternForChat(db, { principal: opts.principal, id: opts.internId });
-  if (row.status !== 'running' || !row.hostname || !row.sealedSecret) throw notReady(row.status);
+  if (row.status !== 'running' || !row.hostname || !row.sealedSecret) throw notReady(row.status, row.id);
   return { baseUrl: row.hostname, secret: opts.sealer.open(row.sealedSecret, secretBinding.daemon(row.id)) };
 }

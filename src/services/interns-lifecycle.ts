@@ -31,6 +31,13 @@ export type InternLifecycle = {
   idle(): Promise<void>;
 };
 
+/** Thrown from a provision step when the intern is no longer provisioning (deleted or suspended). */
+class Superseded extends Error {
+  constructor() {
+    super('the intern was deleted or suspended while it started');
+  }
+}
+
 const deleting = () => new ApiError({ status: 409, message: 'the intern is being deleted' });
 const message = (err: unknown) => scrub(err instanceof Error ? err.message : String(err)).slice(0, 1000);
 
@@ -39,11 +46,14 @@ export function createInternLifecycle(opts: { db: Db; sealer: Sealer; provisione
   let gatewayUrl = opts.gatewayUrl ?? '';
   const tasks = new Set<Promise<void>>();
   const probing = new Set<string>();
+  /** Provisions this process is running, by intern: a delete waits for its intern's to stop. */
+  const provisioning = new Map<string, Promise<void>>();
   const background = (name: string, id: string, fn: () => Promise<void>) => {
     const t = fn()
       .catch((err) => log.error({ err, intern: id }, `${name} failed`))
       .finally(() => tasks.delete(t));
     tasks.add(t);
+    return t;
   };
 
   async function modelFor(row: InternRow): Promise<string> {
@@ -52,27 +62,41 @@ export function createInternLifecycle(opts: { db: Db; sealer: Sealer; provisione
     return ws?.m ?? DEFAULT_INTERN_MODEL;
   }
 
+  /** A provision whose intern was deleted or suspended meanwhile: what it started must not linger,
+   * and for a deleted intern neither may what it made (its directory, made again after the delete removed it). */
+  async function abandon(id: string, pid: number | null) {
+    const now = await getInternById(db, id);
+    if (!now || now.status === 'destroying' || now.status === 'destroy_failed') await provisioner.destroy({ id, pid });
+    else await provisioner.stop({ id, pid });
+  }
+
   async function runProvision(row: InternRow) {
     try {
       await provisioner.stop({ id: row.id, pid: row.daemonPid });
       const { secret, apiKey } = openSecrets(opts.sealer, row);
       const agent = opts.agents.get(row.agent);
       if (!agent) throw new Error(`the intern's agent "${row.agent}" is not in this installation's catalogue (it offers ${opts.agents.ids().join(', ')}); choose another with PATCH /interns/{id}`);
-      const handle = await provisioner.start(
-        { internId: row.id, secret, apiKey, model: await modelFor(row), instructions: row.instructions ?? '', gatewayUrl, agent: { command: agent.command, env: agent.env, modes: agent.modes } },
-        async (s) => void (await setInternState(db, { id: row.id, from: ['provisioning'], patch: { progress: { step_label: s.label, step_number: s.number, total_steps: s.total } } })),
-      );
+      // Each step re-checks the claim, so a delete or suspend stops the start at the next step
+      // (the provisioner stops a daemon it already spawned) instead of after it is up.
+      const spec = { internId: row.id, secret, apiKey, model: await modelFor(row), instructions: row.instructions ?? '', gatewayUrl, agent: { command: agent.command, env: agent.env, modes: agent.modes } };
+      const handle = await provisioner.start(spec, async (s) => {
+        const still = await setInternState(db, { id: row.id, from: ['provisioning'], patch: { progress: { step_label: s.label, step_number: s.number, total_steps: s.total } } });
+        if (!still) throw new Superseded();
+      });
       const done = await setInternState(db, { id: row.id, from: ['provisioning'], patch: { status: 'running', progress: null, hostname: handle.hostname, daemonPid: handle.pid, lastFailureMessage: null } });
-      // Suspended or deleted meanwhile: the new daemon must not linger.
-      if (!done) await provisioner.stop({ id: row.id, pid: handle.pid });
+      if (!done) await abandon(row.id, handle.pid);
     } catch (err) {
-      await setInternState(db, { id: row.id, from: ['provisioning'], patch: { status: 'failed', progress: null, hostname: null, daemonPid: null, lastFailureMessage: message(err) } });
+      const failed = await setInternState(db, { id: row.id, from: ['provisioning'], patch: { status: 'failed', progress: null, hostname: null, daemonPid: null, lastFailureMessage: message(err) } });
+      if (!failed) await abandon(row.id, null);
     }
   }
 
   async function runDestroy(row: InternRow) {
     try {
-      await provisioner.destroy({ id: row.id, pid: row.daemonPid });
+      // A provision of this intern here first sees its claim lost and stops what it started; the
+      // directory is removed after that, not under a daemon still starting in it.
+      await provisioning.get(row.id);
+      await provisioner.destroy({ id: row.id, pid: (await getInternById(db, row.id))?.daemonPid ?? row.daemonPid });
       if (row.apiKeyId) await revokeKey(db, row.apiKeyId);
       await deleteInternRow(db, row.id);
     } catch (err) {
@@ -87,7 +111,9 @@ export function createInternLifecycle(opts: { db: Db; sealer: Sealer; provisione
       const first = { step_label: 'queued', step_number: 1, total_steps: 3 };
       const claimed = await setInternState(db, { id: row.id, from: [row.status], patch: { status: 'provisioning', progress: first, lastFailureMessage: null } });
       if (!claimed) return;
-      background('provision', row.id, () => runProvision(claimed));
+      const t = background('provision', row.id, () => runProvision(claimed));
+      provisioning.set(row.id, t);
+      void t.finally(() => provisioning.get(row.id) === t && provisioning.delete(row.id));
     },
     async suspend(row) {
       if (row.status === 'destroying' || row.status === 'destroy_failed') throw deleting();
@@ -96,9 +122,12 @@ export function createInternLifecycle(opts: { db: Db; sealer: Sealer; provisione
       await setInternState(db, { id: row.id, from: ['stopped'], patch: { hostname: null, daemonPid: null } });
     },
     async destroy(row) {
-      if (row.status === 'destroying') return;
-      const claimed = await setInternState(db, { id: row.id, from: [row.status], patch: { status: 'destroying', progress: null } });
-      if (claimed) background('delete', row.id, () => runDestroy(claimed));
+      // Claimed from the status last read; if that changed meanwhile (a provision finished), from the new one.
+      for (let r: InternRow | null = row, tries = 0; r && r.status !== 'destroying' && tries < 5; tries++) {
+        const claimed = await setInternState(db, { id: r.id, from: [r.status], patch: { status: 'destroying', progress: null } });
+        if (claimed) return void background('delete', r.id, () => runDestroy(claimed));
+        r = await getInternById(db, r.id);
+      }
     },
     async readopt() {
       for (const row of await internsWithDaemons(db)) {

@@ -257,3 +257,9 @@ export function openSecrets(sealer: Sealer, row: InternRow): { secret: string; a
   if (!row.sealedSecret || !row.sealedApiKey) throw new Error('intern has no sealed secrets');
   return { secret: sealer.open(row.sealedSecret, secretBinding.daemon(row.id)), apiKey: sealer.open(row.sealedApiKey, secretBinding.apiKey(row.id)) };
 }
+
+/** How many interns have each status, across the store (for the metrics). */
+export async function internsByStatus(db: Db): Promise<Record<string, number>> {
+  const rows = await db.select({ status: interns.status, n: count() }).from(interns).groupBy(interns.status);
+  return Object.fromEntries(rows.map((r) => [r.status, Number(r.n)]));
+}

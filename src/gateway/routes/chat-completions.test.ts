@@ -50,6 +50,7 @@ for (const store of storeMatrix) {
         object: 'chat.completion',
         model: 'local/scripted',
         choices: [{ index: 0, message: { role: 'assistant', content: 'hello world\nplain line', reasoning: 'pondering' }, finish_reason: 'stop' }],
+        system_fingerprint: null,
         usage: { prompt_tokens: 7, completion_tokens: 5, total_tokens: 12, prompt_tokens_details: { cached_tokens: 0 }, cost: 0.000017, is_byok: false },
       });
     });

@@ -84,7 +84,11 @@ describe('intern chat stream, end to end', () => {
     const queued = (await f.gw.call('POST', '/interns', { body: { name: 'idle' } })).body.id;
     const q = await f.chat(queued, user('hi'));
     assert.equal(q.status, 409);
-    assert.deepEqual(q.body.error.metadata, { reason: 'intern_not_ready', retryable: true });
+    assert.deepEqual(q.body.error, {
+      code: 409,
+      message: `the intern is not running (status queued): it was never provisioned; POST /api/v1/interns/${queued}/provision starts it (or create it with "provision": true)`,
+      metadata: { reason: 'intern_not_ready', retryable: true },
+    });
   });
 
   test('§3 running → completed: role, reasoning, content, stop, final chunk with session and usage, [DONE]', async () => {
@@ -290,7 +294,7 @@ describe('intern chat stream, end to end', () => {
     assert.deepEqual((await f.gw.call('POST', `/interns/${id2}/suspend`)).body, { suspended: true });
     const stopped = await f.chat(id2, user('/say hi'));
     assert.equal(stopped.status, 409);
-    assert.deepEqual(stopped.body.error.metadata, { reason: 'intern_not_ready', retryable: true });
+    assert.deepEqual(stopped.body.error, { code: 409, message: `the intern is not running (status stopped): it is suspended; POST /api/v1/interns/${id2}/provision starts it again`, metadata: { reason: 'intern_not_ready', retryable: true } });
     assert.equal(await daemonAnswers(first), false, 'the daemon is gone');
     assert.equal((await f.gw.call('POST', `/interns/${id2}/provision`)).status, 202);
     await f.gw.ctx.interns.idle();
@@ -349,7 +353,7 @@ describe('intern chat stream, end to end', () => {
     assert.deepEqual([got.status, got.hostname, got.last_failure_message], ['failed', null, 'the daemon stopped answering (connection refused); provision the intern again']);
     const notReady = await f.chat(lost, user('/say hi'));
     assert.equal(notReady.status, 409);
-    assert.deepEqual(notReady.body.error, { code: 409, message: 'the intern is not running (status failed)', metadata: { reason: 'intern_not_ready', retryable: true } });
+    assert.deepEqual(notReady.body.error, { code: 409, message: `the intern is not running (status failed): GET /api/v1/interns/${lost} says why in last_failure_message; POST /api/v1/interns/${lost}/provision starts it again`, metadata: { reason: 'intern_not_ready', retryable: true } });
     assert.equal((await f.gw.call('POST', `/interns/${lost}/provision`)).status, 202);
     await f.gw.ctx.interns.idle();
     const back = (await f.gw.call('GET', `/interns/${lost}`)).body;

@@ -1,11 +1,13 @@
 // Faults across gateway processes (DESIGN.md principle 1): a gateway killed and restarted while a
-// run is paused, a second gateway on the same PostgreSQL serving the reply, and re-adoption.
+// run is paused, one restarted on another port, a second gateway on the same PostgreSQL serving
+// the reply, and re-adoption.
 import { describe, test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { freePort, gatewayProcesses, killDaemonsUnder, type GatewayProcess } from '../../testing/gateway-process.ts';
 import { callProcess, runningInternOn } from '../../testing/interns.ts';
+import { noSandbox } from '../../testing/sandbox.ts';
 
 const postgresUrl = process.env.DATABASE_URL;
 const answer = (a: string) => JSON.stringify({ action: 'accept', content: { answer: a } });
@@ -47,6 +49,28 @@ describe('intern runs survive gateway processes', () => {
     assert.match(lost.last_failure_message, /daemon/);
     assert.equal((await callProcess(g2, 'DELETE', `/interns/${id}`)).status, 202);
   });
+
+  // Agents reach the gateway through its sockets in the data dir, not the address it listened on.
+  for (const mode of [
+    { name: 'isolated', env: {} as Record<string, string>, skip: noSandbox },
+    { name: 'unisolated', env: { COHORT_UNSAFE_NO_ISOLATION: '1' }, skip: false as const },
+  ]) {
+    test(`a gateway restarted on another PORT: the paused run's reply and a new turn reach the model (${mode.name})`, { skip: mode.skip }, async () => {
+      const dataDir = pool.dataDir();
+      const g1 = await pool.start({ dataDir, port: await freePort(), env: mode.env });
+      const id = (await runningInternOn(g1, 'follower')).id as string;
+      const paused = await pausedTurn(g1, id);
+      await g1.kill('SIGTERM');
+      const g2 = await pool.start({ dataDir, port: await freePort(), env: mode.env });
+      const cont = await reply(g2, id, paused, 'Hopper');
+      assert.equal(cont.status, 200);
+      assert.equal(text(cont), 'ask_user: {"answer":"Hopper"}');
+      assert.equal(cont.chunks.at(-2).choices[0].finish_reason, 'stop');
+      const next = await callProcess(g2, 'POST', `/interns/${id}/chat/completions`, { stream: true, session_id: paused.sessionId, messages: [{ role: 'user', content: '/say still here' }] }, g2.keys().api_key);
+      assert.deepEqual([next.status, text(next), next.chunks.at(-2).choices[0].finish_reason], [200, 'still here', 'stop']);
+      assert.equal((await callProcess(g2, 'DELETE', `/interns/${id}`)).status, 202);
+    });
+  }
 
   test('a second gateway process on the same PostgreSQL serves the reply', { skip: postgresUrl ? false : 'DATABASE_URL is not set' }, async () => {
     const schema = `t_${randomBytes(6).toString('hex')}`;

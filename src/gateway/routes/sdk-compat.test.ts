@@ -3,6 +3,7 @@
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { OpenRouter } from '@openrouter/sdk';
+import type { ChatResult, ChatStreamChunk } from '@openrouter/sdk/models';
 import { startTestGateway, storeMatrix, type TestGateway } from '../../testing/gateway.ts';
 import { hashKey } from '../../crypto/keys.ts';
 
@@ -112,6 +113,22 @@ for (const store of storeMatrix) {
       assert.equal(updated.data.disabled, true);
       assert.deepEqual(updated.data.allowedModels, ['anthropic/claude-sonnet-4']);
       assert.deepEqual(await sdk.byok.delete({ id: c.id }), { deleted: true });
+    });
+
+    // Its ChatResult requires system_fingerprint (null allowed): without it every non-streaming send failed validation.
+    test('a model request through chat.send, without and with streaming', async () => {
+      const client = new OpenRouter({ apiKey: gw.keys.api_key, serverURL: gw.url });
+      const result = (await client.chat.send({ chatRequest: { model: 'local/scripted', stream: false, messages: [{ role: 'user', content: '/say hello there' }] } })) as ChatResult;
+      assert.equal(result.object, 'chat.completion');
+      assert.equal(result.systemFingerprint, null);
+      assert.equal(result.choices[0]?.message.content, 'hello there');
+      assert.equal(result.choices[0]?.finishReason, 'stop');
+      assert.equal(result.usage?.totalTokens, (result.usage?.promptTokens ?? 0) + (result.usage?.completionTokens ?? 0));
+
+      const stream = (await client.chat.send({ chatRequest: { model: 'local/scripted', stream: true, messages: [{ role: 'user', content: '/say hello there' }] } })) as AsyncIterable<ChatStreamChunk>;
+      let text = '';
+      for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
+      assert.equal(text, 'hello there');
     });
 
     test('refusals surface as the SDK typed errors', async () => {

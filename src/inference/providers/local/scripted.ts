@@ -1,5 +1,5 @@
 // The `local/scripted` model: a deterministic, stateless model driven by directives in the
-// turn's opening user message (grammar in the README). Pure: messages in, a response plan out.
+// turn's opening user message (grammar in docs/reference/scripted-model.md). Pure: messages in, a response plan out.
 // Players (the local provider, the loopback test server) turn a plan into a wire response.
 import { createHash } from 'node:crypto';
 
@@ -27,7 +27,7 @@ export type Plan =
   | { kind: 'ok'; steps: Step[]; finish: 'stop' | 'tool_calls'; usage: Usage };
 
 const RESULT_LIMIT = 500;
-/** Bounds (README) on one response, summed over all of its lines: they keep one request from
+/** Bounds (docs/reference/scripted-model.md) on one response, summed over all of its lines: they keep one request from
  * taking the process's memory, its event loop or a connection for longer than ten minutes. */
 export const MAX_REPEATS = 100_000;
 export const MAX_REPEAT_CHARS = 1_000_000;
