@@ -1,10 +1,9 @@
 // Daemon options, and how they are read from the environment (`npx cohort daemon`).
 import { nodeArgsFor } from '../entry.ts';
+import type { AgentLimits } from '../protocol/daemon.ts';
 
 export type AgentCommand = { command: string; args: string[] };
 
-/** rlimits for the agent and everything it starts (see provisioner/local.ts AgentLimits). */
-export type AgentLimits = { processes: number; memoryMb: number; fileMb: number; openFiles: number };
 
 export type DaemonOptions = {
   /** Bearer secret the gateway presents; compared in constant time, never logged. */

@@ -273,3 +273,6 @@ export function parseRunEvent(data: string): RunEvent {
 export function formatRunEvent(e: RunEvent): string {
   return `id: ${e.seq}\ndata: ${JSON.stringify(e)}\n\n`;
 }
+
+/** rlimits for an intern's agent and everything it starts, as the provisioner passes them to its daemon (COHORT_AGENT_LIMITS). */
+export type AgentLimits = { processes: number; memoryMb: number; fileMb: number; openFiles: number };

@@ -12,6 +12,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { nodeArgsFor } from '../entry.ts';
 import { daemonHealthy } from '../relay/client.ts';
 import type { DaemonHandle, DaemonSpec, Provisioner } from './index.ts';
+import type { AgentLimits } from '../protocol/daemon.ts';
 import { etcFiles, IN_SANDBOX, runtimeCommand, runtimePathsFor } from './runtime.ts';
 import { createUidPool } from './uids.ts';
 import { isolationProblem } from './check.ts';
@@ -20,8 +21,6 @@ import { copyDisk, mountImage } from './files.ts';
 const STEPS = 3;
 const PROJECT_ROOT = fileURLToPath(new URL('../../', import.meta.url)).replace(/\/$/, '');
 
-/** Limits on what an intern's agent and everything it starts may use (rlimits, per process or per uid). */
-export type AgentLimits = { processes: number; memoryMb: number; fileMb: number; openFiles: number };
 
 export type IsolationOptions = {
   /** false only when the operator set COHORT_UNSAFE_NO_ISOLATION: daemons run as the gateway's own user. */
@@ -99,10 +98,6 @@ async function readListening(logFile: string, from: number, child: { exited: boo
     await sleep(20);
   }
   throw new Error(`the daemon did not report its address within ${timeoutMs} ms`);
-}
-
-function limitsEnv(l: AgentLimits): string {
-  return JSON.stringify(l);
 }
 
 /** A sparse ext4 image whose root the launcher fills; made once, kept across starts. */
@@ -186,7 +181,7 @@ export function createLocalProvisioner(opts: LocalProvisionerOptions): Provision
         COHORT_DAEMON_SOCKET: IN_SANDBOX.daemonSocket,
         COHORT_GATEWAY_SOCKETS: IN_SANDBOX.gateways,
         COHORT_AGENT_UID: String(uid),
-        COHORT_AGENT_LIMITS: limitsEnv(iso.limits),
+        COHORT_AGENT_LIMITS: JSON.stringify(iso.limits),
         COHORT_INTERN_EGRESS_PROXY: iso.egress ? '1' : '0',
       },
     };
