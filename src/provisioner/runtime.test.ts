@@ -46,6 +46,16 @@ test('the filesystem: only what is bound, the data dir never; the intern writabl
   assert.ok(argv.join(' ').includes('--chmod 0700 /run/cohort'));
 });
 
+test('a project under /tmp stays visible: the private /tmp is mounted before anything is bound', () => {
+  const argv = runtimeCommand({ ...opts, runtimePaths: ['/tmp/ci-clone/dist'] })[1];
+  const tmpfs = argv.indexOf('/tmp', argv.indexOf('--tmpfs'));
+  const firstBind = argv.findIndex((a) => a === '--bind' || a === '--ro-bind' || a === '--ro-bind-try' || a === '--dir');
+  assert.ok(tmpfs > 0 && tmpfs < firstBind, 'the tmpfs comes first');
+  assert.ok(argv.join(' ').includes('--ro-bind /tmp/ci-clone/dist /tmp/ci-clone/dist'));
+  assert.ok(argv.join(' ').includes('--perms 0755 --dir /tmp/ci-clone'));
+  assert.equal(argv.join(' ').includes('--dir /tmp '), false, '/tmp keeps its 1777');
+});
+
 test('parents: every directory above the bound paths, outermost first, for bwrap to make passable', () => {
   assert.deepEqual(parents(['/srv/cohort/dist', '/etc/ssl/certs', '/usr']), ['/etc', '/srv', '/etc/ssl', '/srv/cohort']);
 });

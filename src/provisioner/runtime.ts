@@ -71,8 +71,15 @@ export function runtimeCommand(o: RuntimeOptions): [string, string[]] {
     '--die-with-parent', '--new-session',
     // Root inside keeps only what starting the agent as the intern's uid needs; no_new_privs is bwrap's.
     '--cap-drop', 'ALL', '--cap-add', 'CAP_SETUID', '--cap-add', 'CAP_SETGID', '--cap-add', 'CAP_KILL',
+    // Mounted before the binds: a project (or data dir) under /tmp is bound over the private /tmp, not hidden by it.
+    '--proc', '/proc',
+    '--dev', '/dev',
+    '--size', String(o.tmpBytes), '--perms', '1777', '--tmpfs', '/tmp',
     // bwrap makes the parents of a mount point 0700; the intern's uid must pass through them.
-    ...parents([...SYSTEM_RO, '/etc/passwd', IN_SANDBOX.gateways, ...o.runtimePaths]).flatMap((d) => ['--perms', '0755', '--dir', d]),
+    // (Not /tmp itself, which keeps its 1777.)
+    ...parents([...SYSTEM_RO, '/etc/passwd', IN_SANDBOX.gateways, ...o.runtimePaths])
+      .filter((d) => d !== '/tmp')
+      .flatMap((d) => ['--perms', '0755', '--dir', d]),
     '--ro-bind', '/usr', '/usr',
     '--symlink', 'usr/bin', '/bin', '--symlink', 'usr/sbin', '/sbin', '--symlink', 'usr/lib', '/lib', '--symlink', 'usr/lib64', '/lib64',
     ...SYSTEM_RO.slice(1).flatMap((p) => ['--ro-bind-try', p, p]),
@@ -80,9 +87,6 @@ export function runtimeCommand(o: RuntimeOptions): [string, string[]] {
     '--ro-bind', o.etc.group, '/etc/group',
     '--ro-bind', o.etc.hosts, '/etc/hosts',
     ...unique(o.runtimePaths).flatMap((p) => ['--ro-bind', p, p]),
-    '--proc', '/proc',
-    '--dev', '/dev',
-    '--size', String(o.tmpBytes), '--perms', '1777', '--tmpfs', '/tmp',
     '--bind', o.internRoot, IN_SANDBOX.intern,
     '--bind', o.runDir, IN_SANDBOX.run,
     '--ro-bind', o.gatewaysDir, IN_SANDBOX.gateways,
