@@ -88,13 +88,20 @@ function daemonInside(pid: number): number | null {
   return p ?? null;
 }
 
+/** What a daemon that died while starting said: its error line (a stack's first), else its last lines. */
+function startFailure(log: string): string {
+  const lines = log.trim().split('\n').filter((l) => l.trim());
+  const error = lines.find((l) => /^\w*Error\b|^cohort daemon:|^bwrap:|^mount:|^unshare:/.test(l.trim()));
+  return (error ?? lines.slice(-3).join(' | ')).trim().slice(0, 500);
+}
+
 async function readListening(logFile: string, from: number, child: { exited: boolean }, timeoutMs: number): Promise<string> {
   const until = Date.now() + timeoutMs;
   while (Date.now() < until) {
     const text = existsSync(logFile) ? readFileSync(logFile).subarray(from).toString('utf8') : '';
     const m = /\{"listening":"((?:http:\/\/|unix:)[^"]+)"\}/.exec(text);
     if (m) return m[1]!;
-    if (child.exited) throw new Error(`the daemon exited during start: ${text.trim().split('\n').slice(-3).join(' | ').slice(0, 500)}`);
+    if (child.exited) throw new Error(`the daemon exited during start: ${startFailure(text)}`);
     await sleep(20);
   }
   throw new Error(`the daemon did not report its address within ${timeoutMs} ms`);
