@@ -112,17 +112,21 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     log.warn({ overGatewayCap: refusals.gateway, overAddressCap: refusals.address }, 'refused connections over the connection caps in the last minute');
     refusals.gateway = refusals.address = 0;
   }, 60_000).unref();
-  try {
-    await app.listen({ host: config.host, port: config.port });
-  } catch (err) {
+  /** What the gateway holds besides its HTTP server, let go of last (after a failed listen, or at close). */
+  const release = async () => {
     clearInterval(refusalReport);
-    await app.close();
     await ctx.turnLimiter.close();
     await ctx.slots.close();
     await ctx.health.close();
     await bus?.close();
     await store.close();
     unlock();
+  };
+  try {
+    await app.listen({ host: config.host, port: config.port });
+  } catch (err) {
+    await app.close();
+    await release();
     throw listenProblem(err, config);
   }
   const internSocket = await listenForInterns({ dataDir: config.dataDir, server: app.server });
@@ -151,14 +155,8 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
       await app.close();
       clearTimeout(grace);
       clearInterval(sweep);
-      clearInterval(refusalReport);
       await ctx.interns.idle();
-      await ctx.turnLimiter.close();
-      await ctx.slots.close();
-      await ctx.health.close();
-      await bus?.close();
-      await store.close();
-      unlock();
+      await release();
     },
   };
 }
