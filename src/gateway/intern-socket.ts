@@ -30,7 +30,7 @@ function answers(path: string): Promise<boolean> {
   });
 }
 
-export async function sweepStaleSockets(dir: string): Promise<void> {
+async function sweepStaleSockets(dir: string): Promise<void> {
   if (!existsSync(dir)) return;
   for (const f of readdirSync(dir).filter((n) => n.endsWith('.sock'))) {
     const p = join(dir, f);
