@@ -4,6 +4,7 @@
 // removes every directory.
 import assert from 'node:assert/strict';
 import { Agent, request } from 'undici';
+import { connect } from 'node:net';
 import { startTestGateway, type TestGateway } from './gateway.ts';
 import { interns } from '../store/schema-interns.ts';
 import { getInternById } from '../services/interns.ts';
@@ -102,7 +103,9 @@ export async function startInternFixture(opts: Omit<Parameters<typeof startTestG
     async killDaemon(id) {
       const row = await getInternById(gw.ctx.store.db, id);
       killGroup(row?.daemonPid);
-      await new Promise((r) => setTimeout(r, 100));
+      // Its sandbox dies a moment after the launcher: wait until nothing accepts on its socket any more.
+      const address = row?.hostname;
+      for (let i = 0; i < 100 && address && (await acceptsConnections(address)); i++) await new Promise((r) => setTimeout(r, 20));
     },
     async close() {
       const rows = await gw.ctx.store.db.select({ pid: interns.daemonPid }).from(interns);
@@ -158,6 +161,19 @@ export async function daemonRequest(address: string, path: string, init: { metho
   } finally {
     await dispatcher?.close();
   }
+}
+
+/** Whether something still accepts connections at a daemon's address (a dying daemon may accept, then reset). */
+function acceptsConnections(address: string): Promise<boolean> {
+  const target = address.startsWith('unix:') ? { path: address.slice(5) } : { host: new URL(address).hostname, port: Number(new URL(address).port) };
+  return new Promise((resolve) => {
+    const s = connect(target);
+    s.once('connect', () => {
+      s.destroy();
+      resolve(true);
+    });
+    s.once('error', () => resolve(false));
+  });
 }
 
 /** Whether a daemon answers its health check at an address. */
