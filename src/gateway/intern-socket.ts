@@ -4,7 +4,7 @@
 // intern). Each gateway has its own socket, so interns reach whichever gateways run on this host,
 // also after a restart on another port. Sockets that gateways left behind are removed at start.
 // May import: node built-ins.
-import { createServer, connect, type Server as NetServer } from 'node:net';
+import { createServer, connect, type NetConnectOpts, type Server as NetServer } from 'node:net';
 import type { Server as HttpServer } from 'node:http';
 import { existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
@@ -16,10 +16,10 @@ const internConnections = new WeakSet<object>();
 /** Whether a connection came in through an intern socket (egress CONNECT is served only to those). */
 export const fromIntern = (socket: object): boolean => internConnections.has(socket);
 
-/** Whether something answers on a socket file (a live gateway), within a short time. */
-function answers(path: string): Promise<boolean> {
+/** Whether something accepts connections at a socket file or address (a live gateway or daemon); one that holds the connect past a second counts as alive. */
+export function acceptsConnections(target: NetConnectOpts): Promise<boolean> {
   return new Promise((resolve) => {
-    const s = connect(path);
+    const s = connect(target);
     const done = (ok: boolean) => {
       s.destroy();
       resolve(ok);
@@ -34,7 +34,7 @@ async function sweepStaleSockets(dir: string): Promise<void> {
   if (!existsSync(dir)) return;
   for (const f of readdirSync(dir).filter((n) => n.endsWith('.sock'))) {
     const p = join(dir, f);
-    if (!(await answers(p))) rmSync(p, { force: true });
+    if (!(await acceptsConnections({ path: p }))) rmSync(p, { force: true });
   }
 }
 

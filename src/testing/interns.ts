@@ -4,7 +4,7 @@
 // removes every directory.
 import assert from 'node:assert/strict';
 import { Agent, request } from 'undici';
-import { connect } from 'node:net';
+import { acceptsConnections } from '../gateway/intern-socket.ts';
 import { startTestGateway, type TestGateway } from './gateway.ts';
 import { interns } from '../store/schema-interns.ts';
 import { getInternById } from '../services/interns.ts';
@@ -105,7 +105,7 @@ export async function startInternFixture(opts: Omit<Parameters<typeof startTestG
       killGroup(row?.daemonPid);
       // Its sandbox dies a moment after the launcher: wait until nothing accepts on its socket any more.
       const address = row?.hostname;
-      for (let i = 0; i < 100 && address && (await acceptsConnections(address)); i++) await new Promise((r) => setTimeout(r, 20));
+      for (let i = 0; i < 100 && address && (await daemonAccepts(address)); i++) await new Promise((r) => setTimeout(r, 20));
     },
     async close() {
       const rows = await gw.ctx.store.db.select({ pid: interns.daemonPid }).from(interns);
@@ -164,17 +164,8 @@ export async function daemonRequest(address: string, path: string, init: { metho
 }
 
 /** Whether something still accepts connections at a daemon's address (a dying daemon may accept, then reset). */
-function acceptsConnections(address: string): Promise<boolean> {
-  const target = address.startsWith('unix:') ? { path: address.slice(5) } : { host: new URL(address).hostname, port: Number(new URL(address).port) };
-  return new Promise((resolve) => {
-    const s = connect(target);
-    s.once('connect', () => {
-      s.destroy();
-      resolve(true);
-    });
-    s.once('error', () => resolve(false));
-  });
-}
+const daemonAccepts = (address: string) =>
+  acceptsConnections(address.startsWith('unix:') ? { path: address.slice(5) } : { host: new URL(address).hostname, port: Number(new URL(address).port) });
 
 /** Whether a daemon answers its health check at an address. */
 export const daemonAnswers = (address: string) => daemonRequest(address, '/v1/health').then((r) => r.status === 200, () => false);
