@@ -4,7 +4,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ensureBuilt, freePort, killDaemonsUnder, startGatewayProcess } from '../src/testing/gateway-process.ts';
+import { ensureBuilt, freePort, killDaemonsUnder, startGatewayProcess } from '../test/helpers/gateway-process.ts';
 import { call, firstContentMs, internRss, median, provisionTimed } from './intern-runtime.ts';
 
 const INTERNS = Number(process.env.BENCH_INTERNS ?? 3);

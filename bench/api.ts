@@ -15,7 +15,7 @@ import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import autocannon from 'autocannon';
 import pg from 'pg';
-import { BUILT_MAIN, ensureBuilt } from '../src/testing/gateway-process.ts';
+import { BUILT_MAIN, ensureBuilt } from '../test/helpers/gateway-process.ts';
 
 const DURATION = Number(process.env.BENCH_DURATION_S ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);

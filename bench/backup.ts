@@ -7,12 +7,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes, randomUUID } from 'node:crypto';
 import pg from 'pg';
-import { openStore, type Store } from '../src/store/db.ts';
-import { migrate } from '../src/store/migrate.ts';
-import { seedIfEmpty } from '../src/services/bootstrap.ts';
+import { openStore, type Store } from '../src/gateway/store/db.ts';
+import { migrate } from '../src/gateway/store/migrate.ts';
+import { seedIfEmpty } from '../src/gateway/access/bootstrap.ts';
 import { createBackup, restoreBackup } from '../src/backup/index.ts';
-import { createLocalProvisioner } from '../src/provisioner/index.ts';
-import { loadConfig } from '../src/config.ts';
+import { createLocalProvisioner } from '../src/gateway/interns/provisioner/index.ts';
+import { loadConfig } from '../src/gateway/config.ts';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;

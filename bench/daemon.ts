@@ -8,10 +8,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createInterface } from 'node:readline';
-import { startScriptedServer } from '../src/testing/scripted-server.ts';
-import { DaemonClient } from '../src/daemon/test-client.ts';
-import { daemonPaths } from '../src/protocol/daemon.ts';
-import { ensureBuilt } from '../src/testing/gateway-process.ts';
+import { startScriptedServer } from '../test/helpers/scripted-server.ts';
+import { DaemonClient } from '../test/helpers/daemon-client.ts';
+import { daemonPaths } from '../src/shared/daemon-protocol.ts';
+import { ensureBuilt } from '../test/helpers/gateway-process.ts';
 
 const SECRET = 'bench-secret';
 const REPEAT = Number(process.env.BENCH_REPEAT ?? 20000);
@@ -28,7 +28,7 @@ type Daemon = { proc: ChildProcess; client: DaemonClient; dir: string };
 async function spawnDaemon(env: Record<string, string>): Promise<Daemon> {
   const dir = mkdtempSync(join(tmpdir(), 'cohort-bench-'));
   // The compiled daemon, as a gateway started with `npm start` runs it (its agent is then compiled too).
-  const proc = spawn(process.execPath, [file('../dist/daemon/main.js')], {
+  const proc = spawn(process.execPath, [file('../dist/runtime/daemon/main.js')], {
     env: { ...process.env, COHORT_DAEMON_SECRET: SECRET, COHORT_INTERN_DIR: dir, LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
@@ -70,7 +70,7 @@ const daemons: Daemon[] = [];
 try {
   const builtin = await spawnDaemon({ COHORT_AGENT_BASE_URL: model.url, COHORT_AGENT_MODEL: 'local/scripted' });
   daemons.push(builtin);
-  const mini = await spawnDaemon({ COHORT_AGENT_COMMAND: JSON.stringify([process.execPath, ...tsx, file('../src/testing/acp-mini-agent.ts')]) });
+  const mini = await spawnDaemon({ COHORT_AGENT_COMMAND: JSON.stringify([process.execPath, ...tsx, file('../test/helpers/acp-mini-agent.ts')]) });
   daemons.push(mini);
   const c = builtin.client;
   const agentPid = ((await c.json('GET', daemonPaths.status)).json as { agent: { pid: number } }).agent.pid;

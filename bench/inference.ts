@@ -17,7 +17,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { load, type LoadResult } from './load.ts';
-import { BUILT_MAIN, ensureBuilt } from '../src/testing/gateway-process.ts';
+import { BUILT_MAIN, ensureBuilt } from '../test/helpers/gateway-process.ts';
 
 const DURATION = Number(process.env.BENCH_DURATION_MS ?? 2000);
 const REPEAT = Number(process.env.BENCH_REPEAT ?? 5);

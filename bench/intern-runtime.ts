@@ -2,7 +2,7 @@
 // timed, a turn's time to first content, and the memory of all of one intern's processes.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { GatewayProcess } from '../src/testing/gateway-process.ts';
+import type { GatewayProcess } from '../test/helpers/gateway-process.ts';
 
 export const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 export const p90 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length * 0.9)]!;

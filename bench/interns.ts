@@ -17,12 +17,12 @@ import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Agent, request } from 'undici';
 import pg from 'pg';
-import { loadConfig } from '../src/config.ts';
-import { createLogger } from '../src/log.ts';
+import { loadConfig } from '../src/gateway/config.ts';
+import { createLogger } from '../src/shared/log.ts';
 import { startGateway, type Gateway } from '../src/gateway/server.ts';
-import { getInternById, secretBinding, setInternState } from '../src/services/interns.ts';
-import { daemonPaths } from '../src/protocol/daemon.ts';
-import { ensureBuilt, freePort, killDaemonsUnder, startGatewayProcess, withFdLimit } from '../src/testing/gateway-process.ts';
+import { getInternById, secretBinding, setInternState } from '../src/gateway/interns/interns.ts';
+import { daemonPaths } from '../src/shared/daemon-protocol.ts';
+import { ensureBuilt, freePort, killDaemonsUnder, startGatewayProcess, withFdLimit } from '../test/helpers/gateway-process.ts';
 
 const CONCURRENCY = 100;
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 20);

@@ -7,7 +7,7 @@ import { rmSync, mkdtempSync } from 'node:fs';
 import { firstContentMs, internRss, median, p90, provisionTimed } from './intern-runtime.ts';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ensureBuilt, freePort, killDaemonsUnder, startGatewayProcess, type GatewayProcess } from '../src/testing/gateway-process.ts';
+import { ensureBuilt, freePort, killDaemonsUnder, startGatewayProcess, type GatewayProcess } from '../test/helpers/gateway-process.ts';
 
 const INTERNS = Number(process.env.BENCH_INTERNS ?? 8);
 const TURNS = Number(process.env.BENCH_TURNS ?? 30);

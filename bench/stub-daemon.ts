@@ -6,7 +6,7 @@
 import { createServer } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { AddressInfo } from 'node:net';
-import { formatRunEvent, type RunEvent, type RunEventBody } from '../src/protocol/daemon.ts';
+import { formatRunEvent, type RunEvent, type RunEventBody } from '../src/shared/daemon-protocol.ts';
 
 let runs = 0;
 const server = createServer(async (req, res) => {

@@ -2,7 +2,7 @@
 // daemon and agent it starts run without a TypeScript loader, which holds some 80 MB per process.
 // `--if-stale` builds only when a source file is newer than the last build (npm start runs that).
 import { spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -22,9 +22,11 @@ if (process.argv.includes('--if-stale') && existsSync(stamp) && statSync(stamp).
   process.exit(0);
 }
 process.stderr.write('cohort: building dist/ from src/ …\n');
+// A clean build: a module moved or deleted in src/ must not live on in dist/.
+rmSync(join(root, 'dist'), { recursive: true, force: true });
 const tsc = spawnSync(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(root, 'tsconfig.build.json')], { stdio: 'inherit' });
 if (tsc.status !== 0) process.exit(tsc.status ?? 1);
-const migrations = join(root, 'dist', 'store', 'migrations');
+const migrations = join(root, 'dist', 'gateway', 'store', 'migrations');
 mkdirSync(migrations, { recursive: true });
-cpSync(join(root, 'src', 'store', 'migrations'), migrations, { recursive: true, filter: (src) => !src.endsWith('.ts') });
+cpSync(join(root, 'src', 'gateway', 'store', 'migrations'), migrations, { recursive: true, filter: (src) => !src.endsWith('.ts') });
 writeFileSync(stamp, new Date().toISOString() + '\n');

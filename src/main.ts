@@ -1,6 +1,6 @@
 // `npm start`: one gateway process; graceful shutdown on SIGTERM/SIGINT, exit 1 if it loses its database.
-import { loadConfig } from './config.ts';
-import { createLogger, prettyFor, scrub } from './log.ts';
+import { loadConfig } from './gateway/config.ts';
+import { createLogger, prettyFor, scrub } from './shared/log.ts';
 import { startGateway } from './gateway/server.ts';
 
 const config = loadConfig();

@@ -13,11 +13,11 @@ import { fileURLToPath } from 'node:url';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { create as tarCreate, extract as tarExtract } from 'tar';
-import { startInternFixture, type InternFixture } from '../testing/interns.ts';
-import { postgresUrl } from '../testing/gateway.ts';
-import { startFakeUpstream, type FakeUpstream } from '../inference/fake-upstream.ts';
-import { upstreamEnv } from '../services/inference-fixtures.ts';
-import { noSandbox } from '../testing/sandbox.ts';
+import { startInternFixture, type InternFixture } from '../../test/helpers/interns.ts';
+import { postgresUrl } from '../../test/helpers/gateway.ts';
+import { startFakeUpstream, type FakeUpstream } from '../../test/helpers/fake-upstream.ts';
+import { upstreamEnv } from '../../test/helpers/inference-fixtures.ts';
+import { noSandbox } from '../../test/helpers/sandbox.ts';
 
 const BIN = fileURLToPath(new URL('../../bin/cohort.mjs', import.meta.url));
 const BYOK_KEY = 'sk-byok-survives-the-move-0123456789';
@@ -66,7 +66,7 @@ describe('backup and restore', { skip: noSandbox }, () => {
     }
     const cred = await src.gw.call('POST', '/byok', { body: { provider: 'openai', key: BYOK_KEY, workspace_id: ws.body.data.id } });
     assert.equal(cred.status, 201);
-    const { createKey } = await import('../store/identity.ts');
+    const { createKey } = await import('../gateway/access/identity-store.ts');
     workspaceKey = (await createKey(src.gw.ctx.store.db, { orgId: src.gw.keys.org_id, creatorUserId: src.gw.keys.user_id, kind: 'standard', workspaceId: ws.body.data.id })).raw;
     intern = await src.intern('keeper');
     assert.equal(contentOf(await src.chat(intern, say('remember me', 'kept'))), 'remember me');

@@ -9,10 +9,10 @@ import { createReadStream, existsSync, mkdirSync, mkdtempSync, readdirSync, read
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { create as tarCreate, extract as tarExtract } from 'tar';
-import type { Store } from '../store/db.ts';
-import { latestMigration } from '../store/migrate.ts';
-import type { Provisioner } from '../provisioner/index.ts';
-import { interns } from '../store/schema-interns.ts';
+import type { Store } from '../gateway/store/db.ts';
+import { latestMigration } from '../gateway/store/migrate.ts';
+import type { Provisioner } from '../gateway/interns/provisioner/index.ts';
+import { interns } from '../gateway/store/schema-interns.ts';
 import { FORMAT, FORMAT_VERSION, Manifest, fingerprint, refusal } from './manifest.ts';
 import { countRows, dumpTables, loadTables } from './rows.ts';
 

@@ -1,8 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { openStore } from '../store/db.ts';
-import { migrate } from '../store/migrate.ts';
+import { openStore } from '../gateway/store/db.ts';
+import { migrate } from '../gateway/store/migrate.ts';
 import { FORMAT, FORMAT_VERSION, TABLES, fingerprint, refusal, type Manifest } from './manifest.ts';
 
 test('the backup knows every table the migrations create (a new table must be added to TABLES)', async () => {

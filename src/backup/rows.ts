@@ -6,7 +6,7 @@ import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import { join } from 'node:path';
 import { sql } from 'drizzle-orm';
-import type { Db, Store } from '../store/db.ts';
+import type { Db, Store } from '../gateway/store/db.ts';
 import { TABLES, type Table } from './manifest.ts';
 
 const PAGE = 5_000;

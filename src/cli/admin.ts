@@ -2,8 +2,8 @@
 // store is opened (a bad value is a UsageError, exit 2), and returns the action, which gives what
 // to print as JSON and as human lines.
 import type { ParseArgsConfig } from 'node:util';
-import * as identity from '../services/identity.ts';
-import { isUuid } from '../schemas/common.ts';
+import * as identity from '../gateway/access/identity.ts';
+import { isUuid } from '../gateway/http/common.schemas.ts';
 import type { Session } from './connect.ts';
 import { keyJson, keyLine, membershipJson, membershipLine, orgJson, orgLine, userJson, userLine } from './render.ts';
 

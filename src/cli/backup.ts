@@ -6,13 +6,13 @@ import { request } from 'node:http';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import type { Config } from '../config.ts';
+import type { Config } from '../gateway/config.ts';
 import { createBackup, restoreBackup, summary } from '../backup/index.ts';
-import { openStore, type Store } from '../store/db.ts';
-import { migrate } from '../store/migrate.ts';
-import { DataDirBusy, lockDataDir } from '../store/lock.ts';
-import { findMasterKey } from '../crypto/seal.ts';
-import { createLocalProvisioner } from '../provisioner/index.ts';
+import { openStore, type Store } from '../gateway/store/db.ts';
+import { migrate } from '../gateway/store/migrate.ts';
+import { DataDirBusy, lockDataDir } from '../gateway/store/lock.ts';
+import { findMasterKey } from '../gateway/crypto/seal.ts';
+import { createLocalProvisioner } from '../gateway/interns/provisioner/index.ts';
 import { adminSocketPath } from '../gateway/admin-socket.ts';
 
 export const BACKUP_USAGE = [

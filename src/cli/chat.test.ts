@@ -6,10 +6,10 @@ import { fileURLToPath } from 'node:url';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { daemonRequest, startInternFixture, type InternFixture } from '../testing/interns.ts';
-import { getInternById, secretBinding } from '../services/interns.ts';
-import { daemonPaths } from '../protocol/daemon.ts';
-import { noSandbox } from '../testing/sandbox.ts';
+import { daemonRequest, startInternFixture, type InternFixture } from '../../test/helpers/interns.ts';
+import { getInternById, secretBinding } from '../gateway/interns/interns.ts';
+import { daemonPaths } from '../shared/daemon-protocol.ts';
+import { noSandbox } from '../../test/helpers/sandbox.ts';
 
 const CHAT = fileURLToPath(new URL('./chat.ts', import.meta.url));
 

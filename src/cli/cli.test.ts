@@ -6,12 +6,12 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync } from 'node:fs';
-import { hashKey, maskSecret } from '../crypto/keys.ts';
+import { hashKey, maskSecret } from '../gateway/crypto/keys.ts';
 import type { Gateway } from '../gateway/server.ts';
-import { ADMIN_CREATOR } from '../services/identity.ts';
-import { postgresUrl } from '../testing/gateway.ts';
+import { ADMIN_CREATOR } from '../gateway/access/identity.ts';
+import { postgresUrl } from '../../test/helpers/gateway.ts';
 import { main } from './main.ts';
-import { get, sharedStore, type SharedStore } from '../testing/cli.ts';
+import { get, sharedStore, type SharedStore } from '../../test/helpers/cli.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;

@@ -1,12 +1,12 @@
 // Opens the store the gateway uses (DATABASE_URL + COHORT_PG_SCHEMA, else PGlite in the data dir)
 // for one admin command, with migrations applied, and the key bus when REDIS_URL is set so that
 // running gateways drop cached keys the command changed.
-import type { Config } from '../config.ts';
-import { openStore, type Store } from '../store/db.ts';
-import { migrate } from '../store/migrate.ts';
-import { lockDataDir } from '../store/lock.ts';
-import { connectInvalidationBus, type InvalidationBus } from '../services/invalidation.ts';
-import type { Admin } from '../services/identity.ts';
+import type { Config } from '../gateway/config.ts';
+import { openStore, type Store } from '../gateway/store/db.ts';
+import { migrate } from '../gateway/store/migrate.ts';
+import { lockDataDir } from '../gateway/store/lock.ts';
+import { connectInvalidationBus, type InvalidationBus } from '../gateway/access/invalidation.ts';
+import type { Admin } from '../gateway/access/identity.ts';
 
 export type Session = { admin: Admin; store: Store; close(): Promise<void> };
 

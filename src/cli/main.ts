@@ -5,9 +5,9 @@
 import { extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { loadConfig, type Config } from '../config.ts';
-import { ApiError } from '../errors.ts';
-import { DataDirBusy } from '../store/lock.ts';
+import { loadConfig, type Config } from '../gateway/config.ts';
+import { ApiError } from '../gateway/errors.ts';
+import { DataDirBusy } from '../gateway/store/lock.ts';
 import { COMMANDS, UsageError } from './admin.ts';
 import { openSession } from './connect.ts';
 import { BACKUP_USAGE, CliRefusal, backupCommand, migrateCommand, restoreCommand } from './backup.ts';
@@ -19,8 +19,8 @@ const stdio: Io = { out: (s) => process.stdout.write(s + '\n'), err: (s) => proc
 /** Programs of other modules: file relative to this one (with this module's extension: .ts from
  * source, .js built), and the function it exports. */
 const DELEGATES: Record<string, { file: string; fn: string }> = {
-  daemon: { file: '../daemon/main', fn: 'runDaemon' },
-  agent: { file: '../agent/main', fn: 'runAgent' },
+  daemon: { file: '../runtime/daemon/main', fn: 'runDaemon' },
+  agent: { file: '../runtime/agent/main', fn: 'runAgent' },
   chat: { file: './chat', fn: 'runChat' },
 };
 const EXT = extname(fileURLToPath(import.meta.url));

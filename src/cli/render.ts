@@ -1,6 +1,6 @@
 // What the admin CLI prints: the JSON shape of each record (snake_case, like the API) and the
 // human lines. A key's secret appears only in the output of `key create`, never in a listing.
-import type { apiKeys, memberships, organizations, users } from '../store/schema.ts';
+import type { apiKeys, memberships, organizations, users } from '../gateway/store/schema.ts';
 
 type Org = typeof organizations.$inferSelect;
 type User = typeof users.$inferSelect;

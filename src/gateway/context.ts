@@ -1,18 +1,18 @@
 // What route modules receive: the store, configuration, logger, services, metrics and the OpenAPI registry.
-import type { Config } from '../config.ts';
-import type { Logger } from '../log.ts';
-import type { Store } from '../store/db.ts';
-import type { Authenticator } from '../services/auth.ts';
-import type { Sealer } from '../crypto/seal.ts';
-import type { OpenApiRegistry } from './openapi.ts';
-import type { InferenceService } from '../services/inference.ts';
-import type { InternLifecycle } from '../services/interns-lifecycle.ts';
-import type { TurnLimiter } from '../services/ratelimit.ts';
-import type { ConcurrencyLimiter } from '../services/concurrency.ts';
-import type { OpenStreams } from '../relay/sse.ts';
-import type { Catalogue } from '../agents/catalogue.ts';
-import type { Health } from '../services/health.ts';
-import type { Metrics } from './metrics.ts';
+import type { Config } from './config.ts';
+import type { Logger } from '../shared/log.ts';
+import type { Store } from './store/db.ts';
+import type { Authenticator } from './access/auth.ts';
+import type { Sealer } from './crypto/seal.ts';
+import type { OpenApiRegistry } from './http/openapi.ts';
+import type { InferenceService } from './inference/service.ts';
+import type { InternLifecycle } from './interns/lifecycle.ts';
+import type { TurnLimiter } from './interns/ratelimit.ts';
+import type { ConcurrencyLimiter } from './access/concurrency.ts';
+import type { OpenStreams } from './http/sse.ts';
+import type { Catalogue } from './interns/agent-catalogue.ts';
+import type { Health } from './health.ts';
+import type { Metrics } from './http/metrics.ts';
 
 export type Ctx = {
   config: Config;

@@ -1,0 +1,196 @@
+// Process configuration from environment variables, each with a default that works on one
+// machine. Parsed once at start; every variable is documented in docs/reference/configuration.md.
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { z } from 'zod';
+import type { IsolationOptions } from './interns/provisioner/local.ts';
+import { parseEgress, type EgressPolicy } from './interns/egress.ts';
+import type { SlotLimits } from './access/concurrency.ts';
+
+const int = (def: number) => z.coerce.number().int().positive().default(def);
+const flag = z.enum(['0', '1', 'true', 'false']).transform((v) => v === '1' || v === 'true').default(false);
+/** A limit where 0 means none. */
+const limit = (def: number) => z.coerce.number().int().min(0).default(def);
+
+/** The process's open-file limit (Linux), else a common default. */
+function openFileLimit(): number {
+  try {
+    return Number(/^Max open files\s+(\d+)/m.exec(readFileSync('/proc/self/limits', 'utf8'))?.[1]) || 1024;
+  } catch {
+    return 1024;
+  }
+}
+
+/** Half the open-file limit less a reserve (the database, logs, daemons' pipes): a client's
+ * connection can need a second descriptor upstream (an intern daemon, a provider). */
+export const defaultMaxConnections = (openFiles: number) => Math.max(64, Math.floor((openFiles - 256) / 2));
+
+const Env = z.object({
+  HOST: z.string().default('127.0.0.1'),
+  PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+  COHORT_DATA_DIR: z.string().default('./data'),
+  DATABASE_URL: z.string().optional(),
+  /** PostgreSQL schema to use instead of the connection's default (created if missing). */
+  COHORT_PG_SCHEMA: z.string().regex(/^[a-z_][a-z0-9_]*$/, 'a lower-case SQL identifier').optional(),
+  REDIS_URL: z.string().optional(),
+  COHORT_MASTER_KEY: z.string().optional(),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** How long a resolved API key is trusted before it is read again (revocation bound across gateways). */
+  COHORT_KEY_CACHE_MS: int(10_000),
+  COHORT_INTERACTION_DEADLINE_MS: int(300_000),
+  COHORT_KEEPALIVE_MS: int(30_000),
+  COHORT_ROUTE_DEADLINE_MS: int(300_000),
+  COHORT_TURN_BUDGET_MS: int(600_000),
+  COHORT_REPLAY_BUFFER_EVENTS: int(10_000),
+  COHORT_TURNS_PER_MINUTE: int(60),
+  /** How long a workspace's routing configuration (row, credentials, presets) is cached for model requests. */
+  COHORT_ROUTING_CACHE_MS: int(2_000),
+  /** Upstream provider timeout: for its first byte and between bytes. */
+  COHORT_UPSTREAM_TIMEOUT_MS: int(120_000),
+  /** JSON file of model prices (USD per million tokens) extending the built-in table. */
+  COHORT_PRICE_TABLE: z.string().optional(),
+  /** The gateway's /api/v1 URL as intern agents reach it (default: the address it listens on). */
+  COHORT_PUBLIC_URL: z.string().url().optional(),
+  /** Runs an intern may hold paused across a question before it refuses another (503 busy). */
+  COHORT_MAX_PAUSED_RUNS: int(32),
+  /** After SIGTERM/SIGINT, how long open streams may run on before each is ended with an error chunk. */
+  COHORT_SHUTDOWN_GRACE_MS: int(10_000),
+  // ---- intern isolation (docs/isolation.md) ----
+  /** Runs interns with the gateway's own privileges: for a host where isolation cannot be set up, and only for trusted tenants. */
+  COHORT_UNSAFE_NO_ISOLATION: flag,
+  COHORT_BWRAP: z.string().default('/usr/bin/bwrap'),
+  /** Size of each intern's disk (its files and sessions); 0 runs interns on plain directories without a limit. */
+  COHORT_INTERN_DISK_MB: z.coerce.number().int().min(0).default(1024),
+  COHORT_INTERN_TMP_MB: int(256),
+  COHORT_INTERN_UID_BASE: int(200_000),
+  COHORT_INTERN_UID_COUNT: int(65_536),
+  /** Processes an intern's uid may run at once (its agent, tools and whatever they start). */
+  COHORT_INTERN_MAX_PROCESSES: int(256),
+  /** Memory (data segment) each process of an intern may take. */
+  COHORT_INTERN_MAX_MEMORY_MB: int(2048),
+  COHORT_INTERN_MAX_FILE_MB: int(1024),
+  COHORT_INTERN_MAX_OPEN_FILES: int(1024),
+  /** Lets manual mode offer "run outside the inner sandbox" to the user; off: escalations are refused. */
+  COHORT_ALLOW_ESCALATION: flag,
+  /** Interns one account (organization) may have. */
+  COHORT_MAX_INTERNS_PER_ACCOUNT: int(50),
+  /** Where interns' tools may connect: `none`, or hosts (`example.com`, `*.example.com`, `host:port`) through the gateway's CONNECT proxy. */
+  COHORT_INTERN_EGRESS: z.string().default('none'),
+  /** A JSON file of agent catalogue entries (docs/agents.md), added to the built-in ones. */
+  COHORT_AGENTS_FILE: z.string().optional(),
+  /** Bearer token GET /metrics requires; unset, /metrics is open (keep it off the public network). */
+  COHORT_METRICS_TOKEN: z.string().optional(),
+  /** Log format: `pretty` (readable, for a terminal), `json` (one object a line); default pretty on a TTY, else json. */
+  COHORT_LOG_FORMAT: z.enum(['pretty', 'json']).optional(),
+  // Abuse resistance (docs/abuse-resistance.md).
+  /** How deeply a JSON request body may nest. */
+  COHORT_MAX_JSON_DEPTH: int(64),
+  /** Open client connections the gateway accepts; more are closed at accept. */
+  COHORT_MAX_CONNECTIONS: int(defaultMaxConnections(openFileLimit())),
+  /** Open connections from one client address (IPv6: one /64); 0 turns the cap off. */
+  COHORT_MAX_CONNECTIONS_PER_ADDRESS: limit(256),
+  /** Time to receive a request's head (request line and headers). */
+  COHORT_HEADERS_TIMEOUT_MS: int(5_000),
+  /** Time to receive a whole request, body included. */
+  COHORT_REQUEST_TIMEOUT_MS: int(30_000),
+  /** A new connection that has not sent a complete request head within this is closed. */
+  COHORT_IDLE_CONNECTION_TIMEOUT_MS: int(10_000),
+  COHORT_MAX_MODEL_REQUESTS_PER_KEY: limit(64),
+  COHORT_MAX_MODEL_REQUESTS_PER_ACCOUNT: limit(256),
+  COHORT_MAX_INTERN_STREAMS_PER_KEY: limit(32),
+  COHORT_MAX_INTERN_STREAMS_PER_ACCOUNT: limit(128),
+}).refine((e) => e.COHORT_HEADERS_TIMEOUT_MS <= e.COHORT_REQUEST_TIMEOUT_MS, { message: 'COHORT_HEADERS_TIMEOUT_MS must not exceed COHORT_REQUEST_TIMEOUT_MS', path: ['COHORT_HEADERS_TIMEOUT_MS'] });
+
+export type Config = {
+  host: string;
+  port: number;
+  dataDir: string;
+  databaseUrl?: string;
+  pgSchema?: string;
+  redisUrl?: string;
+  masterKey?: string;
+  logLevel: z.infer<typeof Env>['LOG_LEVEL'];
+  keyCacheMs: number;
+  interactionDeadlineMs: number;
+  keepaliveMs: number;
+  routeDeadlineMs: number;
+  turnBudgetMs: number;
+  replayBufferEvents: number;
+  turnsPerMinute: number;
+  routingCacheMs: number;
+  upstreamTimeoutMs: number;
+  priceTable?: string;
+  /** COHORT_PROVIDER_<SLUG>_{BASE_URL,API_KEY,ZDR}: provider endpoints and the operator's shared keys. */
+  providerEnv: Record<string, string>;
+  publicUrl?: string;
+  maxPausedRuns: number;
+  shutdownGraceMs: number;
+  isolation: IsolationOptions;
+  maxInternsPerAccount: number;
+  egress: EgressPolicy;
+  agentsFile?: string;
+  maxJsonDepth: number;
+  connections: { max: number; perAddress: number; headersTimeoutMs: number; requestTimeoutMs: number; idleTimeoutMs: number };
+  /** Concurrent model requests and intern chat streams per API key and per account (0: no limit). */
+  concurrency: SlotLimits;
+  metricsToken?: string;
+  logFormat?: 'pretty' | 'json';
+};
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  // A variable set to nothing (`COHORT_DATA_DIR=` in a compose file) means its default, not "" (which is the working directory, or 0).
+  const e = Env.parse(Object.fromEntries(Object.entries(env).filter(([, v]) => v !== '')));
+  const egress = parseEgress(e.COHORT_INTERN_EGRESS);
+  return {
+    host: e.HOST,
+    port: e.PORT,
+    dataDir: resolve(e.COHORT_DATA_DIR),
+    databaseUrl: e.DATABASE_URL || undefined,
+    pgSchema: e.COHORT_PG_SCHEMA || undefined,
+    redisUrl: e.REDIS_URL || undefined,
+    masterKey: e.COHORT_MASTER_KEY || undefined,
+    logLevel: e.LOG_LEVEL,
+    keyCacheMs: e.COHORT_KEY_CACHE_MS,
+    interactionDeadlineMs: e.COHORT_INTERACTION_DEADLINE_MS,
+    keepaliveMs: e.COHORT_KEEPALIVE_MS,
+    routeDeadlineMs: e.COHORT_ROUTE_DEADLINE_MS,
+    turnBudgetMs: e.COHORT_TURN_BUDGET_MS,
+    replayBufferEvents: e.COHORT_REPLAY_BUFFER_EVENTS,
+    turnsPerMinute: e.COHORT_TURNS_PER_MINUTE,
+    routingCacheMs: e.COHORT_ROUTING_CACHE_MS,
+    upstreamTimeoutMs: e.COHORT_UPSTREAM_TIMEOUT_MS,
+    priceTable: e.COHORT_PRICE_TABLE || undefined,
+    providerEnv: Object.fromEntries(Object.entries(env).filter((kv): kv is [string, string] => kv[0].startsWith('COHORT_PROVIDER_') && !!kv[1])),
+    publicUrl: e.COHORT_PUBLIC_URL || undefined,
+    maxPausedRuns: e.COHORT_MAX_PAUSED_RUNS,
+    shutdownGraceMs: e.COHORT_SHUTDOWN_GRACE_MS,
+    isolation: {
+      enabled: !e.COHORT_UNSAFE_NO_ISOLATION,
+      bwrapPath: e.COHORT_BWRAP,
+      diskMb: e.COHORT_INTERN_DISK_MB,
+      tmpMb: e.COHORT_INTERN_TMP_MB,
+      uidBase: e.COHORT_INTERN_UID_BASE,
+      uidCount: e.COHORT_INTERN_UID_COUNT,
+      limits: { processes: e.COHORT_INTERN_MAX_PROCESSES, memoryMb: e.COHORT_INTERN_MAX_MEMORY_MB, fileMb: e.COHORT_INTERN_MAX_FILE_MB, openFiles: e.COHORT_INTERN_MAX_OPEN_FILES },
+      allowEscalation: e.COHORT_ALLOW_ESCALATION,
+      egress: egress.rules.length > 0,
+    },
+    maxInternsPerAccount: e.COHORT_MAX_INTERNS_PER_ACCOUNT,
+    egress,
+    agentsFile: e.COHORT_AGENTS_FILE || undefined,
+    maxJsonDepth: e.COHORT_MAX_JSON_DEPTH,
+    metricsToken: e.COHORT_METRICS_TOKEN || undefined,
+    logFormat: e.COHORT_LOG_FORMAT,
+    connections: {
+      max: e.COHORT_MAX_CONNECTIONS,
+      perAddress: e.COHORT_MAX_CONNECTIONS_PER_ADDRESS,
+      headersTimeoutMs: e.COHORT_HEADERS_TIMEOUT_MS,
+      requestTimeoutMs: e.COHORT_REQUEST_TIMEOUT_MS,
+      idleTimeoutMs: e.COHORT_IDLE_CONNECTION_TIMEOUT_MS,
+    },
+    concurrency: {
+      model: { perKey: e.COHORT_MAX_MODEL_REQUESTS_PER_KEY, perAccount: e.COHORT_MAX_MODEL_REQUESTS_PER_ACCOUNT },
+      stream: { perKey: e.COHORT_MAX_INTERN_STREAMS_PER_KEY, perAccount: e.COHORT_MAX_INTERN_STREAMS_PER_ACCOUNT },
+    },
+  };
+}

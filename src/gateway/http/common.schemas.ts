@@ -1,0 +1,44 @@
+// Shapes shared by several resources.
+import { z } from 'zod';
+import { StoredString } from './stored.schemas.ts';
+
+export const SLUG_PATTERN = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
+export const Uuid = z.uuid();
+export const Timestamp = z.string().describe('ISO 8601 timestamp');
+/** A model slug as stored (workspace defaults, credential allow-lists, preset configs). */
+export const ModelSlug = StoredString.min(1).max(256);
+
+/** A preset slug (SPEC §4.4: URL-safe, at least 1 character): RFC 3986's unreserved characters, up
+ * to 100 of them, but not only dots (`.` and `..` are path segments a client would resolve away). */
+export const PRESET_SLUG_PATTERN = String.raw`(?!\.+$)[A-Za-z0-9._~-]+`;
+export const PresetSlug = z
+  .string()
+  .min(1)
+  .max(100)
+  .regex(new RegExp(`^${PRESET_SLUG_PATTERN}$`), 'must be URL-safe: letters, digits and . _ ~ - (not only dots)');
+
+export const Pagination = z.object({
+  offset: z.coerce.number().int().min(0).default(0),
+  limit: z.coerce.number().int().min(1).max(100).default(50),
+});
+
+export const ManagementError = z.object({ error: z.object({ code: z.number().int(), message: z.string() }) });
+
+export const SERVER_TOOLS = [
+  'service:advisor',
+  'service:apply_patch',
+  'service:bash',
+  'service:datetime',
+  'service:fusion',
+  'service:image_generation',
+  'service:experimental__search_models',
+  'service:shell',
+  'service:subagent',
+  'service:tool_search',
+  'service:web_fetch',
+  'service:web_search',
+] as const;
+export type ServerTool = (typeof SERVER_TOOLS)[number];
+
+const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+export const isUuid = (s: string) => UUID_PATTERN.test(s);

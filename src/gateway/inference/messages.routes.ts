@@ -1,0 +1,61 @@
+// POST /messages: an Anthropic Messages API request, routed like /chat/completions and answered
+// as an Anthropic message or its event stream (message_start … message_stop, or an `error`
+// event after the stream opened). Accepts the key as `x-api-key` too, as Anthropic clients send it.
+import type { RouteModule } from '../http/app.ts';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { guard, principalOf } from '../http/app.ts';
+import { parseWith } from '../http/validate.ts';
+import { MessageResponse, MessagesRequest } from './inference.schemas.ts';
+import { fromMessagesBody, type AnthropicBody } from './wire/anthropic-request.ts';
+import { messagesEncoder, toMessage } from './wire/anthropic-response.ts';
+import type { ChatChunk } from './types.ts';
+import type { RequestBody } from './routing.ts';
+import { cancelOnClose, errorDocs, prepareOrRefuse, writeSse } from './chat-completions.routes.ts';
+import { holdSlot } from '../http/slots.ts';
+
+async function* frames(batches: AsyncIterable<ChatChunk[]>, encoder: ReturnType<typeof messagesEncoder>): AsyncGenerator<string> {
+  for await (const batch of batches) {
+    let out = '';
+    for (const c of batch) out += encoder.push(c);
+    yield out;
+  }
+}
+
+export const messagesRoutes: RouteModule = (app, ctx) => {
+  // Anthropic clients send their key as x-api-key.
+  const apiKeyHeader = (req: FastifyRequest, _reply: FastifyReply, done: () => void) => {
+    const apiKey = req.headers['x-api-key'];
+    if (!req.headers.authorization && typeof apiKey === 'string') req.headers.authorization = `Bearer ${apiKey}`;
+    done();
+  };
+  const onRequest = [apiKeyHeader, guard(ctx, 'any')];
+
+  ctx.docs.add({
+    method: 'post',
+    path: '/messages',
+    summary: 'Send a model request (Anthropic messages), streamed as Anthropic SSE events when `stream` is true',
+    tags: ['inference'],
+    body: MessagesRequest,
+    responses: {
+      200: { description: 'a message, or an SSE stream of Anthropic events', schema: MessageResponse },
+      ...errorDocs,
+    },
+  });
+  app.post('/messages', { onRequest, config: { errorStyle: 'chat' } }, async (req, reply) => {
+    const parsed = parseWith(MessagesRequest, req.body) as AnthropicBody;
+    const body = fromMessagesBody(parsed) as RequestBody;
+    await holdSlot(ctx, req, reply, 'model');
+    const p = await prepareOrRefuse(ctx, { principal: principalOf(req), body, style: 'messages', raw: req.body });
+    const cancel = cancelOnClose(reply);
+    if (!p.stream) return toMessage((await ctx.inference.complete(p, cancel)).completion);
+    const { served, chunks } = await ctx.inference.stream(p, cancel);
+    const encoder = messagesEncoder({ model: served.model });
+    await writeSse(reply, {
+      ctx,
+      cancel,
+      frames: frames(chunks, encoder),
+      fail: (e) => encoder.error(e.message, e.status),
+      end: () => encoder.end(),
+    });
+  });
+};

@@ -1,0 +1,26 @@
+// The inference router's provider registry: one adapter per adapter kind, all behind the one
+// ProviderAdapter interface, sharing one keep-alive HTTP pool. Entry point of src/inference/.
+// May import: its own modules, ../log.ts. Imported by services; never imports services or store.
+import { createHttpClient } from './http.ts';
+import { localAdapter } from './local/index.ts';
+import { openaiCompatibleAdapter } from './openai-compatible/index.ts';
+import { anthropicAdapter } from './anthropic/index.ts';
+import type { AdapterKind } from './catalogue.ts';
+import type { ProviderAdapter } from '../types.ts';
+
+export type Registry = { adapter(kind: AdapterKind): ProviderAdapter; close(): Promise<void> };
+
+export function createRegistry(opts: { timeoutMs: number }): Registry {
+  const client = createHttpClient(opts);
+  const adapters: Record<AdapterKind, ProviderAdapter> = {
+    local: localAdapter,
+    openai: openaiCompatibleAdapter({ client }),
+    anthropic: anthropicAdapter({ client }),
+  };
+  return { adapter: (kind) => adapters[kind], close: async () => client.close() };
+}
+
+export { providerTable, providerVar, splitModel, type ProviderTable, type ProviderInfo } from './catalogue.ts';
+export { loadPriceTable, costOf, type PriceTable } from '../prices.ts';
+export { selectCredentials, type Candidate, type CredentialRule } from '../select.ts';
+export * from '../types.ts';

@@ -1,0 +1,56 @@
+// POST /responses: an OpenAI Responses API request, translated to the chat-completions request
+// the router serves (wire/responses-request.ts) and routed exactly like /chat/completions
+// (presets, default model, credentials, slots, the request log as api_style `responses`), then
+// answered as a `response` object or its event stream (wire/responses-response.ts). Before the
+// first byte a refusal is the chat route's error body; after it, a `response.failed` event.
+import type { RouteModule } from '../http/app.ts';
+import { guard, principalOf } from '../http/app.ts';
+import { parseWith } from '../http/validate.ts';
+import { ResponseObject, ResponsesRequest } from './inference.schemas.ts';
+import { fromResponsesBody, type ResponsesBody } from './wire/responses-request.ts';
+import { echoOf, responsesEncoder, toResponse, type ResponseIdentity } from './wire/responses-response.ts';
+import type { ChatChunk } from './types.ts';
+import type { RequestBody } from './routing.ts';
+import { cancelOnClose, errorDocs, prepareOrRefuse, writeSse } from './chat-completions.routes.ts';
+import { holdSlot } from '../http/slots.ts';
+
+async function* frames(batches: AsyncIterable<ChatChunk[]>, encoder: ReturnType<typeof responsesEncoder>): AsyncGenerator<string> {
+  // The response exists once a provider accepted the request: say so before its first token.
+  yield encoder.start();
+  for await (const batch of batches) {
+    let out = '';
+    for (const c of batch) out += encoder.push(c);
+    yield out;
+  }
+}
+
+export const responsesRoutes: RouteModule = (app, ctx) => {
+  const onRequest = guard(ctx, 'any');
+
+  ctx.docs.add({
+    method: 'post',
+    path: '/responses',
+    summary: 'Send a model request (OpenAI Responses), streamed as Responses SSE events when `stream` is true',
+    tags: ['inference'],
+    body: ResponsesRequest,
+    responses: {
+      200: { description: 'a response, or an SSE stream of Responses events ending in response.completed, response.incomplete or response.failed', schema: ResponseObject },
+      ...errorDocs,
+    },
+  });
+  app.post('/responses', { onRequest, config: { errorStyle: 'chat' } }, async (req, reply) => {
+    const parsed = parseWith(ResponsesRequest, req.body) as ResponsesBody;
+    const body = fromResponsesBody(parsed) as RequestBody;
+    await holdSlot(ctx, req, reply, 'model');
+    const p = await prepareOrRefuse(ctx, { principal: principalOf(req), body, style: 'responses', raw: req.body });
+    const cancel = cancelOnClose(reply);
+    const who = (model: string): ResponseIdentity => ({ requestId: p.id, model, createdAt: Math.floor(Date.now() / 1000), echo: echoOf(parsed) });
+    if (!p.stream) {
+      const { served, completion } = await ctx.inference.complete(p, cancel);
+      return toResponse(completion, who(served.model));
+    }
+    const { served, chunks } = await ctx.inference.stream(p, cancel);
+    const encoder = responsesEncoder(who(served.model));
+    await writeSse(reply, { ctx, cancel, frames: frames(chunks, encoder), fail: (e) => encoder.error(e), end: () => encoder.end() });
+  });
+};

@@ -1,0 +1,81 @@
+// From a validated request body (and the preset it names) to what the router will do: the models
+// to try in order, the body to send upstream, the request's ZDR requirement and the server tools
+// it names. Pure; the preset's designated version is looked up by the caller.
+import { invalidRequest } from '../errors.ts';
+import { SERVER_TOOLS } from '../http/common.schemas.ts';
+import type { ChatRequest } from './types.ts';
+import type { PresetVersion } from './routing-config.ts';
+
+export const PRESET_PREFIX = '@preset/';
+export const MAX_FALLBACKS = 3;
+
+/** Fields that steer routing or observability; never sent upstream. */
+const ROUTING_FIELDS = new Set([
+  'model', 'preset', 'models', 'fallbacks', 'provider', 'plugins', 'session_id', 'route', 'speed', 'trace', 'metadata',
+  'stop_server_tools_when', 'cache_control', 'output_config', 'system_cache_control', 'stream', 'stream_options',
+]);
+
+/** Plugin ids that are server tools under another name. */
+const PLUGIN_TOOLS: Record<string, string> = { web: 'service:web_search', 'web-fetch': 'service:web_fetch' };
+const SERVER_TOOL_SET: ReadonlySet<string> = new Set(SERVER_TOOLS);
+
+export type RequestBody = ChatRequest & {
+  model?: string;
+  preset?: string;
+  models?: string[];
+  fallbacks?: { model: string }[];
+  provider?: { zdr?: boolean | null } | null;
+  plugins?: { id: string }[];
+};
+
+/** The preset a body names, by `@preset/<slug>` as its model or by its `preset` field. */
+export function presetSlugOf(body: Pick<RequestBody, 'model' | 'preset'>): string | null {
+  if (!body.model?.startsWith(PRESET_PREFIX)) return body.preset ?? null;
+  // Without a slug the request would fall through to the workspace default, not the preset meant.
+  if (body.model.length === PRESET_PREFIX.length) throw invalidRequest(`model: ${PRESET_PREFIX} needs a preset slug after it`);
+  return body.model.slice(PRESET_PREFIX.length);
+}
+
+/** `models` and `fallbacks` spell one setting: a request giving either replaces the preset's. */
+const FALLBACK_FIELDS = ['models', 'fallbacks'];
+
+/** The preset's config under the body: request fields win; its system prompt leads unless the body has its own. */
+export function applyPreset(body: RequestBody, preset: PresetVersion | null): RequestBody {
+  if (!preset) return body;
+  const own = Object.fromEntries(Object.entries(body).filter(([k, v]) => v !== undefined && !(k === 'model' && String(v).startsWith(PRESET_PREFIX))));
+  const ownsFallbacks = FALLBACK_FIELDS.some((k) => k in own);
+  const config = ownsFallbacks ? Object.fromEntries(Object.entries(preset.config).filter(([k]) => !FALLBACK_FIELDS.includes(k))) : preset.config;
+  const merged = { ...config, ...own } as RequestBody;
+  const hasSystem = body.messages.some((m) => m.role === 'system' || m.role === 'developer');
+  if (preset.systemPrompt && !hasSystem) merged.messages = [{ role: 'system', content: preset.systemPrompt }, ...body.messages];
+  return merged;
+}
+
+export type Resolved = { models: string[]; upstream: ChatRequest; requireZdr: boolean; serverTools: string[] };
+
+export function resolveRequest(body: RequestBody, opts: { defaultModel: string | null }): Resolved {
+  const model = body.model && !body.model.startsWith(PRESET_PREFIX) ? body.model : opts.defaultModel;
+  if (!model) throw invalidRequest('model: required, since the workspace has no default_text_model');
+  if (body.models && body.fallbacks) throw invalidRequest('fallbacks: cannot be combined with models');
+  const listed = body.models ?? body.fallbacks?.map((f) => f.model) ?? [];
+  const fallbacks = [...new Set(listed)].filter((m) => m !== model);
+  if (fallbacks.length > MAX_FALLBACKS) throw invalidRequest(`models: at most ${MAX_FALLBACKS} fallback models`);
+
+  const serverTools = [
+    ...(body.tools ?? []).map((t) => t.type).filter((t) => SERVER_TOOL_SET.has(t) || t.startsWith('service:')),
+    ...(body.plugins ?? []).map((p) => PLUGIN_TOOLS[p.id] ?? p.id).filter((id) => SERVER_TOOL_SET.has(id)),
+  ];
+  const upstream = Object.fromEntries(Object.entries(body).filter(([k]) => !ROUTING_FIELDS.has(k))) as ChatRequest;
+  if (body.tools) {
+    const tools = body.tools.filter((t) => !t.type.startsWith('service:'));
+    if (tools.length) upstream.tools = tools;
+    else delete upstream.tools;
+  }
+  return { models: [model, ...fallbacks], upstream, requireZdr: body.provider?.zdr === true, serverTools: [...new Set(serverTools)] };
+}
+
+/** The first named server tool that the workspace disabled, if any. */
+export function disabledToolIn(serverTools: string[], disabled: string[] | null | undefined): string | null {
+  if (!disabled?.length) return null;
+  return serverTools.find((t) => disabled.includes(t)) ?? null;
+}

@@ -1,0 +1,19 @@
+// GET /agents: the agents of the operator's catalogue an intern may run (`agent` on an intern),
+// with what each supports. Any valid key may read it; commands and environments stay private.
+import { z } from 'zod';
+import type { RouteModule } from '../http/app.ts';
+import { guard } from '../http/app.ts';
+
+const Agent = z.object({
+  id: z.string(),
+  name: z.string(),
+  description: z.string(),
+  supports: z.object({ sessions: z.boolean(), questions: z.boolean(), steering: z.boolean() }),
+});
+const AgentList = z.object({ data: z.array(Agent) });
+
+export const agentRoutes: RouteModule = (app, ctx) => {
+  const list = { data: ctx.agents.entries.map(({ id, name, description, supports }) => ({ id, name, description, supports })) };
+  ctx.docs.add({ method: 'get', path: '/agents', summary: 'List the agents interns may run', tags: ['interns'], responses: { 200: { description: 'the catalogue', schema: AgentList } } });
+  app.get('/agents', { onRequest: guard(ctx, 'any') }, async () => list);
+};

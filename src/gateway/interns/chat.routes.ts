@@ -1,0 +1,66 @@
+// POST /interns/{internId}/chat/completions (SPEC §4.1): validates, resolves the intern's
+// daemon from its record, counts the turn, and relays the run as an OpenAI-compatible stream.
+import type { RouteModule } from '../http/app.ts';
+import { guard, principalOf } from '../http/app.ts';
+import { parseWith } from '../http/validate.ts';
+import { ChatChunk, ChatRequest, SteeredResponse } from './chat.schemas.ts';
+import { LifecycleError } from './interns.schemas.ts';
+import { chatAction, chatTarget } from './chat.ts';
+import { answerInteraction, daemonRefusedConnection, startTurn } from './daemon-client.ts';
+import { relay } from './relay.ts';
+import { holdSlot } from '../http/slots.ts';
+
+const CHAT_ERRORS = [400, 401, 403, 404, 408, 409, 410, 413, 429, 502, 503, 504];
+
+export const internChatRoutes: RouteModule = (app, ctx) => {
+  const onRequest = guard(ctx, 'interns');
+  // One object for every stream of this route (an open stream keeps a reference).
+  const timings = { keepaliveMs: ctx.config.keepaliveMs, routeDeadlineMs: ctx.config.routeDeadlineMs, turnBudgetMs: ctx.config.turnBudgetMs };
+
+  ctx.docs.add({
+    method: 'post',
+    path: '/interns/:internId/chat/completions',
+    summary: 'Chat with an intern: an OpenAI-compatible SSE stream that can pause for a permission or an answer',
+    tags: ['interns'],
+    params: { internId: 'intern id' },
+    body: ChatRequest,
+    responses: {
+      200: { description: 'SSE stream of chat.completion.chunk events, then data: [DONE]', schema: ChatChunk, contentType: 'text/event-stream' },
+      202: { description: 'delivered into the running turn of this session', schema: SteeredResponse },
+      ...Object.fromEntries(CHAT_ERRORS.map((c) => [c, { description: 'refusal', schema: LifecycleError }])),
+    },
+  });
+
+  app.post<{ Params: { internId: string } }>('/interns/:internId/chat/completions', { onRequest, config: { errorStyle: 'chat' } }, async (req, reply) => {
+    const principal = principalOf(req);
+    const action = chatAction(parseWith(ChatRequest, req.body));
+    // Fastify keeps the request until the response ends; a stream may stay open for minutes and
+    // the body may be a 1 MiB history, of which the action keeps only the last message.
+    req.body = null;
+    const target = await chatTarget(ctx.store.db, { principal, sealer: ctx.sealer, internId: req.params.internId });
+    // The stream's slot before the turn is counted, so a refused stream costs no turn.
+    await holdSlot(ctx, req, reply, 'stream');
+    if (action.kind === 'turn') await ctx.turnLimiter.consume(principal.subjectId);
+    const internId = req.params.internId.toLowerCase();
+    const result = await relay({
+      res: reply.raw,
+      timings,
+      sessionId: action.kind === 'answer' ? action.sessionId : undefined,
+      streams: ctx.streams,
+      open: () => (action.kind === 'turn' ? startTurn(target, action.body) : answerInteraction(target, action)),
+      onOpen: () => {
+        for (const [k, v] of Object.entries(reply.getHeaders())) if (v !== undefined) reply.raw.setHeader(k, v as string);
+        reply.hijack();
+        // node:http keeps a request's headers until its response ends; a stream may stay open
+        // for minutes and nothing reads them after this point (about 0.5 KB per open stream).
+        req.raw.rawHeaders.length = 0;
+        req.raw.headers = {};
+      },
+    }).catch((err: unknown) => {
+      if (daemonRefusedConnection(err)) ctx.interns.noticeRefused({ id: internId, hostname: target.baseUrl });
+      throw err;
+    });
+    if (result.kind === 'steered') return reply.code(202).send(result.body);
+    return reply;
+  });
+};

@@ -1,0 +1,71 @@
+// The intern chat request and stream shapes (SPEC §2.2, §4.1, §8). Unknown OpenAI fields are
+// accepted and dropped (z.object strips them); only the last message is acted on.
+import { z } from 'zod';
+import { ApprovalMode, SessionId, Usage } from '../../shared/daemon-protocol.ts';
+
+const TextPart = z.object({ type: z.literal('text'), text: z.string() });
+const Content = z.union([z.string(), z.array(TextPart)]);
+const CallId = z.string().min(1).max(128);
+
+export const ChatMessage = z.discriminatedUnion('role', [
+  z.object({ role: z.literal('system'), content: Content }),
+  z.object({ role: z.literal('developer'), content: Content }),
+  z.object({ role: z.literal('user'), content: Content }),
+  z.object({
+    role: z.literal('assistant'),
+    content: Content.nullable().optional(),
+    tool_calls: z
+      .array(z.object({ id: CallId, type: z.literal('function').optional(), function: z.object({ name: z.string(), arguments: z.string() }) }))
+      .optional(),
+  }),
+  z.object({ role: z.literal('tool'), content: Content, tool_call_id: CallId }),
+]);
+export type ChatMessage = z.infer<typeof ChatMessage>;
+
+export const ChatRequest = z.object({
+  messages: z.array(ChatMessage).min(1),
+  stream: z.literal(true, { error: 'must be true: only streaming is supported' }),
+  session_id: SessionId.optional(),
+  approval_mode: ApprovalMode.optional(),
+  model: z.string().min(1).max(256).optional(),
+});
+export type ChatRequest = z.infer<typeof ChatRequest>;
+
+export const SteeredResponse = z.object({ session_id: z.string(), status: z.literal('steered') });
+
+export const StreamError = z.object({
+  code: z.number().int(),
+  message: z.string(),
+  metadata: z.object({ reason: z.string(), retryable: z.boolean() }),
+});
+
+export const ToolCall = z.object({
+  index: z.number().int(),
+  id: z.string(),
+  type: z.literal('function'),
+  function: z.object({ name: z.literal('service.provide_input'), arguments: z.string().describe('JSON of the interaction') }),
+});
+
+export const ChatChunk = z.object({
+  id: z.string(),
+  object: z.literal('chat.completion.chunk'),
+  created: z.number().int(),
+  model: z.string(),
+  choices: z.array(
+    z.object({
+      index: z.number().int(),
+      delta: z.object({
+        role: z.literal('assistant').optional(),
+        content: z.string().optional(),
+        reasoning: z.string().optional(),
+        tool_calls: z.array(ToolCall).optional(),
+      }),
+      finish_reason: z.enum(['stop', 'tool_calls', 'error']).nullable(),
+    }),
+  ),
+  error: StreamError.optional(),
+  session_id: z.string().nullable().optional(),
+  usage: Usage.nullable().optional(),
+});
+export type ChatChunk = z.infer<typeof ChatChunk>;
+export type StreamError = z.infer<typeof StreamError>;

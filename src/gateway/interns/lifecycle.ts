@@ -1,0 +1,181 @@
+// Intern lifecycle: provision (start the daemon through the provisioner, with progress steps),
+// suspend, delete, and re-adoption of daemons by a starting gateway. Transitions are guarded
+// by the status they start from, so gateways sharing a database do not undo each other's work.
+import { eq } from 'drizzle-orm';
+import type { Db } from '../store/db.ts';
+import type { Logger } from '../../shared/log.ts';
+import { scrub } from '../../shared/log.ts';
+import type { Sealer } from '../crypto/seal.ts';
+import { workspaces } from '../store/schema.ts';
+import type { InternRow } from '../store/schema-interns.ts';
+import { revokeKey } from '../access/identity-store.ts';
+import type { Provisioner } from './provisioner/index.ts';
+import { ApiError } from '../errors.ts';
+import type { Catalogue } from './agent-catalogue.ts';
+import { deleteInternRow, getInternById, internsWithDaemons, openSecrets, setInternState } from './interns.ts';
+
+export const DEFAULT_INTERN_MODEL = 'local/scripted';
+const STALE_MS = 120_000;
+
+export type InternLifecycle = {
+  provision(row: InternRow): Promise<void>;
+  suspend(row: InternRow): Promise<void>;
+  destroy(row: InternRow): Promise<void>;
+  /** On gateway start: keep healthy daemons, mark the others. */
+  readopt(): Promise<void>;
+  /** A chat found nothing listening at the intern's address: if its health check fails too, the
+   * daemon is gone, so the intern is marked `failed` (GET shows why) instead of staying `running`. */
+  noticeRefused(intern: { id: string; hostname: string }): void;
+  setGatewayUrl(url: string): void;
+  /** Resolves when background work started by this process has finished. */
+  idle(): Promise<void>;
+};
+
+/** Thrown from a provision step when the intern is no longer provisioning (deleted or suspended). */
+class Superseded extends Error {
+  constructor() {
+    super('the intern was deleted or suspended while it started');
+  }
+}
+
+const deleting = () => new ApiError({ status: 409, message: 'the intern is being deleted' });
+const message = (err: unknown) => scrub(err instanceof Error ? err.message : String(err)).slice(0, 1000);
+
+export function createInternLifecycle(opts: { db: Db; sealer: Sealer; provisioner: Provisioner; log: Logger; agents: Catalogue; gatewayUrl?: string }): InternLifecycle {
+  const { db, provisioner, log } = opts;
+  let gatewayUrl = opts.gatewayUrl ?? '';
+  const tasks = new Set<Promise<void>>();
+  const probing = new Set<string>();
+  /** Provisions this process is running, by intern: a delete waits for its intern's to stop. */
+  const provisioning = new Map<string, Promise<void>>();
+  const background = (name: string, id: string, fn: () => Promise<void>) => {
+    const t = fn()
+      .catch((err) => log.error({ err, intern: id }, `${name} failed`))
+      .finally(() => tasks.delete(t));
+    tasks.add(t);
+    return t;
+  };
+
+  async function modelFor(row: InternRow): Promise<string> {
+    if (row.model) return row.model;
+    const [ws] = await db.select({ m: workspaces.defaultTextModel }).from(workspaces).where(eq(workspaces.id, row.workspaceId));
+    return ws?.m ?? DEFAULT_INTERN_MODEL;
+  }
+
+  /** A provision whose intern was deleted or suspended meanwhile: what it started must not linger,
+   * and for a deleted intern neither may what it made (its directory, made again after the delete removed it). */
+  async function abandon(id: string, pid: number | null) {
+    const now = await getInternById(db, id);
+    if (!now || now.status === 'destroying' || now.status === 'destroy_failed') await provisioner.destroy({ id, pid });
+    else await provisioner.stop({ id, pid });
+  }
+
+  async function runProvision(row: InternRow) {
+    try {
+      await provisioner.stop({ id: row.id, pid: row.daemonPid });
+      const { secret, apiKey } = openSecrets(opts.sealer, row);
+      const agent = opts.agents.get(row.agent);
+      if (!agent) throw new Error(`the intern's agent "${row.agent}" is not in this installation's catalogue (it offers ${opts.agents.ids().join(', ')}); choose another with PATCH /interns/{id}`);
+      // Each step re-checks the claim, so a delete or suspend stops the start at the next step
+      // (the provisioner stops a daemon it already spawned) instead of after it is up.
+      const spec = { internId: row.id, secret, apiKey, model: await modelFor(row), instructions: row.instructions ?? '', gatewayUrl, agent: { command: agent.command, env: agent.env, modes: agent.modes } };
+      const handle = await provisioner.start(spec, async (s) => {
+        const still = await setInternState(db, { id: row.id, from: ['provisioning'], patch: { progress: { step_label: s.label, step_number: s.number, total_steps: s.total } } });
+        if (!still) throw new Superseded();
+      });
+      const done = await setInternState(db, { id: row.id, from: ['provisioning'], patch: { status: 'running', progress: null, hostname: handle.hostname, daemonPid: handle.pid, lastFailureMessage: null } });
+      if (!done) await abandon(row.id, handle.pid);
+    } catch (err) {
+      const failed = await setInternState(db, { id: row.id, from: ['provisioning'], patch: { status: 'failed', progress: null, hostname: null, daemonPid: null, lastFailureMessage: message(err) } });
+      if (!failed) await abandon(row.id, null);
+    }
+  }
+
+  async function runDestroy(row: InternRow) {
+    try {
+      // A provision of this intern here first sees its claim lost and stops what it started; the
+      // directory is removed after that, not under a daemon still starting in it.
+      await provisioning.get(row.id);
+      await provisioner.destroy({ id: row.id, pid: (await getInternById(db, row.id))?.daemonPid ?? row.daemonPid });
+      if (row.apiKeyId) await revokeKey(db, row.apiKeyId);
+      await deleteInternRow(db, row.id);
+    } catch (err) {
+      await setInternState(db, { id: row.id, patch: { status: 'destroy_failed', progress: null, lastFailureMessage: message(err) } });
+    }
+  }
+
+  return {
+    async provision(row) {
+      if (row.status === 'destroying' || row.status === 'destroy_failed') throw deleting();
+      if (row.status === 'provisioning') return;
+      const first = { step_label: 'queued', step_number: 1, total_steps: 3 };
+      const claimed = await setInternState(db, { id: row.id, from: [row.status], patch: { status: 'provisioning', progress: first, lastFailureMessage: null } });
+      if (!claimed) return;
+      const t = background('provision', row.id, () => runProvision(claimed));
+      provisioning.set(row.id, t);
+      void t.finally(() => provisioning.get(row.id) === t && provisioning.delete(row.id));
+    },
+    async suspend(row) {
+      if (row.status === 'destroying' || row.status === 'destroy_failed') throw deleting();
+      await setInternState(db, { id: row.id, patch: { status: 'stopped', progress: null } });
+      await provisioner.stop({ id: row.id, pid: row.daemonPid });
+      await setInternState(db, { id: row.id, from: ['stopped'], patch: { hostname: null, daemonPid: null } });
+    },
+    async destroy(row) {
+      // Claimed from the status last read; if that changed meanwhile (a provision finished), from the new one.
+      for (let r: InternRow | null = row, tries = 0; r && r.status !== 'destroying' && tries < 5; tries++) {
+        const claimed = await setInternState(db, { id: r.id, from: [r.status], patch: { status: 'destroying', progress: null } });
+        if (claimed) return void background('delete', r.id, () => runDestroy(claimed));
+        r = await getInternById(db, r.id);
+      }
+    },
+    async readopt() {
+      for (const row of await internsWithDaemons(db)) {
+        const stale = Date.now() - row.updatedAt.getTime() > STALE_MS;
+        if (row.status === 'running' && !row.hostname) {
+          // Restored from a backup: it starts again on its files.
+          const claimed = await setInternState(db, { id: row.id, from: ['running'], patch: { status: 'provisioning', progress: { step_label: 'queued', step_number: 1, total_steps: 3 } } });
+          if (claimed) background('provision', row.id, () => runProvision(claimed));
+        } else if (row.status === 'running') {
+          if (row.hostname && (await provisioner.healthy(row.hostname))) continue;
+          log.warn({ intern: row.id }, 'intern daemon not reachable at gateway start; marked failed');
+          await setInternState(db, { id: row.id, from: ['running'], patch: { status: 'failed', hostname: null, lastFailureMessage: 'the daemon was not running when the gateway started; provision the intern again' } });
+        } else if (row.status === 'provisioning' && stale) {
+          await setInternState(db, { id: row.id, from: ['provisioning'], patch: { status: 'failed', progress: null, lastFailureMessage: 'provisioning was interrupted; provision the intern again' } });
+        } else if (row.status === 'destroying' && stale) {
+          const fresh = await getInternById(db, row.id);
+          if (fresh) background('delete', row.id, () => runDestroy(fresh));
+        }
+      }
+    },
+    noticeRefused({ id, hostname }) {
+      if (probing.has(id)) return;
+      probing.add(id);
+      background('health check', id, async () => {
+        try {
+          const before = await getInternById(db, id);
+          if (before?.status !== 'running' || before.hostname !== hostname || (await provisioner.healthy(hostname))) return;
+          // Guarded by the address too: a provision meanwhile has started a new daemon elsewhere.
+          const marked = await setInternState(db, {
+            id,
+            from: ['running'],
+            hostname,
+            patch: { status: 'failed', hostname: null, daemonPid: null, lastFailureMessage: 'the daemon stopped answering (connection refused); provision the intern again' },
+          });
+          if (!marked) return;
+          log.warn({ intern: id }, 'intern daemon refused connections and failed its health check; marked failed');
+          // Whatever is left of it (an agent outliving its daemon) goes too.
+          await provisioner.stop({ id, pid: before.daemonPid });
+        } finally {
+          probing.delete(id);
+        }
+      });
+    },
+    setGatewayUrl(url) {
+      gatewayUrl = url;
+    },
+    async idle() {
+      while (tasks.size) await Promise.all([...tasks]);
+    },
+  };
+}

@@ -1,0 +1,302 @@
+// Local provisioner: each daemon runs on this machine, detached (it outlives the gateway), inside
+// the intern's isolated runtime (runtime.ts): its own namespaces, disk image, uid and limits. The
+// host side of an intern is `<data dir>/interns/<id>/` (daemon.log, disk.img, the disk's mount
+// point, generated /etc files) and `<data dir>/run/i/<id>/` (the daemon's socket). Its secret
+// reaches it on stdin, never in an environment or argv.
+// May import: protocol/daemon.ts, relay/client.ts (health), ./runtime, ./uids, node built-ins.
+import { spawn, spawnSync } from 'node:child_process';
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { nodeArgsFor } from '../../../shared/entry.ts';
+import { daemonHealthy } from '../daemon-client.ts';
+import type { DaemonHandle, DaemonSpec, Provisioner } from './index.ts';
+import type { AgentLimits } from '../../../shared/daemon-protocol.ts';
+import { etcFiles, IN_SANDBOX, runtimeCommand, runtimePathsFor } from './runtime.ts';
+import { createUidPool } from './uids.ts';
+import { isolationProblem } from './check.ts';
+import { copyDisk, mountImage } from './files.ts';
+
+const STEPS = 3;
+const PROJECT_ROOT = fileURLToPath(new URL('../../../../', import.meta.url)).replace(/\/$/, '');
+
+
+export type IsolationOptions = {
+  /** false only when the operator set COHORT_UNSAFE_NO_ISOLATION: daemons run as the gateway's own user. */
+  enabled: boolean;
+  bwrapPath: string;
+  /** Size of each intern's disk image; 0: a plain directory without a size limit. */
+  diskMb: number;
+  tmpMb: number;
+  uidBase: number;
+  uidCount: number;
+  limits: AgentLimits;
+  /** Whether a manual-mode escalation may be allowed at all (COHORT_ALLOW_ESCALATION). */
+  allowEscalation: boolean;
+  /** Whether interns get the gateway's egress proxy (COHORT_INTERN_EGRESS lists hosts). */
+  egress: boolean;
+};
+
+export type LocalProvisionerOptions = {
+  dataDir: string;
+  /** Passed to the daemon: interaction deadline, replay buffer, log level. */
+  daemonEnv?: Record<string, string>;
+  startTimeoutMs?: number;
+  isolation: IsolationOptions;
+  /** COHORT_PUBLIC_URL: where agents reach the gateway when it is not on this host's sockets. */
+  publicUrl?: string;
+};
+
+/** A minimal environment: nothing of the gateway's own (database URL, master key) reaches the intern. */
+function baseEnv(isolated: boolean): Record<string, string> {
+  const keep = isolated ? ['LANG', 'TZ'] : ['PATH', 'HOME', 'LANG', 'TZ', 'TMPDIR', 'NODE_OPTIONS'];
+  const env = Object.fromEntries(keep.filter((k) => process.env[k] !== undefined).map((k) => [k, process.env[k]!]));
+  return isolated ? { ...env, PATH: '/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin', HOME: `${IN_SANDBOX.intern}/home`, TMPDIR: '/tmp' } : env;
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Guards against pid reuse: only signal a process whose command line names this intern's directory. */
+function ours(pid: number, dir: string): boolean {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(dir);
+  } catch {
+    return alive(pid);
+  }
+}
+
+function children(pid: number): number[] {
+  try {
+    return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+  } catch {
+    return [];
+  }
+}
+
+/** The daemon inside a sandbox whose launcher is `pid`: launcher → bwrap → bwrap's init (pid 1 inside) → daemon. */
+function daemonInside(pid: number): number | null {
+  let p: number | undefined = pid;
+  for (let depth = 0; depth < 3 && p !== undefined; depth++) p = children(p)[0];
+  return p ?? null;
+}
+
+/** What a daemon that died while starting said: its error line (a stack's first), else its last lines. */
+function startFailure(log: string): string {
+  const lines = log.trim().split('\n').filter((l) => l.trim());
+  const error = lines.find((l) => /^\w*Error\b|^cohort daemon:|^bwrap:|^mount:|^unshare:/.test(l.trim()));
+  return (error ?? lines.slice(-3).join(' | ')).trim().slice(0, 500);
+}
+
+async function readListening(logFile: string, from: number, child: { exited: boolean }, timeoutMs: number): Promise<string> {
+  const until = Date.now() + timeoutMs;
+  while (Date.now() < until) {
+    const text = existsSync(logFile) ? readFileSync(logFile).subarray(from).toString('utf8') : '';
+    const m = /\{"listening":"((?:http:\/\/|unix:)[^"]+)"\}/.exec(text);
+    if (m) return m[1]!;
+    if (child.exited) throw new Error(`the daemon exited during start: ${startFailure(text)}`);
+    await sleep(20);
+  }
+  throw new Error(`the daemon did not report its address within ${timeoutMs} ms`);
+}
+
+/** A sparse ext4 image whose root the launcher fills; made once, kept across starts. */
+function ensureDiskImage(file: string, mb: number): void {
+  if (existsSync(file)) return;
+  const tmp = `${file}.new`;
+  writeFileSync(tmp, '', { mode: 0o600 });
+  const r = spawnSync('/usr/sbin/mkfs.ext4', ['-q', '-F', '-m', '5', '-E', 'lazy_itable_init=1,lazy_journal_init=1', tmp, `${mb}M`], { encoding: 'utf8' });
+  if (r.status !== 0) {
+    rmSync(tmp, { force: true });
+    throw new Error(`could not create the intern's disk image (mkfs.ext4: ${(r.stderr || r.error?.message || '').trim().slice(0, 200)}); install e2fsprogs, or set COHORT_INTERN_DISK_MB=0 to run without a disk limit`);
+  }
+  spawnSync('/bin/mv', [tmp, file]);
+}
+
+export function createLocalProvisioner(opts: LocalProvisionerOptions): Provisioner {
+  const iso = opts.isolation;
+  const dirOf = (id: string) => join(opts.dataDir, 'interns', id);
+  const runDirOf = (id: string) => join(opts.dataDir, 'run', 'i', id);
+  const gatewaysDir = join(opts.dataDir, 'run', 'gw');
+  const uids = createUidPool({ dir: join(opts.dataDir, 'run', 'uids'), base: iso.uidBase, size: iso.uidCount });
+
+  async function stop(intern: { id: string; pid: number | null }) {
+    const pid = intern.pid;
+    if (!pid || !alive(pid) || !ours(pid, dirOf(intern.id))) return;
+    // The daemon alone first: it cancels its runs and waits for its agent to confirm, so open
+    // streams end `run_ended`. Inside a sandbox it is bwrap's grandchild.
+    const daemon = iso.enabled ? daemonInside(pid) : pid;
+    try {
+      if (daemon) process.kill(daemon, 'SIGTERM');
+    } catch {}
+    for (let i = 0; i < 100 && alive(pid) && (daemon === null || alive(daemon)); i++) await sleep(50);
+    // Then the rest: killing the launcher kills bwrap (--die-with-parent) and so its PID namespace,
+    // every process the intern started with it; unsandboxed, its process group.
+    try {
+      process.kill(iso.enabled ? pid : -pid, 'SIGKILL');
+    } catch {}
+    for (let i = 0; i < 100 && alive(pid); i++) await sleep(20);
+  }
+
+  function sandboxed(spec: DaemonSpec, dir: string): { file: string; args: string[]; env: Record<string, string> } {
+    const problem = isolationProblem({ bwrapPath: iso.bwrapPath, diskMb: iso.diskMb });
+    if (problem) throw new Error(problem);
+    const uid = uids.claim(spec.internId);
+    const disk = join(dir, 'disk');
+    mkdirSync(disk, { recursive: true, mode: 0o700 });
+    const image = iso.diskMb > 0 ? join(dir, 'disk.img') : null;
+    if (image) ensureDiskImage(image, iso.diskMb);
+    const runDir = runDirOf(spec.internId);
+    mkdirSync(runDir, { recursive: true, mode: 0o700 });
+    rmSync(join(runDir, 'd.sock'), { force: true });
+    mkdirSync(gatewaysDir, { recursive: true, mode: 0o700 });
+    const etcDir = join(dir, 'etc');
+    mkdirSync(etcDir, { recursive: true, mode: 0o755 });
+    const files = etcFiles(uid);
+    const etc = { passwd: join(etcDir, 'passwd'), group: join(etcDir, 'group'), hosts: join(etcDir, 'hosts') };
+    for (const k of ['passwd', 'group', 'hosts'] as const) {
+      writeFileSync(etc[k], files[k]);
+      // Readable by the intern's uid inside, whatever the gateway's umask.
+      chmodSync(etc[k], 0o644);
+    }
+    const nodeArgs = nodeArgsFor(import.meta.url, '../../../runtime/daemon/main');
+    const code = ['dist', 'src', 'node_modules', 'package.json', 'tsconfig.json'].map((p) => join(PROJECT_ROOT, p)).filter((p) => existsSync(p));
+    const [file, args] = runtimeCommand({
+      bwrapPath: iso.bwrapPath,
+      internRoot: disk,
+      diskImage: image,
+      runDir,
+      gatewaysDir,
+      etc,
+      runtimePaths: runtimePathsFor({ execPath: process.execPath, codePaths: code }),
+      uid,
+      tmpBytes: iso.tmpMb * 1024 * 1024,
+      command: [process.execPath, ...nodeArgs],
+    });
+    return {
+      file,
+      args,
+      env: {
+        COHORT_INTERN_DIR: IN_SANDBOX.intern,
+        COHORT_DAEMON_SOCKET: IN_SANDBOX.daemonSocket,
+        COHORT_GATEWAY_SOCKETS: IN_SANDBOX.gateways,
+        COHORT_AGENT_UID: String(uid),
+        COHORT_AGENT_LIMITS: JSON.stringify(iso.limits),
+        COHORT_INTERN_EGRESS_PROXY: iso.egress ? '1' : '0',
+      },
+    };
+  }
+
+  function unsandboxed(spec: DaemonSpec, dir: string): { file: string; args: string[]; env: Record<string, string> } {
+    return {
+      file: process.execPath,
+      args: [...nodeArgsFor(import.meta.url, '../../../runtime/daemon/main'), '--dir', dir],
+      // Like an isolated daemon it reaches whichever gateway runs on this host through the gateways'
+      // sockets, so a gateway restarted on another port does not strand it; an operator's public URL
+      // (a gateway elsewhere) is used as given.
+      env: {
+        COHORT_INTERN_DIR: dir,
+        COHORT_DAEMON_HOST: '127.0.0.1',
+        COHORT_DAEMON_PORT: '0',
+        ...(opts.publicUrl ? { COHORT_AGENT_BASE_URL: spec.gatewayUrl } : { COHORT_GATEWAY_SOCKETS: gatewaysDir }),
+      },
+    };
+  }
+
+  return {
+    async start(spec: DaemonSpec, onStep): Promise<DaemonHandle> {
+      const dir = dirOf(spec.internId);
+      await onStep({ label: 'preparing the work directory', number: 1, total: STEPS });
+      mkdirSync(dir, { recursive: true, mode: 0o700 });
+      const how = iso.enabled ? sandboxed(spec, dir) : unsandboxed(spec, dir);
+      const logFile = join(dir, 'daemon.log');
+      const from = existsSync(logFile) ? readFileSync(logFile).length : 0;
+      await onStep({ label: 'starting the daemon', number: 2, total: STEPS });
+      const out = openSync(logFile, 'a', 0o600);
+      const child = spawn(how.file, how.args, {
+        cwd: dir,
+        detached: true,
+        stdio: ['pipe', out, out],
+        env: {
+          ...baseEnv(iso.enabled),
+          ...opts.daemonEnv,
+          ...how.env,
+          COHORT_DAEMON_SECRET_STDIN: '1',
+          COHORT_INTERN_ID: spec.internId,
+          COHORT_AGENT_API_KEY: spec.apiKey,
+          COHORT_AGENT_MODEL: spec.model,
+          COHORT_AGENT_INSTRUCTIONS: spec.instructions,
+          COHORT_ALLOW_ESCALATION: iso.allowEscalation ? '1' : '0',
+          ...(spec.agent.command ? { COHORT_AGENT_COMMAND: JSON.stringify(spec.agent.command) } : {}),
+          COHORT_AGENT_ENV: JSON.stringify(spec.agent.env),
+          COHORT_AGENT_MODES: JSON.stringify(spec.agent.modes),
+        },
+      });
+      closeSync(out);
+      child.stdin!.on('error', () => {});
+      child.stdin!.end(`${spec.secret}\n`);
+      const state = { exited: false };
+      child.on('exit', () => (state.exited = true));
+      child.on('error', () => (state.exited = true));
+      child.unref();
+      const pid = child.pid ?? null;
+      try {
+        const reported = await readListening(logFile, from, state, opts.startTimeoutMs ?? 20_000);
+        // Inside the sandbox the daemon names its socket by its own path; the gateway reaches it here.
+        const address = iso.enabled ? `unix:${join(runDirOf(spec.internId), 'd.sock')}` : reported;
+        await onStep({ label: 'waiting for the daemon to be healthy', number: 3, total: STEPS });
+        if (!(await daemonHealthy(address, 5_000))) throw new Error('the daemon did not answer its health check');
+        return { hostname: address, pid };
+      } catch (err) {
+        await stop({ id: spec.internId, pid });
+        throw err;
+      }
+    },
+    stop,
+    async destroy(intern) {
+      await stop(intern);
+      rmSync(dirOf(intern.id), { recursive: true, force: true });
+      rmSync(runDirOf(intern.id), { recursive: true, force: true });
+      uids.release(intern.id);
+    },
+    healthy: (hostname) => daemonHealthy(hostname),
+    async exportFiles(intern, to) {
+      const dir = dirOf(intern.id);
+      if (!iso.enabled) return copyDisk(dir, to);
+      const daemon = intern.pid && alive(intern.pid) && ours(intern.pid, dir) ? daemonInside(intern.pid) : null;
+      // Running: its disk as its daemon sees it (the image is mounted only in the intern's namespace).
+      if (daemon) return copyDisk(`/proc/${daemon}/root${IN_SANDBOX.intern}`, to);
+      const image = join(dir, 'disk.img');
+      if (!existsSync(image)) return copyDisk(join(dir, 'disk'), to);
+      const mounted = await mountImage(image, join(dir, 'disk'));
+      try {
+        return copyDisk(mounted.root, to);
+      } finally {
+        await mounted.release();
+      }
+    },
+    async importFiles(internId, from) {
+      const dir = dirOf(internId);
+      mkdirSync(dir, { recursive: true, mode: 0o700 });
+      if (!iso.enabled) return copyDisk(from, dir);
+      const disk = join(dir, 'disk');
+      mkdirSync(disk, { recursive: true, mode: 0o700 });
+      if (iso.diskMb === 0) return copyDisk(from, disk);
+      const image = join(dir, 'disk.img');
+      ensureDiskImage(image, iso.diskMb);
+      const mounted = await mountImage(image, disk);
+      try {
+        return copyDisk(from, mounted.root);
+      } finally {
+        await mounted.release();
+      }
+    },
+  };
+}

@@ -1,0 +1,19 @@
+// Every route module of the gateway: the API's, registered under /api/v1 in this order, and the operators' at the root.
+import type { RouteModule } from './http/app.ts';
+import { openapiRoutes } from './openapi.routes.ts';
+import { workspaceRoutes } from './management/workspaces.routes.ts';
+import { presetRoutes } from './management/presets.routes.ts';
+import { byokRoutes } from './management/byok.routes.ts';
+import { internRoutes } from './interns/interns.routes.ts';
+import { internChatRoutes } from './interns/chat.routes.ts';
+import { chatCompletionRoutes } from './inference/chat-completions.routes.ts';
+import { messagesRoutes } from './inference/messages.routes.ts';
+import { agentRoutes } from './interns/agents.routes.ts';
+import { responsesRoutes } from './inference/responses.routes.ts';
+import { modelRoutes } from './inference/models.routes.ts';
+import { opsRoutes } from './ops.routes.ts';
+
+export const routeModules: RouteModule[] = [workspaceRoutes, presetRoutes, byokRoutes, internRoutes, agentRoutes, internChatRoutes, chatCompletionRoutes, messagesRoutes, responsesRoutes, modelRoutes, openapiRoutes];
+
+/** Outside /api/v1 and without a key: health, readiness, metrics, the index. */
+export const rootModules: RouteModule[] = [opsRoutes];

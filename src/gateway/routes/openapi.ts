@@ -1,7 +1,0 @@
-// GET /openapi.json: the document generated from the route schemas (no key needed).
-import type { RouteModule } from '../app.ts';
-
-export const openapiRoutes: RouteModule = (app, ctx) => {
-  let cached: Record<string, unknown> | undefined;
-  app.get('/openapi.json', async () => (cached ??= ctx.docs.document()));
-};

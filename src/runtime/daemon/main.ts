@@ -1,0 +1,75 @@
+// The intern daemon (`npx cohort daemon`): one process per intern, owning its sessions, runs,
+// pending interactions, deadlines and replay buffers (DESIGN.md principle 1), and driving its
+// ACP agent on stdio. May import: src/protocol, src/acp, src/sandbox, node and npm packages —
+// never gateway code (src/gateway, src/store, src/inference).
+import { pathToFileURL } from 'node:url';
+import type { AddressInfo } from 'node:net';
+import { pino } from 'pino';
+import type { StatusResponse } from '../../shared/daemon-protocol.ts';
+import { optionsFromEnv, resolveOptions, type DaemonOptions } from './config.ts';
+import { createDaemonServer } from './http.ts';
+import { startForwarder } from './forward.ts';
+import { rmSync } from 'node:fs';
+import { Intern } from './intern.ts';
+
+export type { DaemonOptions } from './config.ts';
+
+export type RunningDaemon = { url: string; status(): StatusResponse; close(): Promise<void> };
+
+/** Starts a daemon in this process; resolves once its agent is initialized and it listens. */
+export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon> {
+  const forwarder = options.gatewaySockets ? await startForwarder({ socketsDir: options.gatewaySockets }) : null;
+  const o = resolveOptions(forwarder && options.model ? { ...options, model: { ...options.model, baseUrl: forwarder.url } } : options);
+  const log = pino({ name: 'cohort-daemon', level: o.logLevel, base: { intern: o.internId } }, pino.destination(2));
+  const intern = new Intern(o, log);
+  await intern.agents.ensure();
+  const server = createDaemonServer({ intern, secret: o.secret, keepaliveMs: o.keepaliveMs, log });
+  if (o.socket) rmSync(o.socket, { force: true });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    if (o.socket) server.listen(o.socket, () => resolve());
+    else server.listen(o.port, o.host, () => resolve());
+  });
+  const url = o.socket ? `unix:${o.socket}` : httpUrl(server.address() as AddressInfo);
+  log.info({ url }, 'daemon listening');
+  return {
+    url,
+    status: () => intern.status(),
+    close: async () => {
+      await intern.close();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await forwarder?.close();
+    },
+  };
+}
+
+const httpUrl = ({ address, port }: AddressInfo) => `http://${address.includes(':') ? `[${address}]` : address}:${port}`;
+
+/** The first line of stdin (the provisioner writes the secret there and closes it). */
+async function readSecretLine(): Promise<string> {
+  let text = '';
+  for await (const chunk of process.stdin) {
+    text += String(chunk);
+    if (text.includes('\n')) break;
+  }
+  return text.split('\n')[0]!.trim();
+}
+
+/** `npx cohort daemon [--dir D] [--host H] [--port P]`; everything else from the environment (docs/guides/interns.md). */
+export async function runDaemon(argv: string[] = process.argv.slice(2), env: NodeJS.ProcessEnv = process.env): Promise<void> {
+  const secret = env.COHORT_DAEMON_SECRET_STDIN === '1' ? await readSecretLine() : undefined;
+  const daemon = await startDaemon(optionsFromEnv(env, argv, { secret }));
+  // The provisioner reads the address from this one stdout line.
+  process.stdout.write(`${JSON.stringify({ listening: daemon.url })}\n`);
+  const stop = () => void daemon.close().then(() => process.exit(0));
+  process.once('SIGTERM', stop);
+  process.once('SIGINT', stop);
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  runDaemon().catch((err: unknown) => {
+    process.stderr.write(`cohort daemon: ${(err as Error).message}\n`);
+    process.exit(1);
+  });
+}

@@ -1,0 +1,86 @@
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, mkdirSync, existsSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createServer, type Server } from 'node:net';
+import { bwrapArgv } from './bwrap.ts';
+import { runShell, sandboxAvailable } from './run.ts';
+import { noSandbox } from '../../../test/helpers/sandbox.ts';
+
+let root: string;
+let work: string;
+let outside: string;
+let server: Server;
+let port: number;
+
+before(async () => {
+  root = mkdtempSync(join(tmpdir(), 'cohort-sandbox-'));
+  work = join(root, 'work');
+  outside = join(root, 'outside');
+  mkdirSync(work);
+  mkdirSync(outside);
+  server = createServer((s) => s.end('hello\n'));
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  port = (server.address() as { port: number }).port;
+});
+
+after(async () => {
+  await new Promise((r) => server.close(r));
+  rmSync(root, { recursive: true, force: true });
+});
+
+const env = { PATH: process.env.PATH ?? '/usr/bin:/bin' };
+
+test('argv: read-only root, writable work dir, no network, command last', () => {
+  const argv = bwrapArgv({ workDir: '/w', command: 'ls', nested: false });
+  assert.deepEqual(argv.slice(0, 3), ['--ro-bind', '/', '/']);
+  assert.ok(argv.join(' ').includes('--proc /proc --unshare-pid'));
+  assert.ok(argv.join(' ').includes('--bind /w /w --chdir /w --unshare-net'));
+  assert.deepEqual(argv.slice(-4), ['--', '/bin/sh', '-c', 'ls']);
+});
+
+test('argv nested in an intern runtime: through a user namespace, reusing the runtime /proc', () => {
+  const argv = bwrapArgv({ workDir: '/w', command: 'ls', nested: true });
+  assert.deepEqual(argv.slice(0, 4), ['--unshare-user', '--ro-bind', '/', '/']);
+  assert.ok(argv.join(' ').includes('--dev /dev --ro-bind /proc /proc --tmpfs /tmp'));
+  assert.equal(argv.includes('--unshare-pid'), false);
+  assert.ok(argv.join(' ').includes('--bind /w /w --chdir /w --unshare-net'));
+});
+
+test('a missing bubblewrap is detected', () => {
+  assert.equal(sandboxAvailable('/nonexistent/bwrap'), false);
+});
+
+test('sandboxed: writes in the work dir land, writes outside do not; unsandboxed both land', { skip: noSandbox }, async () => {
+  const cmd = `echo in > inside.txt; echo out > ${outside}/sandboxed.txt; echo done`;
+  const boxed = await runShell({ command: cmd, workDir: work, sandboxed: true, env });
+  assert.equal(existsSync(join(work, 'inside.txt')), true);
+  assert.equal(existsSync(join(outside, 'sandboxed.txt')), false);
+  assert.match(boxed.output, /done/);
+
+  const free = await runShell({ command: `echo out > ${outside}/free.txt`, workDir: work, sandboxed: false, env });
+  assert.equal(free.exitCode, 0);
+  assert.equal(existsSync(join(outside, 'free.txt')), true);
+});
+
+test('sandboxed: cannot connect to loopback; unsandboxed can', { skip: noSandbox }, async () => {
+  const probe = `${process.execPath} -e "require('net').connect(${port},'127.0.0.1').on('data',d=>{console.log('got '+d);process.exit(0)}).on('error',e=>{console.log('error '+e.code);process.exit(3)})"`;
+  const boxed = await runShell({ command: probe, workDir: work, sandboxed: true, env });
+  assert.equal(boxed.exitCode, 3);
+  assert.match(boxed.output, /^error E/);
+  const free = await runShell({ command: probe, workDir: work, sandboxed: false, env });
+  assert.equal(free.exitCode, 0);
+  assert.equal(free.output, 'got hello\n\n');
+});
+
+test('output is capped and marked truncated; abort kills the command', { skip: noSandbox }, async () => {
+  const big = await runShell({ command: 'yes | head -c 10000', workDir: work, sandboxed: false, env, maxOutputBytes: 100 });
+  assert.equal(big.output.length, 100);
+  assert.equal(big.truncated, true);
+  const ac = new AbortController();
+  const running = runShell({ command: 'sleep 30', workDir: work, sandboxed: true, env, signal: ac.signal });
+  ac.abort();
+  const r = await running;
+  assert.equal(r.signal, 'SIGKILL');
+});

@@ -1,0 +1,56 @@
+// The artifact `npm start` runs: dist/, compiled by scripts/build.mjs. A gateway started from it
+// provisions an intern whose daemon and agent are the compiled ones too (no TypeScript loader in
+// any of the three processes), and a turn runs end to end.
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { BUILT_MAIN, ensureBuilt, freePort, killDaemonsUnder, startGatewayProcess } from './helpers/gateway-process.ts';
+import { callProcess, runningInternOn } from './helpers/interns.ts';
+
+const dataDir = mkdtempSync(join(tmpdir(), 'cohort-build-'));
+after(() => {
+  killDaemonsUnder(dataDir);
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+/** Command lines of the processes that name this data dir (the intern's daemon and its agent). */
+function commandLines(): string[] {
+  const lines: string[] = [];
+  for (const pid of readdirSync('/proc').filter((e) => /^\d+$/.test(e))) {
+    try {
+      const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ');
+      const env = readFileSync(`/proc/${pid}/environ`, 'utf8');
+      if (cmd.includes(dataDir) || env.includes(dataDir)) lines.push(cmd);
+    } catch {}
+  }
+  return lines;
+}
+
+test('the compiled gateway, daemon and agent run a turn without a TypeScript loader', async () => {
+  ensureBuilt();
+  const gw = await startGatewayProcess({ dataDir, port: await freePort(), built: true });
+  try {
+    const { id } = await runningInternOn(gw, 'built');
+    const turn = await callProcess(gw, 'POST', `/interns/${id}/chat/completions`, { stream: true, messages: [{ role: 'user', content: '/say compiled and running' }] }, gw.keys().api_key);
+    assert.equal(turn.status, 200);
+    assert.equal(turn.chunks.map((c) => c.choices[0]?.delta?.content ?? '').join(''), 'compiled and running');
+    assert.equal(turn.done, true);
+    assert.equal(turn.chunks.at(-2).choices[0].finish_reason, 'stop');
+
+    const gateway = readFileSync(`/proc/${gw.child.pid}/cmdline`, 'utf8').split('\0').join(' ');
+    assert.ok(gateway.includes(BUILT_MAIN) && !gateway.includes('tsx'), gateway);
+    const runtime = commandLines();
+    // Node processes only: the sandbox's launcher and bwrap name the daemon's command line too.
+    const node = runtime.filter((c) => c.startsWith(`${process.execPath} `));
+    const daemon = node.filter((c) => c.includes(join('dist', 'runtime', 'daemon', 'main.js')));
+    const agent = node.filter((c) => c.includes(join('dist', 'runtime', 'agent', 'main.js')));
+    assert.equal(daemon.length, 1, runtime.join('\n'));
+    assert.equal(agent.length, 1, runtime.join('\n'));
+    assert.deepEqual(runtime.filter((c) => c.includes('tsx')), []);
+  } finally {
+    await gw.kill('SIGTERM');
+  }
+});

@@ -1,0 +1,209 @@
+// Interns running a catalogue agent other than the built-in one, end to end through the public API:
+// Claude Code (@zed-industries/claude-code-acp) in the intern's isolated runtime, its model
+// requests served by the gateway's /messages with the scripted model. Claude Code takes a prompt
+// starting with "/" as its own command, so scripts start with a line of text.
+import { describe, test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { eq } from 'drizzle-orm';
+import { startInternFixture, type ChatResult, type InternFixture } from './helpers/interns.ts';
+import { getInternById, openSecrets } from '../src/gateway/interns/interns.ts';
+import { inferenceRequests } from '../src/gateway/store/schema-inference.ts';
+import { noSandbox } from './helpers/sandbox.ts';
+
+const text = (r: ChatResult) => r.chunks.map((c) => c.choices[0]?.delta.content ?? '').join('');
+const callOf = (r: ChatResult) => r.chunks.flatMap((c) => c.choices[0]?.delta.tool_calls ?? [])[0];
+const finish = (r: ChatResult) => r.chunks.map((c) => c.choices[0]?.finish_reason).filter(Boolean);
+const user = (content: string, extra: Record<string, unknown> = {}) => ({ stream: true, messages: [{ role: 'user', content }], ...extra });
+const tool = (sessionId: string, id: string, content: string) => ({ stream: true, session_id: sessionId, messages: [{ role: 'tool', tool_call_id: id, content }] });
+const bash = (command: string) => `Please run it.\n/tool Bash ${JSON.stringify({ command, description: 'a step' })}`;
+const codexInstalled = (() => {
+  try {
+    import.meta.resolve(`@zed-industries/codex-acp-${process.platform}-${process.arch}/package.json`);
+    return true;
+  } catch {
+    return false;
+  }
+})();
+const OFFERED = ['cohort', 'claude-code', ...(codexInstalled ? ['codex'] : [])];
+
+/** Stops the intern's daemon and agent, and starts them again on its disk. */
+async function restart(f: InternFixture, id: string) {
+  assert.deepEqual((await f.gw.call('POST', `/interns/${id}/suspend`)).body, { suspended: true });
+  assert.equal((await f.gw.call('POST', `/interns/${id}/provision`)).status, 202);
+  await f.gw.ctx.interns.idle();
+  assert.equal((await f.gw.call('GET', `/interns/${id}`)).body.status, 'running');
+}
+
+describe('the agent catalogue', () => {
+  let f: InternFixture;
+  before(async () => {
+    f = await startInternFixture();
+  });
+  after(() => f.close());
+
+  test('GET /agents lists what interns may run, without commands or environments', async () => {
+    const res = await f.gw.call('GET', '/agents', { key: f.gw.keys.api_key });
+    assert.equal(res.status, 200);
+    assert.deepEqual(res.body.data.map((a: { id: string }) => a.id), OFFERED);
+    assert.deepEqual(res.body.data[1].supports, { sessions: true, questions: false, steering: false });
+    assert.deepEqual(Object.keys(res.body.data[0]).sort(), ['description', 'id', 'name', 'supports']);
+    assert.equal((await f.gw.call('GET', '/agents', { key: null })).status, 401);
+  });
+
+  test('an unknown agent is 400 naming the field and the choices, and nothing is created', async () => {
+    const res = await f.gw.call('POST', '/interns', { body: { name: 'nobody', agent: 'gpt-engineer' } });
+    assert.deepEqual(res.body, { error: { code: 400, message: `invalid request parameters: agent: unknown agent "gpt-engineer"; this installation offers ${OFFERED.join(', ')}`, metadata: { reason: 'bad_request', retryable: false } } });
+    assert.equal((await f.gw.call('GET', '/interns')).body.data.length, 0);
+    const made = await f.gw.call('POST', '/interns', { body: { name: 'default-agent' } });
+    assert.equal(made.body.agent, 'cohort');
+    const patched = await f.gw.call('PATCH', `/interns/${made.body.id}`, { body: { agent: 'claude-code' } });
+    assert.equal(patched.body.agent, 'claude-code');
+    assert.equal((await f.gw.call('PATCH', `/interns/${made.body.id}`, { body: { agent: '' } })).status, 400);
+  });
+});
+
+describe('Claude Code as an intern', { skip: noSandbox }, () => {
+  let f: InternFixture;
+  let id: string;
+  let key: string;
+  before(async () => {
+    f = await startInternFixture();
+    id = await f.intern('claude', { agent: 'claude-code' });
+    key = openSecrets(f.gw.ctx.sealer, (await getInternById(f.gw.ctx.store.db, id))!).apiKey;
+  });
+  after(() => f.close());
+
+  const log = async () => {
+    await f.gw.ctx.inference.flush();
+    const row = (await getInternById(f.gw.ctx.store.db, id))!;
+    return f.gw.ctx.store.db.select().from(inferenceRequests).where(eq(inferenceRequests.apiKeyId, row.apiKeyId!)).orderBy(inferenceRequests.createdAt);
+  };
+
+  test('a plain turn streams text; its model requests are in the log under the intern key and model', async () => {
+    const r = await f.chat(id, user('Hello.\n/say hello from claude code', { session_id: 'first' }));
+    assert.equal(r.status, 200);
+    assert.equal(text(r), 'Hello.\nhello from claude code');
+    assert.deepEqual(finish(r), ['stop']);
+    assert.equal(r.chunks.at(-1).session_id, 'first');
+    const rows = await log();
+    assert.ok(rows.length >= 1);
+    for (const row of rows) assert.deepEqual([row.apiStyle, row.model, row.status], ['messages', 'local/scripted', 200]);
+  });
+
+  test('manual mode: Bash arrives as a permission request naming the command; allow_once runs it and the output comes back', async () => {
+    const cmd = 'mkdir -p made && echo made-it';
+    const asked = await f.chat(id, user(bash(cmd), { session_id: 'manual', approval_mode: 'manual' }));
+    assert.deepEqual(finish(asked), ['tool_calls']);
+    const call = callOf(asked);
+    const args = JSON.parse(call.function.arguments);
+    assert.deepEqual([args.kind, args.input], ['permission', { command: cmd, description: 'a step' }]);
+    assert.ok(args.options.includes('allow_once') && args.options.includes('reject_once'), args.options);
+    const done = await f.chat(id, tool('manual', call.id, 'allow_once'));
+    assert.equal(text(done), 'Bash: made-it');
+    assert.deepEqual(finish(done), ['stop']);
+  });
+
+  test('reject_once: the command does not run', async () => {
+    const asked = await f.chat(id, user(bash('touch rejected-file && echo ran'), { session_id: 'rejecting', approval_mode: 'manual' }));
+    const done = await f.chat(id, tool('rejecting', callOf(asked).id, 'reject_once'));
+    assert.equal(done.status, 200);
+    assert.doesNotMatch(text(done), /ran/);
+    const check = await f.chat(id, user(bash('ls; echo listed'), { session_id: 'checking' }));
+    // Claude Code joins its messages without a line break; the work dir holds only what was allowed.
+    assert.equal(text(check), 'Please run it.Bash: made\nlisted');
+  });
+
+  test('a second turn in a session carries the first (the agent keeps its sessions)', async () => {
+    await f.chat(id, user('Remember this.\n/say noted', { session_id: 'memory' }));
+    const before_ = (await log()).length;
+    await f.chat(id, user('Again.\n/say second', { session_id: 'memory' }));
+    await f.chat(id, user('Again.\n/say second', { session_id: 'elsewhere' }));
+    const [same, other] = (await log()).slice(before_).filter((r) => r.streamed).slice(-2);
+    assert.ok(same!.promptTokens! > other!.promptTokens!, `the session's earlier turn is in its request (${same!.promptTokens} > ${other!.promptTokens})`);
+  });
+
+  test('sessions survive a daemon restart: suspended and provisioned again, the session goes on where it was', async () => {
+    await restart(f, id);
+    const before_ = (await log()).length;
+    assert.equal(text(await f.chat(id, user('Again.\n/say after restart', { session_id: 'memory' }))), 'Again.\nafter restart');
+    await f.chat(id, user('Again.\n/say after restart', { session_id: 'fresh-after-restart' }));
+    const [same, other] = (await log()).slice(before_).filter((r) => r.streamed).slice(-2);
+    assert.ok(same!.promptTokens! > other!.promptTokens!, `${same!.promptTokens} > ${other!.promptTokens}`);
+  });
+
+  test("the intern's model governs: whatever model its key names, the intern's model serves it", async () => {
+    const res = await f.gw.call('POST', '/messages', { key, body: { model: 'anthropic/claude-sonnet-4-5', max_tokens: 100, messages: [{ role: 'user', content: '/say governed' }] } });
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    assert.deepEqual(res.body.content, [{ type: 'text', text: 'governed' }]);
+    const last = (await log()).at(-1)!;
+    assert.deepEqual([last.requestedModel, last.model], ['anthropic/claude-sonnet-4-5', 'local/scripted']);
+  });
+});
+
+describe('Codex as an intern', { skip: noSandbox || (codexInstalled ? false : 'Codex is an optional install (npm run install:codex); CI installs it') }, () => {
+  let f: InternFixture;
+  let id: string;
+  before(async () => {
+    f = await startInternFixture();
+    id = await f.intern('codex', { agent: 'codex' });
+  });
+  after(() => f.close());
+
+  const exec = (cmd: string, escalate = false) => `/tool exec_command ${JSON.stringify({ cmd, ...(escalate ? { sandbox_permissions: 'require_escalated', justification: 'a step' } : {}) })}`;
+  const output = (r: ChatResult) => /Output:\n([\s\S]*)$/.exec(text(r))?.[1];
+
+  test('a plain turn streams text; its model requests go through /responses under the intern key, served with its model', async () => {
+    const r = await f.chat(id, user('/say hello from codex', { session_id: 'first' }));
+    assert.equal(text(r), 'hello from codex');
+    assert.deepEqual(finish(r), ['stop']);
+    await f.gw.ctx.inference.flush();
+    const row = (await getInternById(f.gw.ctx.store.db, id))!;
+    const logged = await f.gw.ctx.store.db.select().from(inferenceRequests).where(eq(inferenceRequests.apiKeyId, row.apiKeyId!));
+    assert.deepEqual(logged.map((l) => [l.apiStyle, l.requestedModel, l.model, l.status]), [['responses', 'gpt-5.4-mini', 'local/scripted', 200]]);
+  });
+
+  test('self-drive runs a command in the intern\'s runtime', async () => {
+    assert.equal(output(await f.chat(id, user(exec('mkdir -p made && echo ran-it')))), 'ran-it\n');
+  });
+
+  test("manual: a command runs in Codex's read-only sandbox; an escalation is a permission request naming it, allow_once runs it, reject_once does not", async () => {
+    assert.match(output(await f.chat(id, user(exec('touch sandboxed-file'), { approval_mode: 'manual' }))) ?? '', /Read-only file system/);
+    const asked = await f.chat(id, user(exec('touch allowed-file && echo made', true), { session_id: 'manual', approval_mode: 'manual' }));
+    assert.deepEqual(finish(asked), ['tool_calls']);
+    const args = JSON.parse(callOf(asked).function.arguments);
+    assert.deepEqual([args.kind, args.title, args.input.command], ['permission', 'touch allowed-file && echo made', ['/bin/sh', '-lc', 'touch allowed-file && echo made']]);
+    assert.ok(args.options.includes('allow_once') && args.options.includes('reject_once'));
+    assert.equal(output(await f.chat(id, tool('manual', callOf(asked).id, 'allow_once'))), 'made\n');
+    const refused = await f.chat(id, user(exec('touch refused-file && echo no', true), { session_id: 'refusing', approval_mode: 'manual' }));
+    const after_ = await f.chat(id, tool('refusing', callOf(refused).id, 'reject_once'));
+    assert.equal(after_.status, 200);
+    assert.doesNotMatch(text(after_), /Output:\nno/);
+    assert.equal(output(await f.chat(id, user(exec('ls')))), 'allowed-file\nmade\n');
+  });
+
+  test('a second turn in a session carries the first', async () => {
+    await f.chat(id, user('/say noted', { session_id: 'memory' }));
+    await f.gw.ctx.inference.flush();
+    const row = (await getInternById(f.gw.ctx.store.db, id))!;
+    const count = async () => (await f.gw.ctx.store.db.select().from(inferenceRequests).where(eq(inferenceRequests.apiKeyId, row.apiKeyId!)).orderBy(inferenceRequests.createdAt));
+    const before_ = (await count()).length;
+    await f.chat(id, user('/say second', { session_id: 'memory' }));
+    await f.chat(id, user('/say second', { session_id: 'elsewhere' }));
+    await f.gw.ctx.inference.flush();
+    const [same, other] = (await count()).slice(before_);
+    assert.ok(same!.promptTokens! > other!.promptTokens!, `${same!.promptTokens} > ${other!.promptTokens}`);
+  });
+
+  test('sessions survive a daemon restart', async () => {
+    await restart(f, id);
+    await f.gw.ctx.inference.flush();
+    const row = (await getInternById(f.gw.ctx.store.db, id))!;
+    const rows = async () => f.gw.ctx.store.db.select().from(inferenceRequests).where(eq(inferenceRequests.apiKeyId, row.apiKeyId!)).orderBy(inferenceRequests.createdAt);
+    const before_ = (await rows()).length;
+    assert.equal(text(await f.chat(id, user('/say after restart', { session_id: 'memory' }))), 'after restart');
+    await f.chat(id, user('/say after restart', { session_id: 'fresh-after-restart' }));
+    await f.gw.ctx.inference.flush();
+    const [same, other] = (await rows()).slice(before_);
+    assert.ok(same!.promptTokens! > other!.promptTokens!, `${same!.promptTokens} > ${other!.promptTokens}`);
+  });
+});
