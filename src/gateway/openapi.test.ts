@@ -1,5 +1,8 @@
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { startTestGateway, type TestGateway } from '../../test/helpers/gateway.ts';
 import { MANAGEMENT_ROUTES } from '../../test/helpers/management-routes.ts';
 import { BYOK_PROVIDERS } from './management/byok.schemas.ts';
@@ -33,7 +36,7 @@ describe('GET /api/v1/openapi.json', () => {
     assert.deepEqual(doc.components.securitySchemes.bearer, { type: 'http', scheme: 'bearer' });
     for (const [path, item] of Object.entries<Record<string, Operation>>(doc.paths)) {
       assert.match(path, /^\/[^:]*$/, 'paths use {param} templates');
-      for (const [method, op] of Object.entries(item)) {
+      for (const [method, op] of Object.entries(item).filter(([k]) => k !== 'servers')) {
         assert.ok(['get', 'post', 'patch', 'delete', 'put'].includes(method));
         assert.ok(Object.keys(op.responses).length > 0, `${method} ${path} has responses`);
         for (const [code, r] of Object.entries(op.responses)) {
@@ -41,8 +44,10 @@ describe('GET /api/v1/openapi.json', () => {
           assert.equal(typeof r.description, 'string');
         }
         const templated = [...path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]).sort();
-        assert.deepEqual(op.parameters.map((p) => p.name).sort(), templated, `${method} ${path} declares its path parameters`);
-        for (const p of op.parameters) assert.deepEqual([p.in, p.required], ['path', true]);
+        const inPath = op.parameters.filter((p) => p.in === 'path');
+        assert.deepEqual(inPath.map((p) => p.name).sort(), templated, `${method} ${path} declares its path parameters`);
+        for (const p of inPath) assert.equal(p.required, true);
+        for (const p of op.parameters) assert.ok(['path', 'query', 'header'].includes(p.in));
       }
     }
   });
@@ -79,4 +84,32 @@ describe('GET /api/v1/openapi.json', () => {
     assert.deepEqual(ws.required.sort(), ['name', 'slug']);
     assert.equal(ws.properties.slug.pattern, '^[a-z0-9]+(?:-[a-z0-9]+)*$');
   });
+
+  test('documents every route the gateway registered, the operators\' routes at the root', () => {
+    assert.deepEqual(gw.ctx.docs.undocumented(), []);
+    assert.deepEqual(doc.paths['/health'].servers, [{ url: '/' }]);
+    assert.equal(doc.paths['/interns'].servers, undefined);
+    const operations = Object.values<Record<string, unknown>>(doc.paths).flatMap((item) => Object.keys(item).filter((k) => k !== 'servers'));
+    assert.equal(operations.length, 35);
+  });
+
+  test('documents the query parameters and headers routes validate', () => {
+    const params = (path: string, method: string, where: string) => doc.paths[path][method].parameters.filter((p: { in: string }) => p.in === where);
+    const interns = params('/interns', 'get', 'query');
+    assert.deepEqual(interns.map((p: { name: string }) => p.name).sort(), ['limit', 'starting_after', 'status', 'workspace_id']);
+    assert.ok(interns.every((p: { required: boolean }) => p.required === false));
+    assert.deepEqual(params('/byok', 'get', 'query').map((p: { name: string }) => p.name).sort(), ['limit', 'offset', 'provider', 'workspace_id']);
+    assert.deepEqual(params('/workspaces', 'get', 'query').map((p: { name: string }) => p.name).sort(), ['limit', 'offset']);
+    const [idempotency] = params('/interns', 'post', 'header');
+    assert.deepEqual([idempotency.name, idempotency.required, idempotency.schema.maxLength], ['Idempotency-Key', false, 255]);
+    assert.deepEqual(params('/messages', 'post', 'header').map((p: { name: string }) => p.name), ['X-Api-Key']);
+    assert.deepEqual(doc.paths['/openapi.json'].get.security, []);
+  });
+});
+
+test('route modules read no request input themselves: every parameter passes through its route definition', () => {
+  const dir = fileURLToPath(new URL('.', import.meta.url));
+  const modules = (d: string): string[] => readdirSync(d, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? modules(join(d, e.name)) : e.name.endsWith('.routes.ts') ? [join(d, e.name)] : []));
+  const found = modules(dir).flatMap((f) => [...readFileSync(f, 'utf8').matchAll(/req\.(query|params|body)\b(?! = null)(?<!raw: req\.body)|parseWith\(/g)].map((m) => `${f.slice(dir.length)}: ${m[0]}`));
+  assert.deepEqual(found, []);
 });

@@ -8,7 +8,7 @@ import { acceptsConnections } from '../../src/gateway/interns/intern-socket.ts';
 import { startTestGateway, type TestGateway } from './gateway.ts';
 import { interns } from '../../src/gateway/store/schema-interns.ts';
 import { getInternById } from '../../src/gateway/interns/interns.ts';
-import { ChatChunk } from '../../src/gateway/interns/chat.schemas.ts';
+import { InternChunk } from '../../src/gateway/interns/chat.schemas.ts';
 import type { GatewayProcess } from './gateway-process.ts';
 
 export type ChatResult = { status: number; headers: Headers; body: any; chunks: any[]; done: boolean; text: string };
@@ -145,7 +145,7 @@ export function assertChatStream(r: Pick<ChatResult, 'status' | 'headers' | 'tex
   assert.match(r.headers.get('content-type')!, /^text\/event-stream/);
   assert.equal(r.done, true);
   assert.ok(r.text.trimEnd().endsWith('data: [DONE]'));
-  for (const c of r.chunks) ChatChunk.parse(c);
+  for (const c of r.chunks) InternChunk.parse(c);
   assert.equal(new Set(r.chunks.map((c) => c.id)).size, 1);
   assert.deepEqual(r.chunks[0].choices[0].delta, { role: 'assistant' });
   assert.deepEqual(r.chunks.at(-1).choices, []);

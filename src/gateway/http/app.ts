@@ -203,6 +203,7 @@ export function buildApp(ctx: Ctx, modules: RouteModule[], rootModules: RouteMod
     void reply.code(404).send({ error: { code: 404, message: 'resource not found' } });
   });
 
+  app.addHook('onRoute', (r) => ctx.docs.registered(r));
   app.register(
     async (api) => {
       for (const m of modules) m(api, ctx);

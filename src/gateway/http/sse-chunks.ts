@@ -2,7 +2,7 @@
 // delta that differs from the one before only in its text, so those are written from a prefix
 // kept per stream instead of serialising the whole object each time. The bytes are exactly
 // JSON.stringify's (encode.test.ts checks every chunk the mapping can produce).
-import type { ChatChunk } from '../interns/chat.schemas.ts';
+import type { ChatChunk } from '../../shared/openai.ts';
 
 const TAIL = '},"finish_reason":null}]}\n\n';
 

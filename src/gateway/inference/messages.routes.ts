@@ -1,16 +1,18 @@
 // POST /messages: an Anthropic Messages API request, routed like /chat/completions and answered
 // as an Anthropic message or its event stream (message_start … message_stop, or an `error`
 // event after the stream opened). Accepts the key as `x-api-key` too, as Anthropic clients send it.
+import { z } from 'zod';
 import type { RouteModule } from '../http/app.ts';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { guard, principalOf } from '../http/app.ts';
-import { parseWith } from '../http/validate.ts';
+import { principalOf } from '../http/app.ts';
+import { defineRoute } from '../http/route.ts';
 import { MessageResponse, MessagesRequest } from './inference.schemas.ts';
 import { fromMessagesBody, type AnthropicBody } from './wire/anthropic-request.ts';
 import { messagesEncoder, toMessage } from './wire/anthropic-response.ts';
 import type { ChatChunk } from './types.ts';
 import type { RequestBody } from './routing.ts';
-import { cancelOnClose, errorDocs, prepareOrRefuse, writeSse } from './chat-completions.routes.ts';
+import { errorDocs, prepareOrRefuse } from './respond.ts';
+import { cancelOnClose, writeSse } from '../http/sse-reply.ts';
 import { holdSlot } from '../http/slots.ts';
 
 async function* frames(batches: AsyncIterable<ChatChunk[]>, encoder: ReturnType<typeof messagesEncoder>): AsyncGenerator<string> {
@@ -28,21 +30,23 @@ export const messagesRoutes: RouteModule = (app, ctx) => {
     if (!req.headers.authorization && typeof apiKey === 'string') req.headers.authorization = `Bearer ${apiKey}`;
     done();
   };
-  const onRequest = [apiKeyHeader, guard(ctx, 'any')];
 
-  ctx.docs.add({
-    method: 'post',
+  defineRoute(app, ctx, {
+    method: 'POST',
     path: '/messages',
     summary: 'Send a model request (Anthropic messages), streamed as Anthropic SSE events when `stream` is true',
     tags: ['inference'],
+    guard: 'any',
+    beforeGuard: [apiKeyHeader],
+    headers: z.object({ 'x-api-key': z.string().optional().describe('the API key, as Anthropic clients send it (instead of Authorization: Bearer)') }),
+    errorStyle: 'chat',
     body: MessagesRequest,
     responses: {
       200: { description: 'a message, or an SSE stream of Anthropic events', schema: MessageResponse },
       ...errorDocs,
     },
-  });
-  app.post('/messages', { onRequest, config: { errorStyle: 'chat' } }, async (req, reply) => {
-    const parsed = parseWith(MessagesRequest, req.body) as AnthropicBody;
+    handler: async (req, reply, input) => {
+    const parsed = input.body as AnthropicBody;
     const body = fromMessagesBody(parsed) as RequestBody;
     await holdSlot(ctx, req, reply, 'model');
     const p = await prepareOrRefuse(ctx, { principal: principalOf(req), body, style: 'messages', raw: req.body });
@@ -57,5 +61,6 @@ export const messagesRoutes: RouteModule = (app, ctx) => {
       fail: (e) => encoder.error(e.message, e.status),
       end: () => encoder.end(),
     });
+    },
   });
 };

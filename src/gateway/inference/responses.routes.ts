@@ -4,14 +4,15 @@
 // answered as a `response` object or its event stream (wire/responses-response.ts). Before the
 // first byte a refusal is the chat route's error body; after it, a `response.failed` event.
 import type { RouteModule } from '../http/app.ts';
-import { guard, principalOf } from '../http/app.ts';
-import { parseWith } from '../http/validate.ts';
+import { principalOf } from '../http/app.ts';
+import { defineRoute } from '../http/route.ts';
 import { ResponseObject, ResponsesRequest } from './inference.schemas.ts';
 import { fromResponsesBody, type ResponsesBody } from './wire/responses-request.ts';
 import { echoOf, responsesEncoder, toResponse, type ResponseIdentity } from './wire/responses-response.ts';
 import type { ChatChunk } from './types.ts';
 import type { RequestBody } from './routing.ts';
-import { cancelOnClose, errorDocs, prepareOrRefuse, writeSse } from './chat-completions.routes.ts';
+import { errorDocs, prepareOrRefuse } from './respond.ts';
+import { cancelOnClose, writeSse } from '../http/sse-reply.ts';
 import { holdSlot } from '../http/slots.ts';
 
 async function* frames(batches: AsyncIterable<ChatChunk[]>, encoder: ReturnType<typeof responsesEncoder>): AsyncGenerator<string> {
@@ -25,21 +26,20 @@ async function* frames(batches: AsyncIterable<ChatChunk[]>, encoder: ReturnType<
 }
 
 export const responsesRoutes: RouteModule = (app, ctx) => {
-  const onRequest = guard(ctx, 'any');
-
-  ctx.docs.add({
-    method: 'post',
+  defineRoute(app, ctx, {
+    method: 'POST',
     path: '/responses',
     summary: 'Send a model request (OpenAI Responses), streamed as Responses SSE events when `stream` is true',
     tags: ['inference'],
+    guard: 'any',
+    errorStyle: 'chat',
     body: ResponsesRequest,
     responses: {
       200: { description: 'a response, or an SSE stream of Responses events ending in response.completed, response.incomplete or response.failed', schema: ResponseObject },
       ...errorDocs,
     },
-  });
-  app.post('/responses', { onRequest, config: { errorStyle: 'chat' } }, async (req, reply) => {
-    const parsed = parseWith(ResponsesRequest, req.body) as ResponsesBody;
+    handler: async (req, reply, input) => {
+    const parsed = input.body as ResponsesBody;
     const body = fromResponsesBody(parsed) as RequestBody;
     await holdSlot(ctx, req, reply, 'model');
     const p = await prepareOrRefuse(ctx, { principal: principalOf(req), body, style: 'responses', raw: req.body });
@@ -52,5 +52,6 @@ export const responsesRoutes: RouteModule = (app, ctx) => {
     const { served, chunks } = await ctx.inference.stream(p, cancel);
     const encoder = responsesEncoder(who(served.model));
     await writeSse(reply, { ctx, cancel, frames: frames(chunks, encoder), fail: (e) => encoder.error(e), end: () => encoder.end() });
+    },
   });
 };

@@ -5,62 +5,16 @@
 import type { Cancel } from '../../shared/http/cancel.ts';
 
 export { Cancel } from '../../shared/http/cancel.ts';
-
-export type ToolCall = { id: string; type: 'function'; function: { name: string; arguments: string } };
-
-export type ChatMessage = {
-  role: 'system' | 'developer' | 'user' | 'assistant' | 'tool';
-  content?: unknown;
-  tool_calls?: ToolCall[] | null;
-  tool_call_id?: string;
-  name?: string;
-  reasoning?: string;
-};
-
-export type ChatTool = { type: string; function?: { name: string; description?: string; parameters?: unknown }; [k: string]: unknown };
-
-/** What is sent upstream: OpenAI chat-completions parameters (unknown ones pass through). */
-export type ChatRequest = {
-  messages: ChatMessage[];
-  tools?: ChatTool[];
-  tool_choice?: unknown;
-  max_tokens?: number;
-  temperature?: number;
-  top_p?: number;
-  stop?: string | string[];
-  user?: string;
-  [k: string]: unknown;
-};
-
-export type Usage = {
-  prompt_tokens: number;
-  completion_tokens: number;
-  total_tokens: number;
-  cost?: number;
-  is_byok?: boolean;
-  prompt_tokens_details?: { cached_tokens?: number };
-  completion_tokens_details?: { reasoning_tokens?: number };
-};
-
-export type FinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter' | 'error';
-
-export type ChunkToolCall = { index: number; id?: string; type?: 'function'; function?: { name?: string; arguments?: string } };
+import type { ChatChunk as WireChunk, ChatRequest, FinishReason, ToolCall, Usage } from '../../shared/openai.ts';
+export type { ChatMessage, ChatRequest, ChatTool, ChunkToolCall, FinishReason, ToolCall, Usage } from '../../shared/openai.ts';
 
 /** On a chunk parsed from an OpenAI-style stream in the usual layout: the provider's own text
  * after its `model` field, which the chat route re-sends as is behind our id and model rather
  * than serialising the chunk again. Whoever changes the chunk otherwise drops it. */
 export const WIRE_TAIL = Symbol('wireTail');
 
-export type ChatChunk = {
-  [WIRE_TAIL]?: string;
-  id: string;
-  object: 'chat.completion.chunk';
-  created: number;
-  model: string;
-  choices: { index: number; delta: { role?: 'assistant'; content?: string | null; reasoning?: string | null; tool_calls?: ChunkToolCall[] }; finish_reason: FinishReason | null }[];
-  usage?: Usage | null;
-  error?: { code: number; message: string };
-};
+/** A chunk as the router passes it on: the wire shape, with the provider's own text where it kept it. */
+export type ChatChunk = WireChunk & { [WIRE_TAIL]?: string };
 
 /** On a completion's message, where the provider knows it: its text and reasoning in the order
  * produced, one part per change of kind, so an Anthropic message can put its text and thinking

@@ -2,7 +2,7 @@
 // with what each supports. Any valid key may read it; commands and environments stay private.
 import { z } from 'zod';
 import type { RouteModule } from '../http/app.ts';
-import { guard } from '../http/app.ts';
+import { defineRoute } from '../http/route.ts';
 
 const Agent = z.object({
   id: z.string(),
@@ -14,6 +14,13 @@ const AgentList = z.object({ data: z.array(Agent) });
 
 export const agentRoutes: RouteModule = (app, ctx) => {
   const list = { data: ctx.agents.entries.map(({ id, name, description, supports }) => ({ id, name, description, supports })) };
-  ctx.docs.add({ method: 'get', path: '/agents', summary: 'List the agents interns may run', tags: ['interns'], responses: { 200: { description: 'the catalogue', schema: AgentList } } });
-  app.get('/agents', { onRequest: guard(ctx, 'any') }, async () => list);
+  defineRoute(app, ctx, {
+    method: 'GET',
+    path: '/agents',
+    summary: 'List the agents interns may run',
+    tags: ['interns'],
+    guard: 'any',
+    responses: { 200: { description: 'the catalogue', schema: AgentList }, 401: { description: 'no valid key' } },
+    handler: async () => list,
+  });
 };

@@ -1,9 +1,11 @@
 // POST /interns/{internId}/chat/completions (SPEC §4.1): validates, resolves the intern's
 // daemon from its record, counts the turn, and relays the run as an OpenAI-compatible stream.
 import type { RouteModule } from '../http/app.ts';
-import { guard, principalOf } from '../http/app.ts';
-import { parseWith } from '../http/validate.ts';
-import { ChatChunk, ChatRequest, SteeredResponse } from './chat.schemas.ts';
+import { principalOf } from '../http/app.ts';
+import { defineRoute, takeBody } from '../http/route.ts';
+import { refusals } from '../http/openapi.ts';
+import { z } from 'zod';
+import { InternChunk, ChatRequest, SteeredResponse } from './chat.schemas.ts';
 import { LifecycleError } from './interns.schemas.ts';
 import { chatAction, chatTarget } from './chat.ts';
 import { answerInteraction, daemonRefusedConnection, startTurn } from './daemon-client.ts';
@@ -13,35 +15,34 @@ import { holdSlot } from '../http/slots.ts';
 const CHAT_ERRORS = [400, 401, 403, 404, 408, 409, 410, 413, 429, 502, 503, 504];
 
 export const internChatRoutes: RouteModule = (app, ctx) => {
-  const onRequest = guard(ctx, 'interns');
   // One object for every stream of this route (an open stream keeps a reference).
   const timings = { keepaliveMs: ctx.config.keepaliveMs, routeDeadlineMs: ctx.config.routeDeadlineMs, turnBudgetMs: ctx.config.turnBudgetMs };
 
-  ctx.docs.add({
-    method: 'post',
+  defineRoute(app, ctx, {
+    method: 'POST',
     path: '/interns/:internId/chat/completions',
     summary: 'Chat with an intern: an OpenAI-compatible SSE stream that can pause for a permission or an answer',
     tags: ['interns'],
-    params: { internId: 'intern id' },
+    guard: 'interns',
+    errorStyle: 'chat',
+    params: z.object({ internId: z.string().describe('intern id') }),
     body: ChatRequest,
     responses: {
-      200: { description: 'SSE stream of chat.completion.chunk events, then data: [DONE]', schema: ChatChunk, contentType: 'text/event-stream' },
+      200: { description: 'SSE stream of chat.completion.chunk events, then data: [DONE]', schema: InternChunk, contentType: 'text/event-stream' },
       202: { description: 'delivered into the running turn of this session', schema: SteeredResponse },
-      ...Object.fromEntries(CHAT_ERRORS.map((c) => [c, { description: 'refusal', schema: LifecycleError }])),
+      ...refusals(LifecycleError, ...CHAT_ERRORS),
     },
-  });
-
-  app.post<{ Params: { internId: string } }>('/interns/:internId/chat/completions', { onRequest, config: { errorStyle: 'chat' } }, async (req, reply) => {
+    handler: async (req, reply, input) => {
     const principal = principalOf(req);
-    const action = chatAction(parseWith(ChatRequest, req.body));
+    const action = chatAction(takeBody(input));
     // Fastify keeps the request until the response ends; a stream may stay open for minutes and
     // the body may be a 1 MiB history, of which the action keeps only the last message.
     req.body = null;
-    const target = await chatTarget(ctx.store.db, { principal, sealer: ctx.sealer, internId: req.params.internId });
+    const internId = input.params.internId;
+    const target = await chatTarget(ctx.store.db, { principal, sealer: ctx.sealer, internId });
     // The stream's slot before the turn is counted, so a refused stream costs no turn.
     await holdSlot(ctx, req, reply, 'stream');
     if (action.kind === 'turn') await ctx.turnLimiter.consume(principal.subjectId);
-    const internId = req.params.internId.toLowerCase();
     const result = await relay({
       res: reply.raw,
       timings,
@@ -57,10 +58,11 @@ export const internChatRoutes: RouteModule = (app, ctx) => {
         req.raw.headers = {};
       },
     }).catch((err: unknown) => {
-      if (daemonRefusedConnection(err)) ctx.interns.noticeRefused({ id: internId, hostname: target.baseUrl });
+      if (daemonRefusedConnection(err)) ctx.interns.noticeRefused({ id: internId.toLowerCase(), hostname: target.baseUrl });
       throw err;
     });
     if (result.kind === 'steered') return reply.code(202).send(result.body);
     return reply;
+    },
   });
 };

@@ -7,7 +7,7 @@ const TextPart = z.object({ type: z.literal('text'), text: z.string() });
 const Content = z.union([z.string(), z.array(TextPart)]);
 const CallId = z.string().min(1).max(128);
 
-export const ChatMessage = z.discriminatedUnion('role', [
+export const InternMessage = z.discriminatedUnion('role', [
   z.object({ role: z.literal('system'), content: Content }),
   z.object({ role: z.literal('developer'), content: Content }),
   z.object({ role: z.literal('user'), content: Content }),
@@ -20,10 +20,10 @@ export const ChatMessage = z.discriminatedUnion('role', [
   }),
   z.object({ role: z.literal('tool'), content: Content, tool_call_id: CallId }),
 ]);
-export type ChatMessage = z.infer<typeof ChatMessage>;
+export type InternMessage = z.infer<typeof InternMessage>;
 
 export const ChatRequest = z.object({
-  messages: z.array(ChatMessage).min(1),
+  messages: z.array(InternMessage).min(1),
   stream: z.literal(true, { error: 'must be true: only streaming is supported' }),
   session_id: SessionId.optional(),
   approval_mode: ApprovalMode.optional(),
@@ -46,7 +46,7 @@ export const ToolCall = z.object({
   function: z.object({ name: z.literal('service.provide_input'), arguments: z.string().describe('JSON of the interaction') }),
 });
 
-export const ChatChunk = z.object({
+export const InternChunk = z.object({
   id: z.string(),
   object: z.literal('chat.completion.chunk'),
   created: z.number().int(),
@@ -67,5 +67,5 @@ export const ChatChunk = z.object({
   session_id: z.string().nullable().optional(),
   usage: Usage.nullable().optional(),
 });
-export type ChatChunk = z.infer<typeof ChatChunk>;
+export type InternChunk = z.infer<typeof InternChunk>;
 export type StreamError = z.infer<typeof StreamError>;

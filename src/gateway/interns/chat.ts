@@ -6,13 +6,13 @@ import type { Principal } from '../access/identity-store.ts';
 import type { Sealer } from '../crypto/seal.ts';
 import { ApiError, invalidRequest } from '../errors.ts';
 import { MAX_PROMPT_CHARS, promptTooLong, type TurnRequest } from '../../shared/daemon-protocol.ts';
-import type { ChatMessage, ChatRequest } from './chat.schemas.ts';
+import type { InternMessage, ChatRequest } from './chat.schemas.ts';
 import type { DaemonTarget } from './daemon-client.ts';
 import { findInternForChat, secretBinding } from './interns.ts';
 
 export type ChatAction = { kind: 'turn'; body: TurnRequest } | { kind: 'answer'; sessionId: string; interactionId: string; answer: string };
 
-const text = (c: Extract<ChatMessage, { role: 'user' }>['content']) => (typeof c === 'string' ? c : c.map((p) => p.text).join(''));
+const text = (c: Extract<InternMessage, { role: 'user' }>['content']) => (typeof c === 'string' ? c : c.map((p) => p.text).join(''));
 
 export function chatAction(req: ChatRequest): ChatAction {
   const i = req.messages.length - 1;

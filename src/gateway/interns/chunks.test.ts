@@ -3,7 +3,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { initialState, mapApiEnding, mapEvent, SERVICE_MODEL, type MapState, type Step } from './chunks.ts';
 import type { RunEvent } from '../../shared/daemon-protocol.ts';
-import { ChatChunk } from './chat.schemas.ts';
+import { InternChunk } from './chat.schemas.ts';
 
 type Ev = RunEvent extends infer E ? (E extends RunEvent ? Omit<E, 'seq'> : never) : never;
 const usage = { prompt_tokens: 3, completion_tokens: 4, total_tokens: 7 };
@@ -17,10 +17,10 @@ function feed(events: Ev[], s: MapState = initialState({ id: 'c1', created: 100 
     steps.push(r.step);
   });
   const chunks = steps.flatMap((st) => (st.kind === 'write' ? st.chunks : []));
-  for (const c of chunks) ChatChunk.parse(c);
+  for (const c of chunks) InternChunk.parse(c);
   return { s, steps, chunks, last: steps.at(-1)! };
 }
-const deltas = (chunks: ChatChunk[]) => chunks.map((c) => (c.choices[0] ? { ...c.choices[0].delta, finish: c.choices[0].finish_reason, model: c.model } : { final: true, session_id: c.session_id, usage: c.usage, model: c.model }));
+const deltas = (chunks: InternChunk[]) => chunks.map((c) => (c.choices[0] ? { ...c.choices[0].delta, finish: c.choices[0].finish_reason, model: c.model } : { final: true, session_id: c.session_id, usage: c.usage, model: c.model }));
 
 describe('daemon events to chunks', () => {
   test('bookkeeping events write nothing before the first output (the status is still open)', () => {

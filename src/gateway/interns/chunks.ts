@@ -4,7 +4,7 @@
 // still be answered with a status (`refuse`) instead of an in-stream error.
 import type { RunEvent, Usage } from '../../shared/daemon-protocol.ts';
 import { retryableFor, type Reason } from '../errors.ts';
-import type { ChatChunk } from './chat.schemas.ts';
+import type { InternChunk } from './chat.schemas.ts';
 
 export const SERVICE_MODEL = 'service/intern';
 export const TOOL_NAME = 'service.provide_input' as const;
@@ -22,7 +22,7 @@ export type MapState = {
 
 export type Refusal = { status: number; reason: Reason; message: string; retryable: boolean; retryAfter?: number };
 
-export type Step = { kind: 'hold' } | { kind: 'refuse'; refusal: Refusal } | { kind: 'write'; chunks: ChatChunk[]; end: boolean };
+export type Step = { kind: 'hold' } | { kind: 'refuse'; refusal: Refusal } | { kind: 'write'; chunks: InternChunk[]; end: boolean };
 
 /** Failures the API itself detects, after or before the stream opened. */
 export type ApiEnding = { reason: 'stream_severed' | 'timeout'; status: number; message: string };
@@ -32,18 +32,18 @@ export function initialState(opts: { id: string; created: number; sessionId?: st
   return { id: opts.id, created: opts.created, model: null, sessionId: opts.sessionId ?? null, usage: null, opened: false, ended: false };
 }
 
-type Delta = ChatChunk['choices'][number]['delta'];
-type Finish = ChatChunk['choices'][number]['finish_reason'];
+type Delta = InternChunk['choices'][number]['delta'];
+type Finish = InternChunk['choices'][number]['finish_reason'];
 
-function chunk(s: MapState, model: string, delta: Delta, finish: Finish = null): ChatChunk {
+function chunk(s: MapState, model: string, delta: Delta, finish: Finish = null): InternChunk {
   return { id: s.id, object: 'chat.completion.chunk', created: s.created, model, choices: [{ index: 0, delta, finish_reason: finish }] };
 }
 
-function finalChunk(s: MapState, model: string, usage: Usage | null): ChatChunk {
+function finalChunk(s: MapState, model: string, usage: Usage | null): InternChunk {
   return { id: s.id, object: 'chat.completion.chunk', created: s.created, model, choices: [], session_id: s.sessionId, usage };
 }
 
-function errorChunk(s: MapState, model: string, e: { status: number; message: string; reason: Reason; retryable: boolean }): ChatChunk {
+function errorChunk(s: MapState, model: string, e: { status: number; message: string; reason: Reason; retryable: boolean }): InternChunk {
   const c = chunk(s, model, {}, 'error');
   c.error = { code: e.status, message: e.message, metadata: { reason: e.reason, retryable: retryableFor(e.reason, e.retryable) } };
   return c;
@@ -52,7 +52,7 @@ function errorChunk(s: MapState, model: string, e: { status: number; message: st
 const modelOf = (s: MapState) => s.model ?? SERVICE_MODEL;
 
 /** Prefixes the role chunk when this is the first thing written. */
-function open(s: MapState, chunks: ChatChunk[], end = false): { state: MapState; step: Step } {
+function open(s: MapState, chunks: InternChunk[], end = false): { state: MapState; step: Step } {
   // Most events of a stream are text on an open stream: the state is unchanged, so it is not copied.
   if (s.opened && !end) return { state: s, step: { kind: 'write', chunks, end } };
   const all = s.opened ? chunks : [chunk(s, modelOf(s), { role: 'assistant' }), ...chunks];

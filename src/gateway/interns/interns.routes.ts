@@ -3,17 +3,18 @@
 import { z } from 'zod';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RouteModule } from '../http/app.ts';
-import { guard, principalOf } from '../http/app.ts';
+import { principalOf } from '../http/app.ts';
+import { defineRoute } from '../http/route.ts';
+import { refusals } from '../http/openapi.ts';
 import type { Ctx } from '../context.ts';
-import { parseWith } from '../http/validate.ts';
 import { invalidRequest } from '../errors.ts';
 import { CreateIntern, IdempotencyKey, Intern, InternList, LifecycleError, ListInternsQuery, UpdateIntern } from './interns.schemas.ts';
 import { createIntern, findIntern, listInterns, toIntern, updateIntern } from './interns.ts';
 
-const errors = (...codes: number[]) => Object.fromEntries(codes.map((c) => [c, { description: 'error', schema: LifecycleError }]));
-const idParam = { id: 'intern id' };
-const tags = ['interns'];
-type Id = { Params: { id: string } };
+const errors = (...codes: number[]) => refusals(LifecycleError, ...codes);
+const Id = z.object({ id: z.string().describe('intern id') });
+const CreateHeaders = z.object({ 'idempotency-key': IdempotencyKey.optional().describe('retries with the same key return the same intern') });
+const common = { tags: ['interns'], guard: 'interns' as const, errorStyle: 'chat' as const };
 /** Provision, suspend and delete take no body: one carrying any field is refused, not ignored. */
 const NoBody = z.strictObject({}).optional();
 /** The SDK sends this flag; the local provisioner keeps no workspace archive, so there is nothing to acknowledge. */
@@ -33,54 +34,99 @@ function knownAgent<T extends { agent?: string }>(ctx: Ctx, body: T): T {
 }
 
 export const internRoutes: RouteModule = (app, ctx) => {
-  const onRequest = guard(ctx, 'interns');
-  const config = { errorStyle: 'chat' as const };
-  const bodiless = [onRequest, emptyIsNone];
   const db = ctx.store.db;
 
-  ctx.docs.add({ method: 'post', path: '/interns', summary: 'Create an intern (Idempotency-Key header makes retries return the same intern)', tags, body: CreateIntern, responses: { 201: { description: 'created', schema: Intern }, ...errors(400, 401, 403, 404, 409, 413, 500) } });
-  app.post('/interns', { onRequest, config }, async (req, reply) => {
-    const body = knownAgent(ctx, parseWith(CreateIntern, req.body));
-    const given = req.headers['idempotency-key'];
-    const idempotencyKey = given === undefined ? undefined : parseWith(IdempotencyKey, given, (d) => invalidRequest(`Idempotency-Key header: ${d.replace(/^body: /, '')}`));
-    const { row, replayed } = await createIntern(db, { principal: principalOf(req), sealer: ctx.sealer, body, idempotencyKey, maxPerAccount: ctx.config.maxInternsPerAccount });
-    if (body.provision && !replayed) await ctx.interns.provision(row);
-    const fresh = await findIntern(db, { principal: principalOf(req), id: row.id });
-    return reply.code(201).send(toIntern(fresh));
+  defineRoute(app, ctx, {
+    ...common,
+    method: 'POST',
+    path: '/interns',
+    summary: 'Create an intern (Idempotency-Key header makes retries return the same intern)',
+    headers: CreateHeaders,
+    body: CreateIntern,
+    responses: { 201: { description: 'created', schema: Intern }, ...errors(400, 401, 403, 404, 409, 413, 500) },
+    handler: async (req, reply, { headers, body }) => {
+      knownAgent(ctx, body);
+      const idempotencyKey = headers['idempotency-key'];
+      const { row, replayed } = await createIntern(db, { principal: principalOf(req), sealer: ctx.sealer, body, idempotencyKey, maxPerAccount: ctx.config.maxInternsPerAccount });
+      if (body.provision && !replayed) await ctx.interns.provision(row);
+      const fresh = await findIntern(db, { principal: principalOf(req), id: row.id });
+      return reply.code(201).send(toIntern(fresh));
+    },
   });
 
-  ctx.docs.add({ method: 'get', path: '/interns', summary: 'List interns, newest first', tags, responses: { 200: { description: 'page', schema: InternList }, ...errors(400, 401, 403, 404, 500) } });
-  app.get('/interns', { onRequest, config }, async (req) => {
-    return listInterns(db, { principal: principalOf(req), query: parseWith(ListInternsQuery, req.query) });
+  defineRoute(app, ctx, {
+    ...common,
+    method: 'GET',
+    path: '/interns',
+    summary: 'List interns, newest first',
+    query: ListInternsQuery,
+    responses: { 200: { description: 'page', schema: InternList }, ...errors(400, 401, 403, 404, 500) },
+    handler: (req, _reply, { query }) => listInterns(db, { principal: principalOf(req), query }),
   });
 
-  ctx.docs.add({ method: 'get', path: '/interns/:id', summary: 'Get an intern', tags, params: idParam, responses: { 200: { description: 'intern', schema: Intern }, ...errors(401, 403, 404, 500) } });
-  app.get<Id>('/interns/:id', { onRequest, config }, async (req) => toIntern(await findIntern(db, { principal: principalOf(req), id: req.params.id })));
-
-  ctx.docs.add({ method: 'patch', path: '/interns/:id', summary: 'Update an intern (model and instructions reach its agent at the next provision)', tags, params: idParam, body: UpdateIntern, responses: { 200: { description: 'updated', schema: Intern }, ...errors(400, 401, 403, 404, 409, 500) } });
-  app.patch<Id>('/interns/:id', { onRequest, config }, async (req) => {
-    const body = knownAgent(ctx, parseWith(UpdateIntern, req.body));
-    return toIntern(await updateIntern(db, { principal: principalOf(req), id: req.params.id, body }));
+  defineRoute(app, ctx, {
+    ...common,
+    method: 'GET',
+    path: '/interns/:id',
+    summary: 'Get an intern',
+    params: Id,
+    responses: { 200: { description: 'intern', schema: Intern }, ...errors(401, 403, 404, 500) },
+    handler: async (req, _reply, { params }) => toIntern(await findIntern(db, { principal: principalOf(req), id: params.id })),
   });
 
-  ctx.docs.add({ method: 'post', path: '/interns/:id/provision', summary: "Start (or restart) the intern's daemon", tags, params: idParam, responses: { 202: { description: 'accepted', schema: z.object({ provisioning: z.literal(true) }) }, ...errors(401, 403, 404, 409, 500) } });
-  app.post<Id>('/interns/:id/provision', { onRequest: bodiless, config }, async (req, reply) => {
-    parseWith(NoBody, req.body);
-    await ctx.interns.provision(await findIntern(db, { principal: principalOf(req), id: req.params.id }));
-    return reply.code(202).send({ provisioning: true });
+  defineRoute(app, ctx, {
+    ...common,
+    method: 'PATCH',
+    path: '/interns/:id',
+    summary: 'Update an intern (model and instructions reach its agent at the next provision)',
+    params: Id,
+    body: UpdateIntern,
+    responses: { 200: { description: 'updated', schema: Intern }, ...errors(400, 401, 403, 404, 409, 500) },
+    handler: async (req, _reply, { params, body }) => toIntern(await updateIntern(db, { principal: principalOf(req), id: params.id, body: knownAgent(ctx, body) })),
   });
 
-  ctx.docs.add({ method: 'post', path: '/interns/:id/suspend', summary: "Stop the intern's daemon", tags, params: idParam, responses: { 200: { description: 'suspended', schema: z.object({ suspended: z.literal(true) }) }, ...errors(401, 403, 404, 409, 500) } });
-  app.post<Id>('/interns/:id/suspend', { onRequest: bodiless, config }, async (req) => {
-    parseWith(NoBody, req.body);
-    await ctx.interns.suspend(await findIntern(db, { principal: principalOf(req), id: req.params.id }));
-    return { suspended: true };
+  defineRoute(app, ctx, {
+    ...common,
+    method: 'POST',
+    path: '/interns/:id/provision',
+    summary: "Start (or restart) the intern's daemon",
+    params: Id,
+    body: NoBody,
+    onRequest: [emptyIsNone],
+    responses: { 202: { description: 'accepted', schema: z.object({ provisioning: z.literal(true) }) }, ...errors(401, 403, 404, 409, 500) },
+    handler: async (req, reply, { params }) => {
+      await ctx.interns.provision(await findIntern(db, { principal: principalOf(req), id: params.id }));
+      return reply.code(202).send({ provisioning: true });
+    },
   });
 
-  ctx.docs.add({ method: 'delete', path: '/interns/:id', summary: 'Delete an intern: tears down its daemon and directory', tags, params: idParam, responses: { 202: { description: 'accepted', schema: z.object({ deleting: z.literal(true) }) }, ...errors(401, 403, 404, 500) } });
-  app.delete<Id>('/interns/:id', { onRequest: bodiless, config }, async (req, reply) => {
-    parseWith(DeleteBody, req.body);
-    await ctx.interns.destroy(await findIntern(db, { principal: principalOf(req), id: req.params.id }));
-    return reply.code(202).send({ deleting: true });
+  defineRoute(app, ctx, {
+    ...common,
+    method: 'POST',
+    path: '/interns/:id/suspend',
+    summary: "Stop the intern's daemon",
+    params: Id,
+    body: NoBody,
+    onRequest: [emptyIsNone],
+    responses: { 200: { description: 'suspended', schema: z.object({ suspended: z.literal(true) }) }, ...errors(401, 403, 404, 409, 500) },
+    handler: async (req, _reply, { params }) => {
+      await ctx.interns.suspend(await findIntern(db, { principal: principalOf(req), id: params.id }));
+      return { suspended: true };
+    },
+  });
+
+  defineRoute(app, ctx, {
+    ...common,
+    method: 'DELETE',
+    path: '/interns/:id',
+    summary: 'Delete an intern: tears down its daemon and directory',
+    params: Id,
+    body: DeleteBody,
+    onRequest: [emptyIsNone],
+    responses: { 202: { description: 'accepted', schema: z.object({ deleting: z.literal(true) }) }, ...errors(401, 403, 404, 500) },
+    handler: async (req, reply, { params }) => {
+      await ctx.interns.destroy(await findIntern(db, { principal: principalOf(req), id: params.id }));
+      return reply.code(202).send({ deleting: true });
+    },
   });
 };

@@ -60,7 +60,7 @@ export const ListByokQuery = z
     provider: ByokProvider.optional(),
   });
 
-export const ByokId = z.object({ id: Uuid });
+export const ByokId = z.object({ id: Uuid.describe('credential UUID') });
 
 export const ByokCredential = z.object({
   id: Uuid,

@@ -3,8 +3,9 @@
 import { z } from 'zod';
 import type { FastifyRequest } from 'fastify';
 import type { RouteModule } from '../http/app.ts';
-import { dropsRoutingCache, guard, principalOf } from '../http/app.ts';
-import { parseWith } from '../http/validate.ts';
+import { dropsRoutingCache, principalOf } from '../http/app.ts';
+import { defineRoute } from '../http/route.ts';
+import { refusals } from '../http/openapi.ts';
 import { keyWorkspaceDeleted } from '../errors.ts';
 import { ManagementError, Pagination, PresetSlug } from '../http/common.schemas.ts';
 import { Preset, PresetVersion, PresetWithVersion, VersionParam } from './presets.schemas.ts';
@@ -12,12 +13,14 @@ import { STYLES, type BodyStyle } from './preset-body.ts';
 import { createPresetVersion, findPreset, findVersion, listPresets, listVersions, presetWithVersion, toPreset, toVersion } from './presets.ts';
 
 const One = z.object({ data: PresetWithVersion });
-const errors = (...codes: number[]) => Object.fromEntries(codes.map((c) => [c, { description: 'error', schema: ManagementError }]));
-const slugParam = { slug: 'preset slug (letters, digits and . _ ~ -, 1 to 100 characters; case-sensitive)' };
+const errors = (...codes: number[]) => refusals(ManagementError, ...codes);
 const PATHS: Record<BodyStyle, string> = { messages: 'messages', chat: 'chat/completions', responses: 'responses' };
-
-const SlugParam = z.object({ slug: PresetSlug });
-const VersionParams = z.object({ version: VersionParam });
+const SLUG = 'preset slug (letters, digits and . _ ~ -, 1 to 100 characters; case-sensitive)';
+/** Creation checks the slug; reads look it up as given (an invalid one names no preset: 404). */
+const NewSlug = z.object({ slug: PresetSlug.describe(SLUG) });
+const Slug = z.object({ slug: z.string().describe(SLUG) });
+const SlugVersion = z.object({ slug: z.string().describe(SLUG), version: VersionParam.describe('version number, from 1') });
+const common = { tags: ['presets'], guard: 'management' as const };
 
 /** The key's workspace; a key without one (the account's default was deleted) cannot address presets. */
 function workspaceOf(req: FastifyRequest): string {
@@ -25,46 +28,80 @@ function workspaceOf(req: FastifyRequest): string {
   if (!workspaceId) throw keyWorkspaceDeleted('workspace');
   return workspaceId;
 }
-const scopeOf = (req: FastifyRequest<{ Params: { slug: string } }>) => ({ workspaceId: workspaceOf(req), slug: req.params.slug });
+const before = (req: FastifyRequest) => void workspaceOf(req);
 
 export const presetRoutes: RouteModule = (app, ctx) => {
-  const onRequest = guard(ctx, 'management');
   const onSend = dropsRoutingCache(ctx);
   const db = ctx.store.db;
 
   for (const style of Object.keys(PATHS) as BodyStyle[]) {
     const { schema, toDraft } = STYLES[style];
-    const path = `/presets/:slug/${PATHS[style]}`;
-    ctx.docs.add({ method: 'post', path, summary: `Create a preset or a new version of it from a ${style}-style request body`, tags: ['presets'], params: slugParam, body: schema, responses: { 200: { description: 'the preset with its new designated version', schema: One }, ...errors(400, 401, 403, 404, 409, 500) } });
-    app.post<{ Params: { slug: string } }>(path, { onRequest, onSend }, async (req) => {
-      const scope = scopeOf(req);
-      parseWith(SlugParam, req.params);
-      const draft = toDraft(parseWith(schema, req.body) as never);
-      const p = principalOf(req);
-      return { data: await createPresetVersion(db, { ...scope, orgId: p.orgId, userId: p.userId, draft }) };
+    defineRoute(app, ctx, {
+      ...common,
+      method: 'POST',
+      path: `/presets/:slug/${PATHS[style]}`,
+      summary: `Create a preset or a new version of it from a ${style}-style request body`,
+      params: NewSlug,
+      body: schema as z.ZodType,
+      onSend,
+      before,
+      responses: { 200: { description: 'the preset with its new designated version', schema: One }, ...errors(400, 401, 403, 404, 409, 500) },
+      handler: async (req, _reply, { params, body }) => {
+        const p = principalOf(req);
+        const draft = toDraft(body as never);
+        return { data: await createPresetVersion(db, { workspaceId: workspaceOf(req), slug: params.slug, orgId: p.orgId, userId: p.userId, draft }) };
+      },
     });
   }
 
-  ctx.docs.add({ method: 'get', path: '/presets', summary: "List the presets of the key's workspace", tags: ['presets'], responses: { 200: { description: 'page', schema: z.object({ data: z.array(Preset), total_count: z.number().int() }) }, ...errors(400, 401, 403, 500) } });
-  app.get('/presets', { onRequest }, async (req) => {
-    const page = parseWith(Pagination, req.query);
-    const { rows, total } = await listPresets(db, { workspaceId: workspaceOf(req), ...page });
-    return { data: rows.map(toPreset), total_count: total };
+  defineRoute(app, ctx, {
+    ...common,
+    method: 'GET',
+    path: '/presets',
+    summary: "List the presets of the key's workspace",
+    query: Pagination,
+    before,
+    responses: { 200: { description: 'page', schema: z.object({ data: z.array(Preset), total_count: z.number().int() }) }, ...errors(400, 401, 403, 500) },
+    handler: async (req, _reply, { query }) => {
+      const { rows, total } = await listPresets(db, { workspaceId: workspaceOf(req), ...query });
+      return { data: rows.map(toPreset), total_count: total };
+    },
   });
 
-  ctx.docs.add({ method: 'get', path: '/presets/:slug', summary: 'Get a preset with its designated version', tags: ['presets'], params: slugParam, responses: { 200: { description: 'preset', schema: One }, ...errors(400, 401, 403, 404, 500) } });
-  app.get<{ Params: { slug: string } }>('/presets/:slug', { onRequest }, async (req) => ({ data: await presetWithVersion(db, await findPreset(db, scopeOf(req))) }));
-
-  ctx.docs.add({ method: 'get', path: '/presets/:slug/versions', summary: 'List the versions of a preset, newest first', tags: ['presets'], params: slugParam, responses: { 200: { description: 'page', schema: z.object({ data: z.array(PresetVersion), total_count: z.number().int() }) }, ...errors(400, 401, 403, 404, 500) } });
-  app.get<{ Params: { slug: string } }>('/presets/:slug/versions', { onRequest }, async (req) => {
-    const page = parseWith(Pagination, req.query);
-    const { rows, total } = await listVersions(db, { ...scopeOf(req), ...page });
-    return { data: rows.map(toVersion), total_count: total };
+  defineRoute(app, ctx, {
+    ...common,
+    method: 'GET',
+    path: '/presets/:slug',
+    summary: 'Get a preset with its designated version',
+    params: Slug,
+    before,
+    responses: { 200: { description: 'preset', schema: One }, ...errors(400, 401, 403, 404, 500) },
+    handler: async (req, _reply, { params }) => ({ data: await presetWithVersion(db, await findPreset(db, { workspaceId: workspaceOf(req), slug: params.slug })) }),
   });
 
-  ctx.docs.add({ method: 'get', path: '/presets/:slug/versions/:version', summary: 'Get one version of a preset', tags: ['presets'], params: { ...slugParam, version: 'version number, from 1' }, responses: { 200: { description: 'version', schema: z.object({ data: PresetVersion }) }, ...errors(400, 401, 403, 404, 500) } });
-  app.get<{ Params: { slug: string; version: string } }>('/presets/:slug/versions/:version', { onRequest }, async (req) => {
-    const { version } = parseWith(VersionParams, req.params);
-    return { data: toVersion(await findVersion(db, { ...scopeOf(req), version })) };
+  defineRoute(app, ctx, {
+    ...common,
+    method: 'GET',
+    path: '/presets/:slug/versions',
+    summary: 'List the versions of a preset, newest first',
+    params: Slug,
+    query: Pagination,
+    before,
+    responses: { 200: { description: 'page', schema: z.object({ data: z.array(PresetVersion), total_count: z.number().int() }) }, ...errors(400, 401, 403, 404, 500) },
+    handler: async (req, _reply, { params, query }) => {
+      const { rows, total } = await listVersions(db, { workspaceId: workspaceOf(req), slug: params.slug, ...query });
+      return { data: rows.map(toVersion), total_count: total };
+    },
+  });
+
+  defineRoute(app, ctx, {
+    ...common,
+    method: 'GET',
+    path: '/presets/:slug/versions/:version',
+    summary: 'Get one version of a preset',
+    params: SlugVersion,
+    before,
+    responses: { 200: { description: 'version', schema: z.object({ data: PresetVersion }) }, ...errors(400, 401, 403, 404, 500) },
+    handler: async (req, _reply, { params }) => ({ data: toVersion(await findVersion(db, { workspaceId: workspaceOf(req), slug: params.slug, version: params.version })) }),
   });
 };

@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { failureOf, streamChat, UpstreamError } from './openai.ts';
+import { failureOf, streamChat, ModelCallError } from './openai.ts';
 
 const routeError = (code: number, message: string, retryable: boolean) =>
   JSON.stringify({ error: { code, message, metadata: { reason: 'turn_failed', retryable } } });
@@ -60,7 +60,7 @@ test('an error chunk after output fails the call with its classification; the te
       const said: string[] = [];
       const call = streamChat({ baseUrl, apiKey: 'k', body: {}, signal: new AbortController().signal, onContent: (t) => said.push(t), onReasoning: () => {} });
       await assert.rejects(call, (e: unknown) => {
-        assert.ok(e instanceof UpstreamError);
+        assert.ok(e instanceof ModelCallError);
         assert.deepEqual([e.message, e.status, e.retryable], [message, status, retryable]);
         return true;
       });

@@ -3,27 +3,20 @@
 // retryable classification (SPEC §7 turn_failed); the API key never appears in them.
 import { createParser } from 'eventsource-parser';
 
-export type ToolCall = { id: string; type: 'function'; function: { name: string; arguments: string } };
-export type ChatMessage =
-  | { role: 'system' | 'user'; content: string }
-  | { role: 'assistant'; content: string | null; tool_calls?: ToolCall[] }
-  | { role: 'tool'; tool_call_id: string; content: string };
+import type { ChatMessage, ToolCall, Usage } from '../../shared/openai.ts';
 
-export type UpstreamUsage = {
-  prompt_tokens: number;
-  completion_tokens: number;
-  total_tokens: number;
-  cost?: number;
-  prompt_tokens_details?: { cached_tokens?: number };
-};
+/** The messages of the agent's conversations: plain text, of the shared wire shape. */
+export type ConversationMessage = ChatMessage &
+  ({ role: 'system' | 'user'; content: string } | { role: 'assistant'; content: string | null; tool_calls?: ToolCall[] } | { role: 'tool'; tool_call_id: string; content: string });
 
 export type ChatResult = {
-  message: Extract<ChatMessage, { role: 'assistant' }>;
-  usage: UpstreamUsage | null;
+  message: Extract<ConversationMessage, { role: 'assistant' }>;
+  usage: Usage | null;
   model: string | null;
 };
 
-export class UpstreamError extends Error {
+/** A failed model call, classified for SPEC §7 `turn_failed` (the key never appears in it). */
+export class ModelCallError extends Error {
   constructor(
     message: string,
     readonly status: number | null,
@@ -58,7 +51,7 @@ function retryableOf(status: number, error: ErrorObject | undefined): boolean {
  * route, OpenRouter: `error.metadata.retryable`) is believed, so a 502 wrapping a provider's
  * malformed answer stays not retryable; otherwise the status decides.
  */
-export function failureOf(status: number, text: string): UpstreamError {
+export function failureOf(status: number, text: string): ModelCallError {
   let body: ErrorBody | null = null;
   try {
     body = JSON.parse(text) as ErrorBody;
@@ -67,21 +60,21 @@ export function failureOf(status: number, text: string): UpstreamError {
   }
   const message = body?.error?.message;
   const detail = typeof message === 'string' ? message : text;
-  return new UpstreamError(`model endpoint answered ${status}: ${detail.slice(0, 300)}`, status, retryableOf(status, body?.error));
+  return new ModelCallError(`model endpoint answered ${status}: ${detail.slice(0, 300)}`, status, retryableOf(status, body?.error));
 }
 
 /** An error chunk after the stream opened (`finish_reason: "error"`): the turn fails, not completes. */
-export function streamFailureOf(error: ErrorObject): UpstreamError {
+export function streamFailureOf(error: ErrorObject): ModelCallError {
   const status = typeof error.code === 'number' ? error.code : 502;
   const detail = typeof error.message === 'string' ? error.message : 'no message';
-  return new UpstreamError(`model stream failed (${status}): ${detail.slice(0, 300)}`, status, retryableOf(status, error));
+  return new ModelCallError(`model stream failed (${status}): ${detail.slice(0, 300)}`, status, retryableOf(status, error));
 }
 
 type Chunk = {
   model?: string;
   error?: ErrorObject;
   choices?: { delta?: { content?: string | null; reasoning?: string | null; tool_calls?: { index: number; id?: string; function?: { name?: string; arguments?: string } }[] } }[];
-  usage?: UpstreamUsage | null;
+  usage?: Usage | null;
 };
 
 export async function streamChat(opts: ChatCallOptions): Promise<ChatResult> {
@@ -95,14 +88,14 @@ export async function streamChat(opts: ChatCallOptions): Promise<ChatResult> {
     });
   } catch (err) {
     if (opts.signal.aborted) throw err;
-    throw new UpstreamError(`model endpoint unreachable: ${(err as Error).cause ?? (err as Error).message}`, null, true);
+    throw new ModelCallError(`model endpoint unreachable: ${(err as Error).cause ?? (err as Error).message}`, null, true);
   }
   if (!res.ok) throw failureOf(res.status, await res.text().catch(() => ''));
   let content = '';
   let model: string | null = null;
-  let usage: UpstreamUsage | null = null;
+  let usage: Usage | null = null;
   const calls: ToolCall[] = [];
-  let failed: UpstreamError | null = null;
+  let failed: ModelCallError | null = null;
   // Deltas that arrived in one network read go out as one update per kind run: same text, in
   // order, without an ACP message per token when the model is fast.
   let held: { kind: 'content' | 'reasoning'; text: string } | null = null;
@@ -145,7 +138,7 @@ export async function streamChat(opts: ChatCallOptions): Promise<ChatResult> {
     }
   } catch (err) {
     if (opts.signal.aborted) throw err;
-    throw new UpstreamError(`model stream broke: ${(err as Error).message}`, null, true);
+    throw new ModelCallError(`model stream broke: ${(err as Error).message}`, null, true);
   }
   if (failed) throw failed;
   const toolCalls = calls.filter(Boolean);

@@ -3,14 +3,14 @@
 import { mkdirSync, readFileSync, writeFileSync, renameSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
-import type { ChatMessage } from './openai.ts';
+import type { ConversationMessage } from './openai.ts';
 
 export type Mode = 'manual' | 'self-drive';
 
 export type AgentSession = {
   id: string;
   cwd: string;
-  messages: ChatMessage[];
+  messages: ConversationMessage[];
   costUsd: number;
   /** Run-scoped: reset whenever the daemon sets the mode for a new run. */
   mode: Mode;

@@ -2,7 +2,7 @@
 // asks for, feed results (and steering messages) back, until it stops. Usage is reported per call.
 import { methods, RequestError, META_MODEL, META_USAGE, type AgentContext, type SessionUpdate, type StopReason, type ToolKind } from '../acp/index.ts';
 import type { AgentConfig } from './config.ts';
-import { streamChat, UpstreamError } from './openai.ts';
+import { streamChat, ModelCallError } from './openai.ts';
 import type { AgentSession } from './sessions.ts';
 import { runTool, TOOL_DEFINITIONS, TurnCancelled, type ToolHost } from './tools.ts';
 import { approveShell, askUser } from './approval.ts';
@@ -76,7 +76,7 @@ export async function runTurn(o: TurnOptions): Promise<StopReason> {
     // A turn that did not finish leaves no trace in the conversation.
     s.messages.length = before;
     if (turn.signal.aborted || err instanceof TurnCancelled) return 'cancelled';
-    if (err instanceof UpstreamError) throw new RequestError(-32603, err.message, { retryable: err.retryable, status: err.status });
+    if (err instanceof ModelCallError) throw new RequestError(-32603, err.message, { retryable: err.retryable, status: err.status });
     throw err;
   } finally {
     await sent.catch(() => undefined);

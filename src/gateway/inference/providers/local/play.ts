@@ -1,7 +1,8 @@
 // Plays a scripted plan as OpenAI chat-completions output: a stream of chunk objects (with the
 // plan's sleeps honoured and abortable) or one non-streaming completion. No I/O besides timers.
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Plan, Step, Usage } from './scripted.ts';
+import type { Plan, Step } from './scripted.ts';
+import type { Usage } from '../../../../shared/openai.ts';
 import { PARTS, type Cancel, type Part } from '../../types.ts';
 
 export const SCRIPTED_MODEL = 'local/scripted';

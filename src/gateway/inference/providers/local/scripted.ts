@@ -2,6 +2,7 @@
 // turn's opening user message (grammar in docs/reference/scripted-model.md). Pure: messages in, a response plan out.
 // Players (the local provider, the loopback test server) turn a plan into a wire response.
 import { createHash } from 'node:crypto';
+import type { Usage } from '../../../../shared/openai.ts';
 
 export type ScriptMessage = {
   role: string;
@@ -20,7 +21,6 @@ export type Step =
   /** `n` (at least 1) content chunks, `first` then `rest` each time: played lazily, so a long repeat costs no memory up front. */
   | { type: 'repeat'; n: number; first: string; rest: string };
 
-export type Usage = { prompt_tokens: number; completion_tokens: number; total_tokens: number };
 
 export type Plan =
   | { kind: 'fail'; status: number }

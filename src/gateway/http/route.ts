@@ -1,0 +1,99 @@
+// One definition per route: method, path, who may call it, its path parameters, query, headers,
+// body and responses. `defineRoute` registers the Fastify route and adds its OpenAPI operation
+// from that one object, so the document cannot miss a route or a parameter the route validates.
+// Inputs are validated in one order (path, query, headers, body) after the guard and any `before`
+// check that must refuse first; the handler receives them parsed.
+// May import: zod, fastify, ./app, ./validate, ./openapi, the error registry.
+import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler, onSendHookHandler } from 'fastify';
+import type { z } from 'zod';
+import type { Ctx } from '../context.ts';
+import { invalidRequest } from '../errors.ts';
+import { guard, type Guard } from './app.ts';
+import { capitalized as headerName, type Responses } from './openapi.ts';
+import { describeIssues, parseWith } from './validate.ts';
+
+type Shape = z.ZodObject;
+type Out<S> = S extends z.ZodType ? z.output<S> : undefined;
+
+export type Inputs<P, Q, H, B> = { params: Out<P>; query: Out<Q>; headers: Out<H>; body: Out<B> };
+
+export type RouteSpec<P extends Shape | undefined, Q extends Shape | undefined, H extends Shape | undefined, B extends z.ZodType | undefined> = {
+  method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
+  /** Fastify's form (`/interns/:id`); the document shows `{id}`. */
+  path: string;
+  summary: string;
+  tags: string[];
+  /** Who may call it (SPEC §5); null: no key at all. */
+  guard: Guard | null;
+  /** Model and intern routes render `metadata` {reason, retryable} on refusals. */
+  errorStyle?: 'chat';
+  /** Path parameters, each with a `.describe()` the document shows. */
+  params?: P;
+  query?: Q;
+  /** Lower-case header names, as node gives them; a failure names the header. */
+  headers?: H;
+  body?: B;
+  responses: Responses;
+  /** Hooks before the guard (e.g. a key sent as x-api-key) and after it. */
+  beforeGuard?: onRequestHookHandler[];
+  onRequest?: onRequestHookHandler[];
+  onSend?: onSendHookHandler;
+  /** A check that refuses before any input is validated (e.g. the key has no workspace). */
+  before?: (req: FastifyRequest) => void;
+  handler: (req: FastifyRequest, reply: FastifyReply, input: Inputs<P, Q, H, B>) => unknown;
+};
+
+
+function parseHeaders(schema: Shape, headers: FastifyRequest['headers']): unknown {
+  const r = schema.safeParse(headers);
+  if (r.success) return r.data;
+  const issue = r.error.issues[0]!;
+  const name = headerName(String(issue.path[0] ?? 'header'));
+  throw invalidRequest(`${name} header: ${describeIssues({ ...r.error, issues: [{ ...issue, path: issue.path.slice(1) }] } as z.ZodError).replace(/^body: /, '')}`);
+}
+
+export function defineRoute<P extends Shape | undefined = undefined, Q extends Shape | undefined = undefined, H extends Shape | undefined = undefined, B extends z.ZodType | undefined = undefined>(
+  app: FastifyInstance,
+  ctx: Ctx,
+  spec: RouteSpec<P, Q, H, B>,
+): void {
+  ctx.docs.add({
+    method: spec.method.toLowerCase() as Lowercase<RouteSpec<P, Q, H, B>['method']>,
+    path: spec.path,
+    root: app.prefix === '',
+    summary: spec.summary,
+    tags: spec.tags,
+    secured: spec.guard !== null,
+    params: spec.params,
+    query: spec.query,
+    headers: spec.headers,
+    body: spec.body,
+    responses: spec.responses,
+  });
+  const onRequest = [...(spec.beforeGuard ?? []), ...(spec.guard ? [guard(ctx, spec.guard)] : []), ...(spec.onRequest ?? [])];
+  app.route({
+    method: spec.method,
+    url: spec.path,
+    onRequest,
+    ...(spec.onSend ? { onSend: spec.onSend } : {}),
+    ...(spec.errorStyle ? { config: { errorStyle: spec.errorStyle } } : {}),
+    handler: (req, reply) => {
+      spec.before?.(req);
+      const input = {
+        params: spec.params ? parseWith(spec.params, req.params) : undefined,
+        query: spec.query ? parseWith(spec.query, req.query) : undefined,
+        headers: spec.headers ? parseHeaders(spec.headers, req.headers) : undefined,
+        body: spec.body ? parseWith(spec.body, req.body) : undefined,
+      } as Inputs<P, Q, H, B>;
+      return spec.handler(req, reply, input);
+    },
+  });
+}
+
+/** The parsed body, released from the inputs: a stream may stay open for minutes, and the body
+ * (up to a 1 MiB history) should not live as long as its handler. */
+export function takeBody<B>(input: { body: B }): B {
+  const body = input.body;
+  input.body = undefined as B;
+  return body;
+}
