@@ -6,7 +6,7 @@ import { extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { loadConfig, type Config } from '../gateway/config.ts';
-import { ApiError } from '../gateway/errors.ts';
+import { ApiError, notInThisBuild } from '../gateway/errors.ts';
 import { DataDirBusy } from '../gateway/store/lock.ts';
 import { COMMANDS, UsageError } from './admin.ts';
 import { openSession } from './connect.ts';
@@ -50,7 +50,7 @@ async function delegate(name: string, args: string[]): Promise<number | undefine
   const { file, fn } = DELEGATES[name]!;
   const url = new URL(file + EXT, import.meta.url).href;
   const shown = file.replace(/^\.\.?\//, '');
-  const unavailable = () => new ApiError({ status: 501, message: `"${name}" is not available in this build (${shown}${EXT} is missing)` });
+  const unavailable = () => notInThisBuild(`${shown}${EXT}`, name);
   let mod: Record<string, unknown>;
   try {
     mod = await import(url);

@@ -1,6 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ApiError, REASONS, errorBody, retryableFor, type Reason } from './errors.ts';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ApiError, REASONS, REASONS_TABLE, errorBody, retryableFor, type Reason } from './errors.ts';
 
 // SPEC §7: always retryable for these; always false for reasons a retry cannot fix; turn_failed varies.
 const TABLE: [Reason, boolean | 'varies'][] = [
@@ -44,4 +47,23 @@ test('errorBody renders metadata only where the route asks for it and the error 
   assert.deepEqual(errorBody(busy, { metadata: false }), { error: { code: 409, message: 'another turn is running' } });
   const unauthorized = new ApiError({ status: 401, message: 'missing authentication header' });
   assert.deepEqual(errorBody(unauthorized, { metadata: true }), { error: { code: 401, message: 'missing authentication header' } });
+});
+
+test('the reference (docs/reference/errors.md) lists every reason with the registry\'s statuses, stream use and retry rule', () => {
+  const doc = readFileSync(new URL('../../docs/reference/errors.md', import.meta.url), 'utf8');
+  for (const reason of REASONS) {
+    const row = new RegExp(`^\\| \`${reason}\` \\| ([^|]+) \\| (yes|no) \\| ([^|]+) \\|$`, 'm').exec(doc);
+    assert.ok(row, `${reason} has a row`);
+    const { statuses, inStream, retryable } = REASONS_TABLE[reason];
+    assert.equal(row[1]!.trim(), statuses.join(', '), reason);
+    assert.equal(row[2] === 'yes', inStream, reason);
+    assert.ok(row[3]!.trim().startsWith(retryable), reason);
+  }
+});
+
+test('nothing outside the registry constructs an ApiError', () => {
+  const src = fileURLToPath(new URL('../', import.meta.url));
+  const files = (d: string): string[] => readdirSync(d, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? files(join(d, e.name)) : e.name.endsWith('.ts') && !e.name.endsWith('.test.ts') ? [join(d, e.name)] : []));
+  const found = files(src).filter((f) => !f.endsWith('gateway/errors.ts') && readFileSync(f, 'utf8').includes('new ApiError('));
+  assert.deepEqual(found, []);
 });

@@ -1,13 +1,37 @@
-// Errors as values: one ApiError class, one constructor per documented refusal (SPEC §7), and
-// one renderer that gives the spec's body shape. Anything else thrown becomes a plain 500.
+// The error registry: one ApiError class, every reason with its statuses and retry rule (REASONS_TABLE,
+// the reference's table in docs/reference/errors.md), one constructor per refusal the gateway
+// makes, and one renderer that gives the spec's body shape. Nothing else constructs an ApiError
+// (a test holds the tree to it); anything else thrown becomes a plain 500.
 import { Reason } from '../shared/daemon-protocol.ts';
 
 /** SPEC §7 reason values; the daemon protocol and the gateway share one list. */
 export const REASONS = Reason.options;
 export type { Reason };
 
+type ReasonRow = { statuses: number[]; inStream: boolean; retryable: 'always' | 'never' | 'as classified' };
+/** Every reason of SPEC §7: the statuses it is refused with, whether it also ends a stream, and
+ * whether a retry may succeed. docs/reference/errors.md is this table in words (a test compares them). */
+export const REASONS_TABLE: Record<Reason, ReasonRow> = {
+  attachment_failed: { statuses: [409, 410], inStream: true, retryable: 'never' },
+  bad_request: { statuses: [400], inStream: false, retryable: 'never' },
+  busy: { statuses: [409, 503], inStream: true, retryable: 'always' },
+  client_closed_request: { statuses: [499], inStream: true, retryable: 'never' },
+  interaction_not_pending: { statuses: [409], inStream: true, retryable: 'never' },
+  interaction_unknown: { statuses: [404], inStream: true, retryable: 'never' },
+  intern_not_ready: { statuses: [409], inStream: false, retryable: 'always' },
+  intern_rejected: { statuses: [502], inStream: false, retryable: 'never' },
+  intern_unreachable: { statuses: [502], inStream: true, retryable: 'always' },
+  not_found: { statuses: [404], inStream: false, retryable: 'never' },
+  payload_too_large: { statuses: [413], inStream: false, retryable: 'never' },
+  rate_limited: { statuses: [429], inStream: false, retryable: 'always' },
+  run_ended: { statuses: [410], inStream: true, retryable: 'never' },
+  stream_severed: { statuses: [502], inStream: true, retryable: 'always' },
+  timeout: { statuses: [408, 504], inStream: true, retryable: 'always' },
+  turn_failed: { statuses: [401, 403, 404, 502], inStream: true, retryable: 'as classified' },
+};
+
 /** SPEC §7: retryable is fixed for these reasons; `turn_failed` carries the intern's own classification. */
-const ALWAYS_RETRYABLE: ReadonlySet<Reason> = new Set(['busy', 'intern_not_ready', 'intern_unreachable', 'rate_limited', 'stream_severed', 'timeout']);
+const ALWAYS_RETRYABLE: ReadonlySet<Reason> = new Set(REASONS.filter((r) => REASONS_TABLE[r].retryable === 'always'));
 
 export function retryableFor(reason: Reason, classified?: boolean): boolean {
   if (ALWAYS_RETRYABLE.has(reason)) return true;
@@ -76,3 +100,44 @@ export const internalError = () => new ApiError({ status: 500, message: 'interna
 export const gatewayStopping = () => new ApiError({ status: 502, reason: 'stream_severed', message: 'the gateway is shutting down' });
 export const serverToolDisabled = (tool: string) =>
   new ApiError({ status: 403, message: `server tool ${tool} is disabled in this workspace` });
+export const workspaceHoldsInterns = (n: number) =>
+  new ApiError({ status: 409, message: `resource conflict: the workspace still has ${n} intern${n === 1 ? '' : 's'}; delete ${n === 1 ? 'it' : 'them'} first` });
+/** An administrative change that contradicts the records (the CLI's). */
+export const adminConflict = (message: string) => new ApiError({ status: 409, message });
+/** A plain 404 (no `metadata`) for a caller outside the interns programme, before anything else is checked. */
+export const outsideProgramme = () => new ApiError({ status: 404, message: 'resource not found' });
+
+// Model requests.
+export const badModelRequest = (message: string) => new ApiError({ status: 400, reason: 'bad_request', message });
+export const concurrencyLimited = (o: { what: string; scope: 'key' | 'account'; limit: number; retryAfterS: number }) =>
+  new ApiError({
+    status: 429,
+    reason: 'rate_limited',
+    message: `too many concurrent ${o.what} for this ${o.scope === 'key' ? 'API key' : 'account'} (at most ${o.limit}); retry when one ends`,
+    headers: { 'retry-after': String(o.retryAfterS) },
+  });
+/** A provider's failure, already classified and scrubbed of the key by the caller. */
+export const providerFailed = (o: { status: number; reason: 'timeout' | 'rate_limited' | 'turn_failed' | 'bad_request'; retryable?: boolean; message: string }) =>
+  new ApiError({ ...o, ...(o.reason === 'rate_limited' ? { headers: { 'retry-after': '1' } } : {}) });
+export const noUsableCredential = () => new ApiError({ status: 502, reason: 'turn_failed', retryable: true, message: 'no provider credential could be used' });
+export const clientClosed = () => new ApiError({ status: 499, reason: 'client_closed_request', message: 'the client closed the request' });
+
+// Interns.
+export const internNameTaken = (name: string) => new ApiError({ status: 409, message: `an intern named "${name}" already exists for this creator in the workspace` });
+export const tooManyInterns = (max: number) =>
+  new ApiError({ status: 409, message: `this account already has ${max} interns, the most this installation allows (COHORT_MAX_INTERNS_PER_ACCOUNT); delete one first` });
+export const internDeleting = () => new ApiError({ status: 409, message: 'the intern is being deleted' });
+export const internNotReady = (status: string, next: string) =>
+  new ApiError({ status: 409, reason: 'intern_not_ready', message: `the intern is not running (status ${status}): ${next}` });
+export const turnsLimited = (retryAfterS: number) =>
+  new ApiError({ status: 429, reason: 'rate_limited', message: 'too many turns for this user or organization; retry later', headers: { 'retry-after': String(retryAfterS) } });
+export const internUnreachable = (err: unknown) =>
+  new ApiError({ status: 502, reason: 'intern_unreachable', message: `the intern could not be reached: ${(err as { code?: string }).code ?? 'connection failed'}`, cause: err });
+export const internRejected = (status: number) => new ApiError({ status: 502, reason: 'intern_rejected', message: `the intern rejected the request (status ${status})` });
+/** A refusal the intern's daemon made (SPEC §7's intern reasons), passed on as it said it. */
+export const internRefused = (o: { status: number; reason: Reason; retryable: boolean; message: string; retryAfter?: string }) =>
+  new ApiError({ status: o.status, reason: o.reason, retryable: o.retryable, message: o.message, headers: o.retryAfter ? { 'retry-after': o.retryAfter } : {} });
+export const routeDeadline = (seconds: number) => new ApiError({ status: 408, reason: 'timeout', message: `the request exceeded the route's deadline of ${seconds} seconds` });
+export const turnBudgetSpent = (message: string) => new ApiError({ status: 504, reason: 'timeout', message });
+/** The CLI's: a command whose module this build does not carry. */
+export const notInThisBuild = (module: string, command: string) => new ApiError({ status: 501, message: `"${command}" is not available in this build (${module} is missing)` });

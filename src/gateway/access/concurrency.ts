@@ -7,7 +7,7 @@
 // the turn limiter does).
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { ApiError } from '../errors.ts';
+import { ApiError, concurrencyLimited } from '../errors.ts';
 
 export type SlotKind = 'model' | 'stream';
 export type SlotLimits = Record<SlotKind, { perKey: number; perAccount: number }>;
@@ -28,12 +28,7 @@ const WHAT: Record<SlotKind, string> = { model: 'model requests', stream: 'inter
 const RETRY_AFTER_S = 1;
 
 export const tooManyConcurrent = (kind: SlotKind, scope: 'key' | 'account', limit: number) =>
-  new ApiError({
-    status: 429,
-    reason: 'rate_limited',
-    message: `too many concurrent ${WHAT[kind]} for this ${scope === 'key' ? 'API key' : 'account'} (at most ${limit}); retry when one ends`,
-    headers: { 'retry-after': String(RETRY_AFTER_S) },
-  });
+  concurrencyLimited({ what: WHAT[kind], scope, limit, retryAfterS: RETRY_AFTER_S });
 
 /** In-process counts per scope; a limit of 0 means none. Exported for its unit test. */
 export class MemorySlots {

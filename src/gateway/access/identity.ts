@@ -3,7 +3,7 @@
 // announced, so cached resolutions (here and in other gateways) are dropped at once.
 import type { Db } from '../store/db.ts';
 import * as store from './identity-store.ts';
-import { ApiError, resourceNotFound } from '../errors.ts';
+import { adminConflict, ApiError, resourceNotFound } from '../errors.ts';
 import { createWorkspace, findWorkspace } from '../management/workspaces.ts';
 
 export type Admin = {
@@ -13,7 +13,7 @@ export type Admin = {
 };
 
 /** A refusal of an administrative action: a conflict with the current state (not a usage error). */
-const refused = (message: string) => new ApiError({ status: 409, message });
+const refused = adminConflict;
 
 /** Who created the default workspace of an organization made without a user (shown as `created_by`). */
 export const ADMIN_CREATOR = 'cohort-admin';

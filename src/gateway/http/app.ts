@@ -6,7 +6,7 @@ import { STATUS_CODES, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Principal } from '../access/identity-store.ts';
-import { ApiError, departedCreator, errorBody, internalError, invalidRequest, managementOnly, payloadTooLarge } from '../errors.ts';
+import { ApiError, departedCreator, errorBody, internalError, invalidRequest, managementOnly, outsideProgramme, payloadTooLarge } from '../errors.ts';
 import { scrub } from '../../shared/log.ts';
 import { isUnstorableCharacter } from '../store/errors.ts';
 import type { Ctx } from '../context.ts';
@@ -58,7 +58,6 @@ export function authHook(ctx: Ctx, admit: (p: Principal) => ApiError | null) {
 }
 
 /** A plain 404 (no `metadata`) for a caller outside the interns programme, before anything else is checked. */
-export const outsideProgramme = () => new ApiError({ status: 404, message: 'resource not found' });
 
 /** 401 without a valid key, then the guard's own refusals, none of which carries `metadata`. For
  * `interns` (every path under /interns): the programme's 404 first, then the departed-creator 403. */

@@ -4,7 +4,7 @@
 // a client that went away. Callers compose the frames; this owns the socket. A gateway's open
 // streams are kept in one OpenStreams, so its shutdown can end each with an error chunk.
 import type { ServerResponse } from 'node:http';
-import { flat } from './sse-chunks.ts';
+import { flat } from './sse-frames.ts';
 
 export type SseWriter = {
   /** Writes text (whole SSE frames) in one socket write; resolves once the socket can take more or the client is gone. */

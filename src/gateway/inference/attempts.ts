@@ -3,7 +3,7 @@
 // any other failure is returned at once. Failures become the API's errors with the provider's
 // message, scrubbed of the failing call's key; a credential is unsealed only here, for the one
 // call that uses it.
-import { ApiError } from '../errors.ts';
+import { ApiError, clientClosed, noUsableCredential, providerFailed } from '../errors.ts';
 import { scrub, type Logger } from '../../shared/log.ts';
 import type { Sealer } from '../crypto/seal.ts';
 import { UpstreamError, type Cancel, type ProviderAdapter, type UpstreamCall } from './types.ts';
@@ -15,7 +15,6 @@ export type Route = { model: string; provider: ProviderInfo; providerModel: stri
 
 export type Served = { model: string; provider: string; credentialId: string | null; isByok: boolean; attempts: number };
 
-export const clientClosed = () => new ApiError({ status: 499, reason: 'client_closed_request', message: 'the client closed the request' });
 
 /** Removes the credential itself and anything shaped like a provider or bearer key. */
 export function scrubSecret(text: string, apiKey: string | null): string {
@@ -29,12 +28,12 @@ export function scrubSecret(text: string, apiKey: string | null): string {
 export function upstreamFailure(provider: string, apiKey: string | null, err: UpstreamError): ApiError {
   const said = scrubSecret(err.message, apiKey);
   const message = `provider ${provider}: ${said || `status ${err.status}`}`;
-  if (err.timeout) return new ApiError({ status: 504, reason: 'timeout', message });
-  if (err.status === 429) return new ApiError({ status: 429, reason: 'rate_limited', message, headers: { 'retry-after': '1' } });
-  if (err.retryable) return new ApiError({ status: 502, reason: 'turn_failed', retryable: true, message });
-  if (err.status === 400 || err.status === 422) return new ApiError({ status: 400, reason: 'bad_request', message });
-  if (err.status === 401 || err.status === 403 || err.status === 404) return new ApiError({ status: err.status, reason: 'turn_failed', retryable: false, message });
-  return new ApiError({ status: 502, reason: 'turn_failed', retryable: false, message: `provider ${provider}: ${unexpected(err.status, said)}` });
+  if (err.timeout) return providerFailed({ status: 504, reason: 'timeout', message });
+  if (err.status === 429) return providerFailed({ status: 429, reason: 'rate_limited', message });
+  if (err.retryable) return providerFailed({ status: 502, reason: 'turn_failed', retryable: true, message });
+  if (err.status === 400 || err.status === 422) return providerFailed({ status: 400, reason: 'bad_request', message });
+  if (err.status === 401 || err.status === 403 || err.status === 404) return providerFailed({ status: err.status, reason: 'turn_failed', retryable: false, message });
+  return providerFailed({ status: 502, reason: 'turn_failed', retryable: false, message: `provider ${provider}: ${unexpected(err.status, said)}` });
 }
 
 /** Any other status is no answer of ours to pass on (a 204 would be an empty success, a 301 a
@@ -88,5 +87,5 @@ export async function tryRoutes<T>(opts: {
     }
   }
   if (last) throw last;
-  throw new ApiError({ status: 502, reason: 'turn_failed', retryable: true, message: 'no provider credential could be used' });
+  throw noUsableCredential();
 }

@@ -11,6 +11,7 @@ import type { Prepared } from './service.ts';
 import type { RequestBody } from './routing.ts';
 import { WIRE_TAIL, type ChatChunk } from './types.ts';
 import { holdSlot } from '../http/slots.ts';
+import { DONE, dataFrame, errorChunk } from '../http/sse-frames.ts';
 import { errorDocs, prepareOrRefuse } from './respond.ts';
 import { cancelOnClose, writeSse } from '../http/sse-reply.ts';
 
@@ -22,23 +23,13 @@ async function* openaiFrames(batches: AsyncIterable<ChatChunk[]>, o: { id: strin
     let frames = '';
     for (const c of batch) {
       const tail = c[WIRE_TAIL];
-      frames += tail === undefined ? `data: ${JSON.stringify(c)}\n\n` : `data: {"id":${id},"object":"chat.completion.chunk","created":${c.created},"model":${model},${tail}\n\n`;
+      frames += tail === undefined ? dataFrame(c) : `data: {"id":${id},"object":"chat.completion.chunk","created":${c.created},"model":${model},${tail}\n\n`;
     }
     yield frames;
   }
 }
 
-function errorFrame(p: Prepared, model: string, e: ApiError): string {
-  const chunk = {
-    id: p.id,
-    object: 'chat.completion.chunk',
-    created: Math.floor(Date.now() / 1000),
-    model,
-    choices: [{ index: 0, delta: {}, finish_reason: 'error' }],
-    error: { code: e.status, message: e.message, ...(e.reason ? { metadata: { reason: e.reason, retryable: e.retryable } } : {}) },
-  };
-  return `data: ${JSON.stringify(chunk)}\n\ndata: [DONE]\n\n`;
-}
+const errorFrame = (p: Prepared, model: string, e: ApiError) => dataFrame(errorChunk({ id: p.id, model, error: e })) + DONE;
 
 export const chatCompletionRoutes: RouteModule = (app, ctx) => {
   app.addHook('onClose', () => ctx.inference.close());
@@ -62,7 +53,7 @@ export const chatCompletionRoutes: RouteModule = (app, ctx) => {
     const cancel = cancelOnClose(reply);
     if (!p.stream) return (await ctx.inference.complete(p, cancel)).completion;
     const { served, chunks } = await ctx.inference.stream(p, cancel);
-    await writeSse(reply, { ctx, cancel, frames: openaiFrames(chunks, { id: p.id, model: served.model }), fail: (e) => errorFrame(p, served.model, e), end: () => 'data: [DONE]\n\n' });
+    await writeSse(reply, { ctx, cancel, frames: openaiFrames(chunks, { id: p.id, model: served.model }), fail: (e) => errorFrame(p, served.model, e), end: () => DONE });
     },
   });
 };

@@ -4,7 +4,8 @@
 // abandoned) the request is recorded once.
 import type { InferenceRequestRow } from '../store/schema-inference.ts';
 import type { Cancel, ChatChunk, FinishReason, ToolCall, Usage } from './types.ts';
-import { clientClosed, upstreamFailure, type Served } from './attempts.ts';
+import { upstreamFailure, type Served } from './attempts.ts';
+import { clientClosed } from '../errors.ts';
 import { UpstreamError, WIRE_TAIL } from './types.ts';
 import type { Prepared } from './service.ts';
 

@@ -6,7 +6,7 @@ import type { Db } from '../store/db.ts';
 import type { Logger } from '../../shared/log.ts';
 import type { Sealer } from '../crypto/seal.ts';
 import type { Principal } from '../access/identity-store.ts';
-import { ApiError, invalidRequest, keyWorkspaceDeleted, resourceNotFound, serverToolDisabled } from '../errors.ts';
+import { ApiError, badModelRequest, invalidRequest, keyWorkspaceDeleted, resourceNotFound, serverToolDisabled } from '../errors.ts';
 import { createRegistry, providerTable, providerVar, splitModel, loadPriceTable, costOf, selectCredentials } from './providers/index.ts';
 import type { Cancel, ChatChunk, ChatRequest, Completion, Usage } from './types.ts';
 import { createRoutingConfig, type CredentialRow, type RoutingConfig } from './routing-config.ts';
@@ -93,7 +93,7 @@ export function createInferenceService(opts: InferenceOptions) {
       requireZdr: ctx.requireZdr,
       credentials,
     });
-    if (!sel.ok) return new ApiError({ status: 400, reason: 'bad_request', message: sel.message });
+    if (!sel.ok) return badModelRequest(sel.message);
     return { model, provider, providerModel: split.model, adapter, candidates: sel.candidates, credentials };
   }
 

@@ -4,7 +4,7 @@
 import type { Db } from '../store/db.ts';
 import type { Principal } from '../access/identity-store.ts';
 import type { Sealer } from '../crypto/seal.ts';
-import { ApiError, invalidRequest } from '../errors.ts';
+import { ApiError, internNotReady, invalidRequest } from '../errors.ts';
 import { MAX_PROMPT_CHARS, promptTooLong, type TurnRequest } from '../../shared/daemon-protocol.ts';
 import type { InternMessage, ChatRequest } from './chat.schemas.ts';
 import type { DaemonTarget } from './daemon-client.ts';
@@ -47,7 +47,7 @@ function nextStep(status: string, id: string): string {
   }
 }
 
-const notReady = (status: string, id: string) => new ApiError({ status: 409, reason: 'intern_not_ready', message: `the intern is not running (status ${status}): ${nextStep(status, id)}` });
+const notReady = (status: string, id: string) => internNotReady(status, nextStep(status, id));
 
 export async function chatTarget(db: Db, opts: { principal: Principal; sealer: Sealer; internId: string }): Promise<DaemonTarget> {
   const row = await findInternForChat(db, { principal: opts.principal, id: opts.internId });

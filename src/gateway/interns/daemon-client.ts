@@ -3,7 +3,7 @@
 // retryability and Retry-After; a daemon that cannot be reached is `502 intern_unreachable`.
 // May import: protocol/daemon.ts (the only daemon module the gateway sees), errors, http.
 import { daemonPaths, parseRunEvent, RefusalBody, SteeredResponse, type RunEvent, type TurnRequest } from '../../shared/daemon-protocol.ts';
-import { ApiError } from '../errors.ts';
+import { ApiError, internRefused, internRejected, internUnreachable } from '../errors.ts';
 import { H1Client } from '../../shared/http/h1.ts';
 import type { Feed, Upstream } from '../../shared/http/body.ts';
 
@@ -22,8 +22,7 @@ export type Pending = { opened: Promise<Opened>; cancel(): void };
 const client = new H1Client({ connectTimeoutMs: 5_000 });
 
 /** A transport failure: the daemon could not be reached, or its answer broke off. */
-const toError = (err: unknown) =>
-  new ApiError({ status: 502, reason: 'intern_unreachable', message: `the intern could not be reached: ${(err as { code?: string }).code ?? 'connection failed'}`, cause: err });
+const toError = (err: unknown) => internUnreachable(err);
 
 /** Nothing listens at the daemon's address (or its socket is gone): it is gone, not slow or cut off (worth a health probe). */
 export const daemonRefusedConnection = (err: unknown): boolean =>
@@ -37,17 +36,11 @@ async function refusal(res: Upstream): Promise<ApiError> {
     parsed = RefusalBody.parse(JSON.parse(text));
   } catch {}
   const meta = parsed?.error.metadata;
-  if (!parsed || !meta) return new ApiError({ status: 502, reason: 'intern_rejected', message: `the intern rejected the request (status ${res.statusCode})` });
+  if (!parsed || !meta) return internRejected(res.statusCode);
   // SPEC §7: busy always carries Retry-After, even if a daemon left it out.
   const given = res.headers['retry-after'];
   const retryAfter = typeof given === 'string' ? given : meta.reason === 'busy' ? '1' : undefined;
-  return new ApiError({
-    status: parsed.error.code,
-    reason: meta.reason,
-    retryable: meta.retryable,
-    message: parsed.error.message,
-    headers: retryAfter ? { 'retry-after': retryAfter } : {},
-  });
+  return internRefused({ status: parsed.error.code, reason: meta.reason, retryable: meta.retryable, message: parsed.error.message, retryAfter });
 }
 
 async function opened(res: Upstream): Promise<Opened> {

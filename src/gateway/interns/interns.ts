@@ -10,13 +10,13 @@ import { createKey } from '../access/identity-store.ts';
 import { interns, type InternRow } from '../store/schema-interns.ts';
 import { isForeignKeyViolation, isUniqueViolation } from '../store/errors.ts';
 import type { Sealer } from '../crypto/seal.ts';
-import { ApiError, invalidRequest, keyWorkspaceDeleted, resourceNotFound } from '../errors.ts';
+import { ApiError, internNameTaken, invalidRequest, keyWorkspaceDeleted, resourceNotFound, tooManyInterns } from '../errors.ts';
 import { isUuid } from '../http/common.schemas.ts';
 import type { CreateIntern, Intern, ListInternsQuery, UpdateIntern } from './interns.schemas.ts';
 import { DEFAULT_AGENT } from './agent-catalogue.ts';
 
 export const internNotFound = () => resourceNotFound('intern');
-const nameTaken = (name: string) => new ApiError({ status: 409, message: `an intern named "${name}" already exists for this creator in the workspace` });
+const nameTaken = internNameTaken;
 
 /** The host an intern's daemon runs on, never its address: a daemon in its sandbox listens on a
  * socket only the gateway reaches, and the record shows tenants no address to try. */
@@ -63,7 +63,7 @@ const bodyHash = (body: unknown) => createHash('sha256').update(JSON.stringify(b
 
 /** 409 when an account already has as many interns as the operator allows (each costs a runtime of its own). */
 const accountFull = (max: number) =>
-  new ApiError({ status: 409, message: `this account already has ${max} interns, the most this installation allows (COHORT_MAX_INTERNS_PER_ACCOUNT); delete one first` });
+  tooManyInterns(max);
 
 export async function createIntern(
   db: Db,

@@ -10,7 +10,7 @@ import { workspaces } from '../store/schema.ts';
 import type { InternRow } from '../store/schema-interns.ts';
 import { revokeKey } from '../access/identity-store.ts';
 import type { Provisioner } from './provisioner/index.ts';
-import { ApiError } from '../errors.ts';
+import { ApiError, internDeleting } from '../errors.ts';
 import type { Catalogue } from './agent-catalogue.ts';
 import { deleteInternRow, getInternById, internsWithDaemons, openSecrets, setInternState } from './interns.ts';
 
@@ -38,7 +38,7 @@ class Superseded extends Error {
   }
 }
 
-const deleting = () => new ApiError({ status: 409, message: 'the intern is being deleted' });
+const deleting = internDeleting;
 const message = (err: unknown) => scrub(err instanceof Error ? err.message : String(err)).slice(0, 1000);
 
 export function createInternLifecycle(opts: { db: Db; sealer: Sealer; provisioner: Provisioner; log: Logger; agents: Catalogue; gatewayUrl?: string }): InternLifecycle {

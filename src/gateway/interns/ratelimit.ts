@@ -3,7 +3,7 @@
 // several gateways share them (falling back to in-process counters while Redis is down).
 import type { Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
-import { ApiError } from '../errors.ts';
+import { ApiError, turnsLimited } from '../errors.ts';
 
 export type TurnLimiter = {
   /** Counts one turn for the subject; throws `429 rate_limited` with Retry-After when over the limit. */
@@ -11,8 +11,7 @@ export type TurnLimiter = {
   close(): Promise<void>;
 };
 
-export const rateLimited = (retryAfterS: number) =>
-  new ApiError({ status: 429, reason: 'rate_limited', message: 'too many turns for this user or organization; retry later', headers: { 'retry-after': String(retryAfterS) } });
+export const rateLimited = turnsLimited;
 
 export async function createTurnLimiter(opts: { perMinute: number; redisUrl?: string; keyPrefix?: string }): Promise<TurnLimiter> {
   const base = { points: opts.perMinute, duration: 60, keyPrefix: opts.keyPrefix ?? 'cohort:turns' };

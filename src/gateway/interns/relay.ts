@@ -10,10 +10,10 @@
 // open streams), and a relayed batch costs a parse, a map and a write, with no promise between.
 import type { ServerResponse } from 'node:http';
 import { randomBytes } from 'node:crypto';
-import { ApiError, gatewayStopping } from '../errors.ts';
+import { ApiError, clientClosed, gatewayStopping, internRefused, routeDeadline, turnBudgetSpent } from '../errors.ts';
 import { initialState, mapApiEnding, mapEvent, type ApiEnding, type MapState, type Refusal, type Step } from './chunks.ts';
 import { openSse, type OpenStreams, type SseWriter } from '../http/sse.ts';
-import { chunkEncoder } from '../http/sse-chunks.ts';
+import { chunkEncoder, DONE as DONE_FRAME } from '../http/sse-frames.ts';
 import type { Opened, Pending } from './daemon-client.ts';
 import type { Feed, Sink } from '../../shared/http/body.ts';
 import type { RunEvent, SteeredResponse } from '../../shared/daemon-protocol.ts';
@@ -46,8 +46,8 @@ const noop = () => {};
 const DRAIN_MS = 5_000;
 
 function refusalError(r: Refusal): ApiError {
-  const headers = r.reason === 'busy' || r.reason === 'rate_limited' ? { 'retry-after': String(r.retryAfter ?? 1) } : undefined;
-  return new ApiError({ status: r.status, reason: r.reason, message: r.message, retryable: r.retryable, headers });
+  const retryAfter = r.reason === 'busy' || r.reason === 'rate_limited' ? String(r.retryAfter ?? 1) : undefined;
+  return internRefused({ status: r.status, reason: r.reason, message: r.message, retryable: r.retryable, retryAfter });
 }
 
 export function relay(o: RelayOptions): Promise<RelayResult> {
@@ -141,9 +141,9 @@ class RelayRun implements Sink<RunEvent> {
 
   private refusal(i: Interrupt): ApiError {
     const { timings } = this;
-    if (i === 'route_deadline') return new ApiError({ status: 408, reason: 'timeout', message: `the request exceeded the route's deadline of ${seconds(timings.routeDeadlineMs)} seconds` });
-    if (i === 'turn_budget') return new ApiError({ status: 504, reason: 'timeout', message: this.budgetMessage() });
-    return new ApiError({ status: 499, reason: 'client_closed_request', message: 'the client closed the request' });
+    if (i === 'route_deadline') return routeDeadline(seconds(timings.routeDeadlineMs));
+    if (i === 'turn_budget') return turnBudgetSpent(this.budgetMessage());
+    return clientClosed();
   }
 
   private budgetMessage(): string {
@@ -194,7 +194,7 @@ class RelayRun implements Sink<RunEvent> {
   /** Writes frames, then ends the response, or stops reading the daemon while the client's socket is full. */
   private emit(frames: Frames): void {
     if (frames.end) {
-      this.sse!.end(frames.text + 'data: [DONE]\n\n');
+      this.sse!.end(frames.text + DONE_FRAME);
       this.over = true;
       this.settle();
       this.drain();

@@ -5,7 +5,7 @@ import type { Db } from '../store/db.ts';
 import { apiKeys, organizations, workspaces } from '../store/schema.ts';
 import { interns } from '../store/schema-interns.ts';
 import { isUniqueViolation } from '../store/errors.ts';
-import { ApiError, invalidRequest, resourceNotFound } from '../errors.ts';
+import { ApiError, invalidRequest, resourceNotFound, workspaceHoldsInterns } from '../errors.ts';
 import type { CreateWorkspace, UpdateWorkspace, Workspace } from './workspaces.schemas.ts';
 import { deriveUuid } from '../access/derive.ts';
 import { isUuid } from '../http/common.schemas.ts';
@@ -118,7 +118,7 @@ export async function listWorkspaces(db: Db, opts: { orgId: string; offset: numb
 }
 
 const holdsInterns = (n: number) =>
-  new ApiError({ status: 409, message: `resource conflict: the workspace still has ${n} intern${n === 1 ? '' : 's'}; delete ${n === 1 ? 'it' : 'them'} first` });
+  workspaceHoldsInterns(n);
 
 /** Deletes the workspace with its presets and credentials, and revokes the keys created for it;
  * deleting the default leaves the account without one. Refused while interns live in it: their

@@ -1,6 +1,7 @@
 // The router's OpenAI-shaped output as Anthropic Messages API output: a completion as a message,
 // and chat chunks as the event stream message_start, content_block_start/delta/stop,
 // message_delta, message_stop (or an `error` event). Pure; the encoder keeps per-response state.
+import { eventFrame } from '../../http/sse-frames.ts';
 import { randomUUID } from 'node:crypto';
 import { PARTS, type ChatChunk, type Completion, type FinishReason, type Part, type Usage } from '../types.ts';
 
@@ -77,7 +78,7 @@ export function toMessage(c: Completion) {
   };
 }
 
-const sse = (type: string, data: object) => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
+const sse = (type: string, data: object) => eventFrame(type, { type, ...data });
 
 /** Turns one response's chunks into Anthropic SSE text; `end()` closes it, `error()` ends it failed. */
 export function messagesEncoder(opts: { model: string }) {

@@ -4,6 +4,7 @@
 // response.completed, response.incomplete or response.failed). Text, reasoning and each tool
 // call are output items of their own, a new item at each change of kind, in the order produced.
 // Pure; the encoder keeps per-response state. May import: ../types.ts.
+import { eventFrame } from '../../http/sse-frames.ts';
 import { PARTS, type ChatChunk, type Completion, type FinishReason, type Part, type Usage } from '../types.ts';
 
 /** The request fields a `response` object repeats back, as the client sent them. */
@@ -141,7 +142,7 @@ export function responsesEncoder(who: ResponseIdentity) {
   let usage: Usage | null = null;
 
   const emit = (type: string, data: object) => {
-    out += `event: ${type}\ndata: ${JSON.stringify({ type, ...data, sequence_number: seq++ })}\n\n`;
+    out += eventFrame(type, { type, ...data, sequence_number: seq++ });
   };
   const flush = () => {
     const s = out;

@@ -1,8 +1,33 @@
-// Chat chunks as SSE `data:` lines. Nearly every chunk of a stream is a content or reasoning
-// delta that differs from the one before only in its text, so those are written from a prefix
-// kept per stream instead of serialising the whole object each time. The bytes are exactly
-// JSON.stringify's (encode.test.ts checks every chunk the mapping can produce).
+// The one place that frames server-sent events: `data:` frames, named events (Anthropic and
+// Responses streams), the OpenAI error chunk, and the `[DONE]` terminator. Chat chunks are written
+// by chunkEncoder: nearly every chunk of a stream is a content or reasoning delta that differs from
+// the one before only in its text, so those come from a prefix kept per stream instead of
+// serialising the whole object each time; the bytes are exactly JSON.stringify's (its test checks
+// every chunk the intern mapping can produce).
 import type { ChatChunk } from '../../shared/openai.ts';
+import { errorBody, type ApiError } from '../errors.ts';
+
+/** The terminator of an OpenAI-style stream. */
+export const DONE = 'data: [DONE]\n\n';
+
+/** One `data:` frame. */
+export const dataFrame = (data: unknown): string => `data: ${JSON.stringify(data)}\n\n`;
+
+/** One named event (`event:` then `data:`), as Anthropic and the Responses API stream them. */
+export const eventFrame = (event: string, data: unknown): string => `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
+
+/** The chunk that ends an OpenAI-style stream in failure: finish_reason `error` and the error
+ * object of the spec's body, `metadata` included where the error has a reason. */
+export function errorChunk(o: { id: string; model: string; created?: number; error: ApiError }): ChatChunk {
+  return {
+    id: o.id,
+    object: 'chat.completion.chunk',
+    created: o.created ?? Math.floor(Date.now() / 1000),
+    model: o.model,
+    choices: [{ index: 0, delta: {}, finish_reason: 'error' }],
+    error: errorBody(o.error, { metadata: true }).error,
+  };
+}
 
 const TAIL = '},"finish_reason":null}]}\n\n';
 
@@ -30,7 +55,7 @@ export function chunkEncoder(): (c: ChatChunk) => string {
   let head = '';
   return (c) => {
     const text = textDelta(c);
-    if (!text) return `data: ${JSON.stringify(c)}\n\n`;
+    if (!text) return dataFrame(c);
     if (c.id !== id || c.created !== created || c.model !== model || text[0] !== field) {
       id = c.id;
       created = c.created;

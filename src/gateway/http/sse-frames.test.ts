@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import type { RunEvent } from '../../shared/daemon-protocol.ts';
 import { initialState, mapApiEnding, mapEvent, type MapState } from '../interns/chunks.ts';
-import { chunkEncoder } from './sse-chunks.ts';
+import { chunkEncoder } from './sse-frames.ts';
 
 const text = fc.string({ unit: 'binary' });
 const event: fc.Arbitrary<Omit<RunEvent, 'seq'>> = fc.oneof(
