@@ -7,7 +7,8 @@
 // cohort's legitimate throughput with a slowloris beside it (bench/slowloris.ts: BENCH_SLOW_SOCKETS
 // sockets from 127.0.0.2, a header every 10 s) against the same load without it, in pairs.
 // BENCH_SECTIONS (compare,slowloris; both by default) picks sections. BENCH_NODE_ARGS adds node
-// flags to cohort's processes.
+// flags to cohort's processes. BENCH_COHORT_BASELINE (another build's dist/main.js) runs that
+// build as `cohort (baseline)` beside this one, taking turns in the same runs: an A/B of a change.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, existsSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -25,6 +26,7 @@ const CONNECTIONS = (process.env.BENCH_CONNECTIONS ?? '1,50,200').split(',').map
 /** Node flags for cohort's processes (for A/B of V8 settings). */
 const NODE_ARGS = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
 const SECTIONS = new Set((process.env.BENCH_SECTIONS ?? 'compare,slowloris').split(','));
+const BASELINE = process.env.BENCH_COHORT_BASELINE;
 const openFiles = Number(/^Max open files\s+(\d+)/m.exec(readFileSync('/proc/self/limits', 'utf8'))?.[1] ?? 1024);
 /** The issue's 20,000 slow sockets, as far as the open-file limit goes. */
 const SLOW_SOCKETS = Number(process.env.BENCH_SLOW_SOCKETS ?? Math.min(20_000, openFiles - 200));
@@ -70,17 +72,17 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 type Target = { name: string; url: string; headers: Record<string, string>; model: string; child: ChildProcess | null };
 
 async function main() {
-  const [upPort, proxyPort, cohortPort, portkeyPort, cohortPgPort] = await Promise.all([freePort(), freePort(), freePort(), freePort(), freePort()]);
+  const [upPort, proxyPort, cohortPort, portkeyPort, cohortPgPort, baselinePort] = await Promise.all([freePort(), freePort(), freePort(), freePort(), freePort(), freePort()]);
   const servers = 'bench/inference-servers.ts';
   start(['--import', 'tsx', servers, 'upstream', String(upPort)]);
   const upstream = `http://127.0.0.1:${upPort}/v1`;
   await until(answers(`${upstream}/chat/completions`), 'upstream');
   const proxy = start(['--import', 'tsx', servers, 'proxy', String(proxyPort), String(upPort)]);
-  const startCohort = async (port: number, env: Record<string, string>) => {
+  const startCohort = async (port: number, env: Record<string, string>, main = BUILT_MAIN) => {
     const dataDir = mkdtempSync(join(tmpdir(), 'cohort-bench-'));
     dataDirs.push(dataDir);
     // cohort starts as `npm start` starts it: the compiled dist/main.js.
-    const child = start([...NODE_ARGS, BUILT_MAIN], {
+    const child = start([...NODE_ARGS, main], {
       PORT: String(port),
       COHORT_DATA_DIR: dataDir,
       LOG_LEVEL: 'warn',
@@ -101,12 +103,14 @@ async function main() {
   await until(answers(`http://127.0.0.1:${portkeyPort}/v1/chat/completions`), 'portkey');
   const cohort = await startCohort(cohortPort, {});
   const cohortPg = pgUrl ? await startCohort(cohortPgPort, { DATABASE_URL: pgUrl, COHORT_PG_SCHEMA: pgSchema }) : null;
+  const baseline = BASELINE ? await startCohort(baselinePort, {}, BASELINE) : null;
 
   const auth = { authorization: 'Bearer sk-bench-upstream' };
   const targets: Target[] = [
     { name: 'direct', url: `${upstream}/chat/completions`, headers: auth, model: 'gpt-4o-mini', child: null },
     { name: 'raw proxy', url: `http://127.0.0.1:${proxyPort}/v1/chat/completions`, headers: auth, model: 'gpt-4o-mini', child: proxy },
     { name: 'cohort', url: `http://127.0.0.1:${cohortPort}/api/v1/chat/completions`, headers: { authorization: `Bearer ${cohort.apiKey}` }, model: 'openai/gpt-4o-mini', child: cohort.child },
+    ...(baseline ? [{ name: 'cohort (baseline)', url: `http://127.0.0.1:${baselinePort}/api/v1/chat/completions`, headers: { authorization: `Bearer ${baseline.apiKey}` }, model: 'openai/gpt-4o-mini', child: baseline.child }] : []),
     ...(cohortPg ? [{ name: 'cohort (PostgreSQL)', url: `http://127.0.0.1:${cohortPgPort}/api/v1/chat/completions`, headers: { authorization: `Bearer ${cohortPg.apiKey}` }, model: 'openai/gpt-4o-mini', child: cohortPg.child }] : []),
     { name: 'portkey', url: `http://127.0.0.1:${portkeyPort}/v1/chat/completions`, headers: { ...auth, 'x-portkey-provider': 'openai', 'x-portkey-custom-host': upstream }, model: 'gpt-4o-mini', child: portkey },
   ];

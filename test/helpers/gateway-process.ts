@@ -37,8 +37,9 @@ export function withFdLimit(argv: string[], fdLimit: number): string[] {
 
 /** `fdLimit`: see withFdLimit. */
 export async function startGatewayProcess(opts: { dataDir: string; port: number; env?: Record<string, string>; nodeArgs?: string[]; built?: boolean; fdLimit?: number }): Promise<GatewayProcess> {
-  // Only what the caller passes: an inherited DATABASE_URL must not point it at a shared schema.
-  const inherited = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(DATABASE_URL|REDIS_URL|COHORT_)/.test(k)));
+  // Only what the caller passes: an inherited DATABASE_URL must not point it at a shared schema,
+  // nor an inherited proxy take its requests to loopback providers.
+  const inherited = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(DATABASE_URL|REDIS_URL|COHORT_)/.test(k) && !/^(https?|no)_proxy$/i.test(k)));
   const main = opts.built ? [BUILT_MAIN] : ['--import', 'tsx', MAIN];
   const argv = [process.execPath, ...(opts.nodeArgs ?? []), ...main];
   const [cmd, ...args] = opts.fdLimit ? withFdLimit(argv, opts.fdLimit) : argv;

@@ -1,4 +1,5 @@
-// The gateway's HTTP/1.1 client (intern daemons, model providers): one request per socket at a
+// The gateway's HTTP/1.1 client for the daemon link (model providers go through undici, for the
+// operator's egress proxy: src/inference/http.ts): one request per socket at a
 // time over node:net or node:tls, the response read by h1-parser.ts into a Body (text or SSE
 // batches, with backpressure). A gateway holds one daemon stream per open chat stream, so what a
 // connection costs is what an idle stream costs: here a socket and one small object (about 3 KB),
@@ -6,7 +7,7 @@
 // h1-pool.ts for the next request to the same server, shorter than the server's own keep-alive
 // so a reused socket is never one it is closing. A socket's listeners are set once, when it
 // connects, and pass its events to the request it carries (CALL): a request adds and removes none.
-// May import: node, ./h1-parser, ./h1-pool, ./body. Imported by src/relay and src/inference.
+// May import: node, ./h1-parser, ./h1-pool, ./body. Imported by src/relay.
 import { connect, isIP } from 'node:net';
 import { connect as connectTls, type ConnectionOptions } from 'node:tls';
 import { Body, type Upstream } from './body.ts';

@@ -1,5 +1,6 @@
 // The inference router's provider registry: one adapter per adapter kind, all behind the one
-// ProviderAdapter interface, sharing one keep-alive HTTP pool. Entry point of src/inference/.
+// ProviderAdapter interface, sharing one keep-alive HTTP dispatcher (which honours the operator's
+// egress proxy). Entry point of src/inference/.
 // May import: its own modules, ../log.ts. Imported by services; never imports services or store.
 import { createHttpClient } from './http.ts';
 import { localAdapter } from './local/index.ts';
@@ -17,7 +18,8 @@ export function createRegistry(opts: { timeoutMs: number }): Registry {
     openai: openaiCompatibleAdapter({ client }),
     anthropic: anthropicAdapter({ client }),
   };
-  return { adapter: (kind) => adapters[kind], close: async () => client.close() };
+  // At close every request has ended (the server closed first); what is left is idle sockets.
+  return { adapter: (kind) => adapters[kind], close: () => client.destroy() };
 }
 
 export { providerTable, providerVar, splitModel, type ProviderTable, type ProviderInfo } from './catalogue.ts';

@@ -1,8 +1,6 @@
 // Adapter for the Anthropic Messages API (`anthropic`): converts the OpenAI-shaped request to
-// an Anthropic body and the answer back. May import: this folder, ../../http.ts, ../../types.ts,
-// the client type of src/http.
-import type { H1Client } from '../../../../shared/http/h1.ts';
-import { failure, jsonBody, post } from '../http.ts';
+// an Anthropic body and the answer back. May import: this folder, ../http.ts, ../../types.ts.
+import { failure, jsonBody, post, type HttpClient } from '../http.ts';
 import { UpstreamError, type ProviderAdapter, type UpstreamCall } from '../../types.ts';
 import { toAnthropicBody } from './request.ts';
 import { anthropicChunker, fromAnthropicMessage, type AnthropicMessage } from './response.ts';
@@ -17,7 +15,7 @@ function parseEvent(data: string): unknown {
   }
 }
 
-export function anthropicAdapter(deps: { client: H1Client }): ProviderAdapter {
+export function anthropicAdapter(deps: { client: HttpClient }): ProviderAdapter {
   const send = (call: UpstreamCall, stream: boolean) =>
     post({
       client: deps.client,

@@ -1,9 +1,8 @@
 // Adapter for every provider that speaks OpenAI chat completions (openai, groq, together,
 // deepinfra, fireworks, mistral, xai, deepseek, cerebras, ollama, vLLM, …): the request goes as
 // is with the provider's model id; streams ask for usage in the last chunk.
-// May import: ../../http.ts, ../../types.ts, the client type of src/http.
-import type { H1Client } from '../../../../shared/http/h1.ts';
-import { failure, jsonBody, post } from '../http.ts';
+// May import: ../http.ts, ../../types.ts.
+import { failure, jsonBody, post, type HttpClient } from '../http.ts';
 import { UpstreamError, WIRE_TAIL, type ChatChunk, type Completion, type ProviderAdapter, type UpstreamCall } from '../../types.ts';
 
 const headersFor = (apiKey: string | null): Record<string, string> => (apiKey ? { authorization: `Bearer ${apiKey}` } : {});
@@ -40,7 +39,7 @@ function parseChunk(data: string): ChatChunk {
   return chunk;
 }
 
-export function openaiCompatibleAdapter(deps: { client: H1Client }): ProviderAdapter {
+export function openaiCompatibleAdapter(deps: { client: HttpClient }): ProviderAdapter {
   const send = (call: UpstreamCall, body: Record<string, unknown>) =>
     post({ client: deps.client, base: call.baseUrl, path: '/chat/completions', headers: headersFor(call.apiKey), body: JSON.stringify(body), cancel: call.cancel });
   return {
