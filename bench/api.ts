@@ -33,7 +33,9 @@ async function freePort(): Promise<number> {
 }
 
 const running = new Set<ChildProcess>();
-process.on('exit', () => running.forEach((c) => c.kill('SIGKILL')));
+process.on('exit', () => {
+  for (const c of running) c.kill('SIGKILL');
+});
 for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => process.exit(130));
 
 type Gateway = { child: ChildProcess; url: string; key: string; workspaceId: string; stop(): Promise<void> };

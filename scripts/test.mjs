@@ -1,5 +1,6 @@
 // Runs every *.test.ts under src/ (unit tests, beside their modules) and test/ (end-to-end scenarios) with node's test runner (Node 20 has no glob for --test).
-// Extra arguments are passed through, e.g. `npm test -- --test-name-pattern=workspace`.
+// Extra arguments are passed through, e.g. `npm test -- --test-name-pattern=workspace`; the whole
+// suite (no file arguments) is preceded by `biome ci` (format and lint).
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
@@ -13,7 +14,14 @@ function find(dir) {
 }
 
 const args = process.argv.slice(2);
-const files = args.some((a) => !a.startsWith('-')) ? [] : [...find('src'), ...find('test')].sort();
+const whole = !args.some((a) => !a.startsWith('-'));
+// The whole suite starts with the formatter and linter (Biome, biome.json): a tree that is not
+// formatted, or that breaks a lint rule, fails here in seconds rather than in review.
+if (whole) {
+  const biome = spawnSync(process.execPath, ['node_modules/@biomejs/biome/bin/biome', 'ci', '.'], { stdio: 'inherit' });
+  if (biome.status !== 0) process.exit(biome.status ?? 1);
+}
+const files = whole ? [...find('src'), ...find('test')].sort() : [];
 const result = spawnSync(
   process.execPath,
   ['--import', 'tsx', '--test', '--test-concurrency=2', ...args, ...files],

@@ -6,7 +6,6 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { BUILT_MAIN, ensureBuilt, freePort, killDaemonsUnder, startGatewayProcess } from './helpers/gateway-process.ts';
 import { callProcess, runningInternOn } from './helpers/interns.ts';
 

@@ -144,7 +144,7 @@ test('on a terminal the gateway logs readable lines, not JSON', async () => {
     }
     child.kill('SIGTERM');
     await once(child, 'exit');
-    assert.match(out, /\] INFO: cohort gateway listening\r?\n    url: "http:\/\/127\.0\.0\.1:\d+\/api\/v1"/);
+    assert.match(out, /\] INFO: cohort gateway listening\r?\n {4}url: "http:\/\/127\.0\.0\.1:\d+\/api\/v1"/);
     assert.ok(!out.includes('{"level"'), out);
   } finally {
     rmSync(dir, { recursive: true, force: true });

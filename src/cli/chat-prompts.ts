@@ -13,7 +13,7 @@ const OPTION_WORDS: Record<string, string> = {
 type Field = { name: string; type: string; required: boolean; options: string[] };
 
 async function choose(options: string[], ask: Asker, out: (s: string) => void): Promise<string | null> {
-  options.forEach((o, i) => out(`  ${i + 1}) ${OPTION_WORDS[o] ?? o}\n`));
+  for (const [i, o] of options.entries()) out(`  ${i + 1}) ${OPTION_WORDS[o] ?? o}\n`);
   for (;;) {
     const line = await ask('choose> ');
     if (line === null) return null;
@@ -97,7 +97,7 @@ const WORDS: Record<string, string> = {
   interaction_not_pending: 'that question is no longer waiting',
 };
 
-export function describeError(status: number, body: any, retryAfter: string | null): string {
+export function describeError(status: number, body: { error?: { message?: string; metadata?: { reason?: string; retryable?: boolean } } } | null | undefined, retryAfter: string | null): string {
   const e = body?.error;
   if (status === 401) return 'error: the API key was not accepted (401)';
   if (!e) return `error: the service answered ${status}`;

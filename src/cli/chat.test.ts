@@ -38,12 +38,12 @@ describe('cohort chat', () => {
     const input = ['/think mulling\\', '/say hello there', '/ask What is your name?', 'Ada', ':mode manual', '/shell echo cli-ok', '1', '/fail 400', ''].join('\n');
     const { code, out } = await runCli([id], input, { COHORT_BASE_URL: f.gw.url, COHORT_API_KEY: f.gw.keys.api_key, NO_COLOR: '' });
     assert.equal(code, 0, out);
-    assert.match(out, /\x1b\[2mmulling\x1b\[22m/);
+    assert.ok(out.includes('\x1b[2mmulling\x1b[22m'), out);
     assert.match(out, /hello there/);
     assert.match(out, /The intern asks: What is your name\?/);
     assert.match(out, /answer \(string, required\)> /);
     assert.match(out, /Ada/);
-    assert.match(out, /The intern asks permission to use shell:\n  command: echo cli-ok\n  runs inside the intern's sandbox \(no network, writes only in its work directory\)\n/);
+    assert.match(out, /The intern asks permission to use shell:\n {2}command: echo cli-ok\n {2}runs inside the intern's sandbox \(no network, writes only in its work directory\)\n/);
     assert.match(out, /1\) allow once/);
     assert.match(out, /cli-ok/);
     assert.match(out, /error: the intern could not run the turn: .* \(502 turn_failed\)/);

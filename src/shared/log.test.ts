@@ -45,5 +45,5 @@ test('on a terminal lines are readable, and hide the same secrets as JSON lines'
   const log = createLogger({ level: 'info', destination, pretty: true });
   log.info({ url: 'http://127.0.0.1:8080/api/v1', authorization: 'Bearer ck-abcdefghijklmnopqrstuvwxyz0123' }, 'cohort gateway listening with ck-abcdefghijklmnopqrstuvwxyz0123');
   assert.equal(lines.length, 1);
-  assert.match(lines[0]!, /^\[\d\d:\d\d:\d\d\.\d{3}\] INFO: cohort gateway listening with \[REDACTED\]\n    url: "http:\/\/127\.0\.0\.1:8080\/api\/v1"\n    authorization: "\[REDACTED\]"\n$/);
+  assert.match(lines[0]!, /^\[\d\d:\d\d:\d\d\.\d{3}\] INFO: cohort gateway listening with \[REDACTED\]\n {4}url: "http:\/\/127\.0\.0\.1:8080\/api\/v1"\n {4}authorization: "\[REDACTED\]"\n$/);
 });

@@ -11,7 +11,7 @@ import { plan } from '../../src/gateway/inference/providers/local/scripted.ts';
 import { completion, streamChunks } from '../../src/gateway/inference/providers/local/play.ts';
 import { messagesEncoder, toMessage } from '../../src/gateway/inference/wire/anthropic-response.ts';
 import { Cancel, type ChatChunk, type ChatRequest, type Completion } from '../../src/gateway/inference/types.ts';
-import { toAnthropicBody } from '../../src/gateway/inference/providers/anthropic/request.ts';
+import type { toAnthropicBody } from '../../src/gateway/inference/providers/anthropic/request.ts';
 
 export type Received = { path: string; key: string | null; model: string; body: Record<string, unknown>; aborted: boolean };
 

@@ -2,7 +2,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { MemorySlots, createConcurrencyLimiter, type ConcurrencyLimiter } from './concurrency.ts';
-import { ApiError, errorBody } from '../errors.ts';
+import { type ApiError, errorBody } from '../errors.ts';
 
 const redisUrl = process.env.REDIS_URL;
 if (!redisUrl) process.stderr.write('# Redis concurrency variant skipped: REDIS_URL is not set\n');

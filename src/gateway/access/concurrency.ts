@@ -7,7 +7,7 @@
 // the turn limiter does).
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { ApiError, concurrencyLimited } from '../errors.ts';
+import { concurrencyLimited } from '../errors.ts';
 
 export type SlotKind = 'model' | 'stream';
 export type SlotLimits = Record<SlotKind, { perKey: number; perAccount: number }>;
@@ -101,7 +101,13 @@ export async function createConcurrencyLimiter(opts: { limits: SlotLimits; redis
   async function renew(): Promise<void> {
     const keys: string[] = [];
     const ids: string[] = [];
-    for (const h of held) if (h.id) for (const s of h.scopes) keys.push(s), ids.push(h.id);
+    for (const h of held) {
+      if (!h.id) continue;
+      for (const s of h.scopes) {
+        keys.push(s);
+        ids.push(h.id);
+      }
+    }
     // In batches, so one script never holds Redis for long.
     for (let i = 0; i < keys.length; i += 500) {
       const k = keys.slice(i, i + 500);

@@ -3,7 +3,7 @@
 // announced, so cached resolutions (here and in other gateways) are dropped at once.
 import type { Db } from '../store/db.ts';
 import * as store from './identity-store.ts';
-import { adminConflict, ApiError, resourceNotFound } from '../errors.ts';
+import { adminConflict, resourceNotFound } from '../errors.ts';
 import { createWorkspace, findWorkspace } from '../management/workspaces.ts';
 
 export type Admin = {

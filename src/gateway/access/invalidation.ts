@@ -26,7 +26,9 @@ export async function connectInvalidationBus(opts: { redisUrl: string; log?: Log
   const pub = new Redis(opts.redisUrl, redisOpts);
   const sub = opts.publishOnly ? null : new Redis(opts.redisUrl, redisOpts);
   const listeners: { topic: Topic; fn: (id: string | null) => void }[] = [];
-  const emit = (topic: Topic | null, id: string | null) => listeners.forEach((l) => (topic === null || l.topic === topic) && l.fn(id));
+  const emit = (topic: Topic | null, id: string | null) => {
+    for (const l of listeners) if (topic === null || l.topic === topic) l.fn(id);
+  };
   const topicOf = new Map(Object.entries(CHANNELS).map(([t, c]) => [c as string, t as Topic]));
   for (const c of [pub, sub]) c?.on('error', (err: Error) => opts.log?.warn({ err }, 'invalidation channel: redis error'));
   await pub.connect();

@@ -198,7 +198,7 @@ export function buildApp(ctx: Ctx, modules: RouteModule[], rootModules: RouteMod
     const metadata = req.routeOptions.config?.errorStyle === 'chat';
     void reply.code(e.status).headers(e.headers).type('application/json').send(errorBody(e, { metadata }));
   });
-  app.setNotFoundHandler((req, reply) => {
+  app.setNotFoundHandler((_req, reply) => {
     void reply.code(404).send({ error: { code: 404, message: 'resource not found' } });
   });
 

@@ -80,7 +80,7 @@ test('guardConnections: interns on the gateway socket (no address) are not held 
     });
     assert.match(res, /^HTTP\/1\.1 200 OK[\s\S]*\r\n\r\nok$/);
     assert.deepEqual(held.map((s) => s.destroyed), [false, false, false]);
-    held.forEach((s) => s.destroy());
+    for (const s of held) s.destroy();
   } finally {
     server.closeAllConnections();
     unix.close();

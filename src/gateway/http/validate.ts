@@ -1,6 +1,6 @@
 // Request validation with Zod: a failure becomes the documented 400 naming the offending field.
-import { z } from 'zod';
-import { invalidRequest, ApiError } from '../errors.ts';
+import type { z } from 'zod';
+import { invalidRequest, type ApiError } from '../errors.ts';
 
 type Issue = z.core.$ZodIssue;
 

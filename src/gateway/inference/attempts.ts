@@ -3,7 +3,7 @@
 // any other failure is returned at once. Failures become the API's errors with the provider's
 // message, scrubbed of the failing call's key; a credential is unsealed only here, for the one
 // call that uses it.
-import { ApiError, clientClosed, noUsableCredential, providerFailed } from '../errors.ts';
+import { type ApiError, clientClosed, noUsableCredential, providerFailed } from '../errors.ts';
 import { scrub, type Logger } from '../../shared/log.ts';
 import type { Sealer } from '../crypto/seal.ts';
 import { UpstreamError, type Cancel, type ProviderAdapter, type UpstreamCall } from './types.ts';

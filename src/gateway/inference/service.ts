@@ -77,7 +77,7 @@ export function createInferenceService(opts: InferenceOptions) {
 
   function routeFor(model: string, ctx: { principal: Principal; credentials: ReadonlyMap<string, CredentialRow[]>; requireZdr: boolean }): Route | ApiError {
     const split = splitModel(model, providers);
-    if (!split || !split.model) throw invalidRequest(`model: ${model} names no known provider (expected provider/model)`);
+    if (!split?.model) throw invalidRequest(`model: ${model} names no known provider (expected provider/model)`);
     const { provider } = split;
     const adapter = registry.adapter(provider.kind);
     if (adapter.hasModel && !adapter.hasModel(split.model)) throw resourceNotFound(`model ${model}`);

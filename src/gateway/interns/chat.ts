@@ -4,7 +4,7 @@
 import type { Db } from '../store/db.ts';
 import type { Principal } from '../access/identity-store.ts';
 import type { Sealer } from '../crypto/seal.ts';
-import { ApiError, internNotReady, invalidRequest } from '../errors.ts';
+import { internNotReady, invalidRequest } from '../errors.ts';
 import { MAX_PROMPT_CHARS, promptTooLong, type TurnRequest } from '../../shared/daemon-protocol.ts';
 import type { InternMessage, ChatRequest } from './chat.schemas.ts';
 import type { DaemonTarget } from './daemon-client.ts';

@@ -10,7 +10,7 @@ import { createKey } from '../access/identity-store.ts';
 import { interns, type InternRow } from '../store/schema-interns.ts';
 import { isForeignKeyViolation, isUniqueViolation } from '../store/errors.ts';
 import type { Sealer } from '../crypto/seal.ts';
-import { ApiError, internNameTaken, invalidRequest, keyWorkspaceDeleted, resourceNotFound, tooManyInterns } from '../errors.ts';
+import { internNameTaken, invalidRequest, keyWorkspaceDeleted, resourceNotFound, tooManyInterns } from '../errors.ts';
 import { isUuid } from '../http/common.schemas.ts';
 import type { CreateIntern, Intern, ListInternsQuery, UpdateIntern } from './interns.schemas.ts';
 import { DEFAULT_AGENT } from './agent-catalogue.ts';

@@ -10,7 +10,7 @@ import { workspaces } from '../store/schema.ts';
 import type { InternRow } from '../store/schema-interns.ts';
 import { revokeKey } from '../access/identity-store.ts';
 import type { Provisioner } from './provisioner/index.ts';
-import { ApiError, internDeleting } from '../errors.ts';
+import { internDeleting } from '../errors.ts';
 import type { Catalogue } from './agent-catalogue.ts';
 import { deleteInternRow, getInternById, internsWithDaemons, openSecrets, setInternState } from './interns.ts';
 

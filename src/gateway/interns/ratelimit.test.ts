@@ -5,7 +5,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { once } from 'node:events';
 import { createTurnLimiter } from './ratelimit.ts';
-import { ApiError, errorBody } from '../errors.ts';
+import { type ApiError, errorBody } from '../errors.ts';
 import { startTestGateway, type TestGateway } from '../../../test/helpers/gateway.ts';
 import { setInternState } from './interns.ts';
 import { createKey } from '../access/identity-store.ts';

@@ -3,7 +3,7 @@
 // several gateways share them (falling back to in-process counters while Redis is down).
 import type { Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
-import { ApiError, turnsLimited } from '../errors.ts';
+import { turnsLimited } from '../errors.ts';
 
 export type TurnLimiter = {
   /** Counts one turn for the subject; throws `429 rate_limited` with Retry-After when over the limit. */

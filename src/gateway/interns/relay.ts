@@ -10,7 +10,7 @@
 // open streams), and a relayed batch costs a parse, a map and a write, with no promise between.
 import type { ServerResponse } from 'node:http';
 import { randomBytes } from 'node:crypto';
-import { ApiError, clientClosed, gatewayStopping, internRefused, routeDeadline, turnBudgetSpent } from '../errors.ts';
+import { type ApiError, clientClosed, gatewayStopping, internRefused, routeDeadline, turnBudgetSpent } from '../errors.ts';
 import { initialState, mapApiEnding, mapEvent, type ApiEnding, type MapState, type Refusal, type Step } from './chunks.ts';
 import { openSse, type OpenStreams, type SseWriter } from '../http/sse.ts';
 import { chunkEncoder, DONE as DONE_FRAME } from '../http/sse-frames.ts';

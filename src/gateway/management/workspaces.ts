@@ -5,7 +5,7 @@ import type { Db } from '../store/db.ts';
 import { apiKeys, organizations, workspaces } from '../store/schema.ts';
 import { interns } from '../store/schema-interns.ts';
 import { isUniqueViolation } from '../store/errors.ts';
-import { ApiError, invalidRequest, resourceNotFound, workspaceHoldsInterns } from '../errors.ts';
+import { invalidRequest, resourceNotFound, workspaceHoldsInterns } from '../errors.ts';
 import type { CreateWorkspace, UpdateWorkspace, Workspace } from './workspaces.schemas.ts';
 import { deriveUuid } from '../access/derive.ts';
 import { isUuid } from '../http/common.schemas.ts';
@@ -45,7 +45,7 @@ function columns(body: UpdateWorkspace): Partial<typeof workspaces.$inferInsert>
     defaultImageModel: body.default_image_model,
     defaultTextModel: body.default_text_model,
     defaultProviderSort: body.default_provider_sort,
-    disabledServerTools: tools === undefined ? undefined : tools && tools.length ? [...new Set(tools)] : null,
+    disabledServerTools: tools === undefined ? undefined : tools?.length ? [...new Set(tools)] : null,
     includeByokInBudgets: body.include_byok_in_budgets,
     ioLoggingApiKeyIds: body.io_logging_api_key_ids,
     ioLoggingSamplingRate: body.io_logging_sampling_rate,

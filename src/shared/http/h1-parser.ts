@@ -17,7 +17,7 @@ export class ParseError extends Error {}
 const MAX_HEAD = 64 * 1024;
 const CRLF2 = Buffer.from('\r\n\r\n');
 
-const enum State {
+enum State {
   Head,
   Length,
   ChunkSize,

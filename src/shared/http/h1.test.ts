@@ -253,5 +253,5 @@ test('https with a private CA, and a certificate it does not trust refused', asy
   assert.equal(await (await trusted.send('/', { base })).text(), 'secret');
   const strict = setup(t);
   await assert.rejects(strict.send('/', { base }), { wrapped: 'self-signed certificate' });
-  assert.equal((strict.toError.mock.calls[0]?.arguments[0] as NodeJS.ErrnoException).code, 'DEPTH_ZERO_SELF_SIGNED_CERT');
+  assert.equal((strict.toError.mock.calls[0]!.arguments[0] as NodeJS.ErrnoException).code, 'DEPTH_ZERO_SELF_SIGNED_CERT');
 });
