@@ -67,7 +67,8 @@ function collector() {
 /** The last chunk of an OpenAI stream: no choices, the usage. */
 const usageChunk = (id: string, model: string, usage: Usage): ChatChunk => ({ id, object: 'chat.completion.chunk', created: Math.floor(Date.now() / 1000), model, choices: [], usage });
 
-export async function* relay(o: {
+/** A provider's stream passed on batch by batch, recorded in the request log when it ends however it ends. */
+export async function* recordedStream(o: {
   p: Prepared;
   served: Served;
   /** The serving call's key, for scrubbing it from a mid-stream failure. */

@@ -13,7 +13,7 @@ import { createRoutingConfig, type CredentialRow, type RoutingConfig } from './r
 import { applyPreset, disabledToolIn, presetSlugOf, resolveRequest, type RequestBody } from './routing.ts';
 import { tryRoutes, type Route, type Served } from './attempts.ts';
 import { createRequestLog, shouldStoreBodies } from './request-log.ts';
-import { relay, type Outcome, rowOf } from './record.ts';
+import { recordedStream, type Outcome, rowOf } from './record.ts';
 import type { InvalidationBus } from '../access/invalidation.ts';
 import { modelEntry, SCRIPTED, type ModelEntry } from './model-list.ts';
 
@@ -161,7 +161,7 @@ export function createInferenceService(opts: InferenceOptions) {
     async stream(p: Prepared, cancel: Cancel): Promise<{ served: Served; chunks: AsyncGenerator<ChatChunk[]> }> {
       const wireOnly = p.style === 'chat' && p.loggedBody === undefined;
       const { value, served, apiKey } = await attempt(p, cancel, (adapter, call) => adapter.stream(call, { wireOnly }));
-      return { served, chunks: relay({ p, served, apiKey, source: value, usageOf, record, cancel }) };
+      return { served, chunks: recordedStream({ p, served, apiKey, source: value, usageOf, record, cancel }) };
     },
     async complete(p: Prepared, cancel: Cancel): Promise<{ served: Served; completion: Completion }> {
       const { value, served } = await attempt(p, cancel, (adapter, call) => adapter.complete(call));
