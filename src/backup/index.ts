@@ -3,7 +3,7 @@
 // files. The master key is never in it; the manifest names it by fingerprint. A restore checks
 // everything (format, migration level, master key, every checksum, an empty target) before it
 // writes anything, and inserts the rows in one transaction.
-// May import: store, provisioner, crypto, ./*, node built-ins and npm packages (tar).
+// May import: the gateway's store, provisioner and crypto, ./*, node built-ins and npm packages (tar).
 import { createHash } from 'node:crypto';
 import { createReadStream, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

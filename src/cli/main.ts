@@ -1,6 +1,6 @@
 // `cohort`: the admin CLI (organizations, users, memberships, programme, keys) and the entry to the
 // other programs (gateway, intern daemon, agent, chat), which it only dispatches to.
-// May import: cli/*, services, store, config. Returns the exit code; undefined leaves the process
+// May import: cli/*, the gateway's services, store and config. Returns the exit code; undefined leaves the process
 // to the program it started (a server keeps running).
 import { extname } from 'node:path';
 import { fileURLToPath } from 'node:url';

@@ -1,6 +1,6 @@
 // The gateway's HTTP application: request ids, body limits, auth guards, one error handler
 // rendering every refusal in the spec's shape. Route modules register under /api/v1.
-// May import: services, store, errors, config, log. Never imported by the daemon or agent.
+// May import: access (principals), store errors, the error registry, config, log. Never imported by the daemon or agent.
 import { randomUUID } from 'node:crypto';
 import { STATUS_CODES, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';

@@ -1,7 +1,7 @@
 // The gateway's HTTP client for one intern's daemon (docs/daemon-protocol.md): start a turn,
 // answer an interaction, cancel. Refusals become ApiErrors carrying the daemon's status, reason,
 // retryability and Retry-After; a daemon that cannot be reached is `502 intern_unreachable`.
-// May import: protocol/daemon.ts (the only daemon module the gateway sees), errors, http.
+// May import: src/shared/daemon-protocol.ts (the only daemon module the gateway sees), the error registry, src/shared/http.
 import { daemonPaths, parseRunEvent, RefusalBody, SteeredResponse, type RunEvent, type TurnRequest } from '../../shared/daemon-protocol.ts';
 import { ApiError, internRefused, internRejected, internUnreachable } from '../errors.ts';
 import { H1Client } from '../../shared/http/h1.ts';

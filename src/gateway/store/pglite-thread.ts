@@ -5,7 +5,7 @@
 // as before. Query parsers are applied as identity for the types they name, which is all Drizzle
 // asks (it keeps dates as text and parses them itself). The thread's end fails every later call
 // and, unless close() ended it, is reported as the database's loss.
-// May import: ./pglite-worker (as a worker), ../entry, node.
+// May import: ./pglite-worker (as a worker), src/shared/entry.ts, node.
 import type { Worker } from 'node:worker_threads';
 import { startWorker } from '../../shared/entry.ts';
 import type { Results } from '@electric-sql/pglite';

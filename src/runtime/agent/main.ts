@@ -1,7 +1,7 @@
 // The built-in cohort agent (`npx cohort agent`): an ACP agent on stdio whose turns are a
 // tool-using loop over an OpenAI-compatible chat-completions endpoint (the gateway's /api/v1).
 // Owns: its conversations (persisted under COHORT_AGENT_STATE_DIR), tools, approval modes.
-// May import: src/acp, src/sandbox, node and npm packages. stdout is the ACP channel: logs go to stderr.
+// May import: src/shared, src/runtime/acp, src/runtime/sandbox, node and npm packages. stdout is the ACP channel: logs go to stderr.
 import { pathToFileURL } from 'node:url';
 import { join } from 'node:path';
 import { z } from 'zod';

@@ -1,6 +1,6 @@
 // The intern daemon (`npx cohort daemon`): one process per intern, owning its sessions, runs,
 // pending interactions, deadlines and replay buffers (DESIGN.md principle 1), and driving its
-// ACP agent on stdio. May import: src/protocol, src/acp, src/sandbox, node and npm packages —
+// ACP agent on stdio. May import: src/shared, src/runtime/acp, src/runtime/sandbox, node and npm packages —
 // never gateway code (src/gateway, src/store, src/inference).
 import { pathToFileURL } from 'node:url';
 import type { AddressInfo } from 'node:net';

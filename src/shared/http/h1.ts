@@ -7,7 +7,7 @@
 // h1-pool.ts for the next request to the same server, shorter than the server's own keep-alive
 // so a reused socket is never one it is closing. A socket's listeners are set once, when it
 // connects, and pass its events to the request it carries (CALL): a request adds and removes none.
-// May import: node, ./h1-parser, ./h1-pool, ./body. Imported by src/relay.
+// May import: node, ./h1-parser, ./h1-pool, ./body. Imported by src/gateway/interns/daemon-client.ts.
 import { connect, isIP } from 'node:net';
 import { connect as connectTls, type ConnectionOptions } from 'node:tls';
 import { Body, type Upstream } from './body.ts';

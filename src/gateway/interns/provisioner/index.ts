@@ -1,6 +1,6 @@
 // The provisioner interface: where an intern's daemon runs. The local implementation starts it
 // as a process on this machine; a cluster scheduler would implement the same four operations.
-// May import: protocol/daemon.ts, relay/client.ts (health), node built-ins.
+// May import: src/shared/daemon-protocol.ts, ../daemon-client.ts (health), node built-ins.
 export type DaemonSpec = {
   internId: string;
   secret: string;

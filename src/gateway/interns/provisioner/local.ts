@@ -3,7 +3,7 @@
 // host side of an intern is `<data dir>/interns/<id>/` (daemon.log, disk.img, the disk's mount
 // point, generated /etc files) and `<data dir>/run/i/<id>/` (the daemon's socket). Its secret
 // reaches it on stdin, never in an environment or argv.
-// May import: protocol/daemon.ts, relay/client.ts (health), ./runtime, ./uids, node built-ins.
+// May import: src/shared/daemon-protocol.ts, ../daemon-client.ts (health), ./runtime, ./uids, node built-ins.
 import { spawn, spawnSync } from 'node:child_process';
 import { chmodSync, closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
