@@ -1,7 +1,7 @@
 // The intern daemon (`npx cohort daemon`): one process per intern, owning its sessions, runs,
 // pending interactions, deadlines and replay buffers (DESIGN.md principle 1), and driving its
 // ACP agent on stdio. May import: src/shared, src/runtime/acp, src/runtime/sandbox, node and npm packages —
-// never gateway code (src/gateway, src/store, src/inference).
+// never gateway code (src/gateway).
 import { pathToFileURL } from 'node:url';
 import type { AddressInfo } from 'node:net';
 import { pino } from 'pino';
