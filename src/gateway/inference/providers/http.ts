@@ -5,16 +5,20 @@
 // UpstreamError carrying the provider's own message (secrets are scrubbed where every failure
 // becomes an API error: src/gateway/inference/attempts.ts). The daemon link keeps the lean
 // client of src/shared/http/h1.ts, where an idle open stream's size is what counts.
-import { EnvHttpProxyAgent, type Dispatcher } from 'undici';
+import { Agent, EnvHttpProxyAgent, type Dispatcher } from 'undici';
 import { UpstreamError, type Cancel } from '../types.ts';
 import { Body, type Flow, type Upstream } from '../../../shared/http/body.ts';
 
 export type HttpClient = Dispatcher;
 
+const PROXY_VARIABLES = ['HTTP_PROXY', 'http_proxy', 'HTTPS_PROXY', 'https_proxy'];
+
 /** One dispatcher for every provider, built once: proxies are read from the environment now,
- * NO_PROXY on each request. `timeoutMs` bounds the wait for the answer and each silence within it. */
+ * NO_PROXY on each request. Without a proxy variable a plain Agent, which does the same minus the
+ * per-request NO_PROXY check. `timeoutMs` bounds the wait for the answer and each silence within it. */
 export function createHttpClient(opts: { timeoutMs: number }): HttpClient {
-  return new EnvHttpProxyAgent({
+  const proxied = PROXY_VARIABLES.some((v) => process.env[v]);
+  const options = {
     headersTimeout: opts.timeoutMs,
     bodyTimeout: opts.timeoutMs,
     connectTimeout: Math.min(opts.timeoutMs, 10_000),
@@ -25,7 +29,8 @@ export function createHttpClient(opts: { timeoutMs: number }): HttpClient {
     keepAliveTimeout: 30_000,
     // A server's keep-alive hint less this, so a reused socket is never one it is closing.
     keepAliveTimeoutThreshold: 2_000,
-  });
+  };
+  return proxied ? new EnvHttpProxyAgent(options) : new Agent(options);
 }
 
 const TIMEOUTS = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT', 'ETIMEDOUT']);
