@@ -13,8 +13,7 @@ import { createTestAccount } from '../testing/accounts.ts';
 import { noSandbox } from '../testing/sandbox.ts';
 import { getInternById } from '../services/interns.ts';
 
-// Plain directories (no disk image), so the test can read an intern's session files from outside.
-const ENV = { COHORT_INTERN_IDLE_MS: '300', COHORT_INTERACTION_DEADLINE_MS: '2000', COHORT_INTERN_DISK_MB: '0' };
+const ENV = { COHORT_INTERN_IDLE_MS: '300', COHORT_INTERACTION_DEADLINE_MS: '2000', COHORT_INTERN_DISK_MB: '64' };
 const say = (content: string, session_id?: string) => ({ stream: true, ...(session_id ? { session_id } : {}), messages: [{ role: 'user', content }] });
 const text = (r: ChatResult) => r.chunks.map((c) => c.choices[0]?.delta.content ?? '').join('');
 const ASLEEP = { step_label: 'asleep: the next chat wakes it', step_number: 1, total_steps: 1 };
@@ -65,11 +64,12 @@ describe('hibernation', { skip: noSandbox }, () => {
     assert.equal(text(woken), 'You said: what was it?');
     assert.equal(woken.chunks.at(-1).session_id, 'fleet-1');
     const awake = await f.gw.call('GET', `/interns/${id}`);
-    assert.equal(awake.body.status, 'running');
-    // The agent continued the conversation it kept on disk across the sleep.
-    const sessions = join(f.gw.dataDir, 'interns', id, 'disk', 'agent', 'sessions');
-    const kept = readdirSync(sessions).map((n) => readFileSync(join(sessions, n), 'utf8')).join('\n');
-    assert.ok(kept.includes('remember cobalt') && kept.includes('what was it?'), kept);
+    assert.deepEqual([awake.body.status, awake.body.progress], ['running', null]);
+    // The agent continued the conversation it kept on disk across the sleep: the model was sent
+    // the earlier exchange too, six words ("remember cobalt", "You said: remember cobalt") more
+    // than the same prompt in a new session.
+    const fresh = await f.chat(id, say('what was it?', 'fleet-2'));
+    assert.equal(woken.chunks.at(-1).usage.prompt_tokens - fresh.chunks.at(-1).usage.prompt_tokens, 6);
   });
 
   test('a paused run is never put to sleep; once its deadline ends it, the intern sleeps and a late reply wakes it and is told the run ended', async () => {
@@ -131,7 +131,7 @@ describe('hibernation', { skip: noSandbox }, () => {
     const stranger = await createTestAccount(f.gw.ctx.store.db, { name: 'stranger' });
     const r = await f.chat(id, say('wake up'), { key: stranger.apiKey });
     assert.equal(r.status, 404);
-    assert.deepEqual(r.body, { error: { code: 404, message: 'intern not found', metadata: { reason: 'not_found', retryable: false } } });
+    assert.deepEqual(r.body, { error: { code: 404, message: 'resource not found', metadata: { reason: 'not_found', retryable: false } } });
     assert.equal((await getInternById(f.gw.ctx.store.db, id))?.power, 'asleep');
   });
 });
