@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { assertChatStream, startInternFixture, type ChatResult, type InternFixture } from '../testing/interns.ts';
 import { startTestGateway, postgresUrl, type TestGateway } from '../testing/gateway.ts';
+import { freePort } from '../testing/gateway-process.ts';
 import { createTestAccount } from '../testing/accounts.ts';
 import { noSandbox } from '../testing/sandbox.ts';
 import { getInternById } from '../services/interns.ts';
@@ -133,6 +134,31 @@ describe('hibernation', { skip: noSandbox }, () => {
     assert.equal(r.status, 404);
     assert.deepEqual(r.body, { error: { code: 404, message: 'resource not found', metadata: { reason: 'not_found', retryable: false } } });
     assert.equal((await getInternById(f.gw.ctx.store.db, id))?.power, 'asleep');
+  });
+});
+
+describe('hibernation over TCP addresses and a given model endpoint, as a cluster provisioner has them', () => {
+  let f: InternFixture;
+  before(async () => {
+    // Daemons reached at an address (a pod's, in a cluster) whose agents reach the model through
+    // the gateway's public URL (a Service's), not this host's sockets.
+    const port = await freePort();
+    f = await startInternFixture({ env: { ...ENV, COHORT_UNSAFE_NO_ISOLATION: '1', PORT: String(port), COHORT_PUBLIC_URL: `http://127.0.0.1:${port}/api/v1` } });
+  });
+  after(() => f.close());
+
+  test('an intern sleeps, and wakes at a new address on the next chat', async () => {
+    const id = await f.intern('remote');
+    const first = await f.chat(id, say('hello', 'tcp-1'));
+    assertChatStream(first);
+    await asleep(f.gw, id);
+    assert.equal(processesOf(f.gw.dataDir, id), 0);
+    const woken = await f.chat(id, say('again', 'tcp-1'));
+    assertChatStream(woken);
+    assert.equal(text(woken), 'You said: again');
+    const row = await getInternById(f.gw.ctx.store.db, id);
+    assert.equal(row?.power, 'awake');
+    assert.match(row?.hostname ?? '', /^http:\/\/127\.0\.0\.1:\d+$/);
   });
 });
 
