@@ -129,10 +129,15 @@ describe('hibernation', { skip: noSandbox }, () => {
     const id = await f.intern('private');
     assertChatStream(await f.chat(id, say('hello')));
     await asleep(f.gw, id);
+    // Another organization (outside this one's programme) and another workspace of the same one.
     const stranger = await createTestAccount(f.gw.ctx.store.db, { name: 'stranger' });
     const r = await f.chat(id, say('wake up'), { key: stranger.apiKey });
     assert.equal(r.status, 404);
-    assert.deepEqual(r.body, { error: { code: 404, message: 'resource not found', metadata: { reason: 'not_found', retryable: false } } });
+    assert.deepEqual(r.body, { error: { code: 404, message: 'resource not found' } });
+    const neighbour = await createTestAccount(f.gw.ctx.store.db, { name: 'neighbour', orgId: f.gw.keys.org_id });
+    const n = await f.chat(id, say('wake up'), { key: neighbour.apiKey });
+    assert.equal(n.status, 404);
+    assert.deepEqual(n.body, { error: { code: 404, message: 'resource not found: intern', metadata: { reason: 'not_found', retryable: false } } });
     assert.equal((await getInternById(f.gw.ctx.store.db, id))?.power, 'asleep');
   });
 });
