@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { execSync } from 'node:child_process';
-import { call, firstContentMs, provisionTimed } from './intern-runtime.ts';
+import { firstContentMs, provisionTimed } from './intern-runtime.ts';
 import { ensureBuilt, freePort, killDaemonsUnder, startGatewayProcess, type GatewayProcess } from '../src/testing/gateway-process.ts';
 
 const { values: a } = parseArgs({
@@ -85,6 +85,37 @@ async function powers(gw: GatewayProcess): Promise<Record<string, number>> {
   return out;
 }
 
+let refusals = 0;
+/** A turn as a client that honours `503 busy` and its Retry-After sends it: milliseconds from the
+ * first attempt to the first content, waits included. */
+async function turnMs(gw: GatewayProcess, id: string, prompt: string): Promise<number> {
+  const t0 = performance.now();
+  for (;;) {
+    const res = await fetch(`${gw.url}/interns/${id}/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${gw.keys().api_key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ stream: true, messages: [{ role: 'user', content: prompt }] }),
+    });
+    if (res.status === 503) {
+      refusals++;
+      await res.text();
+      await sleep(Number(res.headers.get('retry-after') ?? 1) * 1000);
+      continue;
+    }
+    const reader = res.body!.getReader();
+    let seen = '';
+    let at = 0;
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      seen += new TextDecoder().decode(value);
+      if (!at && seen.includes('"content"')) at = performance.now() - t0;
+    }
+    if (!at || !seen.includes('[DONE]')) throw new Error(`a turn did not complete (${res.status}): ${seen.slice(0, 300)}`);
+    return at;
+  }
+}
+
 async function pool<T>(items: T[], n: number, fn: (t: T, i: number) => Promise<void>): Promise<void> {
   let next = 0;
   await Promise.all(Array.from({ length: n }, async () => {
@@ -144,17 +175,17 @@ try {
   const until = Date.now() + DURATION_MS;
   const turn = '/say Here is the first part of the answer.\n/sleep 1000\n/say And here is the rest of it, a second later.';
   const workers = ids.slice(0, ACTIVE).map(async (id) => {
-    activeWakeMs.push(await firstContentMs(gw, id, turn));
+    activeWakeMs.push(await turnMs(gw, id, turn));
     while (Date.now() < until) {
       await sleep(2000 + Math.random() * 3000);
-      awakeMs.push(await firstContentMs(gw, id, turn));
+      awakeMs.push(await turnMs(gw, id, turn));
     }
   });
   const sleepers = ids.slice(ACTIVE);
   const sampler = (async () => {
     for (let k = 0; k < SAMPLES && sleepers.length; k++) {
       const id = sleepers.splice(Math.floor(Math.random() * sleepers.length), 1)[0]!;
-      wakeMs.push(await firstContentMs(gw, id, '/say hello'));
+      wakeMs.push(await turnMs(gw, id, '/say hello'));
       await sleep(Math.max(0, DURATION_MS / SAMPLES - 500));
     }
   })();
@@ -168,7 +199,7 @@ try {
   console.log('| turn | n | first content p50 (ms) | p90 (ms) | p99 (ms) | target |');
   console.log('|---|---|---|---|---|---|');
   console.log(row('to a sleeping intern (sampler, one at a time)', wakeMs, 'p50 < 300, p99 < 1000'));
-  console.log(row('to a sleeping intern (the active ones, all at once)', activeWakeMs, ''));
+  console.log(row(`to a sleeping intern (the ${ACTIVE} active ones, all at once, retrying on 503)`, activeWakeMs, ''));
   console.log(row('to an awake intern (active phase)', awakeMs, 'unchanged'));
   console.log(row('first turn after provisioning (awake)', firstTurnMs, ''));
   console.log(`\n| measure | value |\n|---|---|`);
@@ -177,6 +208,7 @@ try {
   console.log(`| intern processes while all slept | ${asleepAt.interns.count} (${asleepAt.interns.pssMiB.toFixed(1)} MiB) |`);
   console.log(`| gateway PSS: start / all asleep (MiB) | ${base.gateway.toFixed(0)} / ${asleepAt.gateway.toFixed(0)} |`);
   console.log(`| machine memory used: start / all asleep / end / peak (MiB) | ${base.machine.toFixed(0)} / ${asleepAt.machine.toFixed(0)} / ${end.machine.toFixed(0)} / ${peak.toFixed(0)} (target < 8192 at the end) |`);
+  console.log(`| 503 busy (wake queue full), retried after Retry-After | ${refusals} |`);
   console.log(`| intern processes at the end | ${end.interns.count} (${end.interns.pssMiB.toFixed(0)} MiB PSS); power ${JSON.stringify(end.powers)} |`);
 } finally {
   await gw.kill('SIGTERM');
