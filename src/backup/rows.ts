@@ -81,6 +81,6 @@ export async function loadTables(db: Db, dir: string): Promise<void> {
       }
     }
     // Interns come back at the next start: those that ran are provisioned again from their files.
-    await tx.execute(sql`update interns set status = case when status in ('running', 'provisioning') then 'running' else status end, hostname = null, daemon_pid = null, progress = null`);
+    await tx.execute(sql`update interns set status = case when status in ('running', 'provisioning') then 'running' else status end, hostname = null, daemon_pid = null, progress = null, power = 'awake', power_at = null`);
   });
 }

@@ -1,6 +1,7 @@
 // Process configuration from environment variables, each with a default that works on one
 // machine. Parsed once at start; every variable is documented in docs/reference/configuration.md.
 import { readFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { z } from 'zod';
 import type { IsolationOptions } from './interns/provisioner/local.ts';
@@ -76,6 +77,15 @@ const Env = z.object({
   COHORT_MAX_INTERNS_PER_ACCOUNT: int(50),
   /** Where interns' tools may connect: `none`, or hosts (`example.com`, `*.example.com`, `host:port`) through the gateway's CONNECT proxy. */
   COHORT_INTERN_EGRESS: z.string().default('none'),
+  // ---- hibernation and the wake queue (docs/fleet.md) ----
+  /** Idle time after which a running intern's daemon and agent are stopped (it wakes on the next chat); 0: never. */
+  COHORT_INTERN_IDLE_MS: limit(300_000),
+  /** Sleeping interns' daemons one gateway starts at once. */
+  COHORT_WAKE_CONCURRENCY: int(availableParallelism()),
+  /** Wakes that may wait for a start, over all accounts (beyond: 503 busy). */
+  COHORT_WAKE_QUEUE: int(64),
+  /** Wakes one account (organization) may have waiting. */
+  COHORT_WAKE_QUEUE_PER_ACCOUNT: int(16),
   /** A JSON file of agent catalogue entries (docs/agents.md), added to the built-in ones. */
   COHORT_AGENTS_FILE: z.string().optional(),
   /** Bearer token GET /metrics requires; unset, /metrics is open (keep it off the public network). */
@@ -127,6 +137,8 @@ export type Config = {
   shutdownGraceMs: number;
   isolation: IsolationOptions;
   maxInternsPerAccount: number;
+  /** Hibernation: idle time before an intern sleeps (0: never), and the wake queue's limits. */
+  fleet: { idleMs: number; wake: { concurrency: number; maxQueued: number; maxQueuedPerAccount: number } };
   egress: EgressPolicy;
   agentsFile?: string;
   maxJsonDepth: number;
@@ -176,6 +188,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       egress: egress.rules.length > 0,
     },
     maxInternsPerAccount: e.COHORT_MAX_INTERNS_PER_ACCOUNT,
+    fleet: {
+      idleMs: e.COHORT_INTERN_IDLE_MS,
+      wake: { concurrency: e.COHORT_WAKE_CONCURRENCY, maxQueued: e.COHORT_WAKE_QUEUE, maxQueuedPerAccount: e.COHORT_WAKE_QUEUE_PER_ACCOUNT },
+    },
     egress,
     agentsFile: e.COHORT_AGENTS_FILE || undefined,
     maxJsonDepth: e.COHORT_MAX_JSON_DEPTH,

@@ -13,6 +13,7 @@ import type { OpenStreams } from './http/sse.ts';
 import type { Catalogue } from './interns/agent-catalogue.ts';
 import type { Health } from './health.ts';
 import type { Metrics } from './http/metrics.ts';
+import type { Fleet } from './interns/hibernation.ts';
 
 export type Ctx = {
   config: Config;
@@ -23,6 +24,8 @@ export type Ctx = {
   docs: OpenApiRegistry;
   inference: InferenceService;
   interns: InternLifecycle;
+  /** Hibernation of idle interns and the wake queue (docs/fleet.md). */
+  fleet: Fleet;
   turnLimiter: TurnLimiter;
   /** Concurrent model requests and intern chat streams per key and account. */
   slots: ConcurrencyLimiter;

@@ -137,6 +137,10 @@ export const internRejected = (status: number) => new ApiError({ status: 502, re
 /** A refusal the intern's daemon made (SPEC §7's intern reasons), passed on as it said it. */
 export const internRefused = (o: { status: number; reason: Reason; retryable: boolean; message: string; retryAfter?: string }) =>
   new ApiError({ status: o.status, reason: o.reason, retryable: o.retryable, message: o.message, headers: o.retryAfter ? { 'retry-after': o.retryAfter } : {} });
+export const internWakeFailed = (detail: string) => new ApiError({ status: 502, reason: 'intern_unreachable', message: `the intern could not be woken: ${detail}` });
+/** More sleeping interns asked to wake than the wake queue holds (docs/fleet.md). */
+export const wakeQueueFull = (why: string, retryAfterS: number) =>
+  new ApiError({ status: 503, reason: 'busy', message: `${why}; retry shortly`, headers: { 'retry-after': String(retryAfterS) } });
 export const routeDeadline = (seconds: number) => new ApiError({ status: 408, reason: 'timeout', message: `the request exceeded the route's deadline of ${seconds} seconds` });
 export const turnBudgetSpent = (message: string) => new ApiError({ status: 504, reason: 'timeout', message });
 /** The CLI's: a command whose module this build does not carry. */

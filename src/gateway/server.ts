@@ -21,7 +21,8 @@ import { createOpenApiRegistry } from './http/openapi.ts';
 import { rootModules, routeModules } from './routes.ts';
 import { createMetrics } from './http/metrics.ts';
 import { createHealth } from './health.ts';
-import { internsByStatus } from './interns/interns.ts';
+import { internsByPower, internsByStatus } from './interns/interns.ts';
+import { createFleet, type Fleet } from './interns/hibernation.ts';
 import type { Ctx } from './context.ts';
 import { OpenStreams } from './http/sse.ts';
 import { fromIntern, listenForInterns } from './interns/intern-socket.ts';
@@ -86,7 +87,26 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
   const turnLimiter = await createTurnLimiter({ perMinute: config.turnsPerMinute, redisUrl: config.redisUrl });
   const slots = await createConcurrencyLimiter({ limits: config.concurrency, redisUrl: config.redisUrl });
   const streams = new OpenStreams();
-  const metrics = createMetrics({ openStreams: () => streams.size, internsByStatus: () => internsByStatus(store.db) });
+  let fleet: Fleet | null = null;
+  const metrics = createMetrics({
+    openStreams: () => streams.size,
+    internsByStatus: () => internsByStatus(store.db),
+    internsByPower: () => internsByPower(store.db),
+    wakeQueue: () => fleet?.stats() ?? { running: 0, queued: 0 },
+  });
+  const interns = createInternLifecycle({ db: store.db, sealer, log, provisioner, agents });
+  fleet = createFleet({
+    db: store.db,
+    sealer,
+    provisioner,
+    lifecycle: interns,
+    log,
+    idleMs: config.fleet.idleMs,
+    queue: config.fleet.wake,
+    onWake: (s) => metrics.internWoken(s),
+    onSleep: () => metrics.internSlept(),
+    onWakeRefused: () => metrics.wakeRefused(),
+  });
   const ctx: Ctx = {
     config,
     log,
@@ -95,7 +115,8 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     sealer,
     docs: createOpenApiRegistry(),
     inference: createInferenceService({ db: store.db, log, sealer, routingCacheMs: config.routingCacheMs, upstreamTimeoutMs: config.upstreamTimeoutMs, providerEnv: config.providerEnv, priceTableFile: config.priceTable, bus, onUpstreamError: (p) => metrics.upstreamError(p) }),
-    interns: createInternLifecycle({ db: store.db, sealer, log, provisioner, agents }),
+    interns,
+    fleet,
     turnLimiter,
     slots,
     streams,
@@ -115,6 +136,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
   /** What the gateway holds besides its HTTP server, let go of last (after a failed listen, or at close). */
   const release = async () => {
     clearInterval(refusalReport);
+    await ctx.fleet.close();
     await ctx.turnLimiter.close();
     await ctx.slots.close();
     await ctx.health.close();

@@ -16,6 +16,7 @@ export const daemonPaths = {
     `/v1/runs/${encodeURIComponent(runId)}/events${after === undefined ? '' : `?after=${after}`}`,
   cancelRun: (runId: string) => `/v1/runs/${encodeURIComponent(runId)}/cancel`,
   cancelSession: (sessionId: string) => `/v1/sessions/${encodeURIComponent(sessionId)}/cancel`,
+  hibernate: '/v1/hibernate',
 } as const;
 
 // ---- limits (SPEC §8) ----
@@ -79,6 +80,14 @@ export type TurnRequest = z.input<typeof TurnRequest>;
 export const AnswerRequest = z.object({ answer: z.string().max(MAX_BODY_BYTES) });
 export type AnswerRequest = z.infer<typeof AnswerRequest>;
 
+/**
+ * POST /v1/hibernate: the gateway asks an idle daemon to go to sleep (docs/fleet.md). Granted only
+ * when no run is live (none running or paused) and none has been for `idle_ms`; from then on the
+ * daemon refuses new work (`409 intern_not_ready`) and waits to be stopped. Otherwise `409 busy`.
+ */
+export const HibernateRequest = z.object({ idle_ms: z.number().int().min(0) });
+export type HibernateRequest = z.infer<typeof HibernateRequest>;
+
 // ---- responses ----
 export const SteeredResponse = z.object({ session_id: SessionId, status: z.literal('steered') });
 export type SteeredResponse = z.infer<typeof SteeredResponse>;
@@ -89,6 +98,9 @@ export type RunPhase = z.infer<typeof RunPhase>;
 /** POST .../cancel: answered once the agent confirmed the ending (or the run had already ended). */
 export const CancelResponse = z.object({ run_id: z.string(), session_id: SessionId, phase: RunPhase });
 export type CancelResponse = z.infer<typeof CancelResponse>;
+
+export const HibernateResponse = z.object({ hibernating: z.literal(true) });
+export type HibernateResponse = z.infer<typeof HibernateResponse>;
 
 export const HealthResponse = z.object({ status: z.literal('ok'), protocol: z.literal(DAEMON_PROTOCOL_VERSION) });
 export type HealthResponse = z.infer<typeof HealthResponse>;

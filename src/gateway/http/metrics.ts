@@ -11,11 +11,20 @@ export type Metrics = {
   request(o: { route: string; method: string; status: number; seconds: number }): void;
   /** One upstream attempt that failed at a provider. */
   upstreamError(provider: string): void;
+  /** Hibernation (docs/fleet.md): a sleeping intern woken (and how long its daemon took), one put to sleep, a wake refused for a full queue. */
+  internWoken(seconds: number): void;
+  internSlept(): void;
+  wakeRefused(): void;
   text(): Promise<string>;
   contentType: string;
 };
 
-export function createMetrics(o: { openStreams: () => number; internsByStatus: () => Promise<Record<string, number>> }): Metrics {
+export function createMetrics(o: {
+  openStreams: () => number;
+  internsByStatus: () => Promise<Record<string, number>>;
+  internsByPower: () => Promise<Record<string, number>>;
+  wakeQueue: () => { running: number; queued: number };
+}): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'cohort_' });
   const requests = new Counter({ name: 'cohort_http_requests_total', help: 'HTTP responses by route pattern, method and status', labelNames: ['route', 'method', 'status'], registers: [registry] });
@@ -37,6 +46,30 @@ export function createMetrics(o: { openStreams: () => number; internsByStatus: (
       for (const [status, n] of Object.entries(await o.internsByStatus())) this.set({ status }, n);
     },
   });
+  new Gauge({
+    name: 'cohort_running_interns',
+    help: 'Running interns by power (awake, sleeping: falling asleep, asleep, waking), in the whole store',
+    labelNames: ['power'],
+    registers: [registry],
+    async collect() {
+      this.reset();
+      for (const [power, n] of Object.entries(await o.internsByPower())) this.set({ power }, n);
+    },
+  });
+  new Gauge({
+    name: 'cohort_wake_queue',
+    help: "This gateway's wakes of sleeping interns: starting now, and waiting for a start",
+    labelNames: ['state'],
+    registers: [registry],
+    collect() {
+      const s = o.wakeQueue();
+      this.set({ state: 'starting' }, s.running);
+      this.set({ state: 'waiting' }, s.queued);
+    },
+  });
+  const wakes = new Histogram({ name: 'cohort_intern_wake_seconds', help: "Time to start a sleeping intern's daemon, from its claim to its record", buckets: [0.1, 0.2, 0.3, 0.5, 0.75, 1, 2, 5, 10, 30], registers: [registry] });
+  const sleeps = new Counter({ name: 'cohort_intern_sleeps_total', help: 'Interns put to sleep by this gateway', registers: [registry] });
+  const refused = new Counter({ name: 'cohort_wake_refused_total', help: 'Chats refused 503 busy because the wake queue was full', registers: [registry] });
   const upstream = new Counter({ name: 'cohort_upstream_errors_total', help: 'Upstream attempts that failed at a provider (before a response started), by provider', labelNames: ['provider'], registers: [registry] });
   return {
     request({ route, method, status, seconds }) {
@@ -44,6 +77,9 @@ export function createMetrics(o: { openStreams: () => number; internsByStatus: (
       latency.observe({ route, method }, seconds);
     },
     upstreamError: (provider) => upstream.inc({ provider }),
+    internWoken: (seconds) => wakes.observe(seconds),
+    internSlept: () => sleeps.inc(),
+    wakeRefused: () => refused.inc(),
     text: () => registry.metrics(),
     contentType: registry.contentType,
   };

@@ -1,14 +1,11 @@
-// What a validated chat request asks of the intern's daemon (SPEC §4.1): the last message
-// decides. `user` starts a run (or steers), `tool` answers the interaction it names. Also
-// resolves the daemon a chat request goes to, from the intern record alone (no per-run state).
-import type { Db } from '../store/db.ts';
-import type { Principal } from '../access/identity-store.ts';
+
 import type { Sealer } from '../crypto/seal.ts';
 import { internNotReady, invalidRequest } from '../errors.ts';
 import { MAX_PROMPT_CHARS, promptTooLong, type TurnRequest } from '../../shared/daemon-protocol.ts';
 import type { InternMessage, ChatRequest } from './chat.schemas.ts';
 import type { DaemonTarget } from './daemon-client.ts';
-import { findInternForChat, secretBinding } from './interns.ts';
+import { secretBinding } from './interns.ts';
+import type { InternRow } from '../store/schema-interns.ts';
 
 export type ChatAction = { kind: 'turn'; body: TurnRequest } | { kind: 'answer'; sessionId: string; interactionId: string; answer: string };
 
@@ -47,10 +44,10 @@ function nextStep(status: string, id: string): string {
   }
 }
 
-const notReady = (status: string, id: string) => internNotReady(status, nextStep(status, id));
+export const notReady = (status: string, id: string) => internNotReady(status, nextStep(status, id));
 
-export async function chatTarget(db: Db, opts: { principal: Principal; sealer: Sealer; internId: string }): Promise<DaemonTarget> {
-  const row = await findInternForChat(db, { principal: opts.principal, id: opts.internId });
+/** Where a chat reaches an awake intern's daemon (fleet/hibernation.ts wakes a sleeping one first). */
+export function daemonTarget(sealer: Sealer, row: InternRow): DaemonTarget {
   if (row.status !== 'running' || !row.hostname || !row.sealedSecret) throw notReady(row.status, row.id);
-  return { baseUrl: row.hostname, secret: opts.sealer.open(row.sealedSecret, secretBinding.daemon(row.id)) };
+  return { baseUrl: row.hostname, secret: sealer.open(row.sealedSecret, secretBinding.daemon(row.id)) };
 }

@@ -2,7 +2,7 @@
 // answer an interaction, cancel. Refusals become ApiErrors carrying the daemon's status, reason,
 // retryability and Retry-After; a daemon that cannot be reached is `502 intern_unreachable`.
 // May import: src/shared/daemon-protocol.ts (the only daemon module the gateway sees), the error registry, src/shared/http.
-import { daemonPaths, parseRunEvent, RefusalBody, SteeredResponse, type RunEvent, type TurnRequest } from '../../shared/daemon-protocol.ts';
+import { daemonPaths, HibernateResponse, parseRunEvent, RefusalBody, SteeredResponse, type RunEvent, type TurnRequest } from '../../shared/daemon-protocol.ts';
 import { ApiError, internRefused, internRejected, internUnreachable } from '../errors.ts';
 import { H1Client } from '../../shared/http/h1.ts';
 import type { Feed, Upstream } from '../../shared/http/body.ts';
@@ -62,6 +62,23 @@ export function startTurn(target: DaemonTarget, body: TurnRequest): Pending {
 
 export function answerInteraction(target: DaemonTarget, opts: { sessionId: string; interactionId: string; answer: string }): Pending {
   return openStream(target, daemonPaths.answer(opts.sessionId, opts.interactionId), { answer: opts.answer });
+}
+
+/** Asks a daemon to go to sleep if it has been idle for `idleMs` (docs/fleet.md): true when it
+ * agreed (and now refuses new work), false when it is busy or cannot be reached. */
+export async function askToHibernate(target: DaemonTarget, idleMs: number, timeoutMs = 5_000): Promise<boolean> {
+  try {
+    const body = JSON.stringify({ idle_ms: idleMs });
+    const res = await client.request(
+      { base: target.baseUrl, path: daemonPaths.hibernate, method: 'POST', headers: { authorization: `Bearer ${target.secret}`, 'content-type': 'application/json' }, body },
+      AbortSignal.timeout(timeoutMs),
+      (err) => err,
+    );
+    const text = await res.text();
+    return res.statusCode === 200 && HibernateResponse.safeParse(JSON.parse(text)).success;
+  } catch {
+    return false;
+  }
 }
 
 export async function daemonHealthy(baseUrl: string, timeoutMs = 2_000): Promise<boolean> {

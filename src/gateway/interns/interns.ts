@@ -3,11 +3,12 @@
 // through `openSecrets`, which only the lifecycle and the chat relay call.
 import { hostname } from 'node:os';
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import { and, count, desc, eq, inArray, lt, or, sql } from 'drizzle-orm';
+import { and, count, desc, eq, inArray, isNotNull, isNull, lt, or, sql } from 'drizzle-orm';
 import type { Db } from '../store/db.ts';
 import type { Principal } from '../access/identity-store.ts';
 import { createKey } from '../access/identity-store.ts';
-import { interns, type InternRow } from '../store/schema-interns.ts';
+import { interns, type InternPower, type InternRow } from '../store/schema-interns.ts';
+import { powerProgress } from './power.ts';
 import { isForeignKeyViolation, isUniqueViolation } from '../store/errors.ts';
 import type { Sealer } from '../crypto/seal.ts';
 import { internNameTaken, invalidRequest, keyWorkspaceDeleted, resourceNotFound, tooManyInterns } from '../errors.ts';
@@ -39,7 +40,8 @@ export function toIntern(r: InternRow): Intern {
     model: r.model,
     agent: r.agent,
     status: r.status,
-    progress: r.progress ?? null,
+    // A sleeping intern is `running` to its clients (a chat wakes it); its power shows here.
+    progress: r.progress ?? (r.status === 'running' ? powerProgress(r.power) : null),
     hostname: publicHostname(r.hostname),
     last_failure_message: r.lastFailureMessage,
     workspace_id: r.workspaceId,
@@ -229,15 +231,21 @@ export async function updateIntern(db: Db, opts: { principal: Principal; id: str
   }
 }
 
-export type InternPatch = Partial<Pick<InternRow, 'status' | 'progress' | 'hostname' | 'lastFailureMessage' | 'daemonPid'>>;
+export type InternPatch = Partial<Pick<InternRow, 'status' | 'progress' | 'hostname' | 'lastFailureMessage' | 'daemonPid' | 'power' | 'powerAt'>>;
 
-/** Lifecycle writes; `from` guards against racing another gateway's transition. */
-export async function setInternState(db: Db, opts: { id: string; patch: InternPatch; from?: InternRow['status'][]; hostname?: string }): Promise<InternRow | null> {
+/** Lifecycle writes; `from` (and `power`, `powerAt`: the power state and its date as last read)
+ * guard against racing another gateway's transition. */
+export async function setInternState(
+  db: Db,
+  opts: { id: string; patch: InternPatch; from?: InternRow['status'][]; hostname?: string; power?: InternPower[]; powerAt?: Date | null },
+): Promise<InternRow | null> {
   forget(db, opts.id);
   const where = and(
     eq(interns.id, opts.id),
     opts.from ? inArray(interns.status, opts.from) : undefined,
     opts.hostname === undefined ? undefined : eq(interns.hostname, opts.hostname),
+    opts.power ? inArray(interns.power, opts.power) : undefined,
+    opts.powerAt === undefined ? undefined : opts.powerAt === null ? isNull(interns.powerAt) : eq(interns.powerAt, opts.powerAt),
   );
   const [row] = await db.update(interns).set({ ...opts.patch, updatedAt: new Date() }).where(where).returning();
   return row ?? null;
@@ -246,6 +254,17 @@ export async function setInternState(db: Db, opts: { id: string; patch: InternPa
 export async function deleteInternRow(db: Db, id: string): Promise<void> {
   forget(db, id);
   await db.delete(interns).where(eq(interns.id, id));
+}
+
+/** Running interns whose daemon is up (every account): what a hibernation sweep asks. */
+export async function awakeInterns(db: Db): Promise<InternRow[]> {
+  return db.select().from(interns).where(and(eq(interns.status, 'running'), eq(interns.power, 'awake'), isNotNull(interns.hostname)));
+}
+
+/** Running interns by power (every account), for the metrics. */
+export async function internsByPower(db: Db): Promise<Record<string, number>> {
+  const rows = await db.select({ power: interns.power, n: count() }).from(interns).where(eq(interns.status, 'running')).groupBy(interns.power);
+  return Object.fromEntries(rows.map((r) => [r.power, Number(r.n)]));
 }
 
 /** Interns whose daemon a starting gateway must check (every account). */

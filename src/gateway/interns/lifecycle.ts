@@ -9,7 +9,7 @@ import type { Sealer } from '../crypto/seal.ts';
 import { workspaces } from '../store/schema.ts';
 import type { InternRow } from '../store/schema-interns.ts';
 import { revokeKey } from '../access/identity-store.ts';
-import type { Provisioner } from './provisioner/index.ts';
+import type { DaemonSpec, Provisioner } from './provisioner/index.ts';
 import { internDeleting } from '../errors.ts';
 import type { Catalogue } from './agent-catalogue.ts';
 import { deleteInternRow, getInternById, internsWithDaemons, openSecrets, setInternState } from './interns.ts';
@@ -27,6 +27,11 @@ export type InternLifecycle = {
    * daemon is gone, so the intern is marked `failed` (GET shows why) instead of staying `running`. */
   noticeRefused(intern: { id: string; hostname: string }): void;
   setGatewayUrl(url: string): void;
+  /** What starting the intern's daemon takes (its secrets, model and agent), for a wake. */
+  daemonSpec(row: InternRow): Promise<DaemonSpec>;
+  /** A wake under way in this process: a provision or delete of the intern waits for it, so its
+   * daemon is never started twice on one disk, nor removed while it starts. */
+  trackWake(id: string, wake: Promise<unknown>): void;
   /** Resolves when background work started by this process has finished. */
   idle(): Promise<void>;
 };
@@ -48,6 +53,8 @@ export function createInternLifecycle(opts: { db: Db; sealer: Sealer; provisione
   const probing = new Set<string>();
   /** Provisions this process is running, by intern: a delete waits for its intern's to stop. */
   const provisioning = new Map<string, Promise<void>>();
+  const wakes = new Map<string, Promise<unknown>>();
+  const wakeOf = (id: string) => wakes.get(id)?.catch(() => {});
   const background = (name: string, id: string, fn: () => Promise<void>) => {
     const t = fn()
       .catch((err) => log.error({ err, intern: id }, `${name} failed`))
@@ -70,20 +77,26 @@ export function createInternLifecycle(opts: { db: Db; sealer: Sealer; provisione
     else await provisioner.stop({ id, pid });
   }
 
+  async function daemonSpec(row: InternRow): Promise<DaemonSpec> {
+    const { secret, apiKey } = openSecrets(opts.sealer, row);
+    const agent = opts.agents.get(row.agent);
+    if (!agent) throw new Error(`the intern's agent "${row.agent}" is not in this installation's catalogue (it offers ${opts.agents.ids().join(', ')}); choose another with PATCH /interns/{id}`);
+    return { internId: row.id, secret, apiKey, model: await modelFor(row), instructions: row.instructions ?? '', gatewayUrl, agent: { command: agent.command, env: agent.env, modes: agent.modes } };
+  }
+
   async function runProvision(row: InternRow) {
     try {
-      await provisioner.stop({ id: row.id, pid: row.daemonPid });
-      const { secret, apiKey } = openSecrets(opts.sealer, row);
-      const agent = opts.agents.get(row.agent);
-      if (!agent) throw new Error(`the intern's agent "${row.agent}" is not in this installation's catalogue (it offers ${opts.agents.ids().join(', ')}); choose another with PATCH /interns/{id}`);
+      // A wake here that lost its claim to this provision stops what it started first.
+      await wakeOf(row.id);
+      await provisioner.stop({ id: row.id, pid: (await getInternById(db, row.id))?.daemonPid ?? row.daemonPid });
       // Each step re-checks the claim, so a delete or suspend stops the start at the next step
       // (the provisioner stops a daemon it already spawned) instead of after it is up.
-      const spec = { internId: row.id, secret, apiKey, model: await modelFor(row), instructions: row.instructions ?? '', gatewayUrl, agent: { command: agent.command, env: agent.env, modes: agent.modes } };
+      const spec = await daemonSpec(row);
       const handle = await provisioner.start(spec, async (s) => {
         const still = await setInternState(db, { id: row.id, from: ['provisioning'], patch: { progress: { step_label: s.label, step_number: s.number, total_steps: s.total } } });
         if (!still) throw new Superseded();
       });
-      const done = await setInternState(db, { id: row.id, from: ['provisioning'], patch: { status: 'running', progress: null, hostname: handle.hostname, daemonPid: handle.pid, lastFailureMessage: null } });
+      const done = await setInternState(db, { id: row.id, from: ['provisioning'], patch: { status: 'running', progress: null, hostname: handle.hostname, daemonPid: handle.pid, lastFailureMessage: null, power: 'awake', powerAt: null } });
       if (!done) await abandon(row.id, handle.pid);
     } catch (err) {
       const failed = await setInternState(db, { id: row.id, from: ['provisioning'], patch: { status: 'failed', progress: null, hostname: null, daemonPid: null, lastFailureMessage: message(err) } });
@@ -96,6 +109,7 @@ export function createInternLifecycle(opts: { db: Db; sealer: Sealer; provisione
       // A provision of this intern here first sees its claim lost and stops what it started; the
       // directory is removed after that, not under a daemon still starting in it.
       await provisioning.get(row.id);
+      await wakeOf(row.id);
       await provisioner.destroy({ id: row.id, pid: (await getInternById(db, row.id))?.daemonPid ?? row.daemonPid });
       if (row.apiKeyId) await revokeKey(db, row.apiKeyId);
       await deleteInternRow(db, row.id);
@@ -119,7 +133,9 @@ export function createInternLifecycle(opts: { db: Db; sealer: Sealer; provisione
       if (row.status === 'destroying' || row.status === 'destroy_failed') throw deleting();
       await setInternState(db, { id: row.id, patch: { status: 'stopped', progress: null } });
       await provisioner.stop({ id: row.id, pid: row.daemonPid });
-      await setInternState(db, { id: row.id, from: ['stopped'], patch: { hostname: null, daemonPid: null } });
+      // A wake under way here sees its claim lost and stops what it started.
+      await wakeOf(row.id);
+      await setInternState(db, { id: row.id, from: ['stopped'], patch: { hostname: null, daemonPid: null, power: 'awake', powerAt: null } });
     },
     async destroy(row) {
       // Claimed from the status last read; if that changed meanwhile (a provision finished), from the new one.
@@ -131,6 +147,8 @@ export function createInternLifecycle(opts: { db: Db; sealer: Sealer; provisione
     },
     async readopt() {
       for (const row of await internsWithDaemons(db)) {
+        // Asleep, it has no daemon to check; half-way to or from sleep, the next chat takes it over once stale.
+        if (row.status === 'running' && row.power !== 'awake') continue;
         const stale = Date.now() - row.updatedAt.getTime() > STALE_MS;
         if (row.status === 'running' && !row.hostname) {
           // Restored from a backup: it starts again on its files.
@@ -154,7 +172,8 @@ export function createInternLifecycle(opts: { db: Db; sealer: Sealer; provisione
       background('health check', id, async () => {
         try {
           const before = await getInternById(db, id);
-          if (before?.status !== 'running' || before.hostname !== hostname || (await provisioner.healthy(hostname))) return;
+          // Gone to sleep meanwhile: refused because it sleeps, not because it died.
+          if (before?.status !== 'running' || before.power !== 'awake' || before.hostname !== hostname || (await provisioner.healthy(hostname))) return;
           // Guarded by the address too: a provision meanwhile has started a new daemon elsewhere.
           const marked = await setInternState(db, {
             id,
@@ -173,6 +192,11 @@ export function createInternLifecycle(opts: { db: Db; sealer: Sealer; provisione
     },
     setGatewayUrl(url) {
       gatewayUrl = url;
+    },
+    daemonSpec,
+    trackWake(id, wake) {
+      wakes.set(id, wake);
+      void wake.catch(() => {}).finally(() => wakes.get(id) === wake && wakes.delete(id));
     },
     async idle() {
       while (tasks.size) await Promise.all([...tasks]);

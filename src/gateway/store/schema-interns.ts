@@ -5,6 +5,9 @@ const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' 
 
 export const INTERN_STATUSES = ['queued', 'provisioning', 'running', 'failed', 'stopped', 'destroying', 'destroy_failed'] as const;
 export type InternStatus = (typeof INTERN_STATUSES)[number];
+/** Whether a running intern's daemon is up (docs/fleet.md); src/fleet/power.ts decides the moves. */
+export const INTERN_POWER = ['awake', 'sleeping', 'asleep', 'waking'] as const;
+export type InternPower = (typeof INTERN_POWER)[number];
 export type InternProgress = { step_label: string; step_number: number; total_steps: number };
 
 export const interns = pgTable('interns', {
@@ -28,6 +31,8 @@ export const interns = pgTable('interns', {
   creatorKeyId: uuid('creator_key_id'),
   sealedApiKey: text('sealed_api_key'),
   daemonPid: integer('daemon_pid'),
+  power: text('power').$type<InternPower>().notNull().default('awake'),
+  powerAt: ts('power_at'),
   idempotencyKey: text('idempotency_key'),
   idempotencyHash: text('idempotency_hash'),
   createdAt: ts('created_at').notNull().defaultNow(),

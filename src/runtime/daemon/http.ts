@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import {
   AnswerRequest,
   DAEMON_PROTOCOL_VERSION,
+  HibernateRequest,
   MAX_BODY_BYTES,
   REFUSALS,
   TurnRequest,
@@ -128,6 +129,12 @@ export function createDaemonServer(o: HttpOptions): Server {
       const after = Number(url.searchParams.get('after') ?? 0);
       if (!Number.isInteger(after) || after < 0) return sendRefusal(res, 'bad_request', 'after must be a non-negative integer');
       return sendResult(res, o.intern.attach(decodeURIComponent(m[1]!), after, sink()));
+    }
+    if (req.method === 'POST' && path === '/v1/hibernate') {
+      const p = HibernateRequest.safeParse(body);
+      if (!p.success) return sendRefusal(res, 'bad_request', 'body must be {"idle_ms": integer >= 0}');
+      const r = o.intern.hibernate(p.data.idle_ms);
+      return r.kind === 'refusal' ? sendResult(res, r) : sendJson(res, 200, { hibernating: true });
     }
     m = /^\/v1\/(runs|sessions)\/([^/]+)\/cancel$/.exec(path);
     if (req.method === 'POST' && m) {

@@ -1,6 +1,8 @@
 // The intern's runtime: its runs, the per-intern turn lock, pending interactions and their
 // deadlines, over the agent host. Every decision about a run goes through machine.step().
 import { randomUUID } from 'node:crypto';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import type { Logger } from 'pino';
 import { toAgentCallError, type AgentHandlers, type AgentProcess, type StopReason } from '../acp/index.ts';
 import { REFUSALS, type ApprovalMode, type RefusalKind, type RunEvent, type StatusResponse } from '../../shared/daemon-protocol.ts';
@@ -21,6 +23,9 @@ type Ctx = { pending?: Pending; answer?: AcpAnswer; sink?: Sink; events?: RunEve
 const KEEP_ENDED_RUNS = 32;
 /** How long a stopping daemon waits for its agent to confirm cancelled runs (the local provisioner kills after 5 s). */
 const SHUTDOWN_GRACE_MS = 2_000;
+/** Interactions of ended runs remembered across a sleep (docs/fleet.md), newest kept. */
+const KEEP_FORGOTTEN = 256;
+const SLEEPING = 'the intern is going to sleep';
 
 export class Intern {
   readonly agents: AgentHost;
@@ -31,13 +36,23 @@ export class Intern {
   private readonly ended: Run[] = [];
   private lock: Run | null = null;
   private closing = false;
+  /** A sleep was granted: new work is refused until the gateway stops this daemon and starts another. */
+  private sleeping = false;
   private readonly startedAt = Date.now();
+  /** When the last run ended or the last request came; an intern idle long enough may sleep. */
+  private lastActive = Date.now();
+  /** Interaction id → session of runs that ended before an earlier sleep, so a late reply is told
+   * `interaction_not_pending` after the sleep as before it, rather than `interaction_unknown`. */
+  private readonly forgotten: Map<string, string>;
+  private readonly forgottenFile: string;
 
   constructor(
     private readonly o: ResolvedOptions,
     log: Logger,
   ) {
     this.agents = new AgentHost(o, this.handlers(), log);
+    this.forgottenFile = join(o.dir, 'daemon', 'ended-interactions.json');
+    this.forgotten = new Map(readForgotten(this.forgottenFile));
   }
 
   /** How the agent's messages reach runs: updates become events; questions pause the run. */
@@ -148,6 +163,7 @@ export class Intern {
   }
 
   private retire(run: Run): void {
+    this.lastActive = Date.now();
     if (this.byAcp.get(run.acpSessionId) === run) this.byAcp.delete(run.acpSessionId);
     run.markDone();
     this.ended.push(run);
@@ -194,7 +210,8 @@ export class Intern {
   // ---- operations (one per endpoint) ----
 
   async startTurn(req: { session_id?: string; prompt: string; approval_mode: ApprovalMode }, sink: Sink): Promise<Result> {
-    if (this.closing) return refusal('intern_not_ready', 'the intern is shutting down');
+    if (this.closing) return refusal('intern_not_ready', this.sleeping ? SLEEPING : 'the intern is shutting down');
+    this.lastActive = Date.now();
     const live = req.session_id ? this.bySession.get(req.session_id) : undefined;
     if (live && live.state.phase === 'running') return this.steer(live, req.prompt);
     // The message never names the running session: its id is the only handle on another caller's conversation.
@@ -245,11 +262,14 @@ export class Intern {
   }
 
   answer(sessionId: string, interactionId: string, text: string, sink: Sink): Result {
+    if (this.sleeping) return refusal('intern_not_ready', SLEEPING);
+    this.lastActive = Date.now();
     const entry = this.interactions.get(interactionId);
     const known = entry && entry.run.sessionId === sessionId ? entry : undefined;
     // SPEC §4.1 rule 3: while another run holds the turn lock, a reply is busy whatever it names;
     // the lookup's own refusals come once the lock is free (or held by the reply's own run).
     if (this.lock && this.lock !== known?.run) return this.busy(MESSAGES.busy);
+    if (!known && this.forgotten.get(interactionId) === sessionId) return refusal('interaction_not_pending', MESSAGES.interaction_not_pending);
     if (!known) return refusal('interaction_unknown', `no interaction ${interactionId} in session ${sessionId}`);
     const { run, pending } = known;
     if ((pending.answered || run.pending !== pending) && !isTerminalPhase(run.state.phase)) {
@@ -266,6 +286,7 @@ export class Intern {
   }
 
   attach(runId: string, after: number, sink: Sink): Result {
+    if (this.sleeping) return refusal('intern_not_ready', SLEEPING);
     const run = this.runs.get(runId);
     if (!run) return refusal('run_not_found', `no run ${runId}`);
     const events = run.log.since(after);
@@ -279,6 +300,26 @@ export class Intern {
     this.apply(run, { kind: 'cancel' });
     await run.done;
     return run;
+  }
+
+  /** Grants a sleep when no run is live and none was for `idleMs` (a paused run keeps the intern
+   * awake until its deadline): from then on new work is refused, and what a late reply to an
+   * ended run's interaction needs is on disk for the next daemon. */
+  hibernate(idleMs: number): { kind: 'granted' } | Extract<Result, { kind: 'refusal' }> {
+    if (this.sleeping) return { kind: 'granted' };
+    if (this.closing) return { kind: 'refusal', refusal: 'intern_not_ready', message: 'the intern is shutting down' };
+    const live = this.lock !== null || [...this.runs.values()].some((r) => !isTerminalPhase(r.state.phase));
+    if (live || Date.now() - this.lastActive < idleMs) return { kind: 'refusal', refusal: 'busy', message: 'the intern is not idle', retryAfterS: this.o.busyRetryAfterS };
+    this.closing = this.sleeping = true;
+    const ended = [...this.interactions].map(([id, i]) => [id, i.run.sessionId] as [string, string]);
+    const keep = [...this.forgotten, ...ended].slice(-KEEP_FORGOTTEN);
+    try {
+      mkdirSync(dirname(this.forgottenFile), { recursive: true, mode: 0o700 });
+      writeFileSync(this.forgottenFile, JSON.stringify(keep), { mode: 0o600 });
+    } catch {
+      // Without it a late reply after the sleep is 404 interaction_unknown, as after a restart.
+    }
+    return { kind: 'granted' };
   }
 
   private busy(message: string): Result {
@@ -320,5 +361,14 @@ export class Intern {
     clearTimeout(timer);
     await this.agents.stop();
     await all;
+  }
+}
+
+function readForgotten(file: string): [string, string][] {
+  try {
+    const v = JSON.parse(readFileSync(file, 'utf8')) as unknown;
+    return Array.isArray(v) ? v.filter((e): e is [string, string] => Array.isArray(e) && typeof e[0] === 'string' && typeof e[1] === 'string') : [];
+  } catch {
+    return [];
   }
 }

@@ -24,6 +24,9 @@ export const LAUNCH_SCRIPT = [
   'img=$1; mnt=$2; uid=$3; shift 3',
   'if [ -n "$img" ]; then mount -o loop,nosuid,nodev "$img" "$mnt"; fi',
   'cd "$mnt"',
+  // The agent's uid passes through /intern to its work dir: an image's root is 0755, a plain
+  // directory (COHORT_INTERN_DISK_MB=0) was made 0700 by the gateway (its parents stay 0700 on the host).
+  'chmod 755 .',
   'mkdir -p daemon agent work home',
   // Root inside has no CAP_DAC_OVERRIDE: it enters the intern's directories as "other" (spawning the agent there).
   'chmod 700 daemon; chmod 755 agent work home',

@@ -1,0 +1,223 @@
+// Hibernation (docs/fleet.md): a running intern idle for COHORT_INTERN_IDLE_MS has its daemon (and
+// agent) stopped, its files kept; its status stays `running` and the next chat wakes it, through
+// the wake queue. Every move is a compare-and-set on the intern's record (power.ts says which), so
+// gateways sharing a database never both put one intern to sleep or both start its daemon; a
+// gateway that dies half-way leaves a transition that the next chat takes over once it is stale.
+// Run state stays in the daemon (DESIGN principle 1): only the daemon can say it is idle, and once
+// it agreed to sleep it refuses new work, which the chat route retries on the woken daemon.
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Db } from '../store/db.ts';
+import type { Logger } from '../../shared/log.ts';
+import { scrub } from '../../shared/log.ts';
+import type { Sealer } from '../crypto/seal.ts';
+import type { InternRow } from '../store/schema-interns.ts';
+import type { Provisioner } from './provisioner/index.ts';
+import type { InternLifecycle } from './lifecycle.ts';
+import { awakeInterns, getInternById, internNotFound, setInternState } from './interns.ts';
+import { daemonTarget, notReady } from './chat.ts';
+import { askToHibernate, type DaemonTarget } from './daemon-client.ts';
+import { internWakeFailed, wakeQueueFull } from '../errors.ts';
+import { chatPlan } from './power.ts';
+import { createWakeQueue, WakeRefused, type WakeLimits } from './wake-queue.ts';
+
+export type FleetOptions = {
+  db: Db;
+  sealer: Sealer;
+  provisioner: Provisioner;
+  lifecycle: InternLifecycle;
+  log: Logger;
+  /** Idle time after which an intern sleeps; 0: interns never sleep. */
+  idleMs: number;
+  queue: WakeLimits;
+  /** A transition older than this was left by a gateway that died: the next chat takes it over. */
+  staleMs?: number;
+  onWake?: (seconds: number) => void;
+  onSleep?: () => void;
+  onWakeRefused?: () => void;
+};
+
+export type Fleet = {
+  /** The daemon a chat goes to: a sleeping intern is woken first (the caller's account waits its
+   * turn in the wake queue); `503 busy` with Retry-After when the queue is full. */
+  target(row: InternRow, account: string, signal: AbortSignal): Promise<DaemonTarget>;
+  /** After the daemon at `failed` refused a chat as going to sleep or stopping (or nothing listened
+   * there): the daemon to retry on, once the record has moved on from it; null when it has not
+   * (the daemon died, or is stopping for good), so the refusal stands. */
+  retarget(id: string, failed: DaemonTarget, how: 'refused' | 'not_ready', account: string, signal: AbortSignal): Promise<DaemonTarget | null>;
+  /** Puts to sleep the awake interns whose daemons agree they were idle long enough. */
+  sweep(): Promise<void>;
+  stats(): { running: number; queued: number };
+  close(): Promise<void>;
+};
+
+/** A transition is taken over after the longest a daemon start may take (20 s) and its health check, with room. */
+const STALE_MS = 60_000;
+/** Record reads while another gateway moves the intern. */
+const POLL_MS = 50;
+/** Daemons asked to sleep at once by one sweep. */
+const SWEEP_CONCURRENCY = 4;
+
+const wakeFailed = (err: unknown) => internWakeFailed(scrub(err instanceof Error ? err.message : String(err)).slice(0, 300));
+
+export function createFleet(o: FleetOptions): Fleet {
+  const { db, provisioner, log } = o;
+  const staleMs = o.staleMs ?? STALE_MS;
+  const queue = createWakeQueue(o.queue);
+  /** Wakes this process runs, by intern: later chats for the same intern wait on the first one's. */
+  const waking = new Map<string, { done: Promise<InternRow>; waiters: number; abort: AbortController }>();
+  const sweeping = new Set<Promise<void>>();
+  let closed = false;
+
+  /** Claims the wake of a sleeping intern (or a stale transition) and starts its daemon. Null: the
+   * claim went to someone else, or the record changed under the start; read it again. */
+  async function start(row: InternRow): Promise<InternRow | null> {
+    const claimed = await setInternState(db, { id: row.id, from: ['running'], power: [row.power], powerAt: row.powerAt, patch: { power: 'waking', powerAt: new Date() } });
+    if (!claimed) return null;
+    const t0 = performance.now();
+    // Taken over from a gateway that died while putting it to sleep: its daemon may still run.
+    await provisioner.stop({ id: row.id, pid: row.daemonPid });
+    let started: { hostname: string; pid: number | null };
+    try {
+      started = await provisioner.start(await o.lifecycle.daemonSpec(claimed), async () => {});
+    } catch (err) {
+      const message = scrub(err instanceof Error ? err.message : String(err)).slice(0, 1000);
+      // As a failed provision: the intern shows why, and provisioning starts it again.
+      await setInternState(db, { id: row.id, from: ['running'], power: ['waking'], powerAt: claimed.powerAt, patch: { status: 'failed', power: 'awake', powerAt: null, hostname: null, daemonPid: null, lastFailureMessage: message } });
+      log.warn({ intern: row.id, reason: message }, 'intern could not be woken; marked failed');
+      throw wakeFailed(err);
+    }
+    const awake = await setInternState(db, {
+      id: row.id,
+      from: ['running'],
+      power: ['waking'],
+      powerAt: claimed.powerAt,
+      patch: { power: 'awake', powerAt: new Date(), hostname: started.hostname, daemonPid: started.pid },
+    });
+    if (!awake) {
+      // Suspended, deleted or provisioned meanwhile: what this wake started must not linger.
+      await provisioner.stop({ id: row.id, pid: started.pid });
+      return null;
+    }
+    o.onWake?.((performance.now() - t0) / 1000);
+    return awake;
+  }
+
+  /** Reads the intern until its daemon is up (starting it when it is this caller's to start). */
+  async function wake(id: string, account: string, signal: AbortSignal): Promise<InternRow> {
+    for (;;) {
+      signal.throwIfAborted();
+      const row = await getInternById(db, id);
+      if (!row) throw internNotFound();
+      const plan = chatPlan(row, Date.now(), staleMs);
+      if (plan === 'relay') return row;
+      if (plan === 'not_ready') throw notReady(row.status, row.id);
+      if (plan === 'wait') {
+        await sleep(POLL_MS);
+        continue;
+      }
+      const woken = await queue.run(account, () => start(row), signal);
+      if (woken) return woken;
+    }
+  }
+
+  /** One wake per intern in this process, whoever asks; it is dropped if every asker leaves while it waits its turn. */
+  function shared(id: string, account: string, signal: AbortSignal): Promise<InternRow> {
+    let w = waking.get(id);
+    if (!w) {
+      const abort = new AbortController();
+      const done = wake(id, account, abort.signal);
+      w = { done, waiters: 0, abort };
+      const entry = w;
+      waking.set(id, entry);
+      o.lifecycle.trackWake(id, done);
+      void done.catch(() => {}).finally(() => waking.get(id) === entry && waking.delete(id));
+    }
+    const entry = w;
+    entry.waiters++;
+    return new Promise<InternRow>((resolve, reject) => {
+      const leave = () => {
+        if (--entry.waiters === 0) entry.abort.abort(signal.reason);
+        reject(signal.reason);
+      };
+      if (signal.aborted) return leave();
+      signal.addEventListener('abort', leave, { once: true });
+      entry.done.then(resolve, reject).finally(() => signal.removeEventListener('abort', leave));
+    });
+  }
+
+  async function putToSleep(row: InternRow): Promise<void> {
+    const target = daemonTarget(o.sealer, row);
+    if (!(await askToHibernate(target, o.idleMs))) return;
+    // The daemon agreed and refuses new work from now on; the record says so before it stops.
+    const claimed = await setInternState(db, { id: row.id, from: ['running'], power: ['awake'], hostname: row.hostname!, patch: { power: 'sleeping', powerAt: new Date() } });
+    if (!claimed) return; // another gateway's sweep, or a provision, suspend or delete, has it
+    await provisioner.stop({ id: row.id, pid: claimed.daemonPid });
+    const asleep = await setInternState(db, { id: row.id, from: ['running'], power: ['sleeping'], powerAt: claimed.powerAt, patch: { power: 'asleep', powerAt: new Date(), hostname: null, daemonPid: null } });
+    if (asleep) {
+      o.onSleep?.();
+      log.info({ intern: row.id }, 'intern idle: asleep');
+    }
+  }
+
+  async function sweep(): Promise<void> {
+    if (!o.idleMs || closed) return;
+    const rows = await awakeInterns(db);
+    for (let i = 0; i < rows.length && !closed; i += SWEEP_CONCURRENCY) {
+      await Promise.all(rows.slice(i, i + SWEEP_CONCURRENCY).map((r) => putToSleep(r).catch((err: unknown) => log.error({ err, intern: r.id }, 'putting an intern to sleep failed'))));
+    }
+  }
+
+  // Each sweep after the last one finished, a quarter of the idle time apart (at most 10 s), so an
+  // intern sleeps between one and one and a quarter idle times after its last run.
+  const every = Math.min(10_000, Math.max(200, Math.floor(o.idleMs / 4)));
+  let timer: NodeJS.Timeout | null = null;
+  const schedule = () => {
+    if (closed || !o.idleMs) return;
+    timer = setTimeout(() => {
+      const s = sweep()
+        .catch((err: unknown) => log.error({ err }, 'hibernation sweep failed'))
+        .finally(() => {
+          sweeping.delete(s);
+          schedule();
+        });
+      sweeping.add(s);
+    }, every);
+    timer.unref();
+  };
+  schedule();
+
+  return {
+    async target(row, account, signal) {
+      if (chatPlan(row, Date.now(), staleMs) === 'relay') return daemonTarget(o.sealer, row);
+      try {
+        return daemonTarget(o.sealer, await shared(row.id, account, signal));
+      } catch (err) {
+        if (err instanceof WakeRefused) {
+          o.onWakeRefused?.();
+          throw wakeQueueFull(err.message, err.retryAfterS);
+        }
+        throw err;
+      }
+    },
+    async retarget(id, failed, how, account, signal) {
+      // A daemon that agreed to sleep is recorded so a moment later; one that refused the
+      // connection outright has either been recorded asleep already or died.
+      const polls = how === 'not_ready' ? Math.ceil(5_000 / POLL_MS) : 1;
+      for (let i = 0; i < polls; i++) {
+        const row = await getInternById(db, id);
+        if (!row) throw internNotFound();
+        if (row.power !== 'awake' || row.hostname !== failed.baseUrl || row.status !== 'running') return this.target(row, account, signal);
+        if (i + 1 < polls) await sleep(POLL_MS);
+        signal.throwIfAborted();
+      }
+      return null;
+    },
+    sweep,
+    stats: () => queue.stats(),
+    async close() {
+      closed = true;
+      if (timer) clearTimeout(timer);
+      await Promise.all([...sweeping]);
+    },
+  };
+}
