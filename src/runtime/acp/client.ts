@@ -1,6 +1,5 @@
 // The client side of ACP over stdio: spawn an agent process, initialize it, and expose the few
 // calls the daemon makes. Updates reach the daemon strictly in order per session.
-import { spawn } from 'node:child_process';
 import { z } from 'zod';
 import { setImmediate as tick } from 'node:timers/promises';
 import {
@@ -19,6 +18,7 @@ import {
 import { childStdioStream } from './stdio.ts';
 import { SerialQueues } from './serial.ts';
 import { META_RETRYABLE, META_STEERING, STEER_METHOD, type SteerParams } from './meta.ts';
+import { startAgentProcess, type AgentCommand, type AgentExit, type StartedAgent } from './spawn.ts';
 
 /**
  * Updates are checked only for the envelope here: the SDK's full schema (Zod intersections) costs
@@ -34,20 +34,16 @@ export type AgentHandlers = {
   onElicitation(req: CreateElicitationRequest, signal: AbortSignal): Promise<CreateElicitationResponse>;
 };
 
-export type SpawnAgentOptions = {
-  command: string;
-  args: string[];
-  env: NodeJS.ProcessEnv;
-  cwd: string;
-  /** Run the agent as this uid and gid (the daemon then needs CAP_SETUID, CAP_SETGID and CAP_KILL). */
-  uid?: number;
+export type SpawnAgentOptions = AgentCommand & {
+  /** The process, when it was started already (early, while the daemon loaded); else it is started here. */
+  started?: StartedAgent;
   handlers: AgentHandlers;
   /** Receives the agent's stderr (its logs), line by line. */
   onStderr?: (line: string) => void;
 };
 
 export type AgentInfo = { name: string | null; version: string | null; loadSession: boolean; steering: boolean };
-export type AgentExit = { code: number | null; signal: string | null };
+export type { AgentExit };
 
 /** A failed agent call, as a value: the JSON-RPC code, message and the agent's retry classification. */
 export type AgentCallError = { code: number; message: string; retryable: boolean | undefined };
@@ -85,12 +81,7 @@ export class AgentProcess {
   }
 
   static async start(opts: SpawnAgentOptions): Promise<AgentProcess> {
-    const ids = opts.uid === undefined ? {} : { uid: opts.uid, gid: opts.uid };
-    const child = spawn(opts.command, opts.args, { cwd: opts.cwd, env: opts.env, stdio: ['pipe', 'pipe', 'pipe'], ...ids });
-    const exited = new Promise<AgentExit>((resolve) => {
-      child.on('exit', (code, signal) => resolve({ code, signal }));
-      child.on('error', () => resolve({ code: null, signal: null }));
-    });
+    const { child, exited } = opts.started ?? startAgentProcess(opts);
     let buf = '';
     child.stderr.setEncoding('utf8').on('data', (s: string) => {
       buf += s;

@@ -1,22 +1,12 @@
 // The intern's agent process and its sessions: starts the agent (again, on demand, after a crash),
 // gives it a clean environment, and maps caller session ids to ACP sessions (new or loaded).
-import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { AgentProcess, toAgentCallError, type AgentHandlers } from '../acp/index.ts';
 import type { ResolvedOptions } from './config.ts';
+import type { StartedAgent } from '../acp/spawn.ts';
+import { agentCommand, workDirOf } from './agent-command.ts';
 import { SessionMap } from './sessions.ts';
-
-type ModelEndpoint = { baseUrl: string; apiKey: string; model: string } | undefined;
-
-/** A catalogue value with the intern's model endpoint filled in ({{base_url}}, {{origin}}, {{api_key}}, {{model}}). */
-export function fill(value: string, model: ModelEndpoint): string {
-  if (!model) return value;
-  const origin = model.baseUrl ? new URL(model.baseUrl).origin : '';
-  return value.replaceAll('{{base_url}}', model.baseUrl).replaceAll('{{origin}}', origin).replaceAll('{{api_key}}', model.apiKey).replaceAll('{{model}}', model.model);
-}
-
-const fillEnv = (env: Record<string, string>, model: ModelEndpoint) => Object.fromEntries(Object.entries(env).map(([k, v]) => [k, fill(v, model)]));
 
 export class AgentHost {
   private agent: AgentProcess | null = null;
@@ -31,10 +21,10 @@ export class AgentHost {
     private readonly o: ResolvedOptions,
     private readonly handlers: AgentHandlers,
     private readonly log: Logger,
+    private early?: StartedAgent,
   ) {
     this.sessions = new SessionMap(join(o.dir, 'daemon'));
-    this.workDir = join(o.dir, 'work');
-    mkdirSync(this.workDir, { recursive: true });
+    this.workDir = workDirOf(o);
   }
 
   /** The live agent, if any (for calls that must not start one, like steering). */
@@ -50,11 +40,12 @@ export class AgentHost {
     // A crashed agent's stdio can close before its exit is reported: never hand that one out.
     if (this.agent?.alive) return Promise.resolve(this.agent);
     this.agent = null;
+    // The first start may adopt the process the daemon started before it loaded (see main.ts).
+    const started = this.early;
+    this.early = undefined;
     this.starting ??= AgentProcess.start({
-      ...this.command(),
-      cwd: this.workDir,
-      uid: this.o.agentUid,
-      env: this.env(),
+      ...agentCommand(this.o),
+      started,
       onStderr: (line) => process.stderr.write(`${line}\n`),
       handlers: this.handlers,
     })
@@ -70,40 +61,6 @@ export class AgentHost {
       })
       .finally(() => (this.starting = null));
     return this.starting;
-  }
-
-  /** The agent's command line; under an intern uid, behind prlimit so its limits hold for all it starts. */
-  private command(): { command: string; args: string[] } {
-    const l = this.o.agentLimits;
-    const agent = { command: this.o.agent.command, args: this.o.agent.args.map((a) => fill(a, this.o.model)) };
-    if (!l) return agent;
-    const mb = (n: number) => String(n * 1024 * 1024);
-    const limits = [`--nproc=${l.processes}`, `--data=${mb(l.memoryMb)}`, `--fsize=${mb(l.fileMb)}`, `--nofile=${l.openFiles}`, `--core=0`];
-    return { command: '/usr/bin/prlimit', args: [...limits, '--', agent.command, ...agent.args] };
-  }
-
-  private env(): NodeJS.ProcessEnv {
-    // The daemon's own secret and settings stay out of the agent's environment; the operator's
-    // COHORT_AGENT_* tuning (context window, step limit, bwrap path) passes through.
-    const env: NodeJS.ProcessEnv = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('COHORT_') || k.startsWith('COHORT_AGENT_')));
-    delete env.COHORT_AGENT_COMMAND;
-    env.COHORT_AGENT_STATE_DIR = join(this.o.dir, 'agent');
-    env.COHORT_AGENT_ALLOW_ESCALATION = this.o.allowEscalation ? '1' : '0';
-    if (this.o.agentUid !== undefined) env.HOME = join(this.o.dir, 'home');
-    if (this.o.egressProxy && this.o.model) {
-      // The forwarder carries CONNECT to a gateway, which tunnels to the hosts the operator allows.
-      const proxy = new URL(this.o.model.baseUrl).origin;
-      for (const k of ['HTTPS_PROXY', 'https_proxy', 'HTTP_PROXY', 'http_proxy']) env[k] = proxy;
-      env.NO_PROXY = env.no_proxy = '127.0.0.1,localhost';
-    }
-    env.LOG_LEVEL = this.o.logLevel;
-    if (this.o.instructions) env.COHORT_AGENT_INSTRUCTIONS = this.o.instructions;
-    if (this.o.model) {
-      env.COHORT_AGENT_BASE_URL = this.o.model.baseUrl;
-      env.COHORT_AGENT_API_KEY = this.o.model.apiKey;
-      env.COHORT_AGENT_MODEL = this.o.model.model;
-    }
-    return { ...env, ...fillEnv(this.o.agentEnv, this.o.model) };
   }
 
   /** The ACP session behind a caller's session id: known to this agent, loaded, or new. */

@@ -53,7 +53,7 @@ test('the secret and the intern directory are required', () => {
 });
 
 test("a catalogue agent's command and settings get the intern's model endpoint filled in", async () => {
-  const { fill } = await import('./agent-host.ts');
+  const { fill } = await import('./agent-command.ts');
   const model = { baseUrl: 'http://127.0.0.1:40123/api/v1', apiKey: 'sk-intern', model: '@preset/coder' };
   assert.equal(fill('{{origin}}/api', model), 'http://127.0.0.1:40123/api');
   assert.equal(fill('model_providers.cohort.base_url="{{base_url}}"', model), 'model_providers.cohort.base_url="http://127.0.0.1:40123/api/v1"');

@@ -7,6 +7,7 @@ import type { Logger } from 'pino';
 import { toAgentCallError, type AgentHandlers, type AgentProcess, type StopReason } from '../acp/index.ts';
 import { REFUSALS, type ApprovalMode, type RefusalKind, type RunEvent, type StatusResponse } from '../../shared/daemon-protocol.ts';
 import type { ResolvedOptions } from './config.ts';
+import type { StartedAgent } from '../acp/spawn.ts';
 import { step, isTerminalPhase, type Effect, type Trigger } from './machine.ts';
 import { Run, type Pending, type Sink } from './run.ts';
 import { AgentHost } from './agent-host.ts';
@@ -49,8 +50,10 @@ export class Intern {
   constructor(
     private readonly o: ResolvedOptions,
     log: Logger,
+    /** The agent's process, when the daemon started it before loading (main.ts). */
+    early?: StartedAgent,
   ) {
-    this.agents = new AgentHost(o, this.handlers(), log);
+    this.agents = new AgentHost(o, this.handlers(), log, early);
     this.forgottenFile = join(o.dir, 'daemon', 'ended-interactions.json');
     this.forgotten = new Map(readForgotten(this.forgottenFile));
   }

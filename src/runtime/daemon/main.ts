@@ -2,15 +2,17 @@
 // pending interactions, deadlines and replay buffers (DESIGN.md principle 1), and driving its
 // ACP agent on stdio. May import: src/shared, src/runtime/acp, src/runtime/sandbox, node and npm packages —
 // never gateway code (src/gateway).
+// Only light modules are imported statically: the agent is started first, and the daemon's own
+// code (the ACP SDK above all, some 150 ms) loads while the agent's process boots; waking a
+// sleeping intern waits for both, so the two now overlap instead of adding up.
 import { pathToFileURL } from 'node:url';
 import type { AddressInfo } from 'node:net';
-import { pino } from 'pino';
 import type { StatusResponse } from '../../shared/daemon-protocol.ts';
 import { optionsFromEnv, resolveOptions, type DaemonOptions } from './config.ts';
-import { createDaemonServer } from './http.ts';
 import { startForwarder } from './forward.ts';
 import { rmSync } from 'node:fs';
-import { Intern } from './intern.ts';
+import { startAgentProcess } from '../acp/spawn.ts';
+import { agentCommand } from './agent-command.ts';
 
 export type { DaemonOptions } from './config.ts';
 
@@ -20,8 +22,10 @@ export type RunningDaemon = { url: string; status(): StatusResponse; close(): Pr
 export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon> {
   const forwarder = options.gatewaySockets ? await startForwarder({ socketsDir: options.gatewaySockets }) : null;
   const o = resolveOptions(forwarder && options.model ? { ...options, model: { ...options.model, baseUrl: forwarder.url } } : options);
+  const early = startAgentProcess(agentCommand(o));
+  const [{ pino }, { createDaemonServer }, { Intern }] = await Promise.all([import('pino'), import('./http.ts'), import('./intern.ts')]);
   const log = pino({ name: 'cohort-daemon', level: o.logLevel, base: { intern: o.internId } }, pino.destination(2));
-  const intern = new Intern(o, log);
+  const intern = new Intern(o, log, early);
   await intern.agents.ensure();
   const server = createDaemonServer({ intern, secret: o.secret, keepaliveMs: o.keepaliveMs, log });
   if (o.socket) rmSync(o.socket, { force: true });

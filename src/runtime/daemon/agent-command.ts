@@ -1,0 +1,63 @@
+// How the intern's agent is started: its command line (behind prlimit under the intern's uid), a
+// clean environment with the model endpoint filled in, its working directory. Node built-ins only,
+// so the daemon can start its agent before loading the rest of itself (main.ts).
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import type { AgentCommand } from '../acp/spawn.ts';
+import type { ResolvedOptions } from './config.ts';
+
+type ModelEndpoint = { baseUrl: string; apiKey: string; model: string } | undefined;
+
+/** A catalogue value with the intern's model endpoint filled in ({{base_url}}, {{origin}}, {{api_key}}, {{model}}). */
+export function fill(value: string, model: ModelEndpoint): string {
+  if (!model) return value;
+  const origin = model.baseUrl ? new URL(model.baseUrl).origin : '';
+  return value.replaceAll('{{base_url}}', model.baseUrl).replaceAll('{{origin}}', origin).replaceAll('{{api_key}}', model.apiKey).replaceAll('{{model}}', model.model);
+}
+
+const fillEnv = (env: Record<string, string>, model: ModelEndpoint) => Object.fromEntries(Object.entries(env).map(([k, v]) => [k, fill(v, model)]));
+
+/** The agent's command line; under an intern uid, behind prlimit so its limits hold for all it starts. */
+function commandLine(o: ResolvedOptions): { command: string; args: string[] } {
+  const l = o.agentLimits;
+  const agent = { command: o.agent.command, args: o.agent.args.map((a) => fill(a, o.model)) };
+  if (!l) return agent;
+  const mb = (n: number) => String(n * 1024 * 1024);
+  const limits = [`--nproc=${l.processes}`, `--data=${mb(l.memoryMb)}`, `--fsize=${mb(l.fileMb)}`, `--nofile=${l.openFiles}`, `--core=0`];
+  return { command: '/usr/bin/prlimit', args: [...limits, '--', agent.command, ...agent.args] };
+}
+
+function environment(o: ResolvedOptions): NodeJS.ProcessEnv {
+  // The daemon's own secret and settings stay out of the agent's environment; the operator's
+  // COHORT_AGENT_* tuning (context window, step limit, bwrap path) passes through.
+  const env: NodeJS.ProcessEnv = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('COHORT_') || k.startsWith('COHORT_AGENT_')));
+  delete env.COHORT_AGENT_COMMAND;
+  env.COHORT_AGENT_STATE_DIR = join(o.dir, 'agent');
+  env.COHORT_AGENT_ALLOW_ESCALATION = o.allowEscalation ? '1' : '0';
+  if (o.agentUid !== undefined) env.HOME = join(o.dir, 'home');
+  if (o.egressProxy && o.model) {
+    // The forwarder carries CONNECT to a gateway, which tunnels to the hosts the operator allows.
+    const proxy = new URL(o.model.baseUrl).origin;
+    for (const k of ['HTTPS_PROXY', 'https_proxy', 'HTTP_PROXY', 'http_proxy']) env[k] = proxy;
+    env.NO_PROXY = env.no_proxy = '127.0.0.1,localhost';
+  }
+  env.LOG_LEVEL = o.logLevel;
+  if (o.instructions) env.COHORT_AGENT_INSTRUCTIONS = o.instructions;
+  if (o.model) {
+    env.COHORT_AGENT_BASE_URL = o.model.baseUrl;
+    env.COHORT_AGENT_API_KEY = o.model.apiKey;
+    env.COHORT_AGENT_MODEL = o.model.model;
+  }
+  return { ...env, ...fillEnv(o.agentEnv, o.model) };
+}
+
+/** The agent's working directory (created here). */
+export function workDirOf(o: ResolvedOptions): string {
+  const dir = join(o.dir, 'work');
+  mkdirSync(dir, { recursive: true });
+  return dir;
+}
+
+export function agentCommand(o: ResolvedOptions): AgentCommand {
+  return { ...commandLine(o), cwd: workDirOf(o), uid: o.agentUid, env: environment(o) };
+}
