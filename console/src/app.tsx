@@ -1,5 +1,6 @@
 // The shell: the key screen, what the key may reach (probed once), navigation by the URL's hash
 // (which carries screen and intern ids, never the key), and the screens.
+import { Component, type ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { forgetKey, problemOf, request, storedKey, storeKey, whenKeyRefused } from './api.ts';
 import { Text } from './ui.tsx';
@@ -20,6 +21,16 @@ async function probe(key: string): Promise<Access | string> {
   if (!agents.ok) return (await problemOf(agents)).message;
   const [workspaces, interns] = await Promise.all([request('GET', '/workspaces?limit=1', undefined, { key }), request('GET', '/interns?limit=1', undefined, { key })]);
   return { management: workspaces.ok, interns: interns.ok, agents: ((await agents.json()) as { data: Agent[] }).data };
+}
+
+/** A screen that throws shows so, in words, instead of leaving the whole console unresponsive. */
+class Boundary extends Component<{ children: ComponentChildren }, { failed?: string }> {
+  override componentDidCatch(e: Error) {
+    this.setState({ failed: e.message });
+  }
+  override render() {
+    return this.state.failed ? <p role="alert" class="alert">This screen failed ({this.state.failed}). Reload the page to try again.</p> : this.props.children;
+  }
 }
 
 function useHash() {
@@ -65,6 +76,7 @@ export function App() {
 
   const signOut = (why = '') => {
     forgetKey();
+    location.hash = '/';
     setAccess(null);
     setRefused(why);
   };
@@ -100,6 +112,7 @@ export function App() {
         <button type="button" class="quiet" onClick={() => signOut()}>Forget key</button>
       </header>
       <main id="main" tabIndex={-1}>
+        <Boundary key={route.join('/')}>
         {!link ? (
           <p role="alert">There is no such screen.</p>
         ) : !link[2] ? (
@@ -117,6 +130,7 @@ export function App() {
         ) : (
           <Usage />
         )}
+        </Boundary>
       </main>
     </>
   );

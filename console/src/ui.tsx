@@ -22,8 +22,8 @@ export function Text(p: Base & { value: string; onInput: (v: string) => void; ty
   const common = { id, name: p.name, value: p.value, required: p.required, placeholder: p.placeholder, 'aria-invalid': p.error ? true : undefined, 'aria-describedby': describedBy(id, p.error, p.hint), onInput: (e: Event) => p.onInput((e.currentTarget as HTMLInputElement | HTMLTextAreaElement).value) };
   return (
     <div class="field">
-      <label for={id}>{p.label}{p.required && <span aria-hidden="true"> *</span>}</label>
-      {p.multiline ? <textarea {...common} rows={5} /> : <input {...common} type={(p.type ?? 'text') as 'text' /* Preact types allow `list` only on text-like inputs */} autoComplete={p.autoComplete ?? 'off'} list={p.list} spellcheck={false} />}
+      <label for={id}>{p.label}</label>{p.required && <span class="required" aria-hidden="true">*</span>}
+      {p.multiline ? <textarea {...common} rows={5} /> : <input {...common} type={(p.type ?? 'text') as 'text' /* Preact types allow `list` only on text-like inputs */} autoComplete={p.autoComplete ?? 'off'} list={p.list} spellcheck={false} step={p.type === 'number' ? 'any' : undefined} />}
       <Described id={id} error={p.error} hint={p.hint} />
     </div>
   );
@@ -44,7 +44,7 @@ export function Choice(p: Base & { value: string; onChange: (v: string) => void;
   const id = `f-${p.name}`;
   return (
     <div class="field">
-      <label for={id}>{p.label}{p.required && <span aria-hidden="true"> *</span>}</label>
+      <label for={id}>{p.label}</label>{p.required && <span class="required" aria-hidden="true">*</span>}
       <select id={id} name={p.name} value={p.value} required={p.required} aria-invalid={p.error ? true : undefined} aria-describedby={describedBy(id, p.error, p.hint)} onChange={(e) => p.onChange(e.currentTarget.value)}>
         {p.options.map(([value, label]) => <option key={value} value={value}>{label}</option>)}
       </select>

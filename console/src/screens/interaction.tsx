@@ -62,7 +62,7 @@ function input(f: QuestionField, id: string, values: Values, set: (v: Values) =>
     );
   return (
     <div class="field">
-      <label for={id}>{label}{f.required && <span aria-hidden="true"> *</span>}</label>
+      <label for={id}>{label}</label>{f.required && <span class="required" aria-hidden="true">*</span>}
       {f.description && <p class="hint">{f.description}</p>}
       {f.options.length ? (
         <select {...common} value={String(value ?? '')} onChange={(e) => set({ ...values, [f.name]: e.currentTarget.value })}>

@@ -103,7 +103,7 @@ export function Interns({ access }: { access: Access }) {
         <p>No interns yet. Create one below.</p>
       ) : (
         <div class="table-wrap">
-          <table>
+          <table class="stack">
             <caption class="visually-hidden">Interns, newest first</caption>
             <thead>
               <tr><th scope="col">Name</th><th scope="col">Status</th><th scope="col">Model</th><th scope="col">Agent</th><th scope="col">Actions</th></tr>
@@ -112,7 +112,7 @@ export function Interns({ access }: { access: Access }) {
               {interns.map((i) => (
                 <tr key={i.id} data-intern={i.name}>
                   <th scope="row"><a href={`#/interns/${encodeURIComponent(i.id)}`}>{i.name}</a></th>
-                  <td>
+                  <td data-label="Status">
                     <Badge status={i.status} />
                     {i.progress && CHANGING.has(i.status) && (
                       <div class="progress">
@@ -122,13 +122,15 @@ export function Interns({ access }: { access: Access }) {
                     )}
                     {i.last_failure_message && <p class="field-error">{i.last_failure_message}</p>}
                   </td>
-                  <td><code>{i.model ?? 'workspace default'}</code></td>
-                  <td>{i.agent}</td>
-                  <td class="actions">
+                  <td data-label="Model"><code>{i.model ?? 'workspace default'}</code></td>
+                  <td data-label="Agent">{i.agent}</td>
+                  <td>
+                    <div class="actions">
                     <a class="button" href={`#/interns/${encodeURIComponent(i.id)}`}>Chat<span class="visually-hidden"> with {i.name}</span></a>
                     <button type="button" onClick={() => act(i, 'provision')} disabled={CHANGING.has(i.status)}>{i.status === 'running' ? 'Restart' : 'Provision'}<span class="visually-hidden"> {i.name}</span></button>
                     <button type="button" onClick={() => act(i, 'suspend')} disabled={i.status !== 'running'}>Suspend<span class="visually-hidden"> {i.name}</span></button>
                     <button type="button" class="danger" onClick={() => act(i, 'delete')} disabled={i.status === 'destroying'}>Delete<span class="visually-hidden"> {i.name}</span></button>
+                    </div>
                   </td>
                 </tr>
               ))}

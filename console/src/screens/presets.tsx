@@ -69,7 +69,11 @@ export function Presets() {
   const [list, setList] = useState<Preset[] | null>(null);
   const [open, setOpen] = useState<string | null>(null);
   const [error, setError] = useState<Problem | null>(null);
-  const load = () => api<{ data: Preset[] }>('GET', '/presets').then((r) => setList(r.data), (e) => setError(problem(e)));
+  // The list leaves out each preset's designated version, which one read per preset gives.
+  const load = () =>
+    api<{ data: Preset[] }>('GET', '/presets')
+      .then((r) => Promise.all(r.data.map((p) => api<{ data: Preset }>('GET', `/presets/${encodeURIComponent(p.slug)}`).then((d) => d.data))))
+      .then(setList, (e) => setError(problem(e)));
   useEffect(() => void load(), []);
   return (
     <Page title="Presets">
