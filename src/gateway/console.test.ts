@@ -8,15 +8,14 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { interns } from '../store/schema-interns.ts';
 import { startTestGateway, type TestGateway } from '../testing/gateway.ts';
 import { killGroup } from '../testing/interns.ts';
+import { launchChromium, noBrowser } from '../testing/browser.ts';
 import { noSandbox } from '../testing/sandbox.ts';
 import { CONSOLE_DIR, CONTENT_SECURITY_POLICY } from './console.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
-const noBrowser = existsSync(CHROMIUM) ? false : `${CHROMIUM} is missing (apt-get install chromium; .ci/run does)`;
 if (noBrowser) process.stderr.write(`# console browser tests skipped: ${noBrowser}\n`);
 const ARTIFACTS = join(import.meta.dirname, '..', '..', 'artifacts', 'console');
 
@@ -26,13 +25,6 @@ async function ensureConsoleBuilt() {
   // @ts-expect-error: a plain .mjs build script, without types
   const { buildConsole } = await import('../../console/build.mjs');
   await buildConsole();
-}
-
-export async function launchChromium(): Promise<Browser> {
-  return chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
 }
 
 describe('the console is served at / with a strict policy', () => {
