@@ -1,4 +1,4 @@
-// Runs every *.test.ts under src/ with node's test runner (Node 20 has no glob for --test).
+// Runs every *.test.ts under src/ and console/ with node's test runner (Node 20 has no glob for --test).
 // Extra arguments are passed through, e.g. `npm test -- --test-name-pattern=workspace`.
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -13,7 +13,7 @@ function find(dir) {
 }
 
 const args = process.argv.slice(2);
-const files = args.some((a) => !a.startsWith('-')) ? [] : find('src').sort();
+const files = args.some((a) => !a.startsWith('-')) ? [] : [...find('src'), ...find('console')].sort();
 const result = spawnSync(
   process.execPath,
   ['--import', 'tsx', '--test', '--test-concurrency=2', ...args, ...files],

@@ -82,13 +82,13 @@ export const SILENCE_MS = 60_000;
  * ended starts a turn of its own); `read` once per network read, after its chunks were applied,
  * so a batch of chunks costs one render. Resolves 'steered' for a 202, 'ended' after `[DONE]`; a
  * refusal, a broken or silent connection rejects with ApiProblem. */
-export async function streamChat(internId: string, body: ChatBody, on: { open?: () => void; chunk: (c: Chunk) => void; read: () => void }, signal?: AbortSignal): Promise<'ended' | 'steered'> {
+export async function streamChat(internId: string, body: ChatBody, on: { open?: () => void; chunk: (c: Chunk) => void; read: () => void }, signal?: AbortSignal, silenceMs = SILENCE_MS): Promise<'ended' | 'steered'> {
   const silence = new AbortController();
   const both = signal ? AbortSignal.any([signal, silence.signal]) : silence.signal;
-  let timer = setTimeout(() => silence.abort(), SILENCE_MS);
+  let timer = setTimeout(() => silence.abort(), silenceMs);
   const alive = () => {
     clearTimeout(timer);
-    timer = setTimeout(() => silence.abort(), SILENCE_MS);
+    timer = setTimeout(() => silence.abort(), silenceMs);
   };
   try {
     const res = await request('POST', `/interns/${encodeURIComponent(internId)}/chat/completions`, body, { signal: both });
@@ -114,7 +114,7 @@ export async function streamChat(internId: string, body: ChatBody, on: { open?: 
     if (!done) throw new ApiProblem(severed('the connection to the gateway closed before the turn finished'));
     return 'ended';
   } catch (e) {
-    if (silence.signal.aborted) throw new ApiProblem(severed(`nothing came from the gateway for ${SILENCE_MS / 1000} seconds, not even a keepalive`));
+    if (silence.signal.aborted) throw new ApiProblem(severed(`nothing came from the gateway for ${silenceMs / 1000} seconds, not even a keepalive`));
     if (e instanceof ApiProblem || signal?.aborted) throw e;
     throw new ApiProblem(severed(`the connection to the gateway was lost (${e instanceof Error ? e.message : String(e)})`));
   } finally {
