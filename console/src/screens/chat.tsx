@@ -97,7 +97,16 @@ export function Chat({ internId }: { internId: string }) {
   const session = sessions.current.find((s) => s.id === current);
   const turns = session?.turns ?? [];
   const running = turns.find((t) => t.status === 'streaming');
-  useEffect(() => bottom.current?.scrollIntoView({ block: 'end' }));
+  // Follow the stream only while the reader is at the bottom; scrolling up to read stops it.
+  const following = useRef(true);
+  useEffect(() => {
+    const on = () => (following.current = innerHeight + scrollY >= document.documentElement.scrollHeight - 80);
+    addEventListener('scroll', on, { passive: true });
+    return () => removeEventListener('scroll', on);
+  }, []);
+  useEffect(() => {
+    if (following.current) bottom.current?.scrollIntoView({ block: 'end' });
+  });
 
   const sessionFor = (text: string) => {
     let s = sessions.current.find((x) => x.id === current);
