@@ -17,14 +17,17 @@ import { CONSOLE_DIR } from '../src/gateway/console.ts';
 
 const TURNS = Number(process.env.BENCH_TURNS ?? 3);
 const SHAPES = {
-  'paced, /repeat 20 word + /sleep 20, ×150': Array.from({ length: 150 }, () => '/repeat 20 word\n/sleep 20').join('\n'),
+  'paced, /repeat 20 word + /sleep 20, ×150': Array.from({ length: 150 }, () => '/repeat 20 word\n/sleep 20').join(
+    '\n',
+  ),
   'burst, /repeat 20000 word': '/repeat 20000 word',
 };
 
 function firstLoadBytes() {
   const page = readFileSync(join(CONSOLE_DIR, 'index.html'), 'utf8');
   const files = ['index.html', ...[...page.matchAll(/"\/(assets\/[^"]+)"/g)].map((m) => m[1]!)];
-  const size = (suffix: string) => files.reduce((sum, f) => sum + readFileSync(join(CONSOLE_DIR, f + suffix)).length, 0);
+  const size = (suffix: string) =>
+    files.reduce((sum, f) => sum + readFileSync(join(CONSOLE_DIR, f + suffix)).length, 0);
   return { files: files.length, raw: size(''), gzip: size('.gz'), brotli: size('.br') };
 }
 
@@ -108,8 +111,12 @@ async function latency(prompt: string) {
 const load = firstLoadBytes();
 const kb = (n: number) => (n / 1024).toFixed(1);
 console.log(`| measure | value |\n| --- | --- |`);
-console.log(`| first load, ${load.files} files: raw / gzip / brotli, KB | ${kb(load.raw)} / ${kb(load.gzip)} / ${kb(load.brotli)} |`);
+console.log(
+  `| first load, ${load.files} files: raw / gzip / brotli, KB | ${kb(load.raw)} / ${kb(load.gzip)} / ${kb(load.brotli)} |`,
+);
 for (const [shape, prompt] of Object.entries(SHAPES)) {
   const l = await latency(prompt);
-  console.log(`| read → painted, ms, median / p95 / max: ${shape} (${l.reads} reads, ${TURNS} turns) | ${l.median.toFixed(1)} / ${l.p95.toFixed(1)} / ${l.max.toFixed(1)} |`);
+  console.log(
+    `| read → painted, ms, median / p95 / max: ${shape} (${l.reads} reads, ${TURNS} turns) | ${l.median.toFixed(1)} / ${l.p95.toFixed(1)} / ${l.max.toFixed(1)} |`,
+  );
 }

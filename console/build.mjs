@@ -30,7 +30,9 @@ export async function buildConsole() {
   const outputs = Object.keys(result.metafile.outputs).map((p) => basename(p));
   const script = outputs.find((f) => f.endsWith('.js'));
   const style = outputs.find((f) => f.endsWith('.css'));
-  const page = readFileSync(join(here, 'index.html'), 'utf8').replace('{{script}}', `/assets/${script}`).replace('{{style}}', `/assets/${style}`);
+  const page = readFileSync(join(here, 'index.html'), 'utf8')
+    .replace('{{script}}', `/assets/${script}`)
+    .replace('{{style}}', `/assets/${style}`);
   writeFileSync(join(out, 'index.html'), page);
   let compressed = 0;
   for (const file of [join(out, 'index.html'), join(out, 'assets', script), join(out, 'assets', style)]) {

@@ -9,7 +9,14 @@ export const forgetKey = () => sessionStorage.removeItem(KEY);
 
 /** A refusal in words: the server's message, its reason and retryability where the route gives
  * them, and the message split by the field each part names (`name: too long` → fields.name). */
-export type Problem = { status: number; message: string; reason?: string; retryable: boolean; retryAfter?: number; fields: Record<string, string> };
+export type Problem = {
+  status: number;
+  message: string;
+  reason?: string;
+  retryable: boolean;
+  retryAfter?: number;
+  fields: Record<string, string>;
+};
 
 export class ApiProblem extends Error {
   constructor(readonly problem: Problem) {
@@ -36,14 +43,26 @@ export async function problemOf(res: Response): Promise<Problem> {
   } catch {}
   const message = error.message ?? `the gateway answered ${res.status}`;
   const retryAfter = Number(res.headers.get('retry-after')) || undefined;
-  return { status: res.status, message, reason: error.metadata?.reason, retryable: error.metadata?.retryable ?? res.status >= 500, retryAfter, fields: res.status === 400 ? fieldErrors(message) : {} };
+  return {
+    status: res.status,
+    message,
+    reason: error.metadata?.reason,
+    retryable: error.metadata?.retryable ?? res.status >= 500,
+    retryAfter,
+    fields: res.status === 400 ? fieldErrors(message) : {},
+  };
 }
 
 /** Whoever shows the key screen again when the gateway refuses the key (revoked meanwhile, say). */
 let onRefused: () => void = () => {};
 export const whenKeyRefused = (f: () => void) => (onRefused = f);
 
-export function request(method: string, path: string, body?: unknown, init: { signal?: AbortSignal; key?: string } = {}): Promise<Response> {
+export function request(
+  method: string,
+  path: string,
+  body?: unknown,
+  init: { signal?: AbortSignal; key?: string } = {},
+): Promise<Response> {
   const key = init.key ?? storedKey() ?? '';
   return fetch('/api/v1' + path, {
     method,
@@ -67,4 +86,11 @@ export async function api<T>(method: string, path: string, body?: unknown): Prom
 }
 
 export const problem = (e: unknown): Problem =>
-  e instanceof ApiProblem ? e.problem : { status: 0, message: `the gateway could not be reached (${e instanceof Error ? e.message : String(e)})`, retryable: true, fields: {} };
+  e instanceof ApiProblem
+    ? e.problem
+    : {
+        status: 0,
+        message: `the gateway could not be reached (${e instanceof Error ? e.message : String(e)})`,
+        retryable: true,
+        fields: {},
+      };

@@ -11,7 +11,12 @@ import { Presets } from './screens/presets.tsx';
 import { Credentials } from './screens/credentials.tsx';
 import { Usage } from './screens/usage.tsx';
 
-export type Agent = { id: string; name: string; description: string; supports: { sessions: boolean; questions: boolean; steering: boolean } };
+export type Agent = {
+  id: string;
+  name: string;
+  description: string;
+  supports: { sessions: boolean; questions: boolean; steering: boolean };
+};
 /** management: the key reaches workspaces, presets and credentials; interns: its account is in the programme. */
 export type Access = { management: boolean; interns: boolean; agents: Agent[] };
 
@@ -19,7 +24,10 @@ export type Access = { management: boolean; interns: boolean; agents: Agent[] };
 async function probe(key: string): Promise<Access | string> {
   const agents = await request('GET', '/agents', undefined, { key });
   if (!agents.ok) return (await problemOf(agents)).message;
-  const [workspaces, interns] = await Promise.all([request('GET', '/workspaces?limit=1', undefined, { key }), request('GET', '/interns?limit=1', undefined, { key })]);
+  const [workspaces, interns] = await Promise.all([
+    request('GET', '/workspaces?limit=1', undefined, { key }),
+    request('GET', '/interns?limit=1', undefined, { key }),
+  ]);
   return { management: workspaces.ok, interns: interns.ok, agents: ((await agents.json()) as { data: Agent[] }).data };
 }
 
@@ -29,7 +37,13 @@ class Boundary extends Component<{ children: ComponentChildren }, { failed?: str
     this.setState({ failed: e.message });
   }
   override render() {
-    return this.state.failed ? <p role="alert" class="alert">This screen failed ({this.state.failed}). Reload the page to try again.</p> : this.props.children;
+    return this.state.failed ? (
+      <p role="alert" class="alert">
+        This screen failed ({this.state.failed}). Reload the page to try again.
+      </p>
+    ) : (
+      this.props.children
+    );
   }
 }
 
@@ -60,9 +74,22 @@ function KeyScreen({ onAccess, refused }: { onAccess: (a: Access) => void; refus
     <main class="key-screen">
       <h1>cohort console</h1>
       <form onSubmit={submit} aria-describedby="key-note">
-        <Text label="API key" name="key" type="password" value={key} onInput={setKey} required error={error} autoComplete="off" />
-        <p id="key-note" class="hint">A key starts with <code>ck-</code>. It stays in this browser tab only and is forgotten when the tab closes.</p>
-        <button type="submit" disabled={busy || !key.trim()}>{busy ? 'Checking…' : 'Open the console'}</button>
+        <Text
+          label="API key"
+          name="key"
+          type="password"
+          value={key}
+          onInput={setKey}
+          required
+          error={error}
+          autoComplete="off"
+        />
+        <p id="key-note" class="hint">
+          A key starts with <code>ck-</code>. It stays in this browser tab only and is forgotten when the tab closes.
+        </p>
+        <button type="submit" disabled={busy || !key.trim()}>
+          {busy ? 'Checking…' : 'Open the console'}
+        </button>
       </form>
     </main>
   );
@@ -83,7 +110,13 @@ export function App() {
   useEffect(() => {
     whenKeyRefused(() => signOut('The gateway refused this key (revoked or invalid). Paste another.'));
     const key = storedKey();
-    if (key) void probe(key).then((a) => (typeof a === 'string' ? signOut(a) : setAccess(a)), () => signOut('the gateway could not be reached')).finally(() => setChecking(false));
+    if (key)
+      void probe(key)
+        .then(
+          (a) => (typeof a === 'string' ? signOut(a) : setAccess(a)),
+          () => signOut('the gateway could not be reached'),
+        )
+        .finally(() => setChecking(false));
   }, []);
   useEffect(() => document.getElementById('page-title')?.focus(), [route.join('/')]);
 
@@ -101,35 +134,48 @@ export function App() {
   const link = links.find(([s]) => s === screen);
   return (
     <>
-      <a class="skip" href="#main" onClick={(e) => (e.preventDefault(), document.getElementById('main')?.focus())}>Skip to content</a>
+      {/* A button, not a link: the URL's hash is the console's route. */}
+      <button type="button" class="skip" onClick={() => document.getElementById('main')?.focus()}>
+        Skip to content
+      </button>
       <header>
         <span class="brand">cohort</span>
         <nav aria-label="Screens">
-          {links.filter(([, , shown]) => shown).map(([s, label]) => (
-            <a href={`#/${s}`} aria-current={s === screen ? 'page' : undefined}>{label}</a>
-          ))}
+          {links
+            .filter(([, , shown]) => shown)
+            .map(([s, label]) => (
+              <a href={`#/${s}`} aria-current={s === screen ? 'page' : undefined}>
+                {label}
+              </a>
+            ))}
         </nav>
-        <button type="button" class="quiet" onClick={() => signOut()}>Forget key</button>
+        <button type="button" class="quiet" onClick={() => signOut()}>
+          Forget key
+        </button>
       </header>
       <main id="main" tabIndex={-1}>
         <Boundary key={route.join('/')}>
-        {!link ? (
-          <p role="alert">There is no such screen.</p>
-        ) : !link[2] ? (
-          <p role="alert">{screen === 'interns' ? 'This key’s account is not in the interns programme.' : 'This screen needs a management key.'}</p>
-        ) : screen === 'interns' && id ? (
-          <Chat internId={id} key={id} />
-        ) : screen === 'interns' ? (
-          <Interns access={access} />
-        ) : screen === 'workspaces' ? (
-          <Workspaces />
-        ) : screen === 'presets' ? (
-          <Presets />
-        ) : screen === 'credentials' ? (
-          <Credentials />
-        ) : (
-          <Usage />
-        )}
+          {!link ? (
+            <p role="alert">There is no such screen.</p>
+          ) : !link[2] ? (
+            <p role="alert">
+              {screen === 'interns'
+                ? 'This key’s account is not in the interns programme.'
+                : 'This screen needs a management key.'}
+            </p>
+          ) : screen === 'interns' && id ? (
+            <Chat internId={id} key={id} />
+          ) : screen === 'interns' ? (
+            <Interns access={access} />
+          ) : screen === 'workspaces' ? (
+            <Workspaces />
+          ) : screen === 'presets' ? (
+            <Presets />
+          ) : screen === 'credentials' ? (
+            <Credentials />
+          ) : (
+            <Usage />
+          )}
         </Boundary>
       </main>
     </>

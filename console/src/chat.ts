@@ -6,8 +6,22 @@ import { sseParser } from './sse.ts';
 
 export type ApprovalMode = 'manual' | 'self-drive';
 export type ToolCall = { index: number; id: string; type: 'function'; function: { name: string; arguments: string } };
-export type PermissionArgs = { kind: 'permission'; operation: string | null; options: string[]; title?: string | null; input?: unknown; sandbox?: string | null };
-export type QuestionField = { name: string; type: string; required: boolean; options: string[]; title?: string; description?: string };
+export type PermissionArgs = {
+  kind: 'permission';
+  operation: string | null;
+  options: string[];
+  title?: string | null;
+  input?: unknown;
+  sandbox?: string | null;
+};
+export type QuestionField = {
+  name: string;
+  type: string;
+  required: boolean;
+  options: string[];
+  title?: string;
+  description?: string;
+};
 export type QuestionArgs = { kind: 'elicitation'; message: string; fields: QuestionField[] };
 export type Usage = { prompt_tokens: number; completion_tokens: number; total_tokens: number; cost?: number };
 
@@ -23,7 +37,17 @@ export type TurnStatus = 'streaming' | 'paused' | 'done' | 'failed' | 'interrupt
 export type ChatBody = { stream: true; session_id: string; approval_mode?: ApprovalMode; messages: unknown[] };
 /** `rev` changes with every chunk, so a finished turn's view can skip re-rendering. `last` is the
  * request that produced the latest part, resent by Retry. */
-export type Turn = { id: string; prompt: string; mode: ApprovalMode; parts: Part[]; status: TurnStatus; usage?: Usage | null; model?: string; last: ChatBody; rev: number };
+export type Turn = {
+  id: string;
+  prompt: string;
+  mode: ApprovalMode;
+  parts: Part[];
+  status: TurnStatus;
+  usage?: Usage | null;
+  model?: string;
+  last: ChatBody;
+  rev: number;
+};
 export type Session = { id: string; title: string; updated: number; turns: Turn[] };
 
 export type Chunk = {
@@ -47,7 +71,12 @@ function parseArgs(raw: string): PermissionArgs | QuestionArgs {
   try {
     return JSON.parse(raw);
   } catch {
-    return { kind: 'permission', operation: null, options: [], title: 'The intern asked for input the console cannot read' };
+    return {
+      kind: 'permission',
+      operation: null,
+      options: [],
+      title: 'The intern asked for input the console cannot read',
+    };
   }
 }
 
@@ -62,18 +91,34 @@ export function applyChunk(turn: Turn, c: Chunk) {
   const d = choice.delta;
   if (d.reasoning) append(turn, 'reasoning', d.reasoning);
   if (d.content) append(turn, 'text', d.content);
-  for (const call of d.tool_calls ?? []) turn.parts.push({ type: 'interaction', call, args: parseArgs(call.function.arguments) });
+  for (const call of d.tool_calls ?? [])
+    turn.parts.push({ type: 'interaction', call, args: parseArgs(call.function.arguments) });
   if (choice.finish_reason === 'stop') turn.status = 'done';
   else if (choice.finish_reason === 'tool_calls') turn.status = 'paused';
   else if (choice.finish_reason === 'error') {
     turn.status = 'failed';
     const e = c.error;
-    turn.parts.push({ type: 'error', problem: { status: e?.code ?? 502, message: e?.message ?? 'the turn failed', reason: e?.metadata.reason, retryable: e?.metadata.retryable ?? false, fields: {} } });
+    turn.parts.push({
+      type: 'error',
+      problem: {
+        status: e?.code ?? 502,
+        message: e?.message ?? 'the turn failed',
+        reason: e?.metadata.reason,
+        retryable: e?.metadata.retryable ?? false,
+        fields: {},
+      },
+    });
   }
 }
 
 /** A stream that stops without a finish (the connection broke): what the gateway would call it. */
-export const severed = (message: string): Problem => ({ status: 502, message, reason: 'stream_severed', retryable: true, fields: {} });
+export const severed = (message: string): Problem => ({
+  status: 502,
+  message,
+  reason: 'stream_severed',
+  retryable: true,
+  fields: {},
+});
 
 /** The gateway writes a keepalive after 30 s of silence; twice that without a byte is a dead connection. */
 export const SILENCE_MS = 60_000;
@@ -82,7 +127,13 @@ export const SILENCE_MS = 60_000;
  * ended starts a turn of its own); `read` once per network read, after its chunks were applied,
  * so a batch of chunks costs one render. Resolves 'steered' for a 202, 'ended' after `[DONE]`; a
  * refusal, a broken or silent connection rejects with ApiProblem. */
-export async function streamChat(internId: string, body: ChatBody, on: { open?: () => void; chunk: (c: Chunk) => void; read: () => void }, signal?: AbortSignal, silenceMs = SILENCE_MS): Promise<'ended' | 'steered'> {
+export async function streamChat(
+  internId: string,
+  body: ChatBody,
+  on: { open?: () => void; chunk: (c: Chunk) => void; read: () => void },
+  signal?: AbortSignal,
+  silenceMs = SILENCE_MS,
+): Promise<'ended' | 'steered'> {
   const silence = new AbortController();
   const both = signal ? AbortSignal.any([signal, silence.signal]) : silence.signal;
   let timer = setTimeout(() => silence.abort(), silenceMs);
@@ -91,18 +142,17 @@ export async function streamChat(internId: string, body: ChatBody, on: { open?: 
     timer = setTimeout(() => silence.abort(), silenceMs);
   };
   try {
-    const res = await request('POST', `/interns/${encodeURIComponent(internId)}/chat/completions`, body, { signal: both });
+    const res = await request('POST', `/interns/${encodeURIComponent(internId)}/chat/completions`, body, {
+      signal: both,
+    });
     if (res.status === 202) return 'steered';
     if (!res.ok || !res.body) throw new ApiProblem(await problemOf(res));
     on.open?.();
     let done = false;
-    const feed = sseParser(
-      (data) => {
-        if (data === '[DONE]') done = true;
-        else on.chunk(JSON.parse(data) as Chunk);
-      },
-      alive,
-    );
+    const feed = sseParser((data) => {
+      if (data === '[DONE]') done = true;
+      else on.chunk(JSON.parse(data) as Chunk);
+    }, alive);
     const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
     for (;;) {
       const { value, done: closed } = await reader.read();
@@ -114,15 +164,25 @@ export async function streamChat(internId: string, body: ChatBody, on: { open?: 
     if (!done) throw new ApiProblem(severed('the connection to the gateway closed before the turn finished'));
     return 'ended';
   } catch (e) {
-    if (silence.signal.aborted) throw new ApiProblem(severed(`nothing came from the gateway for ${silenceMs / 1000} seconds, not even a keepalive`));
+    if (silence.signal.aborted)
+      throw new ApiProblem(
+        severed(`nothing came from the gateway for ${silenceMs / 1000} seconds, not even a keepalive`),
+      );
     if (e instanceof ApiProblem || signal?.aborted) throw e;
-    throw new ApiProblem(severed(`the connection to the gateway was lost (${e instanceof Error ? e.message : String(e)})`));
+    throw new ApiProblem(
+      severed(`the connection to the gateway was lost (${e instanceof Error ? e.message : String(e)})`),
+    );
   } finally {
     clearTimeout(timer);
   }
 }
 
-export const promptBody = (session: string, prompt: string, mode: ApprovalMode): ChatBody => ({ stream: true, session_id: session, approval_mode: mode, messages: [{ role: 'user', content: prompt }] });
+export const promptBody = (session: string, prompt: string, mode: ApprovalMode): ChatBody => ({
+  stream: true,
+  session_id: session,
+  approval_mode: mode,
+  messages: [{ role: 'user', content: prompt }],
+});
 
 /** A reply echoes the streamed tool call before the `tool` message (SPEC §4.1). */
 export const answerBody = (session: string, call: ToolCall, content: string): ChatBody => ({
@@ -154,4 +214,5 @@ const WORDS: Record<string, string> = {
   client_closed_request: 'The request was closed.',
 };
 
-export const inWords = (p: Problem) => (p.reason && WORDS[p.reason]) ?? (p.status === 0 ? 'The gateway could not be reached.' : 'The request failed.');
+export const inWords = (p: Problem) =>
+  (p.reason && WORDS[p.reason]) ?? (p.status === 0 ? 'The gateway could not be reached.' : 'The request failed.');

@@ -15,7 +15,10 @@ test('the SSE parser reassembles events split anywhere, with CRLF, comments and 
   for (let cut = 1; cut < stream.length; cut++) {
     const data: string[] = [];
     let comments = 0;
-    const feed = sseParser((d) => data.push(d), () => comments++);
+    const feed = sseParser(
+      (d) => data.push(d),
+      () => comments++,
+    );
     feed(stream.slice(0, cut));
     feed(stream.slice(cut));
     assert.deepEqual(data, ['{"a":1}', '{"b":\n2}', '[DONE]'], `cut at ${cut}`);
@@ -23,38 +26,99 @@ test('the SSE parser reassembles events split anywhere, with CRLF, comments and 
   }
 });
 
-const turn = (): Turn => ({ id: 't', prompt: 'p', mode: 'manual', parts: [], status: 'streaming', last: answerBody('s', { index: 0, id: 'c', type: 'function', function: { name: 'n', arguments: '{}' } }, 'x'), rev: 0 });
-const delta = (d: Chunk['choices'][0]['delta'], finish: string | null = null, model = 'local/scripted'): Chunk => ({ model, choices: [{ delta: d, finish_reason: finish }] });
+const turn = (): Turn => ({
+  id: 't',
+  prompt: 'p',
+  mode: 'manual',
+  parts: [],
+  status: 'streaming',
+  last: answerBody('s', { index: 0, id: 'c', type: 'function', function: { name: 'n', arguments: '{}' } }, 'x'),
+  rev: 0,
+});
+const delta = (d: Chunk['choices'][0]['delta'], finish: string | null = null, model = 'local/scripted'): Chunk => ({
+  model,
+  choices: [{ delta: d, finish_reason: finish }],
+});
 
 test('a turn gathers text and reasoning in order, pauses on a tool call, keeps the final usage', () => {
   const t = turn();
-  const call = { index: 0, id: 'call_1', type: 'function' as const, function: { name: 'service.provide_input', arguments: JSON.stringify({ kind: 'permission', operation: 'shell', options: ['allow_once'], title: 'Run in the sandbox: ls', input: { command: 'ls' }, sandbox: 'inner' }) } };
-  for (const c of [delta({}, null, 'service/intern'), delta({ reasoning: 'hm' }), delta({ reasoning: 'm' }), delta({ content: 'a' }), delta({ content: 'b' }), delta({ tool_calls: [call] }), delta({}, 'tool_calls')]) applyChunk(t, c);
+  const call = {
+    index: 0,
+    id: 'call_1',
+    type: 'function' as const,
+    function: {
+      name: 'service.provide_input',
+      arguments: JSON.stringify({
+        kind: 'permission',
+        operation: 'shell',
+        options: ['allow_once'],
+        title: 'Run in the sandbox: ls',
+        input: { command: 'ls' },
+        sandbox: 'inner',
+      }),
+    },
+  };
+  for (const c of [
+    delta({}, null, 'service/intern'),
+    delta({ reasoning: 'hm' }),
+    delta({ reasoning: 'm' }),
+    delta({ content: 'a' }),
+    delta({ content: 'b' }),
+    delta({ tool_calls: [call] }),
+    delta({}, 'tool_calls'),
+  ])
+    applyChunk(t, c);
   applyChunk(t, { model: 'service/intern', choices: [], session_id: 's', usage: null });
   assert.equal(t.status, 'paused');
   assert.equal(t.model, 'local/scripted', 'the API’s own model name does not replace the intern’s');
   assert.equal(t.usage, null);
-  assert.deepEqual(t.parts.slice(0, 2), [{ type: 'reasoning', text: 'hmm' }, { type: 'text', text: 'ab' }]);
+  assert.deepEqual(t.parts.slice(0, 2), [
+    { type: 'reasoning', text: 'hmm' },
+    { type: 'text', text: 'ab' },
+  ]);
   assert.deepEqual(t.parts[2], { type: 'interaction', call, args: JSON.parse(call.function.arguments) });
   assert.equal(t.rev, 8);
 });
 
 test('an error chunk fails the turn with the server’s reason and retryability', () => {
   const t = turn();
-  applyChunk(t, { ...delta({}, 'error', 'service/intern'), error: { code: 502, message: 'the intern went away', metadata: { reason: 'stream_severed', retryable: true } } });
-  applyChunk(t, { model: 'service/intern', choices: [], session_id: null, usage: { prompt_tokens: 1, completion_tokens: 2, total_tokens: 3, cost: 0.5 } });
+  applyChunk(t, {
+    ...delta({}, 'error', 'service/intern'),
+    error: { code: 502, message: 'the intern went away', metadata: { reason: 'stream_severed', retryable: true } },
+  });
+  applyChunk(t, {
+    model: 'service/intern',
+    choices: [],
+    session_id: null,
+    usage: { prompt_tokens: 1, completion_tokens: 2, total_tokens: 3, cost: 0.5 },
+  });
   assert.equal(t.status, 'failed');
-  assert.deepEqual(t.parts, [{ type: 'error', problem: { status: 502, message: 'the intern went away', reason: 'stream_severed', retryable: true, fields: {} } }]);
+  assert.deepEqual(t.parts, [
+    {
+      type: 'error',
+      problem: { status: 502, message: 'the intern went away', reason: 'stream_severed', retryable: true, fields: {} },
+    },
+  ]);
   assert.deepEqual(t.usage, { prompt_tokens: 1, completion_tokens: 2, total_tokens: 3, cost: 0.5 });
 });
 
 test('a 400 message is split by the field each part names', () => {
-  assert.deepEqual(fieldErrors('invalid request parameters: name: Too small: expected string to have >=1 characters; slug: must be lowercase; messages.0.content: bad; body: malformed JSON'), {
-    name: 'Too small: expected string to have >=1 characters',
-    slug: 'must be lowercase',
-    messages: 'bad',
-  });
-  assert.deepEqual(fieldErrors('invalid request parameters: workspace_id: the account’s default workspace was deleted, so workspace_id must be passed'), { workspace_id: 'the account’s default workspace was deleted, so workspace_id must be passed' });
+  assert.deepEqual(
+    fieldErrors(
+      'invalid request parameters: name: Too small: expected string to have >=1 characters; slug: must be lowercase; messages.0.content: bad; body: malformed JSON',
+    ),
+    {
+      name: 'Too small: expected string to have >=1 characters',
+      slug: 'must be lowercase',
+      messages: 'bad',
+    },
+  );
+  assert.deepEqual(
+    fieldErrors(
+      'invalid request parameters: workspace_id: the account’s default workspace was deleted, so workspace_id must be passed',
+    ),
+    { workspace_id: 'the account’s default workspace was deleted, so workspace_id must be passed' },
+  );
   assert.deepEqual(fieldErrors('only management keys can perform this operation'), {});
 });
 
@@ -73,18 +137,41 @@ test('usage: days oldest first, models by total, each day’s value per model', 
   const rows = [
     { date: '2026-11-24', model: 'a', requests: 1, prompt_tokens: 10, completion_tokens: 5, usage: 0.1 },
     { date: '2026-11-23', model: 'b', requests: 5, prompt_tokens: 1, completion_tokens: 1, usage: 0 },
-    { date: '2026-11-24', model: 'b', requests: 2, prompt_tokens: 1, completion_tokens: 1, usage: 0, byok_usage_inference: 0.2 },
+    {
+      date: '2026-11-24',
+      model: 'b',
+      requests: 2,
+      prompt_tokens: 1,
+      completion_tokens: 1,
+      usage: 0,
+      byok_usage_inference: 0.2,
+    },
   ];
-  assert.deepEqual(series(rows, 'requests'), { days: ['2026-11-23', '2026-11-24'], models: ['b', 'a'], values: [[5, 0], [2, 1]] });
+  assert.deepEqual(series(rows, 'requests'), {
+    days: ['2026-11-23', '2026-11-24'],
+    models: ['b', 'a'],
+    values: [
+      [5, 0],
+      [2, 1],
+    ],
+  });
   assert.deepEqual(series(rows, 'cost').models, ['b', 'a']);
-  assert.deepEqual(series(rows, 'tokens'), { days: ['2026-11-23', '2026-11-24'], models: ['a', 'b'], values: [[0, 2], [15, 2]] });
+  assert.deepEqual(series(rows, 'tokens'), {
+    days: ['2026-11-23', '2026-11-24'],
+    models: ['a', 'b'],
+    values: [
+      [0, 2],
+      [15, 2],
+    ],
+  });
 });
 
 /** A fetch that answers with the given status and, for 200, streams the given pieces with pauses. */
 function scriptedFetch(status: number, pieces: (string | number)[] = [], body = '') {
   globalThis.fetch = (async (_url: string, init: RequestInit) => {
     const signal = init.signal!;
-    if (status !== 200) return new Response(body, { status, headers: { 'content-type': 'application/json', 'retry-after': '3' } });
+    if (status !== 200)
+      return new Response(body, { status, headers: { 'content-type': 'application/json', 'retry-after': '3' } });
     const enc = new TextEncoder();
     const stream = new ReadableStream({
       async start(c) {
@@ -101,7 +188,11 @@ function scriptedFetch(status: number, pieces: (string | number)[] = [], body = 
   (globalThis as { sessionStorage?: unknown }).sessionStorage = { getItem: () => 'ck-test' };
 }
 
-const body = answerBody('s', { index: 0, id: 'c', type: 'function', function: { name: 'n', arguments: '{}' } }, 'allow_once');
+const body = answerBody(
+  's',
+  { index: 0, id: 'c', type: 'function', function: { name: 'n', arguments: '{}' } },
+  'allow_once',
+);
 const collect = () => {
   const chunks: Chunk[] = [];
   let reads = 0;
@@ -126,16 +217,39 @@ test('transport: a stream to [DONE], a steer, a refusal in the server’s words'
   assert.equal(c.reads(), 3);
   scriptedFetch(202, [], JSON.stringify({ session_id: 's', status: 'steered' }));
   assert.equal(await streamChat('i', body, collect().on), 'steered');
-  scriptedFetch(409, [], JSON.stringify({ error: { code: 409, message: 'another turn is running on this intern', metadata: { reason: 'busy', retryable: true } } }));
-  assert.deepEqual(await problemOf(streamChat('i', body, collect().on)), { status: 409, message: 'another turn is running on this intern', reason: 'busy', retryable: true, retryAfter: 3, fields: {} });
+  scriptedFetch(
+    409,
+    [],
+    JSON.stringify({
+      error: {
+        code: 409,
+        message: 'another turn is running on this intern',
+        metadata: { reason: 'busy', retryable: true },
+      },
+    }),
+  );
+  assert.deepEqual(await problemOf(streamChat('i', body, collect().on)), {
+    status: 409,
+    message: 'another turn is running on this intern',
+    reason: 'busy',
+    retryable: true,
+    retryAfter: 3,
+    fields: {},
+  });
 });
 
 test('transport: a connection cut before [DONE], or silent past the limit, is stream_severed and retryable', async () => {
   scriptedFetch(200, ['data: {"choices":[]}\n\n']);
   const cut = await problemOf(streamChat('i', body, collect().on));
-  assert.deepEqual([cut.reason, cut.retryable, cut.message], ['stream_severed', true, 'the connection to the gateway closed before the turn finished']);
+  assert.deepEqual(
+    [cut.reason, cut.retryable, cut.message],
+    ['stream_severed', true, 'the connection to the gateway closed before the turn finished'],
+  );
   // Keepalives every 30 ms keep a 100 ms limit from firing; then 300 ms of silence trips it.
   scriptedFetch(200, [30, ': keepalive\n\n', 30, ': keepalive\n\n', 30, ': keepalive\n\n', 300, 'data: [DONE]\n\n']);
   const silent = await problemOf(streamChat('i', body, collect().on, undefined, 100));
-  assert.deepEqual([silent.reason, silent.retryable, silent.message], ['stream_severed', true, 'nothing came from the gateway for 0.1 seconds, not even a keepalive']);
+  assert.deepEqual(
+    [silent.reason, silent.retryable, silent.message],
+    ['stream_severed', true, 'nothing came from the gateway for 0.1 seconds, not even a keepalive'],
+  );
 });

@@ -21,7 +21,12 @@ export function loadSessions(internId: string): Session[] {
 export function saveSessions(internId: string, sessions: Session[]) {
   const trimmed = sessions.map((s) => ({
     ...s,
-    turns: s.turns.map((t) => ({ ...t, parts: t.parts.map((p) => ('text' in p && p.text.length > MAX_PART ? { ...p, text: '…' + p.text.slice(-MAX_PART) } : p)) })),
+    turns: s.turns.map((t) => ({
+      ...t,
+      parts: t.parts.map((p) =>
+        'text' in p && p.text.length > MAX_PART ? { ...p, text: '…' + p.text.slice(-MAX_PART) } : p,
+      ),
+    })),
   }));
   try {
     sessionStorage.setItem(slot(internId), JSON.stringify(trimmed));

@@ -9,21 +9,66 @@ type Base = { label: string; name: string; error?: string; hint?: string };
 function Described({ id, error, hint }: { id: string; error?: string; hint?: string }) {
   return (
     <>
-      {hint && <p class="hint" id={`${id}-hint`}>{hint}</p>}
-      {error && <p class="field-error" id={`${id}-error`}>{error}</p>}
+      {hint && (
+        <p class="hint" id={`${id}-hint`}>
+          {hint}
+        </p>
+      )}
+      {error && (
+        <p class="field-error" id={`${id}-error`}>
+          {error}
+        </p>
+      )}
     </>
   );
 }
 
-const describedBy = (id: string, error?: string, hint?: string) => [hint && `${id}-hint`, error && `${id}-error`].filter(Boolean).join(' ') || undefined;
+const describedBy = (id: string, error?: string, hint?: string) =>
+  [hint && `${id}-hint`, error && `${id}-error`].filter(Boolean).join(' ') || undefined;
 
-export function Text(p: Base & { value: string; onInput: (v: string) => void; type?: 'text' | 'password' | 'number'; required?: boolean; autoComplete?: string; placeholder?: string; list?: string; multiline?: boolean }) {
+export function Text(
+  p: Base & {
+    value: string;
+    onInput: (v: string) => void;
+    type?: 'text' | 'password' | 'number';
+    required?: boolean;
+    autoComplete?: string;
+    placeholder?: string;
+    list?: string;
+    multiline?: boolean;
+  },
+) {
   const id = `f-${p.name}`;
-  const common = { id, name: p.name, value: p.value, required: p.required, placeholder: p.placeholder, 'aria-invalid': p.error ? true : undefined, 'aria-describedby': describedBy(id, p.error, p.hint), onInput: (e: Event) => p.onInput((e.currentTarget as HTMLInputElement | HTMLTextAreaElement).value) };
+  const common = {
+    id,
+    name: p.name,
+    value: p.value,
+    required: p.required,
+    placeholder: p.placeholder,
+    'aria-invalid': p.error ? true : undefined,
+    'aria-describedby': describedBy(id, p.error, p.hint),
+    onInput: (e: Event) => p.onInput((e.currentTarget as HTMLInputElement | HTMLTextAreaElement).value),
+  };
   return (
     <div class="field">
-      <label for={id}>{p.label}</label>{p.required && <span class="required" aria-hidden="true">*</span>}
-      {p.multiline ? <textarea {...common} rows={5} /> : <input {...common} type={(p.type ?? 'text') as 'text' /* Preact types allow `list` only on text-like inputs */} autoComplete={p.autoComplete ?? 'off'} list={p.list} spellcheck={false} step={p.type === 'number' ? 'any' : undefined} />}
+      <label for={id}>{p.label}</label>
+      {p.required && (
+        <span class="required" aria-hidden="true">
+          *
+        </span>
+      )}
+      {p.multiline ? (
+        <textarea {...common} rows={5} />
+      ) : (
+        <input
+          {...common}
+          type={(p.type ?? 'text') as 'text' /* Preact types allow `list` only on text-like inputs */}
+          autoComplete={p.autoComplete ?? 'off'}
+          list={p.list}
+          spellcheck={false}
+          step={p.type === 'number' ? 'any' : undefined}
+        />
+      )}
       <Described id={id} error={p.error} hint={p.hint} />
     </div>
   );
@@ -33,20 +78,46 @@ export function Check(p: Base & { checked: boolean; onChange: (v: boolean) => vo
   const id = `f-${p.name}`;
   return (
     <div class="field check">
-      <input id={id} type="checkbox" name={p.name} checked={p.checked} aria-describedby={describedBy(id, p.error, p.hint)} onChange={(e) => p.onChange(e.currentTarget.checked)} />
+      <input
+        id={id}
+        type="checkbox"
+        name={p.name}
+        checked={p.checked}
+        aria-describedby={describedBy(id, p.error, p.hint)}
+        onChange={(e) => p.onChange(e.currentTarget.checked)}
+      />
       <label for={id}>{p.label}</label>
       <Described id={id} error={p.error} hint={p.hint} />
     </div>
   );
 }
 
-export function Choice(p: Base & { value: string; onChange: (v: string) => void; options: [string, string][]; required?: boolean }) {
+export function Choice(
+  p: Base & { value: string; onChange: (v: string) => void; options: [string, string][]; required?: boolean },
+) {
   const id = `f-${p.name}`;
   return (
     <div class="field">
-      <label for={id}>{p.label}</label>{p.required && <span class="required" aria-hidden="true">*</span>}
-      <select id={id} name={p.name} value={p.value} required={p.required} aria-invalid={p.error ? true : undefined} aria-describedby={describedBy(id, p.error, p.hint)} onChange={(e) => p.onChange(e.currentTarget.value)}>
-        {p.options.map(([value, label]) => <option key={value} value={value}>{label}</option>)}
+      <label for={id}>{p.label}</label>
+      {p.required && (
+        <span class="required" aria-hidden="true">
+          *
+        </span>
+      )}
+      <select
+        id={id}
+        name={p.name}
+        value={p.value}
+        required={p.required}
+        aria-invalid={p.error ? true : undefined}
+        aria-describedby={describedBy(id, p.error, p.hint)}
+        onChange={(e) => p.onChange(e.currentTarget.value)}
+      >
+        {p.options.map(([value, label]) => (
+          <option key={value} value={value}>
+            {label}
+          </option>
+        ))}
       </select>
       <Described id={id} error={p.error} hint={p.hint} />
     </div>
@@ -59,8 +130,16 @@ export function Alert({ problem, words, onRetry }: { problem: Problem | null; wo
   const wait = problem.retryAfter ? ` You can retry in ${problem.retryAfter} s.` : '';
   return (
     <div class="alert" role="alert">
-      <p>{words && <strong>{words} </strong>}{problem.message}{problem.retryable ? wait : ''}</p>
-      {problem.retryable && onRetry && <button type="button" onClick={onRetry}>Retry</button>}
+      <p>
+        {words && <strong>{words} </strong>}
+        {problem.message}
+        {problem.retryable ? wait : ''}
+      </p>
+      {problem.retryable && onRetry && (
+        <button type="button" onClick={onRetry}>
+          Retry
+        </button>
+      )}
     </div>
   );
 }
@@ -84,22 +163,34 @@ export function useConfirm(): [ComponentChildren, (question: string, action: str
     <dialog ref={ref} aria-labelledby="confirm-question" onCancel={() => answer.current(false)}>
       <p id="confirm-question">{text.question}</p>
       <div class="actions">
-        <button type="button" class="danger" onClick={() => close(true)}>{text.action}</button>
-        <button type="button" onClick={() => close(false)} autofocus>Keep it</button>
+        <button type="button" class="danger" onClick={() => close(true)}>
+          {text.action}
+        </button>
+        <button type="button" onClick={() => close(false)} autofocus>
+          Keep it
+        </button>
       </div>
     </dialog>
   );
   return [dialog, ask];
 }
 
-export const Badge = ({ status }: { status: string }) => <span class={`badge badge-${status}`}>{status.replace('_', ' ')}</span>;
+export const Badge = ({ status }: { status: string }) => (
+  <span class={`badge badge-${status}`}>{status.replace('_', ' ')}</span>
+);
 
-export const Loading = ({ what }: { what: string }) => <p class="muted" role="status">Loading {what}…</p>;
+export const Loading = ({ what }: { what: string }) => (
+  <p class="muted" role="status">
+    Loading {what}…
+  </p>
+);
 
 export function Page({ title, children }: { title: string; children: ComponentChildren }) {
   return (
     <section aria-labelledby="page-title">
-      <h1 id="page-title" tabIndex={-1}>{title}</h1>
+      <h1 id="page-title" tabIndex={-1}>
+        {title}
+      </h1>
       {children}
     </section>
   );

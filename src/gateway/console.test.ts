@@ -59,11 +59,20 @@ describe('the console is served at / with a strict policy', () => {
 
     const json = await fetch(origin() + '/');
     assert.equal(json.status, 200);
-    assert.deepEqual(await json.json(), { name: 'cohort', api: '/api/v1', openapi: '/api/v1/openapi.json', models: '/api/v1/models', health: '/health', ready: '/ready', metrics: '/metrics' });
+    assert.deepEqual(await json.json(), {
+      name: 'cohort',
+      api: '/api/v1',
+      openapi: '/api/v1/openapi.json',
+      models: '/api/v1/models',
+      health: '/health',
+      ready: '/ready',
+      metrics: '/metrics',
+    });
     const missing = await fetch(origin() + '/assets/main-NOPE.js');
     assert.equal(missing.status, 404);
     assert.deepEqual(await missing.json(), { error: { code: 404, message: 'resource not found' } });
-    for (const p of ['/assets/../../package.json', '/assets/%2e%2e%2fpackage.json']) assert.equal((await fetch(origin() + p)).status, 404, p);
+    for (const p of ['/assets/../../package.json', '/assets/%2e%2e%2fpackage.json'])
+      assert.equal((await fetch(origin() + p)).status, 404, p);
   });
 
   test('the policy names no origin but its own', () => {
@@ -97,7 +106,14 @@ describe('the console in a browser', { skip: noBrowser }, () => {
     page.evaluate(() =>
       [...document.querySelectorAll('input, select, textarea, button')]
         .filter((el) => (el as HTMLElement).offsetParent !== null)
-        .filter((el) => !((el as HTMLInputElement).labels?.length || el.getAttribute('aria-label') || (el.tagName === 'BUTTON' && el.textContent?.trim())))
+        .filter(
+          (el) =>
+            !(
+              (el as HTMLInputElement).labels?.length ||
+              el.getAttribute('aria-label') ||
+              (el.tagName === 'BUTTON' && el.textContent?.trim())
+            ),
+        )
         .map((el) => el.outerHTML),
     );
 
@@ -129,7 +145,13 @@ describe('the console in a browser', { skip: noBrowser }, () => {
     await page.getByLabel('API key').fill(gw.keys.management_key);
     await page.keyboard.press('Enter');
     await page.getByRole('heading', { name: 'Interns', level: 1 }).waitFor();
-    assert.deepEqual(await page.getByRole('navigation', { name: 'Screens' }).getByRole('link').allInnerTexts(), ['Interns', 'Workspaces', 'Presets', 'Credentials', 'Usage']);
+    assert.deepEqual(await page.getByRole('navigation', { name: 'Screens' }).getByRole('link').allInnerTexts(), [
+      'Interns',
+      'Workspaces',
+      'Presets',
+      'Credentials',
+      'Usage',
+    ]);
   });
 
   test('interns: a bad model shows the server’s error by the field; create, provision, see it run', async () => {
@@ -158,7 +180,10 @@ describe('the console in a browser', { skip: noBrowser }, () => {
     assert.equal(await reasoning.getAttribute('open'), null, 'reasoning starts folded');
     await reasoning.locator('summary').click();
     assert.equal(await reasoning.locator('.text').innerText(), 'pondering first');
-    assert.match(await turn.locator('.usage').innerText(), /^\d+ prompt \+ \d+ completion tokens, \$\d+\.\d{6} · local\/scripted$/);
+    assert.match(
+      await turn.locator('.usage').innerText(),
+      /^\d+ prompt \+ \d+ completion tokens, \$\d+\.\d{6} · local\/scripted$/,
+    );
   });
 
   test('chat: a question is a form; accepting it continues the same run', async () => {
@@ -169,7 +194,11 @@ describe('the console in a browser', { skip: noBrowser }, () => {
     assert.equal(await form.locator('p').first().innerText(), 'What is your name?');
     await shot('chat-question');
     await form.getByRole('button', { name: 'Accept' }).click();
-    assert.equal(await form.getByLabel('answer').evaluate((el: HTMLInputElement) => el.validity.valueMissing), true, 'a required field is required');
+    assert.equal(
+      await form.getByLabel('answer').evaluate((el: HTMLInputElement) => el.validity.valueMissing),
+      true,
+      'a required field is required',
+    );
     await form.getByLabel('answer').fill('Grace');
     await form.getByRole('button', { name: 'Accept' }).click();
     const turn = page.locator('article.turn').last();
@@ -178,13 +207,15 @@ describe('the console in a browser', { skip: noBrowser }, () => {
     assert.equal(await form.locator('.answered').innerText(), 'You answered: Accepted (answer: "Grace")');
   });
 
-  test('chat: a manual shell command shows what will run and where; Allow once runs it', { skip: noSandbox }, async () => {
+  test('chat: a manual shell command shows what will run and where; Allow once runs it', {
+    skip: noSandbox,
+  }, async () => {
     await page.getByLabel('Approval').selectOption('manual');
     await page.getByLabel('Message').fill('/shell echo approved-by-button');
     await page.getByRole('button', { name: 'Send' }).click();
     const ask = page.getByRole('group', { name: 'Permission requested: shell' });
     await ask.waitFor();
-    assert.equal(await ask.getByLabel('Command').innerText(), 'echo approved-by-button');
+    assert.equal(await ask.locator('pre.command').innerText(), 'echo approved-by-button');
     assert.match(await ask.innerText(), /Run in the sandbox: echo approved-by-button/);
     assert.match(await ask.innerText(), /In the inner sandbox: read-only system, writable work folder, no network\./);
     const buttons = await ask.getByRole('button').allInnerTexts();
@@ -207,7 +238,10 @@ describe('the console in a browser', { skip: noBrowser }, () => {
     await turn.getByText('You steered: and also this').waitFor();
     await turn.locator('.usage').waitFor();
     // The scripted model answers the steered message after the text it was streaming.
-    assert.match(await turn.locator('.reply').innerText(), /^go\s+You steered: and also this\s+end[\s\S]*and also this$/);
+    assert.match(
+      await turn.locator('.reply').innerText(),
+      /^go\s+You steered: and also this\s+end[\s\S]*and also this$/,
+    );
     await shot('chat');
   });
 
@@ -216,7 +250,9 @@ describe('the console in a browser', { skip: noBrowser }, () => {
     await page.keyboard.press('Enter');
     await page.getByRole('form', { name: 'The intern asks' }).last().waitFor();
     const turns = await page.locator('article.turn').count();
-    await page.waitForFunction(() => document.querySelector('[role=status]')?.textContent === 'The intern is waiting for your answer.');
+    await page.waitForFunction(
+      () => document.querySelector('[role=status]')?.textContent === 'The intern is waiting for your answer.',
+    );
     await page.reload();
     const form = page.getByRole('form', { name: 'The intern asks' }).last();
     await form.getByLabel('answer').fill('teal');
@@ -234,7 +270,10 @@ describe('the console in a browser', { skip: noBrowser }, () => {
     await page.getByRole('button', { name: 'Send' }).click();
     const alert = page.locator('article.turn').last().getByRole('alert');
     await alert.waitFor();
-    assert.match(await alert.innerText(), /^The intern is not running\. Provision it on the Interns screen, then retry\. the intern is not running \(status queued\): it was never provisioned/);
+    assert.match(
+      await alert.innerText(),
+      /^The intern is not running\. Provision it on the Interns screen, then retry\. the intern is not running \(status queued\): it was never provisioned/,
+    );
     await alert.getByRole('button', { name: 'Retry' }).waitFor();
     await shot('chat-error');
   });
@@ -245,7 +284,9 @@ describe('the console in a browser', { skip: noBrowser }, () => {
     await page.getByLabel('Chat completions request body (JSON)').fill('{"model": "local/scripted", "max_tokens": -5}');
     await page.getByRole('button', { name: 'Save preset' }).click();
     assert.match(await fieldError('Chat completions request body (JSON)'), /^max_tokens: /);
-    await page.getByLabel('Chat completions request body (JSON)').fill('{"model": "local/scripted", "max_tokens": 300, "messages": [{"role": "system", "content": "Be brief."}]}');
+    await page
+      .getByLabel('Chat completions request body (JSON)')
+      .fill('{"model": "local/scripted", "max_tokens": 300, "messages": [{"role": "system", "content": "Be brief."}]}');
     await page.getByRole('button', { name: 'Save preset' }).click();
     const card = page.locator('li[data-preset="helper"]');
     await card.waitFor();
@@ -257,7 +298,10 @@ describe('the console in a browser', { skip: noBrowser }, () => {
     await versions.getByText('Version 1').waitFor();
     assert.deepEqual(await versions.locator('li > strong').allInnerTexts(), ['Version 2', 'Version 1']);
     assert.equal(await versions.locator('.badge').count(), 1);
-    assert.match(await versions.locator('li').first().innerText(), /Version 2designated[\s\S]*System prompt: Be brief\./);
+    assert.match(
+      await versions.locator('li').first().innerText(),
+      /Version 2designated[\s\S]*System prompt: Be brief\./,
+    );
     assert.deepEqual(await allLabelled(), []);
     await shot('presets');
   });
@@ -283,7 +327,10 @@ describe('the console in a browser', { skip: noBrowser }, () => {
     await card.getByLabel('New provider API key').fill('sk-ant-console-rotated-9876543210zz');
     await card.getByRole('button', { name: 'Replace the key' }).click();
     await card.locator('code.label', { hasText: /zz$/ }).waitFor();
-    assert.ok(!(await page.content()).includes(raw) && !(await page.content()).includes('rotated-9876543210'), 'no raw key in the page');
+    assert.ok(
+      !(await page.content()).includes(raw) && !(await page.content()).includes('rotated-9876543210'),
+      'no raw key in the page',
+    );
     assert.deepEqual(await allLabelled(), []);
     await shot('credentials');
     await card.getByRole('button', { name: /^Delete/ }).click();
@@ -320,12 +367,33 @@ describe('the console in a browser', { skip: noBrowser }, () => {
     await edit.waitFor({ state: 'detached' });
     const saved = (await gw.call('GET', '/workspaces/research')).body.data;
     assert.deepEqual(
-      { ...saved, id: undefined, created_at: undefined, updated_at: undefined, created_by: undefined, default_guardrail_id: undefined },
       {
-        name: 'Research', slug: 'research', description: 'The research team', default_text_model: 'local/scripted', default_image_model: 'openai/gpt-image-1',
-        default_provider_sort: 'latency', disabled_server_tools: ['service:web_search'], include_byok_in_budgets: true, io_logging_api_key_ids: ['key-a', 'key-b'],
-        io_logging_sampling_rate: 0.25, is_data_discount_logging_enabled: true, is_observability_broadcast_enabled: true, is_observability_io_logging_enabled: true,
-        id: undefined, created_at: undefined, updated_at: undefined, created_by: undefined, default_guardrail_id: undefined,
+        ...saved,
+        id: undefined,
+        created_at: undefined,
+        updated_at: undefined,
+        created_by: undefined,
+        default_guardrail_id: undefined,
+      },
+      {
+        name: 'Research',
+        slug: 'research',
+        description: 'The research team',
+        default_text_model: 'local/scripted',
+        default_image_model: 'openai/gpt-image-1',
+        default_provider_sort: 'latency',
+        disabled_server_tools: ['service:web_search'],
+        include_byok_in_budgets: true,
+        io_logging_api_key_ids: ['key-a', 'key-b'],
+        io_logging_sampling_rate: 0.25,
+        is_data_discount_logging_enabled: true,
+        is_observability_broadcast_enabled: true,
+        is_observability_io_logging_enabled: true,
+        id: undefined,
+        created_at: undefined,
+        updated_at: undefined,
+        created_by: undefined,
+        default_guardrail_id: undefined,
       },
     );
     assert.ok(saved.updated_at);
@@ -335,14 +403,40 @@ describe('the console in a browser', { skip: noBrowser }, () => {
 
   test('usage: this gateway has no request log route, and the screen says so; given one, it charts it', async () => {
     await page.getByRole('link', { name: 'Usage' }).click();
-    assert.match(await main().getByRole('alert').innerText(), /does not offer its request log through the API \(GET \/api\/v1\/activity\)/);
+    assert.match(
+      await main().getByRole('alert').innerText(),
+      /does not offer its request log through the API \(GET \/api\/v1\/activity\)/,
+    );
     // Stands in for GET /api/v1/activity (OpenRouter's shape), which the gateway does not serve yet.
     const rows = [
-      { date: '2026-11-23', model: 'local/scripted', requests: 12, prompt_tokens: 300, completion_tokens: 120, usage: 0.00054 },
-      { date: '2026-11-24', model: 'local/scripted', requests: 20, prompt_tokens: 500, completion_tokens: 200, usage: 0.0009 },
-      { date: '2026-11-24', model: 'openai/gpt-4o', requests: 3, prompt_tokens: 900, completion_tokens: 400, usage: 0.0265 },
+      {
+        date: '2026-11-23',
+        model: 'local/scripted',
+        requests: 12,
+        prompt_tokens: 300,
+        completion_tokens: 120,
+        usage: 0.00054,
+      },
+      {
+        date: '2026-11-24',
+        model: 'local/scripted',
+        requests: 20,
+        prompt_tokens: 500,
+        completion_tokens: 200,
+        usage: 0.0009,
+      },
+      {
+        date: '2026-11-24',
+        model: 'openai/gpt-4o',
+        requests: 3,
+        prompt_tokens: 900,
+        completion_tokens: 400,
+        usage: 0.0265,
+      },
     ];
-    await page.route('**/api/v1/activity', (r) => r.fulfill({ status: 200, contentType: 'application/json', body: JSON.stringify({ data: rows }) }));
+    await page.route('**/api/v1/activity', (r) =>
+      r.fulfill({ status: 200, contentType: 'application/json', body: JSON.stringify({ data: rows }) }),
+    );
     await page.reload();
     const chart = page.getByRole('img', { name: /requests per day, stacked by model; the highest day is 23/ });
     await chart.waitFor();
@@ -350,7 +444,13 @@ describe('the console in a browser', { skip: noBrowser }, () => {
     assert.deepEqual(await page.locator('.legend li').allInnerTexts(), ['local/scripted', 'openai/gpt-4o']);
     await page.getByLabel('Show').selectOption('cost');
     await page.getByRole('img', { name: /cost per day, stacked by model; the highest day is \$0\.0274/ }).waitFor();
-    assert.deepEqual(await page.locator('tbody tr').first().locator('td').allInnerTexts(), ['2026-11-24', 'local/scripted', '20', '700', '$0.0009']);
+    assert.deepEqual(await page.locator('tbody tr').first().locator('td').allInnerTexts(), [
+      '2026-11-24',
+      'local/scripted',
+      '20',
+      '700',
+      '$0.0009',
+    ]);
     await shot('usage');
     await page.unroute('**/api/v1/activity');
   });
@@ -373,8 +473,13 @@ describe('the console in a browser', { skip: noBrowser }, () => {
 
   test('the policy blocks any other origin, even loopback on another port', async () => {
     const blocked = await page.evaluate(async () => {
-      const seen = new Promise<string>((resolve) => document.addEventListener('securitypolicyviolation', (e) => resolve(e.violatedDirective), { once: true }));
-      const result = await fetch('http://127.0.0.1:9/').then(() => 'fetched', () => 'refused');
+      const seen = new Promise<string>((resolve) =>
+        document.addEventListener('securitypolicyviolation', (e) => resolve(e.violatedDirective), { once: true }),
+      );
+      const result = await fetch('http://127.0.0.1:9/').then(
+        () => 'fetched',
+        () => 'refused',
+      );
       return { result, directive: await seen };
     });
     assert.deepEqual(blocked, { result: 'refused', directive: 'connect-src' });
@@ -385,11 +490,17 @@ describe('the console in a browser', { skip: noBrowser }, () => {
     await page.getByLabel('API key').fill(gw.keys.api_key);
     await page.keyboard.press('Enter');
     await page.getByRole('heading', { name: 'Interns', level: 1 }).waitFor();
-    assert.deepEqual(await page.getByRole('navigation', { name: 'Screens' }).getByRole('link').allInnerTexts(), ['Interns', 'Usage']);
+    assert.deepEqual(await page.getByRole('navigation', { name: 'Screens' }).getByRole('link').allInnerTexts(), [
+      'Interns',
+      'Usage',
+    ]);
     assert.equal(await page.getByText('Model or preset').count(), 1);
     await page.goto(`${origin()}/#/credentials`);
     assert.equal(await main().getByRole('alert').innerText(), 'This screen needs a management key.');
-    const refused = await page.evaluate(async (key) => (await fetch('/api/v1/byok', { headers: { authorization: `Bearer ${key}` } })).status, gw.keys.api_key);
+    const refused = await page.evaluate(
+      async (key) => (await fetch('/api/v1/byok', { headers: { authorization: `Bearer ${key}` } })).status,
+      gw.keys.api_key,
+    );
     assert.equal(refused, 403);
     await page.getByRole('link', { name: 'Usage' }).click();
     await main().getByRole('alert').waitFor();

@@ -33,7 +33,8 @@ function load(dir: string): Map<string, Asset> {
   for (const name of readdirSync(dir)) {
     const type = TYPES[extname(name)];
     if (!type) continue;
-    const read = (suffix: string) => (existsSync(join(dir, name + suffix)) ? readFileSync(join(dir, name + suffix)) : undefined);
+    const read = (suffix: string) =>
+      existsSync(join(dir, name + suffix)) ? readFileSync(join(dir, name + suffix)) : undefined;
     files.set(name, { type, raw: readFileSync(join(dir, name)), gz: read('.gz'), br: read('.br') });
   }
   return files;
@@ -50,20 +51,36 @@ const SECURITY_HEADERS = {
 
 function send(req: FastifyRequest, reply: FastifyReply, asset: Asset, cacheControl: string) {
   const accepts = String(req.headers['accept-encoding'] ?? '');
-  const [encoding, body] = asset.br && /\bbr\b/.test(accepts) ? ['br', asset.br] : asset.gz && /\bgzip\b/.test(accepts) ? ['gzip', asset.gz] : [undefined, asset.raw];
-  void reply.headers({ ...SECURITY_HEADERS, 'content-type': asset.type, 'cache-control': cacheControl, vary: 'accept-encoding' });
+  const [encoding, body] =
+    asset.br && /\bbr\b/.test(accepts)
+      ? ['br', asset.br]
+      : asset.gz && /\bgzip\b/.test(accepts)
+        ? ['gzip', asset.gz]
+        : [undefined, asset.raw];
+  void reply.headers({
+    ...SECURITY_HEADERS,
+    'content-type': asset.type,
+    'cache-control': cacheControl,
+    vary: 'accept-encoding',
+  });
   if (encoding) void reply.header('content-encoding', encoding);
   return reply.send(body);
 }
 
 /** A browser navigating to the address asks for HTML first; fetch() and curl do not. */
-const wantsPage = (req: FastifyRequest) => (req.method === 'GET' || req.method === 'HEAD') && (req.url === '/' || req.url.startsWith('/?')) && /\btext\/html\b/.test(String(req.headers.accept ?? ''));
+const wantsPage = (req: FastifyRequest) =>
+  (req.method === 'GET' || req.method === 'HEAD') &&
+  (req.url === '/' || req.url.startsWith('/?')) &&
+  /\btext\/html\b/.test(String(req.headers.accept ?? ''));
 
 export const consoleRoutes: RouteModule = (app, ctx) => {
   const page = load(CONSOLE_DIR).get('index.html');
   const assets = load(join(CONSOLE_DIR, 'assets'));
   if (!page) {
-    ctx.log.warn({ dir: CONSOLE_DIR }, 'the web console is not built (npm run build); GET / serves the JSON index only');
+    ctx.log.warn(
+      { dir: CONSOLE_DIR },
+      'the web console is not built (npm run build); GET / serves the JSON index only',
+    );
     return;
   }
   // The page names its assets by content hash, so it must never be cached stale; they may be kept for good.

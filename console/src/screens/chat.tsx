@@ -4,7 +4,18 @@
 import { Component } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { ApiProblem, api, problem, type Problem } from '../api.ts';
-import { answerBody, applyChunk, inWords, promptBody, streamChat, type ApprovalMode, type ChatBody, type Part, type Session, type Turn } from '../chat.ts';
+import {
+  answerBody,
+  applyChunk,
+  inWords,
+  promptBody,
+  streamChat,
+  type ApprovalMode,
+  type ChatBody,
+  type Part,
+  type Session,
+  type Turn,
+} from '../chat.ts';
 import { loadSessions, newSessionId, saveSessions } from '../sessions.ts';
 import { Alert, Badge } from '../ui.tsx';
 import type { Intern } from './interns.tsx';
@@ -17,10 +28,20 @@ function answerLabel(part: Extract<Part, { type: 'interaction' }>, answer: strin
   if (part.args.kind === 'permission') return answer === 'cancel' ? 'Cancel the turn' : optionLabel(answer);
   const a = JSON.parse(answer) as { action: string; content?: Record<string, unknown> };
   if (a.action !== 'accept') return a.action === 'decline' ? 'Declined' : 'Cancelled';
-  return `Accepted (${Object.entries(a.content ?? {}).map(([k, v]) => `${k}: ${JSON.stringify(v)}`).join(', ') || 'no values'})`;
+  return `Accepted (${
+    Object.entries(a.content ?? {})
+      .map(([k, v]) => `${k}: ${JSON.stringify(v)}`)
+      .join(', ') || 'no values'
+  })`;
 }
 
-type TurnProps = { turn: Turn; rev: number; last: boolean; onAnswer: (turn: Turn, part: Extract<Part, { type: 'interaction' }>, answer: string) => void; onRetry: (turn: Turn) => void };
+type TurnProps = {
+  turn: Turn;
+  rev: number;
+  last: boolean;
+  onAnswer: (turn: Turn, part: Extract<Part, { type: 'interaction' }>, answer: string) => void;
+  onRetry: (turn: Turn) => void;
+};
 
 /** Re-renders only when its turn changed: a long transcript costs nothing per streamed chunk. */
 class TurnView extends Component<TurnProps> {
@@ -31,7 +52,11 @@ class TurnView extends Component<TurnProps> {
     const live = last && (turn.status === 'paused' || turn.status === 'failed');
     return (
       <article class={`turn turn-${turn.status}`} aria-label={`Turn: ${turn.prompt.slice(0, 60)}`}>
-        <div class="prompt"><span class="visually-hidden">You: </span>{turn.prompt}<span class="mode">{turn.mode === 'manual' ? 'asks before commands' : 'self-drive'}</span></div>
+        <div class="prompt">
+          <span class="visually-hidden">You: </span>
+          {turn.prompt}
+          <span class="mode">{turn.mode === 'manual' ? 'asks before commands' : 'self-drive'}</span>
+        </div>
         <div class="reply">
           {turn.parts.map((p, i) => {
             const id = `${turn.id}-${i}`;
@@ -49,19 +74,41 @@ class TurnView extends Component<TurnProps> {
               case 'steer':
                 return <p class="steer">You steered: {p.text}</p>;
               case 'error':
-                return <Alert problem={p.problem} words={inWords(p.problem)} onRetry={open ? () => onRetry(turn) : undefined} />;
+                return (
+                  <Alert
+                    problem={p.problem}
+                    words={inWords(p.problem)}
+                    onRetry={open ? () => onRetry(turn) : undefined}
+                  />
+                );
               case 'interaction': {
                 const answer = turn.status === 'paused' && !p.answer ? (a: string) => onAnswer(turn, p, a) : undefined;
-                return p.args.kind === 'elicitation' ? <Question id={id} args={p.args} answered={p.answer} onAnswer={answer} /> : <Permission id={id} args={p.args} answered={p.answer} onAnswer={answer} />;
+                return p.args.kind === 'elicitation' ? (
+                  <Question id={id} args={p.args} answered={p.answer} onAnswer={answer} />
+                ) : (
+                  <Permission args={p.args} answered={p.answer} onAnswer={answer} />
+                );
               }
+              default:
+                return null;
             }
           })}
-          {turn.status === 'streaming' && <p class="muted typing" aria-hidden="true">…</p>}
-          {turn.status === 'interrupted' && <p class="muted">This turn was stopped (the page closed or reloaded, or you pressed Stop), which cancels its run.</p>}
+          {turn.status === 'streaming' && (
+            <p class="muted typing" aria-hidden="true">
+              …
+            </p>
+          )}
+          {turn.status === 'interrupted' && (
+            <p class="muted">
+              This turn was stopped (the page closed or reloaded, or you pressed Stop), which cancels its run.
+            </p>
+          )}
         </div>
         {turn.usage && (
           <p class="usage muted">
-            {turn.usage.prompt_tokens} prompt + {turn.usage.completion_tokens} completion tokens{turn.usage.cost !== undefined ? `, $${turn.usage.cost.toFixed(6)}` : ''}{turn.model ? ` · ${turn.model}` : ''}
+            {turn.usage.prompt_tokens} prompt + {turn.usage.completion_tokens} completion tokens
+            {turn.usage.cost !== undefined ? `, $${turn.usage.cost.toFixed(6)}` : ''}
+            {turn.model ? ` · ${turn.model}` : ''}
           </p>
         )}
       </article>
@@ -83,7 +130,8 @@ export function Chat({ internId }: { internId: string }) {
   const rerender = () => setTick((t) => t + 1);
   const persist = () => saveSessions(internId, sessions.current);
 
-  const loadIntern = () => api<Intern>('GET', `/interns/${encodeURIComponent(internId)}`).then(setIntern, (e) => setNotice(problem(e)));
+  const loadIntern = () =>
+    api<Intern>('GET', `/interns/${encodeURIComponent(internId)}`).then(setIntern, (e) => setNotice(problem(e)));
   useEffect(() => {
     void loadIntern();
     return () => stream.current?.abort();
@@ -143,12 +191,28 @@ export function Chat({ internId }: { internId: string }) {
     if (turn.status === 'streaming') turn.status = 'done';
     turn.rev++;
     if (stream.current === controller) stream.current = null;
-    setAnnounce(turn.status === 'paused' ? 'The intern is waiting for your answer.' : turn.status === 'done' ? 'The turn finished.' : turn.status === 'failed' ? 'The turn failed.' : '');
+    setAnnounce(
+      turn.status === 'paused'
+        ? 'The intern is waiting for your answer.'
+        : turn.status === 'done'
+          ? 'The turn finished.'
+          : turn.status === 'failed'
+            ? 'The turn failed.'
+            : '',
+    );
     persist();
     rerender();
   };
 
-  const newTurn = (text: string, body: ChatBody): Turn => ({ id: `t${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`, prompt: text, mode, parts: [], status: 'streaming', last: body, rev: 0 });
+  const newTurn = (text: string, body: ChatBody): Turn => ({
+    id: `t${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`,
+    prompt: text,
+    mode,
+    parts: [],
+    status: 'streaming',
+    last: body,
+    rev: 0,
+  });
 
   const send = async (e: Event) => {
     e.preventDefault();
@@ -165,7 +229,11 @@ export function Chat({ internId }: { internId: string }) {
     // Steering: the running turn takes the message (202); if it ended meanwhile, the message starts a turn of its own.
     let turn: Turn | null = null;
     try {
-      const got = await streamChat(internId, body, { open: () => void s.turns.push((turn = newTurn(text, body))), chunk: (c) => turn && applyChunk(turn, c), read: rerender });
+      const got = await streamChat(internId, body, {
+        open: () => void s.turns.push((turn = newTurn(text, body))),
+        chunk: (c) => turn && applyChunk(turn, c),
+        read: rerender,
+      });
       if (got === 'steered') {
         running.parts.push({ type: 'steer', text });
         running.rev++;
@@ -202,19 +270,35 @@ export function Chat({ internId }: { internId: string }) {
   return (
     <section class="chat" aria-labelledby="page-title">
       <div class="chat-head">
-        <h1 id="page-title" tabIndex={-1}>{intern?.name ?? 'Intern'}</h1>
+        <h1 id="page-title" tabIndex={-1}>
+          {intern?.name ?? 'Intern'}
+        </h1>
         {intern && <Badge status={intern.status} />}
-        {intern && intern.status !== 'running' && intern.status !== 'provisioning' && <button type="button" onClick={provision}>Provision</button>}
-        <a href="#/interns" class="quiet">All interns</a>
+        {intern && intern.status !== 'running' && intern.status !== 'provisioning' && (
+          <button type="button" onClick={provision}>
+            Provision
+          </button>
+        )}
+        <a href="#/interns" class="quiet">
+          All interns
+        </a>
       </div>
       <div class="chat-body">
         <nav class="sessions" aria-label="Sessions">
           <h2>Sessions</h2>
-          <button type="button" onClick={() => setCurrent(newSessionId())} disabled={!!running}>New session</button>
+          <button type="button" onClick={() => setCurrent(newSessionId())} disabled={!!running}>
+            New session
+          </button>
           <ul>
             {ordered.map((s) => (
               <li key={s.id}>
-                <button type="button" class="session" aria-current={s.id === current ? 'true' : undefined} onClick={() => setCurrent(s.id)} disabled={!!running}>
+                <button
+                  type="button"
+                  class="session"
+                  aria-current={s.id === current ? 'true' : undefined}
+                  onClick={() => setCurrent(s.id)}
+                  disabled={!!running}
+                >
                   {s.title}
                   {s.turns.some((t) => t.status === 'paused') && <span class="badge badge-paused">waiting</span>}
                 </button>
@@ -224,24 +308,67 @@ export function Chat({ internId }: { internId: string }) {
         </nav>
         <div class="conversation">
           <div class="transcript">
-            {turns.length === 0 && <p class="muted">A new session. Its id is <code>{current}</code>.</p>}
-            {turns.map((t, i) => <TurnView key={t.id} turn={t} rev={t.rev} last={i === turns.length - 1} onAnswer={answer} onRetry={retry} />)}
+            {turns.length === 0 && (
+              <p class="muted">
+                A new session. Its id is <code>{current}</code>.
+              </p>
+            )}
+            {turns.map((t, i) => (
+              <TurnView
+                key={t.id}
+                turn={t}
+                rev={t.rev}
+                last={i === turns.length - 1}
+                onAnswer={answer}
+                onRetry={retry}
+              />
+            ))}
             <div ref={bottom} />
           </div>
-          <p class="visually-hidden" role="status">{announce}</p>
+          <p class="visually-hidden" role="status">
+            {announce}
+          </p>
           <Alert problem={notice} words={notice ? inWords(notice) : undefined} />
           <form class="composer" onSubmit={send}>
             <label for="prompt">{running ? 'Steer the running turn' : 'Message'}</label>
-            <textarea id="prompt" name="prompt" rows={3} value={prompt} onInput={(e) => setPrompt(e.currentTarget.value)} onKeyDown={(e) => e.key === 'Enter' && !e.shiftKey && !e.isComposing && (e.preventDefault(), e.currentTarget.form?.requestSubmit())} aria-describedby="prompt-hint" />
-            <p id="prompt-hint" class="hint">Enter sends, Shift+Enter starts a new line.{running ? ' The message reaches the turn while it runs.' : ''}</p>
+            <textarea
+              id="prompt"
+              name="prompt"
+              rows={3}
+              value={prompt}
+              onInput={(e) => setPrompt(e.currentTarget.value)}
+              onKeyDown={(e) => {
+                if (e.key !== 'Enter' || e.shiftKey || e.isComposing) return;
+                e.preventDefault();
+                e.currentTarget.form?.requestSubmit();
+              }}
+              aria-describedby="prompt-hint"
+            />
+            <p id="prompt-hint" class="hint">
+              Enter sends, Shift+Enter starts a new line.{running ? ' The message reaches the turn while it runs.' : ''}
+            </p>
             <div class="actions">
-              <label for="mode" class="inline">Approval</label>
-              <select id="mode" name="mode" value={mode} onChange={(e) => setMode(e.currentTarget.value as ApprovalMode)} disabled={!!running}>
+              <label for="mode" class="inline">
+                Approval
+              </label>
+              <select
+                id="mode"
+                name="mode"
+                value={mode}
+                onChange={(e) => setMode(e.currentTarget.value as ApprovalMode)}
+                disabled={!!running}
+              >
                 <option value="self-drive">Self-drive: run commands without asking</option>
                 <option value="manual">Manual: ask before running commands</option>
               </select>
-              <button type="submit" disabled={!prompt.trim()}>{running ? 'Steer' : 'Send'}</button>
-              {running && <button type="button" class="danger" onClick={() => stream.current?.abort()}>Stop</button>}
+              <button type="submit" disabled={!prompt.trim()}>
+                {running ? 'Steer' : 'Send'}
+              </button>
+              {running && (
+                <button type="button" class="danger" onClick={() => stream.current?.abort()}>
+                  Stop
+                </button>
+              )}
             </div>
           </form>
         </div>

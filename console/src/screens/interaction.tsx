@@ -19,17 +19,26 @@ const WHERE: Record<string, string> = {
 /** The command when the request carries one (`input.command`), else the input as JSON. */
 function shown(input: unknown): string | null {
   if (input === null || input === undefined) return null;
-  if (typeof input === 'object' && typeof (input as { command?: unknown }).command === 'string') return (input as { command: string }).command;
+  if (typeof input === 'object' && typeof (input as { command?: unknown }).command === 'string')
+    return (input as { command: string }).command;
   return JSON.stringify(input, null, 2);
 }
 
-export function Permission({ id, args, answered, onAnswer }: { id: string; args: PermissionArgs; answered?: string; onAnswer?: (answer: string) => void }) {
+export function Permission({
+  args,
+  answered,
+  onAnswer,
+}: {
+  args: PermissionArgs;
+  answered?: string;
+  onAnswer?: (answer: string) => void;
+}) {
   const command = shown(args.input);
   return (
-    <div class="interaction" role="group" aria-labelledby={`${id}-title`}>
-      <h3 id={`${id}-title`}>Permission requested{args.operation ? `: ${args.operation}` : ''}</h3>
+    <fieldset class="interaction">
+      <legend>Permission requested{args.operation ? `: ${args.operation}` : ''}</legend>
       {args.title && <p>{args.title}</p>}
-      {command && <pre class="command" aria-label="Command">{command}</pre>}
+      {command && <pre class="command">{command}</pre>}
       {args.sandbox && <p class="muted">{WHERE[args.sandbox] ?? `Runs: ${args.sandbox}`}</p>}
       {answered ? (
         <p class="answered">You answered: {answered}</p>
@@ -37,13 +46,17 @@ export function Permission({ id, args, answered, onAnswer }: { id: string; args:
         onAnswer && (
           <div class="actions">
             {args.options.map((o) => (
-              <button type="button" class={o.startsWith('reject') ? 'danger' : undefined} onClick={() => onAnswer(o)}>{optionLabel(o)}</button>
+              <button type="button" class={o.startsWith('reject') ? 'danger' : undefined} onClick={() => onAnswer(o)}>
+                {optionLabel(o)}
+              </button>
             ))}
-            <button type="button" class="quiet" onClick={() => onAnswer('cancel')}>Cancel the turn</button>
+            <button type="button" class="quiet" onClick={() => onAnswer('cancel')}>
+              Cancel the turn
+            </button>
           </div>
         )
       )}
-    </div>
+    </fieldset>
   );
 }
 
@@ -56,21 +69,45 @@ function input(f: QuestionField, id: string, values: Values, set: (v: Values) =>
   if (f.type === 'boolean')
     return (
       <div class="field check">
-        <input {...common} type="checkbox" required={false} checked={value === true} onChange={(e) => set({ ...values, [f.name]: e.currentTarget.checked })} />
+        <input
+          {...common}
+          type="checkbox"
+          required={false}
+          checked={value === true}
+          onChange={(e) => set({ ...values, [f.name]: e.currentTarget.checked })}
+        />
         <label for={id}>{label}</label>
       </div>
     );
   return (
     <div class="field">
-      <label for={id}>{label}</label>{f.required && <span class="required" aria-hidden="true">*</span>}
+      <label for={id}>{label}</label>
+      {f.required && (
+        <span class="required" aria-hidden="true">
+          *
+        </span>
+      )}
       {f.description && <p class="hint">{f.description}</p>}
       {f.options.length ? (
-        <select {...common} value={String(value ?? '')} onChange={(e) => set({ ...values, [f.name]: e.currentTarget.value })}>
+        <select
+          {...common}
+          value={String(value ?? '')}
+          onChange={(e) => set({ ...values, [f.name]: e.currentTarget.value })}
+        >
           <option value="">Choose…</option>
-          {f.options.map((o) => <option value={o}>{o}</option>)}
+          {f.options.map((o) => (
+            <option value={o}>{o}</option>
+          ))}
         </select>
       ) : (
-        <input {...common} type={f.type === 'number' || f.type === 'integer' ? 'number' : 'text'} step={f.type === 'integer' ? 1 : 'any'} value={String(value ?? '')} list={undefined} onInput={(e) => set({ ...values, [f.name]: e.currentTarget.value })} />
+        <input
+          {...common}
+          type={f.type === 'number' || f.type === 'integer' ? 'number' : 'text'}
+          step={f.type === 'integer' ? 1 : 'any'}
+          value={String(value ?? '')}
+          list={undefined}
+          onInput={(e) => set({ ...values, [f.name]: e.currentTarget.value })}
+        />
       )}
     </div>
   );
@@ -87,11 +124,29 @@ export function content(fields: QuestionField[], values: Values): Record<string,
   return out;
 }
 
-export function Question({ id, args, answered, onAnswer }: { id: string; args: QuestionArgs; answered?: string; onAnswer?: (answer: string) => void }) {
+export function Question({
+  id,
+  args,
+  answered,
+  onAnswer,
+}: {
+  id: string;
+  args: QuestionArgs;
+  answered?: string;
+  onAnswer?: (answer: string) => void;
+}) {
   const [values, setValues] = useState<Values>({});
-  const reply = (action: 'accept' | 'decline' | 'cancel') => onAnswer?.(JSON.stringify(action === 'accept' ? { action, content: content(args.fields, values) } : { action }));
+  const reply = (action: 'accept' | 'decline' | 'cancel') =>
+    onAnswer?.(JSON.stringify(action === 'accept' ? { action, content: content(args.fields, values) } : { action }));
   return (
-    <form class="interaction" aria-labelledby={`${id}-title`} onSubmit={(e) => (e.preventDefault(), reply('accept'))}>
+    <form
+      class="interaction"
+      aria-labelledby={`${id}-title`}
+      onSubmit={(e) => {
+        e.preventDefault();
+        reply('accept');
+      }}
+    >
       <h3 id={`${id}-title`}>The intern asks</h3>
       <p>{args.message}</p>
       {answered ? (
@@ -102,8 +157,12 @@ export function Question({ id, args, answered, onAnswer }: { id: string; args: Q
             {args.fields.map((f, i) => input(f, `${id}-${i}`, values, setValues))}
             <div class="actions">
               <button type="submit">Accept</button>
-              <button type="button" onClick={() => reply('decline')}>Decline</button>
-              <button type="button" class="quiet" onClick={() => reply('cancel')}>Cancel</button>
+              <button type="button" onClick={() => reply('decline')}>
+                Decline
+              </button>
+              <button type="button" class="quiet" onClick={() => reply('cancel')}>
+                Cancel
+              </button>
             </div>
           </>
         )
