@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { sseParser } from './sse.ts';
-import { answerBody, applyChunk, streamChat, type Chunk, type Turn } from './chat.ts';
+import { answerBody, applyChunk, blocks, streamChat, type Chunk, type Turn } from './chat.ts';
 import { ApiProblem, fieldErrors } from './api.ts';
 import { content } from './screens/interaction.tsx';
 import { series } from './screens/usage.tsx';
@@ -252,4 +252,17 @@ test('transport: a connection cut before [DONE], or silent past the limit, is st
     [silent.reason, silent.retryable, silent.message],
     ['stream_severed', true, 'nothing came from the gateway for 0.1 seconds, not even a keepalive'],
   );
+});
+
+test('a long reply is cut into blocks at line breaks only; appending changes the last block alone', () => {
+  const line = (n: number) => `${'x'.repeat(999)}${n}`;
+  const text = Array.from({ length: 12 }, (_, n) => line(n)).join('\n');
+  const b = blocks(text);
+  // Joined by the line breaks they were cut at, the blocks are the text: no line was cut.
+  assert.equal(b.join('\n'), text);
+  assert.equal(b.length, 3);
+  const more = blocks(text + ' and more\nnew line');
+  assert.deepEqual(more.slice(0, -1), b.slice(0, -1));
+  assert.deepEqual(blocks('y'.repeat(20_000)), ['y'.repeat(20_000)], 'a line is never cut');
+  assert.deepEqual(blocks(''), ['']);
 });

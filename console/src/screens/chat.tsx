@@ -6,6 +6,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { ApiProblem, api, problem, type Problem } from '../api.ts';
 import {
   answerBody,
+  blocks,
   applyChunk,
   inWords,
   promptBody,
@@ -62,8 +63,12 @@ class TurnView extends Component<TurnProps> {
             const id = `${turn.id}-${i}`;
             const open = live && i === turn.parts.length - 1;
             switch (p.type) {
-              case 'text':
-                return <div class="text">{p.text}</div>;
+              case 'text': {
+                const parts = blocks(p.text);
+                return (
+                  <div class="text">{parts.length === 1 ? p.text : parts.map((b, k) => <div key={k}>{b}</div>)}</div>
+                );
+              }
               case 'reasoning':
                 return (
                   <details class="reasoning">

@@ -60,11 +60,18 @@ function Versions({ preset }: { preset: Preset }) {
   );
 }
 
-function PresetForm({ slug: given, onSaved }: { slug: string; onSaved: (slug: string) => void }) {
-  const [slug, setSlug] = useState(given);
+/** The slug is the screen's, so opening a preset's versions fills it in for a new version. */
+function PresetForm({
+  slug,
+  setSlug,
+  onSaved,
+}: {
+  slug: string;
+  setSlug: (s: string) => void;
+  onSaved: (slug: string) => void;
+}) {
   const [body, setBody] = useState(TEMPLATE);
   const [error, setError] = useState<Problem | null>(null);
-  useEffect(() => setSlug(given), [given]);
   const submit = async (e: Event) => {
     e.preventDefault();
     let parsed: unknown;
@@ -122,6 +129,7 @@ function PresetForm({ slug: given, onSaved }: { slug: string; onSaved: (slug: st
 export function Presets() {
   const [list, setList] = useState<Preset[] | null>(null);
   const [open, setOpen] = useState<string | null>(null);
+  const [slug, setSlug] = useState('');
   const [error, setError] = useState<Problem | null>(null);
   // The list leaves out each preset's designated version, which one read per preset gives.
   const load = () =>
@@ -157,7 +165,10 @@ export function Presets() {
               <button
                 type="button"
                 aria-expanded={open === p.slug}
-                onClick={() => setOpen(open === p.slug ? null : p.slug)}
+                onClick={() => {
+                  setOpen(open === p.slug ? null : p.slug);
+                  setSlug(p.slug);
+                }}
               >
                 {open === p.slug ? 'Hide versions' : 'Show versions'}
                 <span class="visually-hidden"> of {p.slug}</span>
@@ -168,7 +179,8 @@ export function Presets() {
         </ul>
       )}
       <PresetForm
-        slug={open ?? ''}
+        slug={slug}
+        setSlug={setSlug}
         onSaved={(slug) => {
           setOpen(slug);
           void load();
