@@ -117,6 +117,36 @@ describe('the console in a browser', { skip: noBrowser }, () => {
         .map((el) => el.outerHTML),
     );
 
+  /** Visible text below WCAG AA contrast against its background (4.5:1, or 3:1 for large text);
+   * disabled controls are exempt. Plain JavaScript: the test's own compiler would add helpers the page lacks. */
+  const lowContrast = (): Promise<string[]> =>
+    page.evaluate(`(() => {
+      const rgb = (c) => (c.match(/[\\d.]+/g) || []).map(Number);
+      const channel = (v) => ((v /= 255) <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4);
+      const lum = ([r, g, b]) => 0.2126 * channel(r) + 0.7152 * channel(g) + 0.0722 * channel(b);
+      const background = (el) => {
+        for (; el; el = el.parentElement) {
+          const c = rgb(getComputedStyle(el).backgroundColor);
+          if (c.length === 3 || (c.length === 4 && c[3] === 1)) return c;
+        }
+        return [255, 255, 255];
+      };
+      const bad = [];
+      const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+      for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+        const el = n.parentElement;
+        if (!n.textContent.trim() || !el.checkVisibility() || el.closest(':disabled, .visually-hidden, option')) continue;
+        const style = getComputedStyle(el);
+        const a = lum(rgb(style.color));
+        const b = lum(background(el));
+        const ratio = (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
+        const size = parseFloat(style.fontSize);
+        const large = size >= 24 || (size >= 18.66 && Number(style.fontWeight) >= 700);
+        if (!(ratio >= (large ? 3 : 4.5))) bad.push(ratio.toFixed(2) + ' ' + n.textContent.trim().slice(0, 40));
+      }
+      return bad;
+    })()`);
+
   before(async () => {
     mkdirSync(ARTIFACTS, { recursive: true });
     await ensureConsoleBuilt();
@@ -165,6 +195,7 @@ describe('the console in a browser', { skip: noBrowser }, () => {
     await row.getByText('running').waitFor({ timeout: 60_000 });
     assert.equal(await row.locator('code').innerText(), 'local/scripted');
     assert.deepEqual(await allLabelled(), []);
+    assert.deepEqual(await lowContrast(), []);
     await shot('interns');
   });
 
@@ -259,6 +290,7 @@ describe('the console in a browser', { skip: noBrowser }, () => {
     await form.getByRole('button', { name: 'Accept' }).click();
     await page.locator('article.turn').last().locator('.usage').waitFor();
     assert.match(await page.locator('article.turn').last().innerText(), /teal/);
+    assert.deepEqual(await lowContrast(), []);
     assert.equal(await page.locator('article.turn').count(), turns, 'the whole session came back');
     assert.equal(await page.getByRole('navigation', { name: 'Sessions' }).getByRole('listitem').count(), 1);
   });
@@ -303,6 +335,7 @@ describe('the console in a browser', { skip: noBrowser }, () => {
       /Version 2designated[\s\S]*System prompt: Be brief\./,
     );
     assert.deepEqual(await allLabelled(), []);
+    assert.deepEqual(await lowContrast(), []);
     await shot('presets');
   });
 
@@ -398,6 +431,7 @@ describe('the console in a browser', { skip: noBrowser }, () => {
     );
     assert.ok(saved.updated_at);
     assert.deepEqual(await allLabelled(), []);
+    assert.deepEqual(await lowContrast(), []);
     await shot('workspaces');
   });
 
@@ -451,6 +485,7 @@ describe('the console in a browser', { skip: noBrowser }, () => {
       '700',
       '$0.0009',
     ]);
+    assert.deepEqual(await lowContrast(), []);
     await shot('usage');
     await page.unroute('**/api/v1/activity');
   });
