@@ -1,5 +1,6 @@
 // Compiles src/ to dist/ (what `npm start` runs): plain JavaScript, so the gateway and every
 // daemon and agent it starts run without a TypeScript loader, which holds some 80 MB per process.
+// Also builds the web console (console/build.mjs) into dist/console/.
 // `--if-stale` builds only when a source file is newer than the last build (npm start runs that).
 import { spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -18,7 +19,7 @@ function newest(dir) {
   return t;
 }
 
-if (process.argv.includes('--if-stale') && existsSync(stamp) && statSync(stamp).mtimeMs >= Math.max(newest(join(root, 'src')), statSync(join(root, 'tsconfig.build.json')).mtimeMs)) {
+if (process.argv.includes('--if-stale') && existsSync(stamp) && statSync(stamp).mtimeMs >= Math.max(newest(join(root, 'src')), newest(join(root, 'console')), statSync(join(root, 'tsconfig.build.json')).mtimeMs)) {
   process.exit(0);
 }
 process.stderr.write('cohort: building dist/ from src/ …\n');
@@ -48,4 +49,6 @@ for (const entry of ['runtime/daemon/main.js', 'runtime/agent/main.js']) {
     banner: { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" },
   });
 }
+const { buildConsole } = await import('../console/build.mjs');
+await buildConsole();
 writeFileSync(stamp, new Date().toISOString() + '\n');

@@ -1,4 +1,4 @@
-// Runs every *.test.ts under src/ (unit tests, beside their modules) and test/ (end-to-end scenarios) with node's test runner (Node 20 has no glob for --test).
+// Runs every *.test.ts under src/ and console/ (unit tests, beside their modules) and test/ (end-to-end scenarios) with node's test runner (Node 20 has no glob for --test).
 // Extra arguments are passed through, e.g. `npm test -- --test-name-pattern=workspace`; the whole
 // suite (no file arguments) is preceded by `biome ci` (format and lint).
 import { readdirSync } from 'node:fs';
@@ -21,7 +21,7 @@ if (whole) {
   const biome = spawnSync(process.execPath, ['node_modules/@biomejs/biome/bin/biome', 'ci', '.'], { stdio: 'inherit' });
   if (biome.status !== 0) process.exit(biome.status ?? 1);
 }
-const files = whole ? [...find('src'), ...find('test')].sort() : [];
+const files = whole ? [...find('src'), ...find('console'), ...find('test')].sort() : [];
 const result = spawnSync(
   process.execPath,
   ['--import', 'tsx', '--test', '--test-concurrency=2', ...args, ...files],

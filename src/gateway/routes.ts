@@ -12,8 +12,9 @@ import { agentRoutes } from './interns/agents.routes.ts';
 import { responsesRoutes } from './inference/responses.routes.ts';
 import { modelRoutes } from './inference/models.routes.ts';
 import { opsRoutes } from './ops.routes.ts';
+import { consoleRoutes } from './console.ts';
 
 export const routeModules: RouteModule[] = [workspaceRoutes, presetRoutes, byokRoutes, internRoutes, agentRoutes, internChatRoutes, chatCompletionRoutes, messagesRoutes, responsesRoutes, modelRoutes, openapiRoutes];
 
-/** Outside /api/v1 and without a key: health, readiness, metrics, the index. */
-export const rootModules: RouteModule[] = [opsRoutes];
+/** Outside /api/v1 and without a key: health, readiness, metrics, the index, the web console. */
+export const rootModules: RouteModule[] = [opsRoutes, consoleRoutes];

@@ -1,0 +1,136 @@
+// `npm run bench:console`: (1) what the console's first load weighs over the wire, gzip and brotli,
+// from the files the gateway serves (dist/console/); (2) how long a streamed chunk takes to reach
+// the screen: a real gateway, a real intern, the scripted model's long `/repeat` turn, the console
+// in Debian's chromium. In the page, each network read of the chat response is timed as it
+// arrives (a pass-through stream wrapped round the response body), and each change the console
+// then makes to the page is timed at the frame that shows it (requestAnimationFrame, then a task
+// queued from it, which runs once that frame is painted). Each read's latency is arrival → first
+// painted frame after the console's next change (and, to tell script from layout and paint,
+// arrival → that change). Two turn shapes: a paced stream (150 bursts of
+// 20 chunks, 20 ms apart: tokens as a fast model sends them) and 20000 chunks as fast as the
+// relay writes them (reads carry thousands each), as one 100 KB line and as 100 lines. Prints a
+// markdown table; BENCH_TURNS (3) turns of each, medians over every read of every turn.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { startInternFixture } from '../test/helpers/interns.ts';
+import { launchChromium } from '../test/helpers/browser.ts';
+import { CONSOLE_DIR } from '../src/gateway/console.ts';
+
+const TURNS = Number(process.env.BENCH_TURNS ?? 3);
+const SHAPES = {
+  'paced, /repeat 20 word + /sleep 20, ×150': Array.from({ length: 150 }, () => '/repeat 20 word\n/sleep 20').join(
+    '\n',
+  ),
+  'burst, /repeat 20000 word (one 100 KB line)': '/repeat 20000 word',
+  'burst, /repeat 200 word ×100 (100 lines)': Array.from({ length: 100 }, () => '/repeat 200 word').join('\n'),
+};
+
+function firstLoadBytes() {
+  const page = readFileSync(join(CONSOLE_DIR, 'index.html'), 'utf8');
+  const files = ['index.html', ...[...page.matchAll(/"\/(assets\/[^"]+)"/g)].map((m) => m[1]!)];
+  const size = (suffix: string) =>
+    files.reduce((sum, f) => sum + readFileSync(join(CONSOLE_DIR, f + suffix)).length, 0);
+  return { files: files.length, raw: size(''), gzip: size('.gz'), brotli: size('.br') };
+}
+
+const quantile = (xs: number[], q: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor(q * s.length))] ?? NaN;
+};
+
+// Runs in the page before the console loads: times each read of a chat stream and each painted change.
+const INSTRUMENT = () => {
+  const w = window as unknown as { arrivals: number[]; paints: { changed: number; painted: number }[] };
+  w.arrivals = [];
+  w.paints = [];
+  const original = window.fetch;
+  window.fetch = async (...args) => {
+    const res = await original(...args);
+    if (!String(args[0]).endsWith('/chat/completions') || !res.body) return res;
+    const reader = res.body.getReader();
+    const timed = new ReadableStream({
+      async pull(controller) {
+        const { value, done } = await reader.read();
+        if (done) return controller.close();
+        w.arrivals.push(performance.now());
+        controller.enqueue(value);
+      },
+    });
+    return new Response(timed, { status: res.status, headers: res.headers });
+  };
+  const channel = new MessageChannel();
+  let pending: number[] = [];
+  channel.port1.onmessage = () => {
+    const painted = performance.now();
+    for (const changed of pending) w.paints.push({ changed, painted });
+    pending = [];
+  };
+  new MutationObserver(() => {
+    if (!pending.length) requestAnimationFrame(() => channel.port2.postMessage(0));
+    pending.push(performance.now());
+  }).observe(document, { subtree: true, childList: true, characterData: true });
+};
+
+async function latency(prompt: string) {
+  const f = await startInternFixture();
+  const browser = await launchChromium();
+  try {
+    const id = await f.intern('bench');
+    const page = await browser.newPage({ viewport: { width: 1100, height: 900 } });
+    await page.addInitScript(INSTRUMENT);
+    await page.goto(f.gw.url.replace('/api/v1', '/'));
+    await page.getByLabel('API key').fill(f.gw.keys.api_key);
+    await page.keyboard.press('Enter');
+    await page.goto(f.gw.url.replace('/api/v1', `/#/interns/${id}`));
+    const all: number[] = [];
+    const applied: number[] = [];
+    let reads = 0;
+    for (let turn = 0; turn < TURNS; turn++) {
+      await page.evaluate(() => {
+        const w = window as unknown as { arrivals: number[]; paints: unknown[] };
+        w.arrivals = [];
+        w.paints = [];
+      });
+      await page.getByLabel('Message').fill(prompt);
+      await page.keyboard.press('Enter');
+      await page.locator('article.turn').nth(turn).locator('.usage').waitFor({ timeout: 120_000 });
+      const { arrivals, paints } = await page.evaluate(() => {
+        const w = window as unknown as { arrivals: number[]; paints: { changed: number; painted: number }[] };
+        return { arrivals: w.arrivals, paints: w.paints };
+      });
+      reads += arrivals.length;
+      for (const a of arrivals) {
+        const shown = paints.find((p) => p.changed >= a);
+        if (!shown) continue;
+        all.push(shown.painted - a);
+        applied.push(shown.changed - a);
+      }
+    }
+    return {
+      reads,
+      median: quantile(all, 0.5),
+      p95: quantile(all, 0.95),
+      max: Math.max(...all),
+      applied: quantile(applied, 0.5),
+    };
+  } finally {
+    await browser.close();
+    await f.close();
+  }
+}
+
+const load = firstLoadBytes();
+const kb = (n: number) => (n / 1024).toFixed(1);
+console.log(`| measure | value |\n| --- | --- |`);
+console.log(
+  `| first load, ${load.files} files: raw / gzip / brotli, KB | ${kb(load.raw)} / ${kb(load.gzip)} / ${kb(load.brotli)} |`,
+);
+for (const [shape, prompt] of Object.entries(SHAPES)) {
+  const l = await latency(prompt);
+  console.log(
+    `| read → painted, ms, median / p95 / max: ${shape} (${l.reads} reads, ${TURNS} turns) | ${l.median.toFixed(1)} / ${l.p95.toFixed(1)} / ${l.max.toFixed(1)} |`,
+  );
+  console.log(
+    `| read → page changed (parsing and rendering, before layout and paint), ms, median: ${shape} | ${l.applied.toFixed(1)} |`,
+  );
+}

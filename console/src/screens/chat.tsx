@@ -1,0 +1,383 @@
+// Chat with one intern: its sessions (this tab's record), the transcript streaming as chunks
+// arrive, reasoning folded away, a paused run's request answered in place, steering while a turn
+// runs, refusals in words with a retry where the server says one can help.
+import { Component } from 'preact';
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { ApiProblem, api, problem, type Problem } from '../api.ts';
+import {
+  answerBody,
+  blocks,
+  applyChunk,
+  inWords,
+  promptBody,
+  streamChat,
+  type ApprovalMode,
+  type ChatBody,
+  type Part,
+  type Session,
+  type Turn,
+} from '../chat.ts';
+import { loadSessions, newSessionId, saveSessions } from '../sessions.ts';
+import { Alert, Badge } from '../ui.tsx';
+import type { Intern } from './interns.tsx';
+import { Permission, Question, optionLabel } from './interaction.tsx';
+
+/** A refused reply leaves the run paused (SPEC §3), unless its question is gone. */
+const QUESTION_GONE = new Set(['interaction_not_pending', 'interaction_unknown', 'not_found']);
+
+function answerLabel(part: Extract<Part, { type: 'interaction' }>, answer: string): string {
+  if (part.args.kind === 'permission') return answer === 'cancel' ? 'Cancel the turn' : optionLabel(answer);
+  const a = JSON.parse(answer) as { action: string; content?: Record<string, unknown> };
+  if (a.action !== 'accept') return a.action === 'decline' ? 'Declined' : 'Cancelled';
+  return `Accepted (${
+    Object.entries(a.content ?? {})
+      .map(([k, v]) => `${k}: ${JSON.stringify(v)}`)
+      .join(', ') || 'no values'
+  })`;
+}
+
+type TurnProps = {
+  turn: Turn;
+  rev: number;
+  last: boolean;
+  onAnswer: (turn: Turn, part: Extract<Part, { type: 'interaction' }>, answer: string) => void;
+  onRetry: (turn: Turn) => void;
+};
+
+/** Re-renders only when its turn changed: a long transcript costs nothing per streamed chunk. */
+class TurnView extends Component<TurnProps> {
+  override shouldComponentUpdate(next: TurnProps) {
+    return next.rev !== this.props.rev || next.last !== this.props.last || next.turn !== this.props.turn;
+  }
+  override render({ turn, last, onAnswer, onRetry }: TurnProps) {
+    const live = last && (turn.status === 'paused' || turn.status === 'failed');
+    return (
+      <article class={`turn turn-${turn.status}`} aria-label={`Turn: ${turn.prompt.slice(0, 60)}`}>
+        <div class="prompt">
+          <span class="visually-hidden">You: </span>
+          {turn.prompt}
+          <span class="mode">{turn.mode === 'manual' ? 'asks before commands' : 'self-drive'}</span>
+        </div>
+        <div class="reply">
+          {turn.parts.map((p, i) => {
+            const id = `${turn.id}-${i}`;
+            const open = live && i === turn.parts.length - 1;
+            switch (p.type) {
+              case 'text': {
+                const parts = blocks(p.text);
+                return (
+                  <div class="text">{parts.length === 1 ? p.text : parts.map((b, k) => <div key={k}>{b}</div>)}</div>
+                );
+              }
+              case 'reasoning':
+                return (
+                  <details class="reasoning">
+                    <summary>Reasoning</summary>
+                    <div class="text">{p.text}</div>
+                  </details>
+                );
+              case 'steer':
+                return <p class="steer">You steered: {p.text}</p>;
+              case 'error':
+                return (
+                  <Alert
+                    problem={p.problem}
+                    words={inWords(p.problem)}
+                    onRetry={open ? () => onRetry(turn) : undefined}
+                  />
+                );
+              case 'interaction': {
+                const answer = turn.status === 'paused' && !p.answer ? (a: string) => onAnswer(turn, p, a) : undefined;
+                return p.args.kind === 'elicitation' ? (
+                  <Question id={id} args={p.args} answered={p.answer} onAnswer={answer} />
+                ) : (
+                  <Permission args={p.args} answered={p.answer} onAnswer={answer} />
+                );
+              }
+              default:
+                return null;
+            }
+          })}
+          {turn.status === 'streaming' && (
+            <p class="muted typing" aria-hidden="true">
+              …
+            </p>
+          )}
+          {turn.status === 'interrupted' && (
+            <p class="muted">
+              This turn was stopped (the page closed or reloaded, or you pressed Stop), which cancels its run.
+            </p>
+          )}
+        </div>
+        {turn.usage && (
+          <p class="usage muted">
+            {turn.usage.prompt_tokens} prompt + {turn.usage.completion_tokens} completion tokens
+            {turn.usage.cost !== undefined ? `, $${turn.usage.cost.toFixed(6)}` : ''}
+            {turn.model ? ` · ${turn.model}` : ''}
+          </p>
+        )}
+      </article>
+    );
+  }
+}
+
+export function Chat({ internId }: { internId: string }) {
+  const sessions = useRef<Session[]>(loadSessions(internId));
+  const [current, setCurrent] = useState<string>(sessions.current[0]?.id ?? newSessionId());
+  const [, setTick] = useState(0);
+  const [intern, setIntern] = useState<Intern | null>(null);
+  const [notice, setNotice] = useState<Problem | null>(null);
+  const [prompt, setPrompt] = useState('');
+  const [mode, setMode] = useState<ApprovalMode>('self-drive');
+  const [announce, setAnnounce] = useState('');
+  const stream = useRef<AbortController | null>(null);
+  const bottom = useRef<HTMLDivElement>(null);
+  const rerender = () => setTick((t) => t + 1);
+  const persist = () => saveSessions(internId, sessions.current);
+
+  const loadIntern = () =>
+    api<Intern>('GET', `/interns/${encodeURIComponent(internId)}`).then(setIntern, (e) => setNotice(problem(e)));
+  useEffect(() => {
+    void loadIntern();
+    return () => stream.current?.abort();
+  }, []);
+  useEffect(() => {
+    if (intern?.status !== 'provisioning') return;
+    const t = setTimeout(loadIntern, 1000);
+    return () => clearTimeout(t);
+  }, [intern]);
+
+  const session = sessions.current.find((s) => s.id === current);
+  const turns = session?.turns ?? [];
+  const running = turns.find((t) => t.status === 'streaming');
+  // Follow the stream only while the reader is at the bottom; scrolling up to read stops it.
+  const following = useRef(true);
+  useEffect(() => {
+    const on = () => (following.current = innerHeight + scrollY >= document.documentElement.scrollHeight - 80);
+    addEventListener('scroll', on, { passive: true });
+    return () => removeEventListener('scroll', on);
+  }, []);
+  useEffect(() => {
+    if (following.current) bottom.current?.scrollIntoView({ block: 'end' });
+  });
+
+  const sessionFor = (text: string) => {
+    let s = sessions.current.find((x) => x.id === current);
+    if (!s) sessions.current.unshift((s = { id: current, title: text.slice(0, 60), updated: Date.now(), turns: [] }));
+    s.updated = Date.now();
+    return s;
+  };
+
+  /** Streams a request into `turn` (a new turn, a reply continuing it, or a retry). */
+  const run = async (turn: Turn, body: ChatBody) => {
+    const controller = new AbortController();
+    stream.current = controller;
+    turn.status = 'streaming';
+    turn.last = body;
+    turn.rev++;
+    persist();
+    rerender();
+    try {
+      await streamChat(internId, body, { chunk: (c) => applyChunk(turn, c), read: rerender }, controller.signal);
+    } catch (e) {
+      if (controller.signal.aborted) turn.status = 'interrupted';
+      else {
+        const p = problem(e);
+        const reply = body.messages.some((m) => (m as { role: string }).role === 'tool');
+        const refusedReply = reply && e instanceof ApiProblem && p.status !== 502 && !QUESTION_GONE.has(p.reason ?? '');
+        if (refusedReply) {
+          const asked = [...turn.parts].reverse().find((x) => x.type === 'interaction');
+          if (asked && asked.type === 'interaction') asked.answer = undefined;
+        }
+        turn.parts.push({ type: 'error', problem: p });
+        turn.status = refusedReply ? 'paused' : 'failed';
+      }
+    }
+    if (turn.status === 'streaming') turn.status = 'done';
+    turn.rev++;
+    if (stream.current === controller) stream.current = null;
+    setAnnounce(
+      turn.status === 'paused'
+        ? 'The intern is waiting for your answer.'
+        : turn.status === 'done'
+          ? 'The turn finished.'
+          : turn.status === 'failed'
+            ? 'The turn failed.'
+            : '',
+    );
+    persist();
+    rerender();
+  };
+
+  const newTurn = (text: string, body: ChatBody): Turn => ({
+    id: `t${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`,
+    prompt: text,
+    mode,
+    parts: [],
+    status: 'streaming',
+    last: body,
+    rev: 0,
+  });
+
+  const send = async (e: Event) => {
+    e.preventDefault();
+    const text = prompt.trim();
+    if (!text) return;
+    setPrompt('');
+    const s = sessionFor(text);
+    const body = promptBody(s.id, text, mode);
+    if (!running) {
+      const turn = newTurn(text, body);
+      s.turns.push(turn);
+      return run(turn, body);
+    }
+    // Steering: the running turn takes the message (202); if it ended meanwhile, the message starts a turn of its own.
+    let turn: Turn | null = null;
+    try {
+      const got = await streamChat(internId, body, {
+        open: () => void s.turns.push((turn = newTurn(text, body))),
+        chunk: (c) => turn && applyChunk(turn, c),
+        read: rerender,
+      });
+      if (got === 'steered') {
+        running.parts.push({ type: 'steer', text });
+        running.rev++;
+      } else if (turn) (turn as Turn).status = (turn as Turn).status === 'streaming' ? 'done' : (turn as Turn).status;
+      setNotice(null);
+    } catch (err) {
+      setNotice(problem(err));
+    }
+    persist();
+    rerender();
+  };
+
+  const answer = (turn: Turn, part: Extract<Part, { type: 'interaction' }>, reply: string) => {
+    part.answer = answerLabel(part, reply);
+    return run(turn, answerBody(current, part.call, reply));
+  };
+
+  const retry = (turn: Turn) => {
+    const failed = turn.parts[turn.parts.length - 1];
+    if (failed?.type === 'error') turn.parts.pop();
+    return run(turn, turn.last);
+  };
+
+  const provision = async () => {
+    try {
+      await api('POST', `/interns/${encodeURIComponent(internId)}/provision`);
+    } catch (e) {
+      setNotice(problem(e));
+    }
+    await loadIntern();
+  };
+
+  const ordered = [...sessions.current].sort((a, b) => b.updated - a.updated);
+  return (
+    <section class="chat" aria-labelledby="page-title">
+      <div class="chat-head">
+        <h1 id="page-title" tabIndex={-1}>
+          {intern?.name ?? 'Intern'}
+        </h1>
+        {intern && <Badge status={intern.status} />}
+        {intern && intern.status !== 'running' && intern.status !== 'provisioning' && (
+          <button type="button" onClick={provision}>
+            Provision
+          </button>
+        )}
+        <a href="#/interns" class="quiet">
+          All interns
+        </a>
+      </div>
+      <div class="chat-body">
+        <nav class="sessions" aria-label="Sessions">
+          <h2>Sessions</h2>
+          <button type="button" onClick={() => setCurrent(newSessionId())} disabled={!!running}>
+            New session
+          </button>
+          <ul>
+            {ordered.map((s) => (
+              <li key={s.id}>
+                <button
+                  type="button"
+                  class="session"
+                  aria-current={s.id === current ? 'true' : undefined}
+                  onClick={() => setCurrent(s.id)}
+                  disabled={!!running}
+                >
+                  {s.title}
+                  {s.turns.some((t) => t.status === 'paused') && <span class="badge badge-paused">waiting</span>}
+                </button>
+              </li>
+            ))}
+          </ul>
+        </nav>
+        <div class="conversation">
+          <div class="transcript">
+            {turns.length === 0 && (
+              <p class="muted">
+                A new session. Its id is <code>{current}</code>.
+              </p>
+            )}
+            {turns.map((t, i) => (
+              <TurnView
+                key={t.id}
+                turn={t}
+                rev={t.rev}
+                last={i === turns.length - 1}
+                onAnswer={answer}
+                onRetry={retry}
+              />
+            ))}
+            <div ref={bottom} />
+          </div>
+          <p class="visually-hidden" role="status">
+            {announce}
+          </p>
+          <Alert problem={notice} words={notice ? inWords(notice) : undefined} />
+          <form class="composer" onSubmit={send}>
+            <label for="prompt">{running ? 'Steer the running turn' : 'Message'}</label>
+            <textarea
+              id="prompt"
+              name="prompt"
+              rows={3}
+              value={prompt}
+              onInput={(e) => setPrompt(e.currentTarget.value)}
+              onKeyDown={(e) => {
+                if (e.key !== 'Enter' || e.shiftKey || e.isComposing) return;
+                e.preventDefault();
+                e.currentTarget.form?.requestSubmit();
+              }}
+              aria-describedby="prompt-hint"
+            />
+            <p id="prompt-hint" class="hint">
+              Enter sends, Shift+Enter starts a new line.{running ? ' The message reaches the turn while it runs.' : ''}
+            </p>
+            <div class="actions">
+              <label for="mode" class="inline">
+                Approval
+              </label>
+              <select
+                id="mode"
+                name="mode"
+                value={mode}
+                onChange={(e) => setMode(e.currentTarget.value as ApprovalMode)}
+                disabled={!!running}
+              >
+                <option value="self-drive">Self-drive: run commands without asking</option>
+                <option value="manual">Manual: ask before running commands</option>
+              </select>
+              <button type="submit" disabled={!prompt.trim()}>
+                {running ? 'Steer' : 'Send'}
+              </button>
+              {running && (
+                <button type="button" class="danger" onClick={() => stream.current?.abort()}>
+                  Stop
+                </button>
+              )}
+            </div>
+          </form>
+        </div>
+      </div>
+    </section>
+  );
+}
