@@ -90,7 +90,8 @@ describe('GET /api/v1/openapi.json', () => {
     assert.deepEqual(doc.paths['/health'].servers, [{ url: '/' }]);
     assert.equal(doc.paths['/interns'].servers, undefined);
     const operations = Object.values<Record<string, unknown>>(doc.paths).flatMap((item) => Object.keys(item).filter((k) => k !== 'servers'));
-    assert.equal(operations.length, 35);
+    // 36 API and operators' operations, and the console's assets where the console is built.
+    assert.ok(operations.length >= 36, String(operations.length));
   });
 
   test('documents the query parameters and headers routes validate', () => {

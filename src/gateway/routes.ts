@@ -11,10 +11,11 @@ import { messagesRoutes } from './inference/messages.routes.ts';
 import { agentRoutes } from './interns/agents.routes.ts';
 import { responsesRoutes } from './inference/responses.routes.ts';
 import { modelRoutes } from './inference/models.routes.ts';
+import { activityRoutes } from './inference/activity.routes.ts';
 import { opsRoutes } from './ops.routes.ts';
 import { consoleRoutes } from './console.ts';
 
-export const routeModules: RouteModule[] = [workspaceRoutes, presetRoutes, byokRoutes, internRoutes, agentRoutes, internChatRoutes, chatCompletionRoutes, messagesRoutes, responsesRoutes, modelRoutes, openapiRoutes];
+export const routeModules: RouteModule[] = [workspaceRoutes, presetRoutes, byokRoutes, internRoutes, agentRoutes, internChatRoutes, chatCompletionRoutes, messagesRoutes, responsesRoutes, modelRoutes, activityRoutes, openapiRoutes];
 
 /** Outside /api/v1 and without a key: health, readiness, metrics, the index, the web console. */
 export const rootModules: RouteModule[] = [opsRoutes, consoleRoutes];

@@ -1,7 +1,6 @@
 // Usage: requests, tokens and cost per day and per model, as a stacked bar chart with the same
 // figures in a table. The figures come from the request log as OpenRouter's activity endpoint
-// shapes them (GET /api/v1/activity, management key, one row per day and model); a gateway that
-// does not offer that endpoint is told apart from a refusal and said in words.
+// shapes them (GET /api/v1/activity, management key, one row per day and model).
 import { useEffect, useState } from 'preact/hooks';
 import { api, problem, type Problem } from '../api.ts';
 import { Alert, Choice, Loading, Page } from '../ui.tsx';
@@ -100,15 +99,9 @@ export function Usage() {
       (e) => setError(problem(e)),
     );
   useEffect(() => void load(), []);
-  const missing = error?.status === 404;
   return (
     <Page title="Usage">
-      {missing ? (
-        <p role="alert" class="alert">
-          This gateway does not offer its request log through the API (<code>GET /api/v1/activity</code>), so there is
-          no usage to chart yet.
-        </p>
-      ) : error ? (
+      {error ? (
         <Alert
           problem={error}
           words={error.status === 403 ? 'Usage needs a management key.' : undefined}
