@@ -21,7 +21,9 @@ const DURATION = Number(process.env.BENCH_DURATION_S ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const LEVELS = (process.env.BENCH_LOG_LEVELS ?? 'info,warn').split(',');
 const ROUTES = (process.env.BENCH_ROUTES ?? 'read,create').split(',') as ('read' | 'create')[];
-const STORES = (process.env.BENCH_STORES ?? 'pglite,postgres').split(',').filter((s) => s !== 'postgres' || process.env.DATABASE_URL);
+const STORES = (process.env.BENCH_STORES ?? 'pglite,postgres')
+  .split(',')
+  .filter((s) => s !== 'postgres' || process.env.DATABASE_URL);
 const REPO = new URL('../', import.meta.url).pathname;
 
 async function freePort(): Promise<number> {
@@ -44,13 +46,23 @@ async function startGateway(store: string, level: string): Promise<Gateway> {
   const dir = mkdtempSync(join(tmpdir(), 'cohort-bench-'));
   const schema = `bench_${randomBytes(4).toString('hex')}`;
   const port = await freePort();
-  const env: NodeJS.ProcessEnv = { ...process.env, COHORT_DATA_DIR: dir, PORT: String(port), LOG_LEVEL: level, NODE_ENV: 'production' };
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    COHORT_DATA_DIR: dir,
+    PORT: String(port),
+    LOG_LEVEL: level,
+    NODE_ENV: 'production',
+  };
   delete env.REDIS_URL;
   if (store === 'postgres') env.COHORT_PG_SCHEMA = schema;
   else delete env.DATABASE_URL;
   const prof = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
   const log = join(dir, 'gateway.log');
-  const child = spawn(process.execPath, [...prof, BUILT_MAIN], { cwd: REPO, env, stdio: ['ignore', openSync(log, 'w'), 'inherit'] });
+  const child = spawn(process.execPath, [...prof, BUILT_MAIN], {
+    cwd: REPO,
+    env,
+    stdio: ['ignore', openSync(log, 'w'), 'inherit'],
+  });
   running.add(child);
   child.once('exit', () => running.delete(child));
   const url = `http://127.0.0.1:${port}/api/v1`;
@@ -72,7 +84,13 @@ async function startGateway(store: string, level: string): Promise<Gateway> {
     for (let i = 0; ; i++) {
       await sleep(100);
       if (child.exitCode !== null) throw new Error(`gateway exited: ${readFileSync(log, 'utf8')}`);
-      if (await fetch(`${url}/openapi.json`).then((r) => r.ok, () => false)) break;
+      if (
+        await fetch(`${url}/openapi.json`).then(
+          (r) => r.ok,
+          () => false,
+        )
+      )
+        break;
       if (i > 1200) throw new Error('gateway did not start within 2 minutes');
     }
     const boot = JSON.parse(readFileSync(join(dir, 'bootstrap.json'), 'utf8'));
@@ -97,7 +115,8 @@ function cpuSeconds(pid: number): number {
 
 async function drive(gw: Gateway, route: 'read' | 'create', duration: number) {
   const headers = { authorization: `Bearer ${gw.key}`, 'content-type': 'application/json' };
-  if (route === 'read') return autocannon({ url: `${gw.url}/workspaces/${gw.workspaceId}`, connections: CONNECTIONS, duration, headers });
+  if (route === 'read')
+    return autocannon({ url: `${gw.url}/workspaces/${gw.workspaceId}`, connections: CONNECTIONS, duration, headers });
   let n = 0;
   const run = randomBytes(3).toString('hex');
   return autocannon({
@@ -106,7 +125,12 @@ async function drive(gw: Gateway, route: 'read' | 'create', duration: number) {
     duration,
     method: 'POST',
     headers,
-    requests: [{ method: 'POST', setupRequest: (req) => ({ ...req, body: JSON.stringify({ name: `Bench ${++n}`, slug: `b-${run}-${n}` }) }) }],
+    requests: [
+      {
+        method: 'POST',
+        setupRequest: (req) => ({ ...req, body: JSON.stringify({ name: `Bench ${++n}`, slug: `b-${run}-${n}` }) }),
+      },
+    ],
   });
 }
 
@@ -123,7 +147,9 @@ for (const store of STORES) {
         const r = await drive(gw, route, DURATION);
         const cpuPerReq = ((cpuSeconds(gw.child.pid!) - cpuBefore) * 1e6) / Math.max(1, r.requests.average * DURATION);
         const label = route === 'read' ? 'GET /workspaces/{id}' : 'POST /workspaces';
-        rows.push(`| ${store} | ${level} | ${label} | ${Math.round(r.requests.average)} | ${r.latency.p50} | ${r.latency.p99} | ${r.errors + r.non2xx} | ${Math.round(cpuPerReq)} | ${rssMb(gw.child.pid!)} |`);
+        rows.push(
+          `| ${store} | ${level} | ${label} | ${Math.round(r.requests.average)} | ${r.latency.p50} | ${r.latency.p99} | ${r.errors + r.non2xx} | ${Math.round(cpuPerReq)} | ${rssMb(gw.child.pid!)} |`,
+        );
         process.stderr.write(`${rows.at(-1)}\n`);
       }
     } finally {
@@ -131,7 +157,11 @@ for (const store of STORES) {
     }
   }
 }
-console.log(`\n${CONNECTIONS} connections, ${DURATION} s per row, gateway in its own process (node ${process.version}, ${(await import('node:os')).cpus().length} CPUs)\n`);
-console.log('| store | LOG_LEVEL | route | req/s | p50 ms | p99 ms | errors + non-2xx | gateway CPU µs/req | gateway RSS MB |');
+console.log(
+  `\n${CONNECTIONS} connections, ${DURATION} s per row, gateway in its own process (node ${process.version}, ${(await import('node:os')).cpus().length} CPUs)\n`,
+);
+console.log(
+  '| store | LOG_LEVEL | route | req/s | p50 ms | p99 ms | errors + non-2xx | gateway CPU µs/req | gateway RSS MB |',
+);
 console.log('|---|---|---|---|---|---|---|---|---|');
 for (const r of rows) console.log(r);

@@ -11,7 +11,15 @@ declare module 'autocannon' {
     body?: string;
     requests?: (Request & { setupRequest?: (req: Request) => Request })[];
   };
-  type Result = { requests: Histogram; latency: Histogram; throughput: Histogram; errors: number; timeouts: number; non2xx: number; '2xx': number };
+  type Result = {
+    requests: Histogram;
+    latency: Histogram;
+    throughput: Histogram;
+    errors: number;
+    timeouts: number;
+    non2xx: number;
+    '2xx': number;
+  };
   function autocannon(opts: Options): Promise<Result>;
   export default autocannon;
 }

@@ -29,12 +29,22 @@ async function fill(store: Store, dataDir: string): Promise<void> {
       '{"messages": [{"role": "user", "content": "hello there, a request body of a usual size"}]}'::jsonb, '{"role": "assistant", "content": "an answer"}'::jsonb
     from generate_series(1, 10000) i`);
   const ids = Array.from({ length: 100 }, () => randomUUID());
-  await exec(`insert into interns (id, org_id, workspace_id, creator_user_id, name, status) values ${ids.map((id, i) => `('${id}', '${boot.org_id}', '${boot.workspace_id}', '${boot.user_id}', 'intern ${i}', 'stopped')`).join(', ')}`);
+  await exec(
+    `insert into interns (id, org_id, workspace_id, creator_user_id, name, status) values ${ids.map((id, i) => `('${id}', '${boot.org_id}', '${boot.workspace_id}', '${boot.user_id}', 'intern ${i}', 'stopped')`).join(', ')}`,
+  );
   for (const id of ids) {
     const disk = join(dataDir, 'interns', id, 'disk');
     mkdirSync(join(disk, 'agent', 'sessions'), { recursive: true });
     mkdirSync(join(disk, 'work'), { recursive: true });
-    writeFileSync(join(disk, 'agent', 'sessions', 's1.json'), JSON.stringify({ messages: Array.from({ length: 20 }, (_, i) => ({ role: i % 2 ? 'assistant' : 'user', content: `message ${i} `.repeat(20) })) }));
+    writeFileSync(
+      join(disk, 'agent', 'sessions', 's1.json'),
+      JSON.stringify({
+        messages: Array.from({ length: 20 }, (_, i) => ({
+          role: i % 2 ? 'assistant' : 'user',
+          content: `message ${i} `.repeat(20),
+        })),
+      }),
+    );
     writeFileSync(join(disk, 'work', 'notes.md'), randomBytes(4096).toString('base64'));
   }
 }
@@ -60,7 +70,9 @@ const kinds: Kind[] = [
 ];
 if (!pgUrl) console.log('PostgreSQL skipped: DATABASE_URL is not set');
 
-console.log(`\n10,000 request-log rows, 1,000 keys, 100 interns (2 files each); median of ${ROUNDS}; ${new Date().toISOString().slice(0, 10)}\n`);
+console.log(
+  `\n10,000 request-log rows, 1,000 keys, 100 interns (2 files each); median of ${ROUNDS}; ${new Date().toISOString().slice(0, 10)}\n`,
+);
 console.log('| store | backup (ms) | archive (KiB) | restore (ms) |');
 console.log('|---|---|---|---|');
 for (const kind of kinds) {
@@ -79,7 +91,12 @@ for (const kind of kinds) {
       await fill(store, srcDir);
       const file = join(srcDir, 'backup.tar.gz');
       const t0 = performance.now();
-      const made = await createBackup({ store, provisioner: createLocalProvisioner({ dataDir: srcDir, isolation: config.isolation }), masterKey, file });
+      const made = await createBackup({
+        store,
+        provisioner: createLocalProvisioner({ dataDir: srcDir, isolation: config.isolation }),
+        masterKey,
+        file,
+      });
       backups.push(performance.now() - t0);
       sizes.push(made.bytes / 1024);
       await store.close();
@@ -92,7 +109,10 @@ for (const kind of kinds) {
         open: async () => {
           target = await kind.open(dstDir, dstSchema);
           await migrate(target);
-          return { store: target, provisioner: createLocalProvisioner({ dataDir: dstDir, isolation: config.isolation }) };
+          return {
+            store: target,
+            provisioner: createLocalProvisioner({ dataDir: dstDir, isolation: config.isolation }),
+          };
         },
       });
       restores.push(performance.now() - t1);
@@ -104,5 +124,7 @@ for (const kind of kinds) {
       rmSync(dstDir, { recursive: true, force: true });
     }
   }
-  console.log(`| ${kind.name} | ${median(backups).toFixed(0)} | ${median(sizes).toFixed(0)} | ${median(restores).toFixed(0)} |`);
+  console.log(
+    `| ${kind.name} | ${median(backups).toFixed(0)} | ${median(sizes).toFixed(0)} | ${median(restores).toFixed(0)} |`,
+  );
 }

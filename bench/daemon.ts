@@ -49,7 +49,12 @@ async function stopDaemon(d: Daemon): Promise<void> {
 }
 
 /** Runs a turn ROUNDS times; returns medians of events/s and of the model's chunks/s delivered. */
-async function throughput(client: DaemonClient, prompt: string, expectText: string, chunkCount: number): Promise<{ events: number; chunks: number }> {
+async function throughput(
+  client: DaemonClient,
+  prompt: string,
+  expectText: string,
+  chunkCount: number,
+): Promise<{ events: number; chunks: number }> {
   const events: number[] = [];
   const chunks: number[] = [];
   for (let r = 0; r < ROUNDS; r++) {
@@ -70,7 +75,9 @@ const daemons: Daemon[] = [];
 try {
   const builtin = await spawnDaemon({ COHORT_AGENT_BASE_URL: model.url, COHORT_AGENT_MODEL: 'local/scripted' });
   daemons.push(builtin);
-  const mini = await spawnDaemon({ COHORT_AGENT_COMMAND: JSON.stringify([process.execPath, ...tsx, file('../test/helpers/acp-mini-agent.ts')]) });
+  const mini = await spawnDaemon({
+    COHORT_AGENT_COMMAND: JSON.stringify([process.execPath, ...tsx, file('../test/helpers/acp-mini-agent.ts')]),
+  });
   daemons.push(mini);
   const c = builtin.client;
   const agentPid = ((await c.json('GET', daemonPaths.status)).json as { agent: { pid: number } }).agent.pid;
@@ -82,7 +89,12 @@ try {
 
   // The scripted model's repeat chunks are `x`, then ` x` each.
   const repeat = await throughput(c, `/repeat ${REPEAT} x`, Array(REPEAT).fill('x').join(' '), REPEAT);
-  const count = await throughput(mini.client, `count ${REPEAT}`, Array.from({ length: REPEAT }, (_, i) => `${i} `).join(''), REPEAT);
+  const count = await throughput(
+    mini.client,
+    `count ${REPEAT}`,
+    Array.from({ length: REPEAT }, (_, i) => `${i} `).join(''),
+    REPEAT,
+  );
 
   const toRun: number[] = [];
   const toText: number[] = [];
@@ -104,7 +116,10 @@ try {
     [`built-in agent, \`/repeat ${REPEAT} x\`: model chunks/s reaching the daemon client`, n(repeat.chunks)],
     ['… daemon events/s on that stream (chunks that arrive together are sent as one event)', n(repeat.events)],
     [`any ACP agent, one \`session/update\` per chunk (${REPEAT} updates): daemon events/s`, n(count.events)],
-    [`first event (\`run\`) latency, ms (median of ${LATENCY_TURNS} turns)`, toRun.length ? median(toRun).toFixed(2) : '-'],
+    [
+      `first event (\`run\`) latency, ms (median of ${LATENCY_TURNS} turns)`,
+      toRun.length ? median(toRun).toFixed(2) : '-',
+    ],
     [`first text event latency, ms (median of ${LATENCY_TURNS} turns)`, median(toText).toFixed(2)],
     ['daemon RSS idle, MiB', idleRss.toFixed(1)],
     ['daemon RSS with 100 sessions, MiB', rss100.toFixed(1)],

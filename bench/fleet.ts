@@ -14,7 +14,13 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { execSync } from 'node:child_process';
 import { firstContentMs, provisionTimed } from './intern-runtime.ts';
-import { ensureBuilt, freePort, killDaemonsUnder, startGatewayProcess, type GatewayProcess } from '../test/helpers/gateway-process.ts';
+import {
+  ensureBuilt,
+  freePort,
+  killDaemonsUnder,
+  startGatewayProcess,
+  type GatewayProcess,
+} from '../test/helpers/gateway-process.ts';
 
 const { values: a } = parseArgs({
   options: {
@@ -34,7 +40,8 @@ const SAMPLES = Number(a.samples);
 const IDLE_MS = Number(a.idle);
 const PARALLEL = Number(a.parallel);
 
-const pct = (xs: number[], p: number) => (xs.length ? [...xs].sort((x, y) => x - y)[Math.min(xs.length - 1, Math.floor(xs.length * p))]! : NaN);
+const pct = (xs: number[], p: number) =>
+  xs.length ? [...xs].sort((x, y) => x - y)[Math.min(xs.length - 1, Math.floor(xs.length * p))]! : NaN;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const mib = (kib: number) => kib / 1024;
 
@@ -57,19 +64,24 @@ const pss = (pid: number) => {
  * intern process (launchers, sandboxes, daemons, agents) under the data dir, in MiB, and their count. */
 function internProcesses(dataDir: string): { count: number; pssMiB: number } {
   const mine = join(dataDir, 'interns');
-  const roots = readdirSync('/proc').filter((p) => /^\d+$/.test(p)).map(Number).filter((p) => {
-    try {
-      return readFileSync(`/proc/${p}/cmdline`, 'utf8').includes(mine);
-    } catch {
-      return false;
-    }
-  });
+  const roots = readdirSync('/proc')
+    .filter((p) => /^\d+$/.test(p))
+    .map(Number)
+    .filter((p) => {
+      try {
+        return readFileSync(`/proc/${p}/cmdline`, 'utf8').includes(mine);
+      } catch {
+        return false;
+      }
+    });
   const all = new Set<number>();
   const walk = (p: number) => {
     if (all.has(p)) return;
     all.add(p);
     try {
-      for (const t of readdirSync(`/proc/${p}/task`)) for (const c of readFileSync(`/proc/${p}/task/${t}/children`, 'utf8').trim().split(/\s+/).filter(Boolean)) walk(Number(c));
+      for (const t of readdirSync(`/proc/${p}/task`))
+        for (const c of readFileSync(`/proc/${p}/task/${t}/children`, 'utf8').trim().split(/\s+/).filter(Boolean))
+          walk(Number(c));
     } catch {}
   };
   roots.forEach(walk);
@@ -111,19 +123,22 @@ async function turnMs(gw: GatewayProcess, id: string, prompt: string): Promise<n
       seen += new TextDecoder().decode(value);
       if (!at && seen.includes('"content"')) at = performance.now() - t0;
     }
-    if (!at || !seen.includes('[DONE]')) throw new Error(`a turn did not complete (${res.status}): ${seen.slice(0, 300)}`);
+    if (!at || !seen.includes('[DONE]'))
+      throw new Error(`a turn did not complete (${res.status}): ${seen.slice(0, 300)}`);
     return at;
   }
 }
 
 async function pool<T>(items: T[], n: number, fn: (t: T, i: number) => Promise<void>): Promise<void> {
   let next = 0;
-  await Promise.all(Array.from({ length: n }, async () => {
-    while (next < items.length) {
-      const i = next++;
-      await fn(items[i]!, i);
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: n }, async () => {
+      while (next < items.length) {
+        const i = next++;
+        await fn(items[i]!, i);
+      }
+    }),
+  );
 }
 
 ensureBuilt();
@@ -155,7 +170,10 @@ try {
     provisionMs.push(ms);
     ids[i] = id;
     firstTurnMs.push(await firstContentMs(gw, id, '/say hello'));
-    if ((i + 1) % 100 === 0) process.stderr.write(`provisioned ${i + 1}/${N} in ${((Date.now() - t0) / 1000).toFixed(0)} s; machine ${machineUsedMiB().toFixed(0)} MiB\n`);
+    if ((i + 1) % 100 === 0)
+      process.stderr.write(
+        `provisioned ${i + 1}/${N} in ${((Date.now() - t0) / 1000).toFixed(0)} s; machine ${machineUsedMiB().toFixed(0)} MiB\n`,
+      );
   });
   let peak = machineUsedMiB();
   for (let p = await powers(gw); (p.awake ?? 0) + (p.sleeping ?? 0) + (p.waking ?? 0) > 0; p = await powers(gw)) {
@@ -173,7 +191,8 @@ try {
   const awakeMs: number[] = [];
   const activeWakeMs: number[] = [];
   const until = Date.now() + DURATION_MS;
-  const turn = '/say Here is the first part of the answer.\n/sleep 1000\n/say And here is the rest of it, a second later.';
+  const turn =
+    '/say Here is the first part of the answer.\n/sleep 1000\n/say And here is the rest of it, a second later.';
   const workers = ids.slice(0, ACTIVE).map(async (id) => {
     activeWakeMs.push(await turnMs(gw, id, turn));
     while (Date.now() < until) {
@@ -193,9 +212,12 @@ try {
   const end = { machine: machineUsedMiB(), interns: internProcesses(dir), powers: await powers(gw) };
   peak = Math.max(peak, end.machine);
 
-  const row = (name: string, xs: number[], target: string) => `| ${name} | ${xs.length} | ${pct(xs, 0.5).toFixed(0)} | ${pct(xs, 0.9).toFixed(0)} | ${pct(xs, 0.99).toFixed(0)} | ${target} |`;
+  const row = (name: string, xs: number[], target: string) =>
+    `| ${name} | ${xs.length} | ${pct(xs, 0.5).toFixed(0)} | ${pct(xs, 0.9).toFixed(0)} | ${pct(xs, 0.99).toFixed(0)} | ${target} |`;
   const commit = execSync('git rev-parse --short HEAD', { encoding: 'utf8' }).trim();
-  console.log(`\n${N} interns (disk ${a.disk === '0' ? 'plain directories' : `${a.disk} MB images`}), idle ${IDLE_MS} ms, ${ACTIVE} active for ${DURATION_MS / 1000} s, ${new Date().toISOString().slice(0, 10)} at ${commit}\n`);
+  console.log(
+    `\n${N} interns (disk ${a.disk === '0' ? 'plain directories' : `${a.disk} MB images`}), idle ${IDLE_MS} ms, ${ACTIVE} active for ${DURATION_MS / 1000} s, ${new Date().toISOString().slice(0, 10)} at ${commit}\n`,
+  );
   console.log('| turn | n | first content p50 (ms) | p90 (ms) | p99 (ms) | target |');
   console.log('|---|---|---|---|---|---|');
   console.log(row('to a sleeping intern (sampler, one at a time)', wakeMs, 'p50 < 300, p99 < 1000'));
@@ -203,13 +225,25 @@ try {
   console.log(row('to an awake intern (active phase)', awakeMs, 'unchanged'));
   console.log(row('first turn after provisioning (awake)', firstTurnMs, ''));
   console.log(`\n| measure | value |\n|---|---|`);
-  console.log(`| provision p50 / p90 (ms) | ${pct(provisionMs, 0.5).toFixed(0)} / ${pct(provisionMs, 0.9).toFixed(0)} |`);
-  console.log(`| memory per sleeping intern: gateway growth + intern processes, PSS (MiB) | ${perSleeping.toFixed(3)} (target < 2) |`);
-  console.log(`| intern processes while all slept | ${asleepAt.interns.count} (${asleepAt.interns.pssMiB.toFixed(1)} MiB) |`);
-  console.log(`| gateway PSS: start / all asleep (MiB) | ${base.gateway.toFixed(0)} / ${asleepAt.gateway.toFixed(0)} |`);
-  console.log(`| machine memory used: start / all asleep / end / peak (MiB) | ${base.machine.toFixed(0)} / ${asleepAt.machine.toFixed(0)} / ${end.machine.toFixed(0)} / ${peak.toFixed(0)} (target < 8192 at the end) |`);
+  console.log(
+    `| provision p50 / p90 (ms) | ${pct(provisionMs, 0.5).toFixed(0)} / ${pct(provisionMs, 0.9).toFixed(0)} |`,
+  );
+  console.log(
+    `| memory per sleeping intern: gateway growth + intern processes, PSS (MiB) | ${perSleeping.toFixed(3)} (target < 2) |`,
+  );
+  console.log(
+    `| intern processes while all slept | ${asleepAt.interns.count} (${asleepAt.interns.pssMiB.toFixed(1)} MiB) |`,
+  );
+  console.log(
+    `| gateway PSS: start / all asleep (MiB) | ${base.gateway.toFixed(0)} / ${asleepAt.gateway.toFixed(0)} |`,
+  );
+  console.log(
+    `| machine memory used: start / all asleep / end / peak (MiB) | ${base.machine.toFixed(0)} / ${asleepAt.machine.toFixed(0)} / ${end.machine.toFixed(0)} / ${peak.toFixed(0)} (target < 8192 at the end) |`,
+  );
   console.log(`| 503 busy (wake queue full), retried after Retry-After | ${refusals} |`);
-  console.log(`| intern processes at the end | ${end.interns.count} (${end.interns.pssMiB.toFixed(0)} MiB PSS); power ${JSON.stringify(end.powers)} |`);
+  console.log(
+    `| intern processes at the end | ${end.interns.count} (${end.interns.pssMiB.toFixed(0)} MiB PSS); power ${JSON.stringify(end.powers)} |`,
+  );
 } finally {
   await gw.kill('SIGTERM');
   killDaemonsUnder(dir);

@@ -11,7 +11,9 @@ const completion = Buffer.from(
     object: 'chat.completion',
     created: 1,
     model: 'gpt-4o-mini',
-    choices: [{ index: 0, message: { role: 'assistant', content: 'Hello! How can I help you today?' }, finish_reason: 'stop' }],
+    choices: [
+      { index: 0, message: { role: 'assistant', content: 'Hello! How can I help you today?' }, finish_reason: 'stop' },
+    ],
     usage: { prompt_tokens: 9, completion_tokens: 9, total_tokens: 18 },
   }),
 );
@@ -30,7 +32,10 @@ function upstream(port: number) {
     req.on('data', (d) => (body += d));
     req.on('end', () => {
       const streamed = body.includes('"stream":true');
-      res.writeHead(200, { 'content-type': streamed ? 'text/event-stream' : 'application/json', 'content-length': streamed ? stream.length : completion.length });
+      res.writeHead(200, {
+        'content-type': streamed ? 'text/event-stream' : 'application/json',
+        'content-length': streamed ? stream.length : completion.length,
+      });
       res.end(streamed ? stream : completion);
     });
   }).listen(port, '127.0.0.1', () => process.send?.('ready'));
@@ -39,10 +44,13 @@ function upstream(port: number) {
 function proxy(port: number, upstreamPort: number) {
   const agent = new Agent({ keepAlive: true, maxSockets: 512 });
   createServer((req, res) => {
-    const up = request({ host: '127.0.0.1', port: upstreamPort, path: req.url, method: req.method, headers: req.headers, agent }, (r) => {
-      res.writeHead(r.statusCode ?? 502, r.headers);
-      r.pipe(res);
-    });
+    const up = request(
+      { host: '127.0.0.1', port: upstreamPort, path: req.url, method: req.method, headers: req.headers, agent },
+      (r) => {
+        res.writeHead(r.statusCode ?? 502, r.headers);
+        r.pipe(res);
+      },
+    );
     up.on('error', () => res.writeHead(502).end());
     req.pipe(up);
   }).listen(port, '127.0.0.1', () => process.send?.('ready'));

@@ -42,7 +42,9 @@ async function freePort(): Promise<number> {
 }
 
 /** The bench's own environment minus anything that configures cohort, so each child gets only what it is given. */
-const baseEnv = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(DATABASE_URL|REDIS_URL|COHORT_|PORT$|HOST$|LOG_LEVEL$)/.test(k)));
+const baseEnv = Object.fromEntries(
+  Object.entries(process.env).filter(([k]) => !/^(DATABASE_URL|REDIS_URL|COHORT_|PORT$|HOST$|LOG_LEVEL$)/.test(k)),
+);
 
 function start(args: string[], env: Record<string, string> = {}, stdout: 'ignore' | 'pipe' = 'ignore'): ChildProcess {
   const child = spawn(process.execPath, args, { env: { ...baseEnv, ...env }, stdio: ['ignore', stdout, 'inherit'] });
@@ -58,7 +60,8 @@ async function until(ok: () => Promise<boolean> | boolean, what: string) {
   }
   throw new Error(`${what} did not start`);
 }
-const answers = (url: string) => async () => (await fetch(url, { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } })).status > 0;
+const answers = (url: string) => async () =>
+  (await fetch(url, { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } })).status > 0;
 
 function rssMb(child: ChildProcess | null): string {
   if (!child?.pid) return '–';
@@ -66,13 +69,19 @@ function rssMb(child: ChildProcess | null): string {
   return m ? (Number(m[1]) / 1024).toFixed(0) : '?';
 }
 
-
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 type Target = { name: string; url: string; headers: Record<string, string>; model: string; child: ChildProcess | null };
 
 async function main() {
-  const [upPort, proxyPort, cohortPort, portkeyPort, cohortPgPort, baselinePort] = await Promise.all([freePort(), freePort(), freePort(), freePort(), freePort(), freePort()]);
+  const [upPort, proxyPort, cohortPort, portkeyPort, cohortPgPort, baselinePort] = await Promise.all([
+    freePort(),
+    freePort(),
+    freePort(),
+    freePort(),
+    freePort(),
+    freePort(),
+  ]);
   const servers = 'bench/inference-servers.ts';
   start(['--import', 'tsx', servers, 'upstream', String(upPort)]);
   const upstream = `http://127.0.0.1:${upPort}/v1`;
@@ -98,7 +107,13 @@ async function main() {
     const apiKey = JSON.parse(readFileSync(join(dataDir, 'bootstrap.json'), 'utf8')).api_key as string;
     return { child, apiKey };
   };
-  const portkey = start(['--import', './bench/portkey-hono.mjs', 'node_modules/@portkey-ai/gateway/build/start-server.js', `--port=${portkeyPort}`, '--headless']);
+  const portkey = start([
+    '--import',
+    './bench/portkey-hono.mjs',
+    'node_modules/@portkey-ai/gateway/build/start-server.js',
+    `--port=${portkeyPort}`,
+    '--headless',
+  ]);
   await until(answers(`http://127.0.0.1:${proxyPort}/v1/chat/completions`), 'raw proxy');
   await until(answers(`http://127.0.0.1:${portkeyPort}/v1/chat/completions`), 'portkey');
   const cohort = await startCohort(cohortPort, {});
@@ -108,11 +123,49 @@ async function main() {
   const auth = { authorization: 'Bearer sk-bench-upstream' };
   const targets: Target[] = [
     { name: 'direct', url: `${upstream}/chat/completions`, headers: auth, model: 'gpt-4o-mini', child: null },
-    { name: 'raw proxy', url: `http://127.0.0.1:${proxyPort}/v1/chat/completions`, headers: auth, model: 'gpt-4o-mini', child: proxy },
-    { name: 'cohort', url: `http://127.0.0.1:${cohortPort}/api/v1/chat/completions`, headers: { authorization: `Bearer ${cohort.apiKey}` }, model: 'openai/gpt-4o-mini', child: cohort.child },
-    ...(baseline ? [{ name: 'cohort (baseline)', url: `http://127.0.0.1:${baselinePort}/api/v1/chat/completions`, headers: { authorization: `Bearer ${baseline.apiKey}` }, model: 'openai/gpt-4o-mini', child: baseline.child }] : []),
-    ...(cohortPg ? [{ name: 'cohort (PostgreSQL)', url: `http://127.0.0.1:${cohortPgPort}/api/v1/chat/completions`, headers: { authorization: `Bearer ${cohortPg.apiKey}` }, model: 'openai/gpt-4o-mini', child: cohortPg.child }] : []),
-    { name: 'portkey', url: `http://127.0.0.1:${portkeyPort}/v1/chat/completions`, headers: { ...auth, 'x-portkey-provider': 'openai', 'x-portkey-custom-host': upstream }, model: 'gpt-4o-mini', child: portkey },
+    {
+      name: 'raw proxy',
+      url: `http://127.0.0.1:${proxyPort}/v1/chat/completions`,
+      headers: auth,
+      model: 'gpt-4o-mini',
+      child: proxy,
+    },
+    {
+      name: 'cohort',
+      url: `http://127.0.0.1:${cohortPort}/api/v1/chat/completions`,
+      headers: { authorization: `Bearer ${cohort.apiKey}` },
+      model: 'openai/gpt-4o-mini',
+      child: cohort.child,
+    },
+    ...(baseline
+      ? [
+          {
+            name: 'cohort (baseline)',
+            url: `http://127.0.0.1:${baselinePort}/api/v1/chat/completions`,
+            headers: { authorization: `Bearer ${baseline.apiKey}` },
+            model: 'openai/gpt-4o-mini',
+            child: baseline.child,
+          },
+        ]
+      : []),
+    ...(cohortPg
+      ? [
+          {
+            name: 'cohort (PostgreSQL)',
+            url: `http://127.0.0.1:${cohortPgPort}/api/v1/chat/completions`,
+            headers: { authorization: `Bearer ${cohortPg.apiKey}` },
+            model: 'openai/gpt-4o-mini',
+            child: cohortPg.child,
+          },
+        ]
+      : []),
+    {
+      name: 'portkey',
+      url: `http://127.0.0.1:${portkeyPort}/v1/chat/completions`,
+      headers: { ...auth, 'x-portkey-provider': 'openai', 'x-portkey-custom-host': upstream },
+      model: 'gpt-4o-mini',
+      child: portkey,
+    },
   ];
 
   const rows: { stream: boolean; conns: number; target: Target; r: LoadResult; rss: string }[] = [];
@@ -121,35 +174,57 @@ async function main() {
   for (const stream of [false, true]) {
     for (const conns of CONNECTIONS) {
       const run = (target: Target, durationMs: number) =>
-        load({ url: target.url, headers: target.headers, body: JSON.stringify({ model: target.model, stream, messages: [{ role: 'user', content: 'Say hello' }] }), connections: conns, durationMs });
-      for (const target of targets) await run(target, target.name.startsWith('cohort') && conns === CONNECTIONS[0] ? 3000 : 500);
+        load({
+          url: target.url,
+          headers: target.headers,
+          body: JSON.stringify({ model: target.model, stream, messages: [{ role: 'user', content: 'Say hello' }] }),
+          connections: conns,
+          durationMs,
+        });
+      for (const target of targets)
+        await run(target, target.name.startsWith('cohort') && conns === CONNECTIONS[0] ? 3000 : 500);
       // Targets take turns within each repetition, so a burst of load from elsewhere on the machine hits all of them alike.
       const runs = new Map<Target, LoadResult[]>(targets.map((t) => [t, []]));
-      for (let i = 0; i < REPEAT; i++) for (const target of targets) runs.get(target)!.push(await run(target, DURATION));
+      for (let i = 0; i < REPEAT; i++)
+        for (const target of targets) runs.get(target)!.push(await run(target, DURATION));
       for (const target of targets) {
         const rs = runs.get(target)!;
-        const r = { rps: median(rs.map((x) => x.rps)), p50: median(rs.map((x) => x.p50)), p99: median(rs.map((x) => x.p99)), errors: rs.reduce((n, x) => n + x.errors, 0) };
+        const r = {
+          rps: median(rs.map((x) => x.rps)),
+          p50: median(rs.map((x) => x.p50)),
+          p99: median(rs.map((x) => x.p99)),
+          errors: rs.reduce((n, x) => n + x.errors, 0),
+        };
         rows.push({ stream, conns, target, r, rss: rssMb(target.child) });
         process.stderr.write(`${stream ? 'stream' : 'json'} c=${conns} ${target.name}: ${r.rps.toFixed(0)} req/s\n`);
       }
     }
   }
 
-  console.log(`\nMedians of ${REPEAT} runs of ${DURATION} ms each; loopback upstream answering at once; ${CONNECTIONS.join('/')} connections.\n`);
+  console.log(
+    `\nMedians of ${REPEAT} runs of ${DURATION} ms each; loopback upstream answering at once; ${CONNECTIONS.join('/')} connections.\n`,
+  );
   console.log('| mode | conns | target | req/s | p50 ms | p99 ms | gateway RSS MB | errors |');
   console.log('|---|---:|---|---:|---:|---:|---:|---:|');
   for (const { stream, conns, target, r, rss } of rows) {
-    console.log(`| ${stream ? 'stream' : 'json'} | ${conns} | ${target.name} | ${r.rps.toFixed(0)} | ${r.p50.toFixed(3)} | ${r.p99.toFixed(3)} | ${rss} | ${r.errors} |`);
+    console.log(
+      `| ${stream ? 'stream' : 'json'} | ${conns} | ${target.name} | ${r.rps.toFixed(0)} | ${r.p50.toFixed(3)} | ${r.p99.toFixed(3)} | ${rss} | ${r.errors} |`,
+    );
   }
-  console.log('\n| mode | conns | gateway | ÷ raw proxy req/s | ÷ portkey req/s | p99 vs portkey ms | p50 added over direct ms |');
+  console.log(
+    '\n| mode | conns | gateway | ÷ raw proxy req/s | ÷ portkey req/s | p99 vs portkey ms | p50 added over direct ms |',
+  );
   console.log('|---|---:|---|---:|---:|---:|---:|');
   for (const stream of [false, true]) {
     for (const conns of CONNECTIONS) {
-      const get = (name: string) => rows.find((x) => x.stream === stream && x.conns === conns && x.target.name === name)!.r;
+      const get = (name: string) =>
+        rows.find((x) => x.stream === stream && x.conns === conns && x.target.name === name)!.r;
       const [d, p, k] = ['direct', 'raw proxy', 'portkey'].map(get) as [LoadResult, LoadResult, LoadResult];
       for (const name of targets.map((t) => t.name).filter((n) => n.startsWith('cohort'))) {
         const c = get(name);
-        console.log(`| ${stream ? 'stream' : 'json'} | ${conns} | ${name} | ${(c.rps / p.rps).toFixed(2)} | ${(c.rps / k.rps).toFixed(2)} | ${c.p99.toFixed(2)} vs ${k.p99.toFixed(2)} | ${(c.p50 - d.p50).toFixed(3)} |`);
+        console.log(
+          `| ${stream ? 'stream' : 'json'} | ${conns} | ${name} | ${(c.rps / p.rps).toFixed(2)} | ${(c.rps / k.rps).toFixed(2)} | ${c.p99.toFixed(2)} vs ${k.p99.toFixed(2)} | ${(c.p50 - d.p50).toFixed(3)} |`,
+        );
       }
     }
   }
@@ -159,13 +234,33 @@ async function main() {
 async function slowlorisSection(target: Target, port: number) {
   const rows: string[] = [];
   for (const stream of [false, true]) {
-    const run = () => load({ url: target.url, headers: target.headers, body: JSON.stringify({ model: target.model, stream, messages: [{ role: 'user', content: 'Say hello' }] }), connections: SLOWLORIS_CONNECTIONS, durationMs: DURATION });
+    const run = () =>
+      load({
+        url: target.url,
+        headers: target.headers,
+        body: JSON.stringify({ model: target.model, stream, messages: [{ role: 'user', content: 'Say hello' }] }),
+        connections: SLOWLORIS_CONNECTIONS,
+        durationMs: DURATION,
+      });
     await run();
     const calm: LoadResult[] = [];
     const attacked: LoadResult[] = [];
     for (let i = 0; i < REPEAT; i++) {
       calm.push(await run());
-      const attacker = start(['--import', 'tsx', 'bench/slowloris.ts', String(port), String(SLOW_SOCKETS), '127.0.0.2', '10000', String(DURATION * 3 + 60_000)], {}, 'pipe');
+      const attacker = start(
+        [
+          '--import',
+          'tsx',
+          'bench/slowloris.ts',
+          String(port),
+          String(SLOW_SOCKETS),
+          '127.0.0.2',
+          '10000',
+          String(DURATION * 3 + 60_000),
+        ],
+        {},
+        'pipe',
+      );
       await new Promise<void>((resolve, reject) => {
         attacker.stdout!.on('data', (d: Buffer) => d.toString().includes('ready') && resolve());
         attacker.once('exit', () => reject(new Error('the slowloris exited before it was ready')));
@@ -176,13 +271,23 @@ async function slowlorisSection(target: Target, port: number) {
       attacker.kill('SIGTERM');
       await new Promise((r) => (attacker.exitCode === null ? attacker.once('exit', r) : r(null)));
     }
-    const m = (rs: LoadResult[]) => ({ rps: median(rs.map((x) => x.rps)), p99: median(rs.map((x) => x.p99)), errors: rs.reduce((n, x) => n + x.errors, 0) });
+    const m = (rs: LoadResult[]) => ({
+      rps: median(rs.map((x) => x.rps)),
+      p99: median(rs.map((x) => x.p99)),
+      errors: rs.reduce((n, x) => n + x.errors, 0),
+    });
     const [c, a] = [m(calm), m(attacked)];
-    rows.push(`| ${stream ? 'stream' : 'json'} | ${SLOWLORIS_CONNECTIONS} | ${c.rps.toFixed(0)} | ${c.p99.toFixed(2)} | ${a.rps.toFixed(0)} | ${a.p99.toFixed(2)} | ${(a.rps / c.rps).toFixed(2)} | ${c.errors} / ${a.errors} |`);
+    rows.push(
+      `| ${stream ? 'stream' : 'json'} | ${SLOWLORIS_CONNECTIONS} | ${c.rps.toFixed(0)} | ${c.p99.toFixed(2)} | ${a.rps.toFixed(0)} | ${a.p99.toFixed(2)} | ${(a.rps / c.rps).toFixed(2)} | ${c.errors} / ${a.errors} |`,
+    );
     process.stderr.write(`slowloris ${stream ? 'stream' : 'json'}: ${c.rps.toFixed(0)} → ${a.rps.toFixed(0)} req/s\n`);
   }
-  console.log(`\nLegitimate clients (${SLOWLORIS_CONNECTIONS} connections from 127.0.0.1, one key) beside a slowloris of ${SLOW_SOCKETS} sockets from 127.0.0.2 (a header every 10 s, reopened when closed); medians of ${REPEAT} pairs of ${DURATION} ms runs. Target: with ≥ 0.80 × without.\n`);
-  console.log('| mode | conns | req/s without | p99 ms without | req/s with slowloris | p99 ms with | with ÷ without | errors without / with |');
+  console.log(
+    `\nLegitimate clients (${SLOWLORIS_CONNECTIONS} connections from 127.0.0.1, one key) beside a slowloris of ${SLOW_SOCKETS} sockets from 127.0.0.2 (a header every 10 s, reopened when closed); medians of ${REPEAT} pairs of ${DURATION} ms runs. Target: with ≥ 0.80 × without.\n`,
+  );
+  console.log(
+    '| mode | conns | req/s without | p99 ms without | req/s with slowloris | p99 ms with | with ÷ without | errors without / with |',
+  );
   console.log('|---|---:|---:|---:|---:|---:|---:|---:|');
   for (const r of rows) console.log(r);
 }

@@ -8,12 +8,19 @@ export const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor
 export const p90 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length * 0.9)]!;
 
 export async function call(gw: GatewayProcess, method: string, path: string, body?: unknown) {
-  const res = await fetch(gw.url + path, { method, headers: { authorization: `Bearer ${gw.keys().management_key}`, 'content-type': 'application/json' }, body: body ? JSON.stringify(body) : undefined });
+  const res = await fetch(gw.url + path, {
+    method,
+    headers: { authorization: `Bearer ${gw.keys().management_key}`, 'content-type': 'application/json' },
+    body: body ? JSON.stringify(body) : undefined,
+  });
   return (await res.json()) as any;
 }
 
 /** Creates and provisions an intern; resolves with its id and the milliseconds until it ran. */
-export async function provisionTimed(gw: GatewayProcess, body: Record<string, unknown>): Promise<{ id: string; ms: number }> {
+export async function provisionTimed(
+  gw: GatewayProcess,
+  body: Record<string, unknown>,
+): Promise<{ id: string; ms: number }> {
   const t0 = performance.now();
   const { id } = await call(gw, 'POST', '/interns', { ...body, provision: true });
   for (;;) {
@@ -25,7 +32,12 @@ export async function provisionTimed(gw: GatewayProcess, body: Record<string, un
 }
 
 /** Sends a turn; resolves with the milliseconds to its first content chunk, once it completed. */
-export async function firstContentMs(gw: GatewayProcess, id: string, prompt: string, during?: () => void): Promise<number> {
+export async function firstContentMs(
+  gw: GatewayProcess,
+  id: string,
+  prompt: string,
+  during?: () => void,
+): Promise<number> {
   const t0 = performance.now();
   const res = await fetch(`${gw.url}/interns/${id}/chat/completions`, {
     method: 'POST',
@@ -50,7 +62,9 @@ export async function firstContentMs(gw: GatewayProcess, id: string, prompt: str
 
 function children(pid: number): number[] {
   try {
-    return readdirSync(`/proc/${pid}/task`).flatMap((t) => readFileSync(`/proc/${pid}/task/${t}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number));
+    return readdirSync(`/proc/${pid}/task`).flatMap((t) =>
+      readFileSync(`/proc/${pid}/task/${t}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number),
+    );
   } catch {
     return [];
   }
@@ -58,13 +72,16 @@ function children(pid: number): number[] {
 
 /** RSS of every process of one intern (launcher, bwrap, daemon, agent, …), summed, in MiB. */
 export function internRss(dataDir: string, id: string): number {
-  const roots = readdirSync('/proc').filter((p) => /^\d+$/.test(p)).map(Number).filter((p) => {
-    try {
-      return readFileSync(`/proc/${p}/cmdline`, 'utf8').includes(join(dataDir, 'interns', id));
-    } catch {
-      return false;
-    }
-  });
+  const roots = readdirSync('/proc')
+    .filter((p) => /^\d+$/.test(p))
+    .map(Number)
+    .filter((p) => {
+      try {
+        return readFileSync(`/proc/${p}/cmdline`, 'utf8').includes(join(dataDir, 'interns', id));
+      } catch {
+        return false;
+      }
+    });
   const all = new Set<number>();
   const walk = (p: number) => {
     if (all.has(p)) return;

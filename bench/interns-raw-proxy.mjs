@@ -13,7 +13,13 @@ createServer(async (req, res) => {
   try {
     let body = '';
     for await (const c of req) body += c;
-    const up = await request(`${daemon}/v1/turns`, { method: 'POST', dispatcher, signal: ac.signal, headers: { 'content-type': 'application/json' }, body: body || '{"prompt":"idle"}' });
+    const up = await request(`${daemon}/v1/turns`, {
+      method: 'POST',
+      dispatcher,
+      signal: ac.signal,
+      headers: { 'content-type': 'application/json' },
+      body: body || '{"prompt":"idle"}',
+    });
     res.writeHead(200, { 'content-type': 'text/event-stream' });
     for await (const b of up.body) res.write(b);
     res.end();

@@ -22,7 +22,13 @@ import { createLogger } from '../src/shared/log.ts';
 import { startGateway, type Gateway } from '../src/gateway/server.ts';
 import { getInternById, secretBinding, setInternState } from '../src/gateway/interns/interns.ts';
 import { daemonPaths } from '../src/shared/daemon-protocol.ts';
-import { ensureBuilt, freePort, killDaemonsUnder, startGatewayProcess, withFdLimit } from '../test/helpers/gateway-process.ts';
+import {
+  ensureBuilt,
+  freePort,
+  killDaemonsUnder,
+  startGatewayProcess,
+  withFdLimit,
+} from '../test/helpers/gateway-process.ts';
 
 const CONCURRENCY = 100;
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 20);
@@ -31,7 +37,8 @@ const REPEAT = 100;
 const PACE_MS = 10;
 const LIVE_MS = Number(process.env.BENCH_LIVE_MS ?? 10_000);
 /** Open files a process may hold; a gateway holding N streams needs 2N (client and daemon sockets). */
-const openFileLimit = (pid: number | 'self') => Number(/^Max open files\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/limits`, 'utf8'))?.[1] ?? 1024);
+const openFileLimit = (pid: number | 'self') =>
+  Number(/^Max open files\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/limits`, 'utf8'))?.[1] ?? 1024);
 const IDLE = Number(process.env.BENCH_IDLE ?? 10_000);
 /** Enough open files for IDLE streams: a client and a daemon socket each, and some to spare. */
 const FD_LIMIT = 2 * IDLE + 1000;
@@ -60,7 +67,12 @@ type Sample = { ttfb: number; ttfc: number; done: number };
 /** One streamed turn: time to the response's first byte (its status line), to the first content event, and to the end of the stream. */
 async function stream(url: string, headers: Record<string, string>, body: unknown, marker: string): Promise<Sample> {
   const t0 = performance.now();
-  const res = await request(url, { method: 'POST', dispatcher, headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+  const res = await request(url, {
+    method: 'POST',
+    dispatcher,
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify(body),
+  });
   const ttfb = performance.now() - t0;
   if (res.statusCode !== 200) throw new Error(`status ${res.statusCode}: ${await res.body.text()}`);
   let first = 0;
@@ -85,30 +97,61 @@ async function live(fn: () => Promise<Sample>, o: { concurrency: number; duratio
     }),
   );
   const of = (k: keyof Sample) => samples.map((x) => x[k]);
-  return { turns: samples.length, ttfb50: pct(of('ttfb'), 50), ttfb99: pct(of('ttfb'), 99), p50: pct(of('ttfc'), 50), p99: pct(of('ttfc'), 99), done50: pct(of('done'), 50) };
+  return {
+    turns: samples.length,
+    ttfb50: pct(of('ttfb'), 50),
+    ttfb99: pct(of('ttfb'), 99),
+    p50: pct(of('ttfc'), 50),
+    p99: pct(of('ttfc'), 99),
+    done50: pct(of('done'), 50),
+  };
 }
 
 async function load(fn: () => Promise<Sample>, concurrency: number, rounds: number) {
   const samples: Sample[] = [];
   await Promise.all(Array.from({ length: concurrency }, () => fn())); // warm-up
   const t0 = performance.now();
-  for (let r = 0; r < rounds; r++) samples.push(...(await Promise.all(Array.from({ length: concurrency }, () => fn()))));
+  for (let r = 0; r < rounds; r++)
+    samples.push(...(await Promise.all(Array.from({ length: concurrency }, () => fn()))));
   const wall = (performance.now() - t0) / 1000;
   const ttfc = samples.map((s) => s.ttfc);
-  return { p50: pct(ttfc, 50), p99: pct(ttfc, 99), done50: pct(samples.map((s) => s.done), 50), aggregate: (samples.length * REPEAT) / wall };
+  return {
+    p50: pct(ttfc, 50),
+    p99: pct(ttfc, 99),
+    done50: pct(
+      samples.map((s) => s.done),
+      50,
+    ),
+    aggregate: (samples.length * REPEAT) / wall,
+  };
 }
 
 function spawnStub(): Promise<{ url: string; child: ChildProcess }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('./stub-daemon.ts', import.meta.url))], { stdio: ['ignore', 'pipe', 'inherit'] });
-  return new Promise((resolve) => child.stdout!.once('data', (d: Buffer) => resolve({ url: JSON.parse(d.toString()).listening, child })));
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', fileURLToPath(new URL('./stub-daemon.ts', import.meta.url))],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  return new Promise((resolve) =>
+    child.stdout!.once('data', (d: Buffer) => resolve({ url: JSON.parse(d.toString()).listening, child })),
+  );
 }
 
 // PostgreSQL (in a fresh schema) when DATABASE_URL is set, as a deployment would run; else PGlite.
 const pgSchema = process.env.DATABASE_URL ? `bench_${process.pid}` : undefined;
-const storeEnv: Record<string, string> = pgSchema ? { DATABASE_URL: process.env.DATABASE_URL!, COHORT_PG_SCHEMA: pgSchema } : {};
+const storeEnv: Record<string, string> = pgSchema
+  ? { DATABASE_URL: process.env.DATABASE_URL!, COHORT_PG_SCHEMA: pgSchema }
+  : {};
 
 async function gatewayIn(dataDir: string): Promise<Gateway> {
-  const config = loadConfig({ LOG_LEVEL: 'silent', PORT: '0', COHORT_DATA_DIR: dataDir, COHORT_TURNS_PER_MINUTE: '1000000000', ...UNLIMITED, ...storeEnv });
+  const config = loadConfig({
+    LOG_LEVEL: 'silent',
+    PORT: '0',
+    COHORT_DATA_DIR: dataDir,
+    COHORT_TURNS_PER_MINUTE: '1000000000',
+    ...UNLIMITED,
+    ...storeEnv,
+  });
   return startGateway({ config, log: createLogger({ level: 'silent' }) });
 }
 
@@ -121,7 +164,14 @@ const SETTLE_MS = Number(process.env.BENCH_SETTLE_MS ?? 45_000);
 const OPEN_MS = Number(process.env.BENCH_OPEN_MS ?? 0);
 
 /** Opens `count` streams that go idle after their first bytes; the process's RSS before, 2 s after the last opened, and after SETTLE_MS idle. */
-async function holdIdle(o: { pid: number; url: string; headers: Record<string, string>; body: unknown; count: number; settleMs?: number }) {
+async function holdIdle(o: {
+  pid: number;
+  url: string;
+  headers: Record<string, string>;
+  body: unknown;
+  count: number;
+  settleMs?: number;
+}) {
   const before = rssOf(o.pid);
   const open: { destroy(): void }[] = [];
   const started = performance.now();
@@ -129,7 +179,12 @@ async function holdIdle(o: { pid: number; url: string; headers: Record<string, s
     if (OPEN_MS > 0) await sleep(Math.max(0, started + (OPEN_MS * i) / o.count - performance.now()));
     await Promise.all(
       Array.from({ length: Math.min(500, o.count - i) }, async () => {
-        const res = await request(o.url, { method: 'POST', dispatcher, headers: { ...o.headers, 'content-type': 'application/json' }, body: JSON.stringify(o.body) });
+        const res = await request(o.url, {
+          method: 'POST',
+          dispatcher,
+          headers: { ...o.headers, 'content-type': 'application/json' },
+          body: JSON.stringify(o.body),
+        });
         if (res.statusCode !== 200) throw new Error(`idle stream: ${res.statusCode} ${await res.body.text()}`);
         await new Promise<void>((resolve) => res.body.once('data', () => resolve()));
         open.push(res.body);
@@ -160,7 +215,14 @@ try {
   const gw = await gatewayIn(dataDir);
   const keys = gw.bootstrap!;
   const auth = { authorization: `Bearer ${keys.api_key}` };
-  const create = async (body: unknown) => (await (await fetch(`${gw.url}/interns`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify(body) })).json()) as { id: string };
+  const create = async (body: unknown) =>
+    (await (
+      await fetch(`${gw.url}/interns`, {
+        method: 'POST',
+        headers: { ...auth, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      })
+    ).json()) as { id: string };
   const id = (await create({ name: 'bench' })).id;
   await setInternState(gw.ctx.store.db, { id, patch: { status: 'running', hostname: stub.url } });
   // Provisioning a real daemon takes seconds: only for the section that uses it.
@@ -171,8 +233,28 @@ try {
     if (row.status === 'running') {
       const secret = gw.ctx.sealer.open(row.sealedSecret!, secretBinding.daemon(realId));
       const realPrompt = '/repeat 200 x';
-      const d = await load(() => stream(row.hostname! + daemonPaths.turns, { authorization: `Bearer ${secret}` }, { prompt: realPrompt }, '"type":"text"'), 1, 30);
-      const g = await load(() => stream(`${gw.url}/interns/${realId}/chat/completions`, auth, { stream: true, messages: [{ role: 'user', content: realPrompt }] }, '"content"'), 1, 30);
+      const d = await load(
+        () =>
+          stream(
+            row.hostname! + daemonPaths.turns,
+            { authorization: `Bearer ${secret}` },
+            { prompt: realPrompt },
+            '"type":"text"',
+          ),
+        1,
+        30,
+      );
+      const g = await load(
+        () =>
+          stream(
+            `${gw.url}/interns/${realId}/chat/completions`,
+            auth,
+            { stream: true, messages: [{ role: 'user', content: realPrompt }] },
+            '"content"',
+          ),
+        1,
+        30,
+      );
       table('`/repeat 200 x`, one turn at a time, real daemon + built-in agent + scripted model (30 turns each)', [
         ['path', 'first content p50 (ms)', 'first content p99 (ms)', 'whole turn p50 (ms)'],
         ['straight from the daemon', ms(d.p50), ms(d.p99), ms(d.done50)],
@@ -188,7 +270,17 @@ try {
   // figures, then a fresh one (and a fresh raw relay) for memory, so neither figure carries the
   // other's leftovers (closed sockets linger in TIME_WAIT and a warm heap is larger).
   const gatewayProcess = async () => {
-    const proc = await startGatewayProcess({ dataDir, port: await freePort(), built: true, fdLimit: FD_LIMIT, env: { LOG_LEVEL: 'warn', COHORT_TURNS_PER_MINUTE: '1000000000', ...UNLIMITED, ...storeEnv }, nodeArgs: [...NODE_ARGS, ...(process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : [])] });
+    const proc = await startGatewayProcess({
+      dataDir,
+      port: await freePort(),
+      built: true,
+      fdLimit: FD_LIMIT,
+      env: { LOG_LEVEL: 'warn', COHORT_TURNS_PER_MINUTE: '1000000000', ...UNLIMITED, ...storeEnv },
+      nodeArgs: [
+        ...NODE_ARGS,
+        ...(process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : []),
+      ],
+    });
     spawned.push(proc.child);
     return proc;
   };
@@ -198,35 +290,94 @@ try {
     const [cmd, ...args] = withFdLimit(argv, FD_LIMIT);
     const child = spawn(cmd!, args, { stdio: ['ignore', 'pipe', 'inherit'] });
     spawned.push(child);
-    const port: number = await new Promise((r) => child.stdout!.once('data', (d: Buffer) => r(JSON.parse(d.toString()).port)));
+    const port: number = await new Promise((r) =>
+      child.stdout!.once('data', (d: Buffer) => r(JSON.parse(d.toString()).port)),
+    );
     return { child, url: `http://127.0.0.1:${port}/` };
   };
   console.log(`\nstore: ${pgSchema ? 'PostgreSQL' : 'PGlite (embedded)'}`);
   const prompt = `/repeat ${REPEAT} x`;
-  const turnVia = (url: string) => () => stream(`${url}/interns/${id}/chat/completions`, auth, { stream: true, messages: [{ role: 'user', content: prompt }] }, '"content"');
+  const turnVia = (url: string) => () =>
+    stream(
+      `${url}/interns/${id}/chat/completions`,
+      auth,
+      { stream: true, messages: [{ role: 'user', content: prompt }] },
+      '"content"',
+    );
 
   if (SECTIONS.has('relay') || SECTIONS.has('paced')) {
     // (1) relay overhead, one stream at a time and at 100 concurrent streams
     const proc = await gatewayProcess();
     const raw = await rawRelay();
     const viaGateway = turnVia(proc.url);
-    const direct1 = () => stream(stub.url + daemonPaths.turns, { authorization: 'Bearer stub' }, { prompt }, '"type":"text"');
+    const direct1 = () =>
+      stream(stub.url + daemonPaths.turns, { authorization: 'Bearer stub' }, { prompt }, '"type":"text"');
     const viaRaw = () => stream(raw.url, {}, { prompt }, '"type":"text"');
     if (SECTIONS.has('relay')) {
-      const rows: string[][] = [['concurrent streams', 'path', 'first content p50 (ms)', 'first content p99 (ms)', 'whole turn p50 (ms)', 'chunks/s aggregate']];
-      for (const [concurrency, rounds] of [[1, ROUNDS * 10], [CONCURRENCY, ROUNDS]] as const) {
+      const rows: string[][] = [
+        [
+          'concurrent streams',
+          'path',
+          'first content p50 (ms)',
+          'first content p99 (ms)',
+          'whole turn p50 (ms)',
+          'chunks/s aggregate',
+        ],
+      ];
+      for (const [concurrency, rounds] of [
+        [1, ROUNDS * 10],
+        [CONCURRENCY, ROUNDS],
+      ] as const) {
         const direct = await load(direct1, concurrency, rounds);
         const copied = await load(viaRaw, concurrency, rounds);
         const viaGw = await load(viaGateway, concurrency, rounds);
         rows.push(
-          [String(concurrency), 'straight from the daemon', ms(direct.p50), ms(direct.p99), ms(direct.done50), direct.aggregate.toFixed(0)],
-          [String(concurrency), 'through a raw Node relay (bytes copied)', ms(copied.p50), ms(copied.p99), ms(copied.done50), copied.aggregate.toFixed(0)],
-          [String(concurrency), 'added by the raw relay', ms(copied.p50 - direct.p50), ms(copied.p99 - direct.p99), ms(copied.done50 - direct.done50), ''],
-          [String(concurrency), 'through the gateway', ms(viaGw.p50), ms(viaGw.p99), ms(viaGw.done50), viaGw.aggregate.toFixed(0)],
-          [String(concurrency), 'added by the gateway', ms(viaGw.p50 - direct.p50), ms(viaGw.p99 - direct.p99), ms(viaGw.done50 - direct.done50), ''],
+          [
+            String(concurrency),
+            'straight from the daemon',
+            ms(direct.p50),
+            ms(direct.p99),
+            ms(direct.done50),
+            direct.aggregate.toFixed(0),
+          ],
+          [
+            String(concurrency),
+            'through a raw Node relay (bytes copied)',
+            ms(copied.p50),
+            ms(copied.p99),
+            ms(copied.done50),
+            copied.aggregate.toFixed(0),
+          ],
+          [
+            String(concurrency),
+            'added by the raw relay',
+            ms(copied.p50 - direct.p50),
+            ms(copied.p99 - direct.p99),
+            ms(copied.done50 - direct.done50),
+            '',
+          ],
+          [
+            String(concurrency),
+            'through the gateway',
+            ms(viaGw.p50),
+            ms(viaGw.p99),
+            ms(viaGw.done50),
+            viaGw.aggregate.toFixed(0),
+          ],
+          [
+            String(concurrency),
+            'added by the gateway',
+            ms(viaGw.p50 - direct.p50),
+            ms(viaGw.p99 - direct.p99),
+            ms(viaGw.done50 - direct.done50),
+            '',
+          ],
         );
       }
-      table(`\`/repeat ${REPEAT} x\` turns, stub daemon answering at once (${ROUNDS * 10} turns alone, ${ROUNDS * CONCURRENCY} at ${CONCURRENCY} concurrent)`, rows);
+      table(
+        `\`/repeat ${REPEAT} x\` turns, stub daemon answering at once (${ROUNDS * 10} turns alone, ${ROUNDS * CONCURRENCY} at ${CONCURRENCY} concurrent)`,
+        rows,
+      );
     }
 
     if (SECTIONS.has('paced')) {
@@ -234,20 +385,65 @@ try {
       // the latency the relay adds to a stream while it carries 100 live ones, below saturation.
       const pacedPrompt = `/pace ${PACE_MS}\n${prompt}`;
       const liveOpts = { concurrency: CONCURRENCY, durationMs: LIVE_MS, spreadMs: PACE_MS * REPEAT };
-      const pacedDirect = await live(() => stream(stub.url + daemonPaths.turns, { authorization: 'Bearer stub' }, { prompt: pacedPrompt }, '"type":"text"'), liveOpts);
+      const pacedDirect = await live(
+        () =>
+          stream(
+            stub.url + daemonPaths.turns,
+            { authorization: 'Bearer stub' },
+            { prompt: pacedPrompt },
+            '"type":"text"',
+          ),
+        liveOpts,
+      );
       const pacedRaw = await live(() => stream(raw.url, {}, { prompt: pacedPrompt }, '"type":"text"'), liveOpts);
-      const pacedGw = await live(() => stream(`${proc.url}/interns/${id}/chat/completions`, auth, { stream: true, messages: [{ role: 'user', content: pacedPrompt }] }, '"content"'), liveOpts);
+      const pacedGw = await live(
+        () =>
+          stream(
+            `${proc.url}/interns/${id}/chat/completions`,
+            auth,
+            { stream: true, messages: [{ role: 'user', content: pacedPrompt }] },
+            '"content"',
+          ),
+        liveOpts,
+      );
       type Live = typeof pacedDirect;
-      const liveRow = (name: string, r: Live) => [name, String(r.turns), ms(r.ttfb50), ms(r.ttfb99), ms(r.p50), ms(r.p99), ms(r.done50)];
-      const addedRow = (name: string, r: Live, d: Live) => [name, '', ms(r.ttfb50 - d.ttfb50), ms(r.ttfb99 - d.ttfb99), ms(r.p50 - d.p50), ms(r.p99 - d.p99), ms(r.done50 - d.done50)];
-      table(`\`/repeat ${REPEAT} x\` turns streamed ${PACE_MS} ms apart, ${CONCURRENCY} streams open throughout (${LIVE_MS / 1000} s per path; each client starts its next turn when one ends)`, [
-        ['path', 'turns', 'first byte p50 (ms)', 'first byte p99 (ms)', 'first content p50 (ms)', 'first content p99 (ms)', 'whole turn p50 (ms)'],
-        liveRow('straight from the daemon', pacedDirect),
-        liveRow('through a raw Node relay (bytes copied)', pacedRaw),
-        addedRow('added by the raw relay', pacedRaw, pacedDirect),
-        liveRow('through the gateway', pacedGw),
-        addedRow('added by the gateway', pacedGw, pacedDirect),
-      ]);
+      const liveRow = (name: string, r: Live) => [
+        name,
+        String(r.turns),
+        ms(r.ttfb50),
+        ms(r.ttfb99),
+        ms(r.p50),
+        ms(r.p99),
+        ms(r.done50),
+      ];
+      const addedRow = (name: string, r: Live, d: Live) => [
+        name,
+        '',
+        ms(r.ttfb50 - d.ttfb50),
+        ms(r.ttfb99 - d.ttfb99),
+        ms(r.p50 - d.p50),
+        ms(r.p99 - d.p99),
+        ms(r.done50 - d.done50),
+      ];
+      table(
+        `\`/repeat ${REPEAT} x\` turns streamed ${PACE_MS} ms apart, ${CONCURRENCY} streams open throughout (${LIVE_MS / 1000} s per path; each client starts its next turn when one ends)`,
+        [
+          [
+            'path',
+            'turns',
+            'first byte p50 (ms)',
+            'first byte p99 (ms)',
+            'first content p50 (ms)',
+            'first content p99 (ms)',
+            'whole turn p50 (ms)',
+          ],
+          liveRow('straight from the daemon', pacedDirect),
+          liveRow('through a raw Node relay (bytes copied)', pacedRaw),
+          addedRow('added by the raw relay', pacedRaw, pacedDirect),
+          liveRow('through the gateway', pacedGw),
+          addedRow('added by the gateway', pacedGw, pacedDirect),
+        ],
+      );
     }
     raw.child.kill('SIGKILL');
     await proc.kill(process.env.BENCH_PROFILE_DIR ? 'SIGTERM' : 'SIGKILL');
@@ -267,31 +463,82 @@ try {
       fdLimit = Math.min(openFileLimit(memProc.child.pid!), 2 * openFileLimit('self'));
       idle = Math.min(IDLE, Math.floor((fdLimit - 400) / 2));
       await load(turnVia(memProc.url), 20, 2); // warm the code paths first, so their one-off cost is not counted per stream
-      gwRuns.push(await holdIdle({ pid: memProc.child.pid!, url: `${memProc.url}/interns/${id}/chat/completions`, headers: auth, body: { stream: true, messages: [{ role: 'user', content: 'idle' }] }, count: idle }));
+      gwRuns.push(
+        await holdIdle({
+          pid: memProc.child.pid!,
+          url: `${memProc.url}/interns/${id}/chat/completions`,
+          headers: auth,
+          body: { stream: true, messages: [{ role: 'user', content: 'idle' }] },
+          count: idle,
+        }),
+      );
       await memProc.kill('SIGKILL');
       const memRaw = await rawRelay();
       const rawStreams = { pid: memRaw.child.pid!, url: memRaw.url, headers: {}, body: { prompt: 'idle' } };
       await holdIdle({ ...rawStreams, count: 200, settleMs: 2000 }); // warm-up, as for the gateway
-      rawRuns.push(await holdIdle({ ...rawStreams, count: Math.min(idle, Math.floor((openFileLimit(memRaw.child.pid!) - 400) / 2)) }));
+      rawRuns.push(
+        await holdIdle({
+          ...rawStreams,
+          count: Math.min(idle, Math.floor((openFileLimit(memRaw.child.pid!) - 400) / 2)),
+        }),
+      );
       memRaw.child.kill('SIGKILL');
     }
     const at10k = (m: Held, rss: number) => m.before + ((rss - m.before) * 10_000) / m.count;
-    const memRow = (name: string, m: Held) => [name, String(m.count), m.before.toFixed(0), m.held.toFixed(0), m.settled.toFixed(0), (((m.held - m.before) * 1024) / m.count).toFixed(1), at10k(m, m.held).toFixed(0), at10k(m, m.settled).toFixed(0)];
-    const medianRow = (name: string, ms: Held[]) => [`${name}: median of ${ms.length}`, '', '', '', '', '', pct(ms.map((m) => at10k(m, m.held)), 50).toFixed(0), pct(ms.map((m) => at10k(m, m.settled)), 50).toFixed(0)];
+    const memRow = (name: string, m: Held) => [
+      name,
+      String(m.count),
+      m.before.toFixed(0),
+      m.held.toFixed(0),
+      m.settled.toFixed(0),
+      (((m.held - m.before) * 1024) / m.count).toFixed(1),
+      at10k(m, m.held).toFixed(0),
+      at10k(m, m.settled).toFixed(0),
+    ];
+    const medianRow = (name: string, ms: Held[]) => [
+      `${name}: median of ${ms.length}`,
+      '',
+      '',
+      '',
+      '',
+      '',
+      pct(
+        ms.map((m) => at10k(m, m.held)),
+        50,
+      ).toFixed(0),
+      pct(
+        ms.map((m) => at10k(m, m.settled)),
+        50,
+      ).toFixed(0),
+    ];
     table(`open idle streams held by one process (${MEMORY_RUNS} runs, each a fresh process)`, [
-      ['process', 'streams', 'RSS before (MB)', 'RSS 2 s after the last opened (MB)', `RSS after ${SETTLE_MS / 1000} s idle (MB)`, 'per stream at 2 s (KB)', 'extrapolated to 10,000 at 2 s (MB)', `extrapolated to 10,000 after ${SETTLE_MS / 1000} s (MB)`],
+      [
+        'process',
+        'streams',
+        'RSS before (MB)',
+        'RSS 2 s after the last opened (MB)',
+        `RSS after ${SETTLE_MS / 1000} s idle (MB)`,
+        'per stream at 2 s (KB)',
+        'extrapolated to 10,000 at 2 s (MB)',
+        `extrapolated to 10,000 after ${SETTLE_MS / 1000} s (MB)`,
+      ],
       ...gwRuns.map((m, i) => memRow(`cohort gateway, run ${i + 1}`, m)),
       ...rawRuns.map((m, i) => memRow(`raw Node relay (node:http + undici, ~15 lines), run ${i + 1}`, m)),
       medianRow('cohort gateway', gwRuns),
       medianRow('raw Node relay', rawRuns),
     ]);
-    if (idle < IDLE) console.log(`\n(${idle} rather than ${IDLE}: each stream holds a client and a daemon socket, and the gateway may open ${fdLimit} files)`);
+    if (idle < IDLE)
+      console.log(
+        `\n(${idle} rather than ${IDLE}: each stream holds a client and a daemon socket, and the gateway may open ${fdLimit} files)`,
+      );
     // The target is read against the streams held idle (README, "Which reading the target is
     // read against"); the reading right after the burst is printed beside it, not hidden.
     const med = (f: (m: Held) => number) => pct(gwRuns.map(f), 50);
     const idleMb = med((m) => at10k(m, m.settled));
     const justOpenedMb = med((m) => at10k(m, m.held));
-    console.log(`\ntarget, under 300 MB for 10,000 idle streams: ${idleMb.toFixed(0)} MB held idle ${SETTLE_MS / 1000} s (${idleMb < 300 ? 'met' : 'NOT met'}); ${justOpenedMb.toFixed(0)} MB 2 s after the last opened (${justOpenedMb < 300 ? 'under' : 'over'} the line)`);
+    console.log(
+      `\ntarget, under 300 MB for 10,000 idle streams: ${idleMb.toFixed(0)} MB held idle ${SETTLE_MS / 1000} s (${idleMb < 300 ? 'met' : 'NOT met'}); ${justOpenedMb.toFixed(0)} MB 2 s after the last opened (${justOpenedMb < 300 ? 'under' : 'over'} the line)`,
+    );
   }
 } finally {
   // A failed run must not leave its gateways and relays behind.

@@ -7,11 +7,25 @@ import { rmSync, mkdtempSync } from 'node:fs';
 import { firstContentMs, internRss, median, p90, provisionTimed } from './intern-runtime.ts';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ensureBuilt, freePort, killDaemonsUnder, startGatewayProcess, type GatewayProcess } from '../test/helpers/gateway-process.ts';
+import {
+  ensureBuilt,
+  freePort,
+  killDaemonsUnder,
+  startGatewayProcess,
+  type GatewayProcess,
+} from '../test/helpers/gateway-process.ts';
 
 const INTERNS = Number(process.env.BENCH_INTERNS ?? 8);
 const TURNS = Number(process.env.BENCH_TURNS ?? 30);
-type Side = { name: string; gw: GatewayProcess; dir: string; interns: string[]; provisionMs: number[]; ttfcMs: number[]; rssMiB: number[] };
+type Side = {
+  name: string;
+  gw: GatewayProcess;
+  dir: string;
+  interns: string[];
+  provisionMs: number[];
+  ttfcMs: number[];
+  rssMiB: number[];
+};
 
 async function provision(s: Side): Promise<void> {
   const { id, ms } = await provisionTimed(s.gw, { name: `bench-${s.interns.length}` });
@@ -21,7 +35,12 @@ async function provision(s: Side): Promise<void> {
 
 async function side(name: string, env: Record<string, string>): Promise<Side> {
   const dir = mkdtempSync(join(tmpdir(), `cohort-bench-${name}-`));
-  const gw = await startGatewayProcess({ dataDir: dir, port: await freePort(), built: true, env: { LOG_LEVEL: 'warn', COHORT_MAX_INTERNS_PER_ACCOUNT: '1000', ...env } });
+  const gw = await startGatewayProcess({
+    dataDir: dir,
+    port: await freePort(),
+    built: true,
+    env: { LOG_LEVEL: 'warn', COHORT_MAX_INTERNS_PER_ACCOUNT: '1000', ...env },
+  });
   return { name, gw, dir, interns: [], provisionMs: [], ttfcMs: [], rssMiB: [] };
 }
 
@@ -32,20 +51,27 @@ try {
   // One warm-up turn per intern starts its agent; then turns taken in turn across both sides.
   for (const s of sides) for (const id of s.interns) await firstContentMs(s.gw, id, '/say hello');
   for (const s of sides) s.ttfcMs.length = 0;
-  for (let t = 0; t < TURNS; t++) for (const s of sides) s.ttfcMs.push(await firstContentMs(s.gw, s.interns[t % s.interns.length]!, '/say hello'));
+  for (let t = 0; t < TURNS; t++)
+    for (const s of sides) s.ttfcMs.push(await firstContentMs(s.gw, s.interns[t % s.interns.length]!, '/say hello'));
   await new Promise((r) => setTimeout(r, 2000));
   for (const s of sides) for (const id of s.interns) s.rssMiB.push(internRss(s.dir, id));
   const [iso, raw] = sides as [Side, Side];
   const row = (s: Side) =>
     `| ${s.name} | ${median(s.provisionMs).toFixed(0)} | ${p90(s.provisionMs).toFixed(0)} | ${median(s.ttfcMs).toFixed(2)} | ${p90(s.ttfcMs).toFixed(2)} | ${median(s.rssMiB).toFixed(1)} |`;
-  console.log(`\n${INTERNS} interns per side, ${TURNS} turns per side (\`/say hello\`, built-in agent, scripted model), ${new Date().toISOString().slice(0, 10)}\n`);
-  console.log('| runtime | provision p50 (ms) | provision p90 (ms) | first content p50 (ms) | first content p90 (ms) | idle intern after a turn, RSS of all its processes (MiB) |');
+  console.log(
+    `\n${INTERNS} interns per side, ${TURNS} turns per side (\`/say hello\`, built-in agent, scripted model), ${new Date().toISOString().slice(0, 10)}\n`,
+  );
+  console.log(
+    '| runtime | provision p50 (ms) | provision p90 (ms) | first content p50 (ms) | first content p90 (ms) | idle intern after a turn, RSS of all its processes (MiB) |',
+  );
   console.log('|---|---|---|---|---|---|');
   console.log(row(iso));
   console.log(row(raw));
   const addedProvision = median(iso.provisionMs) - median(raw.provisionMs);
   const addedTurn = median(iso.ttfcMs) - median(raw.ttfcMs);
-  console.log(`\nadded by isolation: provisioning ${addedProvision.toFixed(0)} ms (target < 150: ${addedProvision < 150 ? 'met' : 'NOT met'}), first content ${addedTurn.toFixed(2)} ms (target < 1: ${addedTurn < 1 ? 'met' : 'NOT met'}), memory ${(median(iso.rssMiB) - median(raw.rssMiB)).toFixed(1)} MiB per idle intern`);
+  console.log(
+    `\nadded by isolation: provisioning ${addedProvision.toFixed(0)} ms (target < 150: ${addedProvision < 150 ? 'met' : 'NOT met'}), first content ${addedTurn.toFixed(2)} ms (target < 1: ${addedTurn < 1 ? 'met' : 'NOT met'}), memory ${(median(iso.rssMiB) - median(raw.rssMiB)).toFixed(1)} MiB per idle intern`,
+  );
 } finally {
   for (const s of sides) {
     await s.gw.kill('SIGTERM');

@@ -5,7 +5,13 @@ import { Pool } from 'undici';
 
 export type LoadResult = { rps: number; p50: number; p99: number; errors: number };
 
-export async function load(o: { url: string; headers: Record<string, string>; body: string; connections: number; durationMs: number }): Promise<LoadResult> {
+export async function load(o: {
+  url: string;
+  headers: Record<string, string>;
+  body: string;
+  connections: number;
+  durationMs: number;
+}): Promise<LoadResult> {
   const u = new URL(o.url);
   const pool = new Pool(u.origin, { connections: o.connections, pipelining: 1, keepAliveTimeout: 60_000 });
   const latencies: number[] = [];

@@ -6,7 +6,9 @@
 // Usage: node --import tsx bench/slowloris.ts PORT [COUNT=19000] [FROM=127.0.0.2] [DRIP_MS=10000] [MAX_MS=600000]
 import { connect } from 'node:net';
 
-const [port, count = 19_000, from = '127.0.0.2', dripMs = 10_000, maxMs = 600_000] = process.argv.slice(2).map((a, i) => (i === 2 ? a : Number(a))) as [number, number, string, number, number];
+const [port, count = 19_000, from = '127.0.0.2', dripMs = 10_000, maxMs = 600_000] = process.argv
+  .slice(2)
+  .map((a, i) => (i === 2 ? a : Number(a))) as [number, number, string, number, number];
 if (!/^127\./.test(from)) throw new Error('the slowloris only runs from a loopback address');
 
 let open = 0;

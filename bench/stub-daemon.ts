@@ -10,7 +10,8 @@ import { formatRunEvent, type RunEvent, type RunEventBody } from '../src/shared/
 
 let runs = 0;
 const server = createServer(async (req, res) => {
-  if (req.url === '/v1/health') return void res.writeHead(200, { 'content-type': 'application/json' }).end('{"status":"ok","protocol":1}');
+  if (req.url === '/v1/health')
+    return void res.writeHead(200, { 'content-type': 'application/json' }).end('{"status":"ok","protocol":1}');
   if (req.method !== 'POST' || req.url !== '/v1/turns') return void res.writeHead(404).end();
   let body = '';
   for await (const c of req) body += c;
@@ -31,10 +32,17 @@ const server = createServer(async (req, res) => {
     if (res.destroyed) return;
     send({ type: 'text', text: m?.[2] ?? script });
   }
-  send({ type: 'completed', stop_reason: 'end_turn', usage: { prompt_tokens: 1, completion_tokens: n, total_tokens: n + 1 }, model: 'local/scripted' });
+  send({
+    type: 'completed',
+    stop_reason: 'end_turn',
+    usage: { prompt_tokens: 1, completion_tokens: n, total_tokens: n + 1 },
+    model: 'local/scripted',
+  });
   res.end();
 });
 server.keepAliveTimeout = 60_000;
 server.listen(0, '127.0.0.1', () => {
-  process.stdout.write(JSON.stringify({ listening: `http://127.0.0.1:${(server.address() as AddressInfo).port}` }) + '\n');
+  process.stdout.write(
+    JSON.stringify({ listening: `http://127.0.0.1:${(server.address() as AddressInfo).port}` }) + '\n',
+  );
 });

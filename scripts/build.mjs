@@ -19,17 +19,33 @@ function newest(dir) {
   return t;
 }
 
-if (process.argv.includes('--if-stale') && existsSync(stamp) && statSync(stamp).mtimeMs >= Math.max(newest(join(root, 'src')), newest(join(root, 'console')), statSync(join(root, 'tsconfig.build.json')).mtimeMs)) {
+if (
+  process.argv.includes('--if-stale') &&
+  existsSync(stamp) &&
+  statSync(stamp).mtimeMs >=
+    Math.max(
+      newest(join(root, 'src')),
+      newest(join(root, 'console')),
+      statSync(join(root, 'tsconfig.build.json')).mtimeMs,
+    )
+) {
   process.exit(0);
 }
 process.stderr.write('cohort: building dist/ from src/ …\n');
 // A clean build: a module moved or deleted in src/ must not live on in dist/.
 rmSync(join(root, 'dist'), { recursive: true, force: true });
-const tsc = spawnSync(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(root, 'tsconfig.build.json')], { stdio: 'inherit' });
+const tsc = spawnSync(
+  process.execPath,
+  [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(root, 'tsconfig.build.json')],
+  { stdio: 'inherit' },
+);
 if (tsc.status !== 0) process.exit(tsc.status ?? 1);
 const migrations = join(root, 'dist', 'gateway', 'store', 'migrations');
 mkdirSync(migrations, { recursive: true });
-cpSync(join(root, 'src', 'gateway', 'store', 'migrations'), migrations, { recursive: true, filter: (src) => !src.endsWith('.ts') });
+cpSync(join(root, 'src', 'gateway', 'store', 'migrations'), migrations, {
+  recursive: true,
+  filter: (src) => !src.endsWith('.ts'),
+});
 // The daemon and the agent start once per intern wake: each becomes one file, so a start reads
 // one module instead of some three hundred (docs/fleet.md measures it).
 const { build } = await import('esbuild');
@@ -46,7 +62,9 @@ for (const entry of ['runtime/daemon/main.js', 'runtime/agent/main.js']) {
     sourcemap: true,
     logLevel: 'warning',
     // CommonJS packages inside (pino) call require; an ES module has none of its own.
-    banner: { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" },
+    banner: {
+      js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);",
+    },
   });
 }
 const { buildConsole } = await import('../console/build.mjs');

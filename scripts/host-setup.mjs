@@ -19,8 +19,13 @@ if (process.getuid?.() === 0 && existsSync('/usr/bin/apt-get')) {
   say(`installing ${missing.join(', ')} (isolates each intern) with apt-get …`);
   const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
   const update = spawnSync('apt-get', ['update', '-qq'], { stdio: 'inherit', env });
-  const install = update.status === 0 ? spawnSync('apt-get', ['install', '-y', '-qq', ...missing], { stdio: 'inherit', env }) : update;
+  const install =
+    update.status === 0
+      ? spawnSync('apt-get', ['install', '-y', '-qq', ...missing], { stdio: 'inherit', env })
+      : update;
   if (install.status === 0) process.exit(0);
   say(`apt-get could not install ${missing.join(', ')}`);
 }
-say(`interns need ${missing.join(', ')} (Debian packages) to run isolated; install them (as root: apt-get install ${missing.join(' ')}), or interns will not provision.`);
+say(
+  `interns need ${missing.join(', ')} (Debian packages) to run isolated; install them (as root: apt-get install ${missing.join(' ')}), or interns will not provision.`,
+);

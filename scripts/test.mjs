@@ -22,9 +22,7 @@ if (whole) {
   if (biome.status !== 0) process.exit(biome.status ?? 1);
 }
 const files = whole ? [...find('src'), ...find('console'), ...find('test')].sort() : [];
-const result = spawnSync(
-  process.execPath,
-  ['--import', 'tsx', '--test', '--test-concurrency=2', ...args, ...files],
-  { stdio: 'inherit' },
-);
+const result = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=2', ...args, ...files], {
+  stdio: 'inherit',
+});
 process.exit(result.status ?? 1);

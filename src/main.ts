@@ -13,9 +13,11 @@ function exitFatal(err: unknown, message: string): never {
 // A start that fails (database or Redis unreachable, data dir in use); and, once running, the
 // database lost for good: the gateway could only answer 500, and a new process opens it again,
 // so this one makes way for the one its supervisor starts.
-const gateway = await startGateway({ config, log, onStoreLost: (err) => exitFatal(err, 'lost the database, exiting so a supervisor can restart the gateway') }).catch((err: unknown) =>
-  exitFatal(err, 'cohort could not start'),
-);
+const gateway = await startGateway({
+  config,
+  log,
+  onStoreLost: (err) => exitFatal(err, 'lost the database, exiting so a supervisor can restart the gateway'),
+}).catch((err: unknown) => exitFatal(err, 'cohort could not start'));
 
 let stopping = false;
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {
@@ -26,7 +28,10 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
       process.exit(1);
     }
     stopping = true;
-    log.info({ signal, grace_ms: config.shutdownGraceMs }, 'shutting down: finishing in-flight requests; streams still open after the grace are ended');
+    log.info(
+      { signal, grace_ms: config.shutdownGraceMs },
+      'shutting down: finishing in-flight requests; streams still open after the grace are ended',
+    );
     gateway.close().then(
       () => process.exit(0),
       (err) => {

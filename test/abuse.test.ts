@@ -9,7 +9,15 @@ import { readFileSync } from 'node:fs';
 import { once } from 'node:events';
 import { connect, createServer, type Socket } from 'node:net';
 import { freePort, gatewayProcesses, type GatewayProcess } from './helpers/gateway-process.ts';
-import { callProcess, parseSse, readChat, readUntil, rest, runningInternOn, type ChatResult } from './helpers/interns.ts';
+import {
+  callProcess,
+  parseSse,
+  readChat,
+  readUntil,
+  rest,
+  runningInternOn,
+  type ChatResult,
+} from './helpers/interns.ts';
 
 const redisUrl = process.env.REDIS_URL;
 const PER_KEY_MODEL = 4;
@@ -27,20 +35,37 @@ const openFiles = Number(/^Max open files\s+(\d+)/m.exec(readFileSync('/proc/sel
 /** A few thousand slow sockets, as many as this process's open-file limit allows beside the rest of the test. */
 const SLOW_SOCKETS = Math.max(0, Math.min(3000, openFiles - 1000));
 
-const rateLimited = (message: string) => ({ error: { code: 429, message, metadata: { reason: 'rate_limited', retryable: true } } });
-const modelsFull = rateLimited(`too many concurrent model requests for this API key (at most ${PER_KEY_MODEL}); retry when one ends`);
-const streamsFull = rateLimited(`too many concurrent intern chat streams for this API key (at most ${PER_KEY_STREAMS}); retry when one ends`);
+const rateLimited = (message: string) => ({
+  error: { code: 429, message, metadata: { reason: 'rate_limited', retryable: true } },
+});
+const modelsFull = rateLimited(
+  `too many concurrent model requests for this API key (at most ${PER_KEY_MODEL}); retry when one ends`,
+);
+const streamsFull = rateLimited(
+  `too many concurrent intern chat streams for this API key (at most ${PER_KEY_STREAMS}); retry when one ends`,
+);
 const tooDeep = 'invalid request parameters: body: JSON nests deeper than the limit of 64 levels';
 const user = (content: string) => [{ role: 'user', content }];
 
 function post(gw: GatewayProcess, path: string, body: unknown, key: string, signal?: AbortSignal): Promise<Response> {
-  return fetch(gw.url + path, { method: 'POST', signal, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: typeof body === 'string' ? body : JSON.stringify(body) });
+  return fetch(gw.url + path, {
+    method: 'POST',
+    signal,
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
 }
 
 /** A model stream held open: the script says `held`, then sleeps a minute. */
 async function holdModelStream(gw: GatewayProcess, key: string) {
   const abort = new AbortController();
-  const res = await post(gw, '/chat/completions', { model: 'local/scripted', stream: true, messages: user('/say held\n/sleep 60000') }, key, abort.signal);
+  const res = await post(
+    gw,
+    '/chat/completions',
+    { model: 'local/scripted', stream: true, messages: user('/say held\n/sleep 60000') },
+    key,
+    abort.signal,
+  );
   assert.equal(res.status, 200);
   await readUntil(res, 'held');
   return abort;
@@ -48,7 +73,13 @@ async function holdModelStream(gw: GatewayProcess, key: string) {
 
 async function holdInternStream(gw: GatewayProcess, internId: string, key: string) {
   const abort = new AbortController();
-  const res = await post(gw, `/interns/${internId}/chat/completions`, { stream: true, messages: user('/say held\n/sleep 60000') }, key, abort.signal);
+  const res = await post(
+    gw,
+    `/interns/${internId}/chat/completions`,
+    { stream: true, messages: user('/say held\n/sleep 60000') },
+    key,
+    abort.signal,
+  );
   assert.equal(res.status, 200);
   await readUntil(res, 'held');
   return abort;
@@ -59,10 +90,14 @@ const contentOf = (r: ChatResult) => r.chunks.map((c) => c.choices[0]?.delta?.co
 /** Another key's model request and intern turn, both whole and as scripted. */
 async function victimSucceeds(gw: GatewayProcess, internId: string) {
   const key = gw.keys().management_key;
-  const model = await readChat(await post(gw, '/chat/completions', { model: 'local/scripted', messages: user('/say still served') }, key));
+  const model = await readChat(
+    await post(gw, '/chat/completions', { model: 'local/scripted', messages: user('/say still served') }, key),
+  );
   assert.equal(model.status, 200, model.text);
   assert.equal(model.body.choices[0].message.content, 'still served');
-  const turn = await readChat(await post(gw, `/interns/${internId}/chat/completions`, { stream: true, messages: user('/say turn served') }, key));
+  const turn = await readChat(
+    await post(gw, `/interns/${internId}/chat/completions`, { stream: true, messages: user('/say turn served') }, key),
+  );
   assert.equal(turn.status, 200, turn.text);
   assert.equal(contentOf(turn), 'turn served');
   assert.equal(turn.done, true);
@@ -91,23 +126,34 @@ describe('abuse resistance (a real gateway process)', { timeout: 180_000 }, () =
   let victimIntern: string;
   before(async () => {
     gw = await pool.start({ dataDir: pool.dataDir(), port: await freePort(), env: { LOG_LEVEL: 'warn', ...LIMITS } });
-    [heldIntern, victimIntern] = (await Promise.all([runningInternOn(gw, 'held'), runningInternOn(gw, 'victim')])).map((i) => i.id as string) as [string, string];
+    [heldIntern, victimIntern] = (await Promise.all([runningInternOn(gw, 'held'), runningInternOn(gw, 'victim')])).map(
+      (i) => i.id as string,
+    ) as [string, string];
   });
   after(() => pool.cleanup());
 
   test('a body nested deeper than 64 levels is a 400 naming the limit on every route, in its error shape; 64 levels are served', async () => {
     const k = gw.keys();
-    const deep = (inner: string) => `{"model":"local/scripted","max_tokens":10,"stream":true,"messages":[{"role":"user","content":"/say ok"}],"x":${inner}}`;
+    const deep = (inner: string) =>
+      `{"model":"local/scripted","max_tokens":10,"stream":true,"messages":[{"role":"user","content":"/say ok"}],"x":${inner}}`;
     const nested = (n: number) => '['.repeat(n) + ']'.repeat(n);
     const chat = { error: { code: 400, message: tooDeep, metadata: { reason: 'bad_request', retryable: false } } };
-    for (const [path, key] of [['/chat/completions', k.api_key], ['/messages', k.api_key], [`/interns/${victimIntern}/chat/completions`, k.api_key]] as const) {
+    for (const [path, key] of [
+      ['/chat/completions', k.api_key],
+      ['/messages', k.api_key],
+      [`/interns/${victimIntern}/chat/completions`, k.api_key],
+    ] as const) {
       const r = await readChat(await post(gw, path, deep(nested(5000)), key));
       assert.deepEqual([r.status, r.body], [400, chat], path);
     }
-    const ws = await readChat(await post(gw, '/workspaces', `{"name":"deep","slug":"deep","description":${nested(5000)}}`, k.management_key));
+    const ws = await readChat(
+      await post(gw, '/workspaces', `{"name":"deep","slug":"deep","description":${nested(5000)}}`, k.management_key),
+    );
     assert.deepEqual([ws.status, ws.body], [400, { error: { code: 400, message: tooDeep } }]);
     // The body object, then 63 arrays: 64 levels, at the limit and served.
-    const atLimit = await readChat(await post(gw, '/chat/completions', deep(nested(63)).replace('"stream":true', '"stream":false'), k.api_key));
+    const atLimit = await readChat(
+      await post(gw, '/chat/completions', deep(nested(63)).replace('"stream":true', '"stream":false'), k.api_key),
+    );
     assert.equal(atLimit.status, 200, atLimit.text);
     assert.equal(atLimit.body.choices[0].message.content, 'ok');
     const over = await readChat(await post(gw, '/chat/completions', deep(nested(64)), k.api_key));
@@ -125,20 +171,44 @@ describe('abuse resistance (a real gateway process)', { timeout: 180_000 }, () =
     if (!bound) return t.skip('127.0.0.1:11434 is in use on this machine');
     try {
       const k = gw.keys();
-      const notConfigured = 'invalid request parameters: model: provider ollama is not configured on this gateway: its operator sets COHORT_PROVIDER_OLLAMA_BASE_URL or COHORT_PROVIDER_OLLAMA_API_KEY, or the workspace adds a BYOK credential for it';
-      const body = { error: { code: 400, message: notConfigured, metadata: { reason: 'bad_request', retryable: false } } };
-      const chat = await readChat(await post(gw, '/chat/completions', { model: 'ollama/llama3', messages: user('hi') }, k.api_key));
+      const notConfigured =
+        'invalid request parameters: model: provider ollama is not configured on this gateway: its operator sets COHORT_PROVIDER_OLLAMA_BASE_URL or COHORT_PROVIDER_OLLAMA_API_KEY, or the workspace adds a BYOK credential for it';
+      const body = {
+        error: { code: 400, message: notConfigured, metadata: { reason: 'bad_request', retryable: false } },
+      };
+      const chat = await readChat(
+        await post(gw, '/chat/completions', { model: 'ollama/llama3', messages: user('hi') }, k.api_key),
+      );
       assert.deepEqual([chat.status, chat.body], [400, body]);
-      const messages = await readChat(await post(gw, '/messages', { model: 'ollama/llama3', max_tokens: 10, messages: user('hi') }, k.api_key));
+      const messages = await readChat(
+        await post(gw, '/messages', { model: 'ollama/llama3', max_tokens: 10, messages: user('hi') }, k.api_key),
+      );
       assert.deepEqual([messages.status, messages.body], [400, body]);
       // A tenant's BYOK credential does not give it the operator's loopback default either.
       const cred = await callProcess(gw, 'POST', '/byok', { provider: 'ollama', key: 'anything' });
       assert.equal(cred.status, 201, cred.text);
-      const byok = await readChat(await post(gw, '/chat/completions', { model: 'ollama/llama3', messages: user('hi') }, k.api_key));
-      assert.deepEqual([byok.status, byok.body], [400, { error: { code: 400, message: 'invalid request parameters: model: provider ollama has no endpoint configured (COHORT_PROVIDER_OLLAMA_BASE_URL)', metadata: { reason: 'bad_request', retryable: false } } }]);
+      const byok = await readChat(
+        await post(gw, '/chat/completions', { model: 'ollama/llama3', messages: user('hi') }, k.api_key),
+      );
+      assert.deepEqual(
+        [byok.status, byok.body],
+        [
+          400,
+          {
+            error: {
+              code: 400,
+              message:
+                'invalid request parameters: model: provider ollama has no endpoint configured (COHORT_PROVIDER_OLLAMA_BASE_URL)',
+              metadata: { reason: 'bad_request', retryable: false },
+            },
+          },
+        ],
+      );
       assert.equal((await callProcess(gw, 'DELETE', `/byok/${cred.body.data.id}`)).status, 200);
       // The built-in model is always there.
-      const local = await readChat(await post(gw, '/chat/completions', { model: 'local/scripted', messages: user('/say local') }, k.api_key));
+      const local = await readChat(
+        await post(gw, '/chat/completions', { model: 'local/scripted', messages: user('/say local') }, k.api_key),
+      );
       assert.equal(local.body.choices[0].message.content, 'local');
       await new Promise((r) => setTimeout(r, 200));
       assert.equal(seen.length, 0);
@@ -148,7 +218,9 @@ describe('abuse resistance (a real gateway process)', { timeout: 180_000 }, () =
     }
   });
 
-  test(`during a slowloris of ${SLOW_SOCKETS} sockets from one address, another client's model request and intern turn succeed; the slow sockets get 408 within the headers timeout`, { skip: SLOW_SOCKETS < 500 ? `open-file limit ${openFiles} is too low` : false }, async () => {
+  test(`during a slowloris of ${SLOW_SOCKETS} sockets from one address, another client's model request and intern turn succeed; the slow sockets get 408 within the headers timeout`, {
+    skip: SLOW_SOCKETS < 500 ? `open-file limit ${openFiles} is too low` : false,
+  }, async () => {
     const port = Number(new URL(gw.url).port);
     const slow: ReturnType<typeof slowSocket>[] = [];
     // In batches, so the listen backlog is not what refuses them.
@@ -162,7 +234,10 @@ describe('abuse resistance (a real gateway process)', { timeout: 180_000 }, () =
       const open = () => slow.filter((s) => !s.closed).length;
       while (open() > DEFAULT_PER_ADDRESS && Date.now() - started < 3_000) await new Promise((r) => setTimeout(r, 50));
       assert.equal(open(), DEFAULT_PER_ADDRESS);
-      assert.ok(slow.filter((s) => s.closed).every((s) => s.got === ''), 'a refused socket gets no bytes');
+      assert.ok(
+        slow.filter((s) => s.closed).every((s) => s.got === ''),
+        'a refused socket gets no bytes',
+      );
       await victimSucceeds(gw, victimIntern);
       assert.ok(Date.now() - started < 5_000, 'the victim was served while the slow sockets were held');
       // Each held one is answered 408 once its head is 5 s late (node checks every second).
@@ -170,7 +245,8 @@ describe('abuse resistance (a real gateway process)', { timeout: 180_000 }, () =
       await Promise.all(held.map((s) => (s.closed ? null : once(s.socket, 'close'))));
       assert.ok(Date.now() - started < 9_000, `held for ${Date.now() - started} ms`);
       const timeout = JSON.stringify({ error: { code: 408, message: 'the request was not received in time' } });
-      for (const s of held) assert.ok(s.got.startsWith('HTTP/1.1 408 Request Timeout\r\n') && s.got.endsWith(`\r\n\r\n${timeout}`), s.got);
+      for (const s of held)
+        assert.ok(s.got.startsWith('HTTP/1.1 408 Request Timeout\r\n') && s.got.endsWith(`\r\n\r\n${timeout}`), s.got);
     } finally {
       for (const s of slow) s.socket.destroy();
     }
@@ -185,18 +261,48 @@ describe('abuse resistance (a real gateway process)', { timeout: 180_000 }, () =
       assert.equal(more.status, 429);
       assert.equal(more.headers.get('retry-after'), '1');
       assert.deepEqual(await more.json(), modelsFull);
-      const moreAnthropic = await post(gw, '/messages', { model: 'local/scripted', max_tokens: 10, messages: user('hi') }, k.api_key);
-      assert.deepEqual([moreAnthropic.status, moreAnthropic.headers.get('retry-after'), await moreAnthropic.json()], [429, '1', modelsFull]);
-      const moreTurn = await post(gw, `/interns/${victimIntern}/chat/completions`, { stream: true, messages: user('hi') }, k.api_key);
-      assert.deepEqual([moreTurn.status, moreTurn.headers.get('retry-after'), await moreTurn.json()], [429, '1', streamsFull]);
+      const moreAnthropic = await post(
+        gw,
+        '/messages',
+        { model: 'local/scripted', max_tokens: 10, messages: user('hi') },
+        k.api_key,
+      );
+      assert.deepEqual(
+        [moreAnthropic.status, moreAnthropic.headers.get('retry-after'), await moreAnthropic.json()],
+        [429, '1', modelsFull],
+      );
+      const moreTurn = await post(
+        gw,
+        `/interns/${victimIntern}/chat/completions`,
+        { stream: true, messages: user('hi') },
+        k.api_key,
+      );
+      assert.deepEqual(
+        [moreTurn.status, moreTurn.headers.get('retry-after'), await moreTurn.json()],
+        [429, '1', streamsFull],
+      );
 
       await victimSucceeds(gw, victimIntern);
 
       // The account: the api key's 4, the held turn's own model request (the intern's key) and 3 of the management key's make 8.
       await new Promise((r) => setTimeout(r, 100));
       const mine = await Promise.all([1, 2, 3].map(() => holdModelStream(gw, k.management_key)));
-      const over = await post(gw, '/chat/completions', { model: 'local/scripted', messages: user('hi') }, k.management_key);
-      assert.deepEqual([over.status, over.headers.get('retry-after'), await over.json()], [429, '1', rateLimited(`too many concurrent model requests for this account (at most ${PER_ACCOUNT_MODEL}); retry when one ends`)]);
+      const over = await post(
+        gw,
+        '/chat/completions',
+        { model: 'local/scripted', messages: user('hi') },
+        k.management_key,
+      );
+      assert.deepEqual(
+        [over.status, over.headers.get('retry-after'), await over.json()],
+        [
+          429,
+          '1',
+          rateLimited(
+            `too many concurrent model requests for this account (at most ${PER_ACCOUNT_MODEL}); retry when one ends`,
+          ),
+        ],
+      );
       for (const a of mine) a.abort();
     } finally {
       for (const a of holders) a.abort();
@@ -221,21 +327,41 @@ describe('abuse resistance (a real gateway process)', { timeout: 180_000 }, () =
       return holders;
     };
     // Finished: streamed and not.
-    const done = await Promise.all(Array.from({ length: PER_KEY_MODEL }, (_, i) => post(gw, '/chat/completions', { model: 'local/scripted', stream: i % 2 === 0, messages: user('/sleep 200\n/say done') }, key).then(readChat)));
-    assert.deepEqual(done.map((r) => r.status), [200, 200, 200, 200]);
+    const done = await Promise.all(
+      Array.from({ length: PER_KEY_MODEL }, (_, i) =>
+        post(
+          gw,
+          '/chat/completions',
+          { model: 'local/scripted', stream: i % 2 === 0, messages: user('/sleep 200\n/say done') },
+          key,
+        ).then(readChat),
+      ),
+    );
+    assert.deepEqual(
+      done.map((r) => r.status),
+      [200, 200, 200, 200],
+    );
     for (const h of await refill()) h.abort();
     // Refused by the provider (the scripted model failing as a provider answering 400 would).
     // The refill's holders were just aborted: on a busy machine their slots come back a moment later.
     const failOnce = async () => {
-      let r = await post(gw, '/chat/completions', { model: 'local/scripted', messages: user('/fail 400') }, key).then(readChat);
+      let r = await post(gw, '/chat/completions', { model: 'local/scripted', messages: user('/fail 400') }, key).then(
+        readChat,
+      );
       for (let i = 0; i < 20 && r.status === 429; i++) {
         await new Promise((w) => setTimeout(w, 100));
-        r = await post(gw, '/chat/completions', { model: 'local/scripted', messages: user('/fail 400') }, key).then(readChat);
+        r = await post(gw, '/chat/completions', { model: 'local/scripted', messages: user('/fail 400') }, key).then(
+          readChat,
+        );
       }
       return r;
     };
     const refused = await Promise.all(Array.from({ length: PER_KEY_MODEL }, failOnce));
-    for (const r of refused) assert.deepEqual([r.status, r.body.error.code, r.body.error.metadata], [400, 400, { reason: 'bad_request', retryable: false }]);
+    for (const r of refused)
+      assert.deepEqual(
+        [r.status, r.body.error.code, r.body.error.metadata],
+        [400, 400, { reason: 'bad_request', retryable: false }],
+      );
     // Aborted by the client mid-stream (the refill's own holders, aborted above and here).
     for (const h of await refill()) h.abort();
     for (const h of await refill()) h.abort();
@@ -245,29 +371,53 @@ describe('abuse resistance (a real gateway process)', { timeout: 180_000 }, () =
     let turn: ChatResult | null = null;
     for (let i = 0; i < 20 && turn?.status !== 200; i++) {
       if (turn) await new Promise((r) => setTimeout(r, 100));
-      turn = await readChat(await post(gw, `/interns/${victimIntern}/chat/completions`, { stream: true, messages: user('/say again') }, key));
+      turn = await readChat(
+        await post(
+          gw,
+          `/interns/${victimIntern}/chat/completions`,
+          { stream: true, messages: user('/say again') },
+          key,
+        ),
+      );
     }
     assert.equal(turn!.status, 200, turn!.text);
     assert.equal(contentOf(turn!), 'again');
   });
 
-  test('a gateway that shuts down with streams open gives their slots back to Redis', { skip: redisUrl ? false : 'REDIS_URL is not set' }, async () => {
-    const g = await pool.start({ dataDir: pool.dataDir(), port: await freePort(), env: { LOG_LEVEL: 'warn', REDIS_URL: redisUrl!, COHORT_SHUTDOWN_GRACE_MS: '200', ...LIMITS } });
+  test('a gateway that shuts down with streams open gives their slots back to Redis', {
+    skip: redisUrl ? false : 'REDIS_URL is not set',
+  }, async () => {
+    const g = await pool.start({
+      dataDir: pool.dataDir(),
+      port: await freePort(),
+      env: { LOG_LEVEL: 'warn', REDIS_URL: redisUrl!, COHORT_SHUTDOWN_GRACE_MS: '200', ...LIMITS },
+    });
     const { Redis } = await import('ioredis');
     const redis = new Redis(redisUrl!);
     try {
       const account = `cohort:slots:model:account:${g.keys().org_id}`;
-      const open = await Promise.all([1, 2].map(async () => {
-        const res = await post(g, '/chat/completions', { model: 'local/scripted', stream: true, messages: user('/say held\n/sleep 60000') }, g.keys().api_key);
-        return readUntil(res, 'held');
-      }));
+      const open = await Promise.all(
+        [1, 2].map(async () => {
+          const res = await post(
+            g,
+            '/chat/completions',
+            { model: 'local/scripted', stream: true, messages: user('/say held\n/sleep 60000') },
+            g.keys().api_key,
+          );
+          return readUntil(res, 'held');
+        }),
+      );
       assert.equal(await redis.zcard(account), 2);
       const exited = once(g.child, 'exit');
       g.child.kill('SIGTERM');
       // Each stream is ended the shutdown's way (its error chunk, then [DONE]) and its slot given back.
       for (const text of await Promise.all(open.map((o) => rest(o.reader, o.seen)))) {
         const sse = parseSse(text);
-        assert.deepEqual(sse.chunks.at(-1).error, { code: 502, message: 'the gateway is shutting down', metadata: { reason: 'stream_severed', retryable: true } });
+        assert.deepEqual(sse.chunks.at(-1).error, {
+          code: 502,
+          message: 'the gateway is shutting down',
+          metadata: { reason: 'stream_severed', retryable: true },
+        });
         assert.equal(sse.done, true);
       }
       assert.deepEqual(await exited, [0, null]);

@@ -16,7 +16,7 @@ const SRC = resolve(fileURLToPath(new URL('../src', import.meta.url)));
 
 /** Folder (relative to src/) → the folders its modules may import, besides their own. */
 const DEPENDS: Record<string, string[]> = {
-  'shared': [],
+  shared: [],
   'runtime/acp': ['shared'],
   'runtime/sandbox': ['shared'],
   'runtime/agent': ['shared', 'runtime/acp', 'runtime/sandbox'],
@@ -43,10 +43,13 @@ function files(dir: string): string[] {
 
 /** The DEPENDS row a path (relative to src/) belongs to, the longest that matches. */
 function folderOf(rel: string): string | undefined {
-  return Object.keys(DEPENDS).filter((f) => rel === f || rel.startsWith(`${f}/`)).sort((a, b) => b.length - a.length)[0];
+  return Object.keys(DEPENDS)
+    .filter((f) => rel === f || rel.startsWith(`${f}/`))
+    .sort((a, b) => b.length - a.length)[0];
 }
 
-const imports = (file: string) => [...readFileSync(file, 'utf8').matchAll(/^(?:import|export)[^'"]*from '([^']+)'/gm)].map((m) => m[1]!);
+const imports = (file: string) =>
+  [...readFileSync(file, 'utf8').matchAll(/^(?:import|export)[^'"]*from '([^']+)'/gm)].map((m) => m[1]!);
 
 test('each folder imports only what its row of DEPENDS allows, and only runtime/acp imports the ACP SDK', () => {
   const problems: string[] = [];
@@ -55,11 +58,15 @@ test('each folder imports only what its row of DEPENDS allows, and only runtime/
     const folder = folderOf(rel);
     if (!folder) continue;
     for (const spec of imports(file)) {
-      if (spec.startsWith('@agentclientprotocol/') && folder !== 'runtime/acp') problems.push(`${rel} imports the ACP SDK`);
+      if (spec.startsWith('@agentclientprotocol/') && folder !== 'runtime/acp')
+        problems.push(`${rel} imports the ACP SDK`);
       if (!spec.startsWith('.')) continue;
       const target = relative(SRC, resolve(dirname(file), spec));
       const targetFolder = folderOf(target);
-      const allowed = targetFolder === folder || (targetFolder && DEPENDS[folder]!.includes(targetFolder)) || (folder.startsWith('gateway/') && GATEWAY_ROOT.has(target));
+      const allowed =
+        targetFolder === folder ||
+        (targetFolder && DEPENDS[folder]!.includes(targetFolder)) ||
+        (folder.startsWith('gateway/') && GATEWAY_ROOT.has(target));
       if (!allowed) problems.push(`${rel} imports ${target}`);
     }
   }
@@ -73,9 +80,12 @@ test('routes → services → store: route modules are imported by the route lis
     const isRoute = rel.endsWith('.routes.ts');
     for (const spec of imports(file)) {
       const target = relative(SRC, resolve(dirname(file), spec));
-      if (spec.startsWith('.') && target.endsWith('.routes.ts') && rel !== 'gateway/routes.ts') problems.push(`${rel} imports the route module ${target}`);
-      if (isRoute && spec.startsWith('.') && target.startsWith('gateway/store/')) problems.push(`${rel} (a route module) queries the store through ${target}`);
-      if (!isRoute && spec === 'fastify' && !rel.startsWith('gateway/http/') && !/^gateway\/[^/]+\.ts$/.test(rel)) problems.push(`${rel} (a service) imports Fastify`);
+      if (spec.startsWith('.') && target.endsWith('.routes.ts') && rel !== 'gateway/routes.ts')
+        problems.push(`${rel} imports the route module ${target}`);
+      if (isRoute && spec.startsWith('.') && target.startsWith('gateway/store/'))
+        problems.push(`${rel} (a route module) queries the store through ${target}`);
+      if (!isRoute && spec === 'fastify' && !rel.startsWith('gateway/http/') && !/^gateway\/[^/]+\.ts$/.test(rel))
+        problems.push(`${rel} (a service) imports Fastify`);
     }
   }
   assert.deepEqual(problems, []);

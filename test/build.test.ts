@@ -33,7 +33,13 @@ test('the compiled gateway, daemon and agent run a turn without a TypeScript loa
   const gw = await startGatewayProcess({ dataDir, port: await freePort(), built: true });
   try {
     const { id } = await runningInternOn(gw, 'built');
-    const turn = await callProcess(gw, 'POST', `/interns/${id}/chat/completions`, { stream: true, messages: [{ role: 'user', content: '/say compiled and running' }] }, gw.keys().api_key);
+    const turn = await callProcess(
+      gw,
+      'POST',
+      `/interns/${id}/chat/completions`,
+      { stream: true, messages: [{ role: 'user', content: '/say compiled and running' }] },
+      gw.keys().api_key,
+    );
     assert.equal(turn.status, 200);
     assert.equal(turn.chunks.map((c) => c.choices[0]?.delta?.content ?? '').join(''), 'compiled and running');
     assert.equal(turn.done, true);
@@ -48,7 +54,10 @@ test('the compiled gateway, daemon and agent run a turn without a TypeScript loa
     const agent = node.filter((c) => c.includes(join('dist', 'runtime', 'agent', 'main.js')));
     assert.equal(daemon.length, 1, runtime.join('\n'));
     assert.equal(agent.length, 1, runtime.join('\n'));
-    assert.deepEqual(runtime.filter((c) => c.includes('tsx')), []);
+    assert.deepEqual(
+      runtime.filter((c) => c.includes('tsx')),
+      [],
+    );
   } finally {
     await gw.kill('SIGTERM');
   }

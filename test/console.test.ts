@@ -439,19 +439,27 @@ describe('the console in a browser', { skip: noBrowser }, () => {
     // The turns above reached the model through the interns' keys: the account's request log has them.
     const res = await gw.call('GET', '/activity', { key: gw.keys.management_key });
     assert.equal(res.status, 200);
-    const rows: { date: string; model: string; requests: number; prompt_tokens: number; completion_tokens: number }[] = res.body.data;
+    const rows: { date: string; model: string; requests: number; prompt_tokens: number; completion_tokens: number }[] =
+      res.body.data;
     assert.ok(rows.length >= 1 && rows.every((r) => r.requests > 0), JSON.stringify(rows));
     const byDay = new Map<string, number>();
     for (const r of rows) byDay.set(r.date, (byDay.get(r.date) ?? 0) + r.requests);
     const highest = Math.max(...byDay.values());
     await page.getByRole('link', { name: 'Usage' }).click();
-    const chart = page.getByRole('img', { name: new RegExp(`requests per day, stacked by model; the highest day is ${highest}$`) });
+    const chart = page.getByRole('img', {
+      name: new RegExp(`requests per day, stacked by model; the highest day is ${highest}$`),
+    });
     await chart.waitFor();
     assert.equal(await chart.locator('rect').count(), rows.length);
     assert.deepEqual(await page.locator('.legend li').allInnerTexts(), [...new Set(rows.map((r) => r.model))].sort());
     const first = [...rows].sort((a, b) => b.date.localeCompare(a.date) || a.model.localeCompare(b.model))[0]!;
     const cells = await page.locator('tbody tr').first().locator('td').allInnerTexts();
-    assert.deepEqual(cells.slice(0, 4), [first.date, first.model, String(first.requests), String(first.prompt_tokens + first.completion_tokens)]);
+    assert.deepEqual(cells.slice(0, 4), [
+      first.date,
+      first.model,
+      String(first.requests),
+      String(first.prompt_tokens + first.completion_tokens),
+    ]);
     assert.match(cells[4]!, /^\$\d/);
     await page.getByLabel('Show').selectOption('cost');
     await page.getByRole('img', { name: /cost per day, stacked by model; the highest day is \$/ }).waitFor();

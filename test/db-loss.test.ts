@@ -89,7 +89,9 @@ async function startRelay(target: { host: string; port: number }) {
 
 const LOST_CONNECTION = 'lost a PostgreSQL connection; the next query opens a new one';
 
-test('PostgreSQL: a connection that dies is logged once and replaced, and the gateway keeps serving', { skip: postgresUrl ? false : 'DATABASE_URL is not set' }, async () => {
+test('PostgreSQL: a connection that dies is logged once and replaced, and the gateway keeps serving', {
+  skip: postgresUrl ? false : 'DATABASE_URL is not set',
+}, async () => {
   const target = new URL(postgresUrl!);
   const relay = await startRelay({ host: target.hostname, port: Number(target.port || 5432) });
   // The test server trusts local connections, so it ignores the password; no line may show it.
@@ -105,7 +107,11 @@ test('PostgreSQL: a connection that dies is logged once and replaced, and the ga
   await admin.connect();
   let gw: GatewayProcess | undefined;
   try {
-    gw = await startGatewayProcess({ dataDir, port: await freePort(), env: { DATABASE_URL: url.href, COHORT_PG_SCHEMA: schema } });
+    gw = await startGatewayProcess({
+      dataDir,
+      port: await freePort(),
+      env: { DATABASE_URL: url.href, COHORT_PG_SCHEMA: schema },
+    });
     const out = output(gw.child);
     const key = gw.keys().management_key;
     const workspaces = async () => {
@@ -124,7 +130,10 @@ test('PostgreSQL: a connection that dies is logged once and replaced, and the ga
       )
     ).rows;
     assert.ok(killed.length >= 1);
-    assert.deepEqual(killed, killed.map(() => ({ application_name: 'cohort', terminated: true })));
+    assert.deepEqual(
+      killed,
+      killed.map(() => ({ application_name: 'cohort', terminated: true })),
+    );
     assert.equal((await eventually(lostLines, (l) => l.length >= killed.length)).length, killed.length);
     assert.ok(alive());
     const again = await eventually(workspaces, (r) => r.status === 200);
@@ -164,17 +173,26 @@ test('PGlite: `npm start` says the database thread ended in one fatal line and e
   const dataDir = mkdtempSync(join(tmpdir(), 'cohort-dbloss-pglite-'));
   dirs.push(dataDir);
   const inspectPort = await freePort();
-  const gw = await startGatewayProcess({ dataDir, port: await freePort(), nodeArgs: [`--inspect=127.0.0.1:${inspectPort}`] });
+  const gw = await startGatewayProcess({
+    dataDir,
+    port: await freePort(),
+    nodeArgs: [`--inspect=127.0.0.1:${inspectPort}`],
+  });
   try {
     const out = output(gw.child);
     const closed = once(gw.child, 'close');
-    const res = await fetch(`${gw.url}/workspaces`, { headers: { authorization: `Bearer ${gw.keys().management_key}` } });
+    const res = await fetch(`${gw.url}/workspaces`, {
+      headers: { authorization: `Bearer ${gw.keys().management_key}` },
+    });
     assert.equal(res.status, 200);
     await crashDatabaseThread({ dir: join(dataDir, 'pglite'), inspectPort });
     const stillRunning = new Promise((r) => setTimeout(r, 10_000, 'still running after 10 s').unref());
     assert.deepEqual(await Promise.race([closed, stillRunning]), [1, null]);
     assert.deepEqual(
-      out.lines().filter((l) => l.level >= 40).map((l) => [l.level, l.msg, l.reason]),
+      out
+        .lines()
+        .filter((l) => l.level >= 40)
+        .map((l) => [l.level, l.msg, l.reason]),
       [[60, 'lost the database, exiting so a supervisor can restart the gateway', CRASHED]],
     );
   } finally {
@@ -190,19 +208,34 @@ test('PGlite: a gateway started in-process logs the loss at error level and keep
       cb();
     },
   });
-  const config = loadConfig({ PORT: '0', COHORT_DATA_DIR: mkdtempSync(join(tmpdir(), 'cohort-dbloss-inproc-')), LOG_LEVEL: 'warn' });
+  const config = loadConfig({
+    PORT: '0',
+    COHORT_DATA_DIR: mkdtempSync(join(tmpdir(), 'cohort-dbloss-inproc-')),
+    LOG_LEVEL: 'warn',
+  });
   dirs.push(config.dataDir);
   const gw = await startGateway({ config, log: createLogger({ level: 'warn', destination: sink }), store: {} });
   try {
     const workspaces = async () => {
-      const res = await fetch(`${gw.url}/workspaces`, { headers: { authorization: `Bearer ${gw.bootstrap!.management_key}` } });
+      const res = await fetch(`${gw.url}/workspaces`, {
+        headers: { authorization: `Bearer ${gw.bootstrap!.management_key}` },
+      });
       return { status: res.status, body: await res.json() };
     };
     assert.equal((await workspaces()).status, 200);
     await crashDatabaseThread({});
-    const lost = await eventually(() => lines.filter((l) => l.level >= 50), (l) => l.length >= 1);
-    assert.deepEqual(lost.map((l) => [l.level, l.msg, l.reason]), [[50, 'lost the database; requests that need it fail until the gateway is restarted', CRASHED]]);
-    assert.deepEqual(await workspaces(), { status: 500, body: { error: { code: 500, message: 'internal server error' } } });
+    const lost = await eventually(
+      () => lines.filter((l) => l.level >= 50),
+      (l) => l.length >= 1,
+    );
+    assert.deepEqual(
+      lost.map((l) => [l.level, l.msg, l.reason]),
+      [[50, 'lost the database; requests that need it fail until the gateway is restarted', CRASHED]],
+    );
+    assert.deepEqual(await workspaces(), {
+      status: 500,
+      body: { error: { code: 500, message: 'internal server error' } },
+    });
     assert.equal((await fetch(`${gw.url}/openapi.json`)).status, 200);
   } finally {
     await gw.close();

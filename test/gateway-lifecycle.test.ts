@@ -18,7 +18,14 @@ const dataDir = mkdtempSync(join(tmpdir(), 'cohort-life-'));
 after(() => rmSync(dataDir, { recursive: true, force: true }));
 
 type Line = { msg: string; [k: string]: unknown };
-type Running = { child: ChildProcess; url: string; lines: Line[]; raw: string[]; waitFor(msg: string): Promise<Line>; exit: Promise<number | null> };
+type Running = {
+  child: ChildProcess;
+  url: string;
+  lines: Line[];
+  raw: string[];
+  waitFor(msg: string): Promise<Line>;
+  exit: Promise<number | null>;
+};
 
 /** Starts `node --import tsx src/main.ts` (what `npm start` runs), or the same through the CLI, and waits until it listens. */
 async function start(args = ['--import', 'tsx', 'src/main.ts']): Promise<Running> {
@@ -41,7 +48,9 @@ async function start(args = ['--import', 'tsx', 'src/main.ts']): Promise<Running
       const seen = lines.find((l) => l.msg.startsWith(msg));
       if (seen) return resolve(seen);
       waiters.push({ msg, resolve });
-      void exit.then((code) => reject(new Error(`gateway exited (${code}) before logging "${msg}": ${raw.join('\n')}`)));
+      void exit.then((code) =>
+        reject(new Error(`gateway exited (${code}) before logging "${msg}": ${raw.join('\n')}`)),
+      );
     });
   const listening = await waitFor('cohort gateway listening');
   return { child, url: String(listening.url), lines, raw, waitFor, exit };
@@ -59,14 +68,19 @@ test('first start bootstraps, says where in one line without the keys, and shuts
   const said = gw.lines.filter((l) => l.msg.startsWith('bootstrapped'));
   assert.equal(said.length, 1);
   assert.equal(said[0]!.file, file);
-  for (const text of gw.raw) assert.ok(!text.includes(boot.management_key) && !text.includes(boot.api_key), 'no key in a log line');
+  for (const text of gw.raw)
+    assert.ok(!text.includes(boot.management_key) && !text.includes(boot.api_key), 'no key in a log line');
 
   // A request whose body is still arriving when SIGTERM comes completes, then the process exits 0.
   const body = JSON.stringify({ name: 'Late', slug: 'late' });
   const response = new Promise<{ status: number; body: string }>((resolve, reject) => {
     const req = request(`${gw.url}/workspaces`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${boot.management_key}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+      headers: {
+        authorization: `Bearer ${boot.management_key}`,
+        'content-type': 'application/json',
+        'content-length': Buffer.byteLength(body),
+      },
     });
     req.on('response', (res) => {
       let text = '';
@@ -90,14 +104,20 @@ test('first start bootstraps, says where in one line without the keys, and shuts
   assert.equal(JSON.parse(res.body).data.slug, 'late');
   assert.equal(await gw.exit, 0);
   // Closing the database on the way out is not losing it: nothing worse than info was said.
-  assert.deepEqual(gw.lines.filter((l) => Number(l.level) >= 40), []);
+  assert.deepEqual(
+    gw.lines.filter((l) => Number(l.level) >= 40),
+    [],
+  );
 });
 
 test('a second start, by `cohort start`, leaves bootstrap.json alone and bootstraps nothing', async () => {
   const gw = await start([BIN, 'start']);
   try {
     assert.equal(readFileSync(file, 'utf8'), firstContent);
-    assert.deepEqual(gw.lines.filter((l) => l.msg.startsWith('bootstrapped')), []);
+    assert.deepEqual(
+      gw.lines.filter((l) => l.msg.startsWith('bootstrapped')),
+      [],
+    );
   } finally {
     gw.child.kill('SIGTERM');
     assert.equal(await gw.exit, 0);
@@ -110,16 +130,38 @@ test('a busy port is one fatal line that says what to do, and exit 1', async () 
   const port = (busy.address() as AddressInfo).port;
   const dir = mkdtempSync(join(tmpdir(), 'cohort-busy-'));
   try {
-    const env: NodeJS.ProcessEnv = { ...process.env, COHORT_DATA_DIR: dir, HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: 'info' };
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      COHORT_DATA_DIR: dir,
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      LOG_LEVEL: 'info',
+    };
     delete env.DATABASE_URL;
     delete env.REDIS_URL;
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], { cwd: REPO, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+      cwd: REPO,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     child.stdout!.on('data', (d: Buffer) => (out += d));
     const [code] = (await once(child, 'exit')) as [number | null];
     assert.equal(code, 1);
-    const fatal = out.trim().split('\n').map((l) => JSON.parse(l) as Line).filter((l) => l.level === 60);
-    assert.deepEqual(fatal.map((l) => [l.msg, l.reason]), [['cohort could not start', `127.0.0.1:${port} is already in use (another cohort, or another program): stop it, or start on another port, e.g. PORT=${port + 1} npm start`]]);
+    const fatal = out
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Line)
+      .filter((l) => l.level === 60);
+    assert.deepEqual(
+      fatal.map((l) => [l.msg, l.reason]),
+      [
+        [
+          'cohort could not start',
+          `127.0.0.1:${port} is already in use (another cohort, or another program): stop it, or start on another port, e.g. PORT=${port + 1} npm start`,
+        ],
+      ],
+    );
   } finally {
     busy.close();
     rmSync(dir, { recursive: true, force: true });
@@ -129,13 +171,23 @@ test('a busy port is one fatal line that says what to do, and exit 1', async () 
 test('on a terminal the gateway logs readable lines, not JSON', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'cohort-tty-'));
   try {
-    const env: NodeJS.ProcessEnv = { ...process.env, COHORT_DATA_DIR: dir, PORT: '0', LOG_LEVEL: 'info', NO_COLOR: '1' };
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      COHORT_DATA_DIR: dir,
+      PORT: '0',
+      LOG_LEVEL: 'info',
+      NO_COLOR: '1',
+    };
     delete env.DATABASE_URL;
     delete env.REDIS_URL;
     delete env.COHORT_LOG_FORMAT;
     // script(1) gives the gateway a pseudo-terminal as stdout.
     const cmd = `${process.execPath} --import tsx src/main.ts`;
-    const child = spawn('/usr/bin/script', ['-qfec', cmd, '/dev/null'], { cwd: REPO, env, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn('/usr/bin/script', ['-qfec', cmd, '/dev/null'], {
+      cwd: REPO,
+      env,
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
     let out = '';
     child.stdout!.on('data', (d: Buffer) => (out += d));
     while (!out.includes('cohort gateway listening')) {

@@ -13,8 +13,16 @@ import { noSandbox } from './helpers/sandbox.ts';
 const text = (r: ChatResult) => r.chunks.map((c) => c.choices[0]?.delta.content ?? '').join('');
 const callOf = (r: ChatResult) => r.chunks.flatMap((c) => c.choices[0]?.delta.tool_calls ?? [])[0];
 const finish = (r: ChatResult) => r.chunks.map((c) => c.choices[0]?.finish_reason).filter(Boolean);
-const user = (content: string, extra: Record<string, unknown> = {}) => ({ stream: true, messages: [{ role: 'user', content }], ...extra });
-const tool = (sessionId: string, id: string, content: string) => ({ stream: true, session_id: sessionId, messages: [{ role: 'tool', tool_call_id: id, content }] });
+const user = (content: string, extra: Record<string, unknown> = {}) => ({
+  stream: true,
+  messages: [{ role: 'user', content }],
+  ...extra,
+});
+const tool = (sessionId: string, id: string, content: string) => ({
+  stream: true,
+  session_id: sessionId,
+  messages: [{ role: 'tool', tool_call_id: id, content }],
+});
 const bash = (command: string) => `Please run it.\n/tool Bash ${JSON.stringify({ command, description: 'a step' })}`;
 const codexInstalled = (() => {
   try {
@@ -44,7 +52,10 @@ describe('the agent catalogue', () => {
   test('GET /agents lists what interns may run, without commands or environments', async () => {
     const res = await f.gw.call('GET', '/agents', { key: f.gw.keys.api_key });
     assert.equal(res.status, 200);
-    assert.deepEqual(res.body.data.map((a: { id: string }) => a.id), OFFERED);
+    assert.deepEqual(
+      res.body.data.map((a: { id: string }) => a.id),
+      OFFERED,
+    );
     assert.deepEqual(res.body.data[1].supports, { sessions: true, questions: false, steering: false });
     assert.deepEqual(Object.keys(res.body.data[0]).sort(), ['description', 'id', 'name', 'supports']);
     assert.equal((await f.gw.call('GET', '/agents', { key: null })).status, 401);
@@ -52,7 +63,13 @@ describe('the agent catalogue', () => {
 
   test('an unknown agent is 400 naming the field and the choices, and nothing is created', async () => {
     const res = await f.gw.call('POST', '/interns', { body: { name: 'nobody', agent: 'gpt-engineer' } });
-    assert.deepEqual(res.body, { error: { code: 400, message: `invalid request parameters: agent: unknown agent "gpt-engineer"; this installation offers ${OFFERED.join(', ')}`, metadata: { reason: 'bad_request', retryable: false } } });
+    assert.deepEqual(res.body, {
+      error: {
+        code: 400,
+        message: `invalid request parameters: agent: unknown agent "gpt-engineer"; this installation offers ${OFFERED.join(', ')}`,
+        metadata: { reason: 'bad_request', retryable: false },
+      },
+    });
     assert.equal((await f.gw.call('GET', '/interns')).body.data.length, 0);
     const made = await f.gw.call('POST', '/interns', { body: { name: 'default-agent' } });
     assert.equal(made.body.agent, 'cohort');
@@ -76,7 +93,11 @@ describe('Claude Code as an intern', { skip: noSandbox }, () => {
   const log = async () => {
     await f.gw.ctx.inference.flush();
     const row = (await getInternById(f.gw.ctx.store.db, id))!;
-    return f.gw.ctx.store.db.select().from(inferenceRequests).where(eq(inferenceRequests.apiKeyId, row.apiKeyId!)).orderBy(inferenceRequests.createdAt);
+    return f.gw.ctx.store.db
+      .select()
+      .from(inferenceRequests)
+      .where(eq(inferenceRequests.apiKeyId, row.apiKeyId!))
+      .orderBy(inferenceRequests.createdAt);
   };
 
   test('a plain turn streams text; its model requests are in the log under the intern key and model', async () => {
@@ -87,7 +108,8 @@ describe('Claude Code as an intern', { skip: noSandbox }, () => {
     assert.equal(r.chunks.at(-1).session_id, 'first');
     const rows = await log();
     assert.ok(rows.length >= 1);
-    for (const row of rows) assert.deepEqual([row.apiStyle, row.model, row.status], ['messages', 'local/scripted', 200]);
+    for (const row of rows)
+      assert.deepEqual([row.apiStyle, row.model, row.status], ['messages', 'local/scripted', 200]);
   });
 
   test('manual mode: Bash arrives as a permission request naming the command; allow_once runs it and the output comes back', async () => {
@@ -104,7 +126,10 @@ describe('Claude Code as an intern', { skip: noSandbox }, () => {
   });
 
   test('reject_once: the command does not run', async () => {
-    const asked = await f.chat(id, user(bash('touch rejected-file && echo ran'), { session_id: 'rejecting', approval_mode: 'manual' }));
+    const asked = await f.chat(
+      id,
+      user(bash('touch rejected-file && echo ran'), { session_id: 'rejecting', approval_mode: 'manual' }),
+    );
     const done = await f.chat(id, tool('rejecting', callOf(asked).id, 'reject_once'));
     assert.equal(done.status, 200);
     assert.doesNotMatch(text(done), /ran/);
@@ -118,21 +143,40 @@ describe('Claude Code as an intern', { skip: noSandbox }, () => {
     const before_ = (await log()).length;
     await f.chat(id, user('Again.\n/say second', { session_id: 'memory' }));
     await f.chat(id, user('Again.\n/say second', { session_id: 'elsewhere' }));
-    const [same, other] = (await log()).slice(before_).filter((r) => r.streamed).slice(-2);
-    assert.ok(same!.promptTokens! > other!.promptTokens!, `the session's earlier turn is in its request (${same!.promptTokens} > ${other!.promptTokens})`);
+    const [same, other] = (await log())
+      .slice(before_)
+      .filter((r) => r.streamed)
+      .slice(-2);
+    assert.ok(
+      same!.promptTokens! > other!.promptTokens!,
+      `the session's earlier turn is in its request (${same!.promptTokens} > ${other!.promptTokens})`,
+    );
   });
 
   test('sessions survive a daemon restart: suspended and provisioned again, the session goes on where it was', async () => {
     await restart(f, id);
     const before_ = (await log()).length;
-    assert.equal(text(await f.chat(id, user('Again.\n/say after restart', { session_id: 'memory' }))), 'Again.\nafter restart');
+    assert.equal(
+      text(await f.chat(id, user('Again.\n/say after restart', { session_id: 'memory' }))),
+      'Again.\nafter restart',
+    );
     await f.chat(id, user('Again.\n/say after restart', { session_id: 'fresh-after-restart' }));
-    const [same, other] = (await log()).slice(before_).filter((r) => r.streamed).slice(-2);
+    const [same, other] = (await log())
+      .slice(before_)
+      .filter((r) => r.streamed)
+      .slice(-2);
     assert.ok(same!.promptTokens! > other!.promptTokens!, `${same!.promptTokens} > ${other!.promptTokens}`);
   });
 
   test("the intern's model governs: whatever model its key names, the intern's model serves it", async () => {
-    const res = await f.gw.call('POST', '/messages', { key, body: { model: 'anthropic/claude-sonnet-4-5', max_tokens: 100, messages: [{ role: 'user', content: '/say governed' }] } });
+    const res = await f.gw.call('POST', '/messages', {
+      key,
+      body: {
+        model: 'anthropic/claude-sonnet-4-5',
+        max_tokens: 100,
+        messages: [{ role: 'user', content: '/say governed' }],
+      },
+    });
     assert.equal(res.status, 200, JSON.stringify(res.body));
     assert.deepEqual(res.body.content, [{ type: 'text', text: 'governed' }]);
     const last = (await log()).at(-1)!;
@@ -140,7 +184,9 @@ describe('Claude Code as an intern', { skip: noSandbox }, () => {
   });
 });
 
-describe('Codex as an intern', { skip: noSandbox || (codexInstalled ? false : 'Codex is an optional install (npm run install:codex); CI installs it') }, () => {
+describe('Codex as an intern', {
+  skip: noSandbox || (codexInstalled ? false : 'Codex is an optional install (npm run install:codex); CI installs it'),
+}, () => {
   let f: InternFixture;
   let id: string;
   before(async () => {
@@ -149,7 +195,8 @@ describe('Codex as an intern', { skip: noSandbox || (codexInstalled ? false : 'C
   });
   after(() => f.close());
 
-  const exec = (cmd: string, escalate = false) => `/tool exec_command ${JSON.stringify({ cmd, ...(escalate ? { sandbox_permissions: 'require_escalated', justification: 'a step' } : {}) })}`;
+  const exec = (cmd: string, escalate = false) =>
+    `/tool exec_command ${JSON.stringify({ cmd, ...(escalate ? { sandbox_permissions: 'require_escalated', justification: 'a step' } : {}) })}`;
   const output = (r: ChatResult) => /Output:\n([\s\S]*)$/.exec(text(r))?.[1];
 
   test('a plain turn streams text; its model requests go through /responses under the intern key, served with its model', async () => {
@@ -158,23 +205,41 @@ describe('Codex as an intern', { skip: noSandbox || (codexInstalled ? false : 'C
     assert.deepEqual(finish(r), ['stop']);
     await f.gw.ctx.inference.flush();
     const row = (await getInternById(f.gw.ctx.store.db, id))!;
-    const logged = await f.gw.ctx.store.db.select().from(inferenceRequests).where(eq(inferenceRequests.apiKeyId, row.apiKeyId!));
-    assert.deepEqual(logged.map((l) => [l.apiStyle, l.requestedModel, l.model, l.status]), [['responses', 'gpt-5.4-mini', 'local/scripted', 200]]);
+    const logged = await f.gw.ctx.store.db
+      .select()
+      .from(inferenceRequests)
+      .where(eq(inferenceRequests.apiKeyId, row.apiKeyId!));
+    assert.deepEqual(
+      logged.map((l) => [l.apiStyle, l.requestedModel, l.model, l.status]),
+      [['responses', 'gpt-5.4-mini', 'local/scripted', 200]],
+    );
   });
 
-  test('self-drive runs a command in the intern\'s runtime', async () => {
+  test("self-drive runs a command in the intern's runtime", async () => {
     assert.equal(output(await f.chat(id, user(exec('mkdir -p made && echo ran-it')))), 'ran-it\n');
   });
 
   test("manual: a command runs in Codex's read-only sandbox; an escalation is a permission request naming it, allow_once runs it, reject_once does not", async () => {
-    assert.match(output(await f.chat(id, user(exec('touch sandboxed-file'), { approval_mode: 'manual' }))) ?? '', /Read-only file system/);
-    const asked = await f.chat(id, user(exec('touch allowed-file && echo made', true), { session_id: 'manual', approval_mode: 'manual' }));
+    assert.match(
+      output(await f.chat(id, user(exec('touch sandboxed-file'), { approval_mode: 'manual' }))) ?? '',
+      /Read-only file system/,
+    );
+    const asked = await f.chat(
+      id,
+      user(exec('touch allowed-file && echo made', true), { session_id: 'manual', approval_mode: 'manual' }),
+    );
     assert.deepEqual(finish(asked), ['tool_calls']);
     const args = JSON.parse(callOf(asked).function.arguments);
-    assert.deepEqual([args.kind, args.title, args.input.command], ['permission', 'touch allowed-file && echo made', ['/bin/sh', '-lc', 'touch allowed-file && echo made']]);
+    assert.deepEqual(
+      [args.kind, args.title, args.input.command],
+      ['permission', 'touch allowed-file && echo made', ['/bin/sh', '-lc', 'touch allowed-file && echo made']],
+    );
     assert.ok(args.options.includes('allow_once') && args.options.includes('reject_once'));
     assert.equal(output(await f.chat(id, tool('manual', callOf(asked).id, 'allow_once'))), 'made\n');
-    const refused = await f.chat(id, user(exec('touch refused-file && echo no', true), { session_id: 'refusing', approval_mode: 'manual' }));
+    const refused = await f.chat(
+      id,
+      user(exec('touch refused-file && echo no', true), { session_id: 'refusing', approval_mode: 'manual' }),
+    );
     const after_ = await f.chat(id, tool('refusing', callOf(refused).id, 'reject_once'));
     assert.equal(after_.status, 200);
     assert.doesNotMatch(text(after_), /Output:\nno/);
@@ -185,7 +250,12 @@ describe('Codex as an intern', { skip: noSandbox || (codexInstalled ? false : 'C
     await f.chat(id, user('/say noted', { session_id: 'memory' }));
     await f.gw.ctx.inference.flush();
     const row = (await getInternById(f.gw.ctx.store.db, id))!;
-    const count = async () => (await f.gw.ctx.store.db.select().from(inferenceRequests).where(eq(inferenceRequests.apiKeyId, row.apiKeyId!)).orderBy(inferenceRequests.createdAt));
+    const count = async () =>
+      await f.gw.ctx.store.db
+        .select()
+        .from(inferenceRequests)
+        .where(eq(inferenceRequests.apiKeyId, row.apiKeyId!))
+        .orderBy(inferenceRequests.createdAt);
     const before_ = (await count()).length;
     await f.chat(id, user('/say second', { session_id: 'memory' }));
     await f.chat(id, user('/say second', { session_id: 'elsewhere' }));
@@ -198,7 +268,12 @@ describe('Codex as an intern', { skip: noSandbox || (codexInstalled ? false : 'C
     await restart(f, id);
     await f.gw.ctx.inference.flush();
     const row = (await getInternById(f.gw.ctx.store.db, id))!;
-    const rows = async () => f.gw.ctx.store.db.select().from(inferenceRequests).where(eq(inferenceRequests.apiKeyId, row.apiKeyId!)).orderBy(inferenceRequests.createdAt);
+    const rows = async () =>
+      f.gw.ctx.store.db
+        .select()
+        .from(inferenceRequests)
+        .where(eq(inferenceRequests.apiKeyId, row.apiKeyId!))
+        .orderBy(inferenceRequests.createdAt);
     const before_ = (await rows()).length;
     assert.equal(text(await f.chat(id, user('/say after restart', { session_id: 'memory' }))), 'after restart');
     await f.chat(id, user('/say after restart', { session_id: 'fresh-after-restart' }));

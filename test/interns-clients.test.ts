@@ -8,7 +8,11 @@ import fc from 'fast-check';
 import { startInternFixture, type InternFixture } from './helpers/interns.ts';
 import { REASONS } from '../src/gateway/errors.ts';
 
-const user = (content: string, extra: Record<string, unknown> = {}) => ({ stream: true, messages: [{ role: 'user', content }], ...extra });
+const user = (content: string, extra: Record<string, unknown> = {}) => ({
+  stream: true,
+  messages: [{ role: 'user', content }],
+  ...extra,
+});
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function readUntil(res: Response, marker: string) {
@@ -33,7 +37,11 @@ describe('intern chat with real clients', () => {
 
   test('the openai client streams a turn, receives the tool call, and its reply continues the run', async () => {
     const client = new OpenAI({ baseURL: `${f.gw.url}/interns/${id}`, apiKey: f.gw.keys.api_key });
-    const first = await client.chat.completions.create({ model: 'ignored', stream: true, messages: [{ role: 'user', content: '/say hi\n/ask Favourite number?' }] });
+    const first = await client.chat.completions.create({
+      model: 'ignored',
+      stream: true,
+      messages: [{ role: 'user', content: '/say hi\n/ask Favourite number?' }],
+    });
     let content = '';
     let call: OpenAI.Chat.Completions.ChatCompletionChunk.Choice.Delta.ToolCall | undefined;
     let sessionId: string | undefined;
@@ -56,7 +64,17 @@ describe('intern chat with real clients', () => {
       session_id: sessionId,
       messages: [
         { role: 'user', content: '/say hi\n/ask Favourite number?' },
-        { role: 'assistant', content: null, tool_calls: [{ id: call!.id!, type: 'function', function: { name: call!.function!.name!, arguments: call!.function!.arguments! } }] },
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [
+            {
+              id: call!.id!,
+              type: 'function',
+              function: { name: call!.function!.name!, arguments: call!.function!.arguments! },
+            },
+          ],
+        },
         { role: 'tool', tool_call_id: call!.id!, content: answer },
       ],
     } as OpenAI.Chat.Completions.ChatCompletionCreateParamsStreaming);
@@ -80,11 +98,24 @@ describe('intern chat with real clients', () => {
     const res = await f.open(id, user('/ask Ready?'));
     const { reader, seen } = await readUntil(res, 'data: [DONE]');
     await reader.cancel();
-    const parsed = seen.split('\n\n').filter((b) => b.startsWith('data: {')).map((b) => JSON.parse(b.slice(6)));
+    const parsed = seen
+      .split('\n\n')
+      .filter((b) => b.startsWith('data: {'))
+      .map((b) => JSON.parse(b.slice(6)));
     const call = parsed.flatMap((c) => c.choices[0]?.delta.tool_calls ?? [])[0];
     const sid = parsed.at(-1).session_id;
     await sleep(300);
-    const cont = await f.chat(id, { stream: true, session_id: sid, messages: [{ role: 'tool', tool_call_id: call.id, content: JSON.stringify({ action: 'accept', content: { answer: 'yes' } }) }] });
+    const cont = await f.chat(id, {
+      stream: true,
+      session_id: sid,
+      messages: [
+        {
+          role: 'tool',
+          tool_call_id: call.id,
+          content: JSON.stringify({ action: 'accept', content: { answer: 'yes' } }),
+        },
+      ],
+    });
     assert.equal(cont.status, 200);
     assert.match(cont.chunks.map((c) => c.choices[0]?.delta.content ?? '').join(''), /yes/);
   });
@@ -94,7 +125,21 @@ describe('intern chat with real clients', () => {
     const call = paused.chunks.flatMap((c) => c.choices[0]?.delta.tool_calls ?? [])[0];
     const sid = paused.chunks.at(-1).session_id;
     const ac = new AbortController();
-    const res = await f.open(id, { stream: true, session_id: sid, messages: [{ role: 'tool', tool_call_id: call.id, content: JSON.stringify({ action: 'accept', content: { answer: 'go' } }) }] }, { signal: ac.signal });
+    const res = await f.open(
+      id,
+      {
+        stream: true,
+        session_id: sid,
+        messages: [
+          {
+            role: 'tool',
+            tool_call_id: call.id,
+            content: JSON.stringify({ action: 'accept', content: { answer: 'go' } }),
+          },
+        ],
+      },
+      { signal: ac.signal },
+    );
     await readUntil(res, '"content"');
     ac.abort();
     await sleep(300);
@@ -103,13 +148,35 @@ describe('intern chat with real clients', () => {
 
   test('property: generated bodies get only documented statuses and bodies, never a 500', async () => {
     const documented = new Set([200, 202, 400, 404, 408, 409, 410, 413, 429, 502, 503, 504]);
-    const content = fc.oneof(fc.string({ maxLength: 40 }), fc.array(fc.record({ type: fc.constantFrom('text', 'image'), text: fc.string({ maxLength: 10 }) }), { maxLength: 2 }), fc.constant(null), fc.integer());
+    const content = fc.oneof(
+      fc.string({ maxLength: 40 }),
+      fc.array(fc.record({ type: fc.constantFrom('text', 'image'), text: fc.string({ maxLength: 10 }) }), {
+        maxLength: 2,
+      }),
+      fc.constant(null),
+      fc.integer(),
+    );
     const message = fc.record(
-      { role: fc.constantFrom('user', 'tool', 'assistant', 'system', 'developer', 'robot'), content, tool_call_id: fc.string({ maxLength: 130 }), tool_calls: fc.anything() },
+      {
+        role: fc.constantFrom('user', 'tool', 'assistant', 'system', 'developer', 'robot'),
+        content,
+        tool_call_id: fc.string({ maxLength: 130 }),
+        tool_calls: fc.anything(),
+      },
       { requiredKeys: ['role'] },
     );
     const body = fc.oneof(
-      fc.record({ stream: fc.oneof(fc.constant(true), fc.anything()), messages: fc.array(message, { maxLength: 3 }), session_id: fc.string({ maxLength: 260 }), approval_mode: fc.constantFrom('manual', 'self-drive', 'x'), model: fc.string({ maxLength: 260 }), temperature: fc.anything() }, { requiredKeys: [] }),
+      fc.record(
+        {
+          stream: fc.oneof(fc.constant(true), fc.anything()),
+          messages: fc.array(message, { maxLength: 3 }),
+          session_id: fc.string({ maxLength: 260 }),
+          approval_mode: fc.constantFrom('manual', 'self-drive', 'x'),
+          model: fc.string({ maxLength: 260 }),
+          temperature: fc.anything(),
+        },
+        { requiredKeys: [] },
+      ),
       fc.anything(),
     );
     await fc.assert(

@@ -13,14 +13,26 @@ const postgresUrl = process.env.DATABASE_URL;
 const answer = (a: string) => JSON.stringify({ action: 'accept', content: { answer: a } });
 
 async function pausedTurn(gw: GatewayProcess, id: string) {
-  const r = await callProcess(gw, 'POST', `/interns/${id}/chat/completions`, { stream: true, messages: [{ role: 'user', content: '/ask What is your name?' }] }, gw.keys().api_key);
+  const r = await callProcess(
+    gw,
+    'POST',
+    `/interns/${id}/chat/completions`,
+    { stream: true, messages: [{ role: 'user', content: '/ask What is your name?' }] },
+    gw.keys().api_key,
+  );
   assert.equal(r.status, 200);
   const toolCall = r.chunks.flatMap((c) => c.choices[0]?.delta.tool_calls ?? [])[0];
   return { sessionId: r.chunks.at(-1).session_id as string, callId: toolCall.id as string };
 }
 
 const reply = (gw: GatewayProcess, id: string, p: { sessionId: string; callId: string }, a: string) =>
-  callProcess(gw, 'POST', `/interns/${id}/chat/completions`, { stream: true, session_id: p.sessionId, messages: [{ role: 'tool', tool_call_id: p.callId, content: answer(a) }] }, gw.keys().api_key);
+  callProcess(
+    gw,
+    'POST',
+    `/interns/${id}/chat/completions`,
+    { stream: true, session_id: p.sessionId, messages: [{ role: 'tool', tool_call_id: p.callId, content: answer(a) }] },
+    gw.keys().api_key,
+  );
 
 const text = (r: { chunks: any[] }) => r.chunks.map((c) => c.choices[0]?.delta.content ?? '').join('');
 
@@ -55,7 +67,9 @@ describe('intern runs survive gateway processes', () => {
     { name: 'isolated', env: {} as Record<string, string>, skip: noSandbox },
     { name: 'unisolated', env: { COHORT_UNSAFE_NO_ISOLATION: '1' }, skip: false as const },
   ]) {
-    test(`a gateway restarted on another PORT: the paused run's reply and a new turn reach the model (${mode.name})`, { skip: mode.skip }, async () => {
+    test(`a gateway restarted on another PORT: the paused run's reply and a new turn reach the model (${mode.name})`, {
+      skip: mode.skip,
+    }, async () => {
       const dataDir = pool.dataDir();
       const g1 = await pool.start({ dataDir, port: await freePort(), env: mode.env });
       const id = (await runningInternOn(g1, 'follower')).id as string;
@@ -66,13 +80,24 @@ describe('intern runs survive gateway processes', () => {
       assert.equal(cont.status, 200);
       assert.equal(text(cont), 'ask_user: {"answer":"Hopper"}');
       assert.equal(cont.chunks.at(-2).choices[0].finish_reason, 'stop');
-      const next = await callProcess(g2, 'POST', `/interns/${id}/chat/completions`, { stream: true, session_id: paused.sessionId, messages: [{ role: 'user', content: '/say still here' }] }, g2.keys().api_key);
-      assert.deepEqual([next.status, text(next), next.chunks.at(-2).choices[0].finish_reason], [200, 'still here', 'stop']);
+      const next = await callProcess(
+        g2,
+        'POST',
+        `/interns/${id}/chat/completions`,
+        { stream: true, session_id: paused.sessionId, messages: [{ role: 'user', content: '/say still here' }] },
+        g2.keys().api_key,
+      );
+      assert.deepEqual(
+        [next.status, text(next), next.chunks.at(-2).choices[0].finish_reason],
+        [200, 'still here', 'stop'],
+      );
       assert.equal((await callProcess(g2, 'DELETE', `/interns/${id}`)).status, 202);
     });
   }
 
-  test('a second gateway process on the same PostgreSQL serves the reply', { skip: postgresUrl ? false : 'DATABASE_URL is not set' }, async () => {
+  test('a second gateway process on the same PostgreSQL serves the reply', {
+    skip: postgresUrl ? false : 'DATABASE_URL is not set',
+  }, async () => {
     const schema = `t_${randomBytes(6).toString('hex')}`;
     const dataDir = pool.dataDir();
     const [p1, p2] = [await freePort(), await freePort()];

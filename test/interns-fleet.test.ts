@@ -15,7 +15,11 @@ import { noSandbox } from './helpers/sandbox.ts';
 import { getInternById } from '../src/gateway/interns/interns.ts';
 
 const ENV = { COHORT_INTERN_IDLE_MS: '300', COHORT_INTERACTION_DEADLINE_MS: '2000', COHORT_INTERN_DISK_MB: '64' };
-const say = (content: string, session_id?: string) => ({ stream: true, ...(session_id ? { session_id } : {}), messages: [{ role: 'user', content }] });
+const say = (content: string, session_id?: string) => ({
+  stream: true,
+  ...(session_id ? { session_id } : {}),
+  messages: [{ role: 'user', content }],
+});
 const text = (r: ChatResult) => r.chunks.map((c) => c.choices[0]?.delta.content ?? '').join('');
 const ASLEEP = { step_label: 'asleep: the next chat wakes it', step_number: 1, total_steps: 1 };
 
@@ -90,11 +94,21 @@ describe('hibernation', { skip: noSandbox }, () => {
       session_id: sessionId,
       messages: [
         { role: 'assistant', content: null, tool_calls: [call] },
-        { role: 'tool', tool_call_id: call.id, content: JSON.stringify({ action: 'accept', content: { answer: 'Grace' } }) },
+        {
+          role: 'tool',
+          tool_call_id: call.id,
+          content: JSON.stringify({ action: 'accept', content: { answer: 'Grace' } }),
+        },
       ],
     });
     assert.equal(late.status, 409);
-    assert.deepEqual(late.body, { error: { code: 409, message: 'the interaction is no longer waiting: its run has ended', metadata: { reason: 'interaction_not_pending', retryable: false } } });
+    assert.deepEqual(late.body, {
+      error: {
+        code: 409,
+        message: 'the interaction is no longer waiting: its run has ended',
+        metadata: { reason: 'interaction_not_pending', retryable: false },
+      },
+    });
     const row = await getInternById(f.gw.ctx.store.db, id);
     assert.equal(row?.power, 'awake');
   });
@@ -137,7 +151,9 @@ describe('hibernation', { skip: noSandbox }, () => {
     const neighbour = await createTestAccount(f.gw.ctx.store.db, { name: 'neighbour', orgId: f.gw.keys.org_id });
     const n = await f.chat(id, say('wake up'), { key: neighbour.apiKey });
     assert.equal(n.status, 404);
-    assert.deepEqual(n.body, { error: { code: 404, message: 'resource not found: intern', metadata: { reason: 'not_found', retryable: false } } });
+    assert.deepEqual(n.body, {
+      error: { code: 404, message: 'resource not found: intern', metadata: { reason: 'not_found', retryable: false } },
+    });
     assert.equal((await getInternById(f.gw.ctx.store.db, id))?.power, 'asleep');
   });
 });
@@ -148,7 +164,14 @@ describe('hibernation over TCP addresses and a given model endpoint, as a cluste
     // Daemons reached at an address (a pod's, in a cluster) whose agents reach the model through
     // the gateway's public URL (a Service's), not this host's sockets.
     const port = await freePort();
-    f = await startInternFixture({ env: { ...ENV, COHORT_UNSAFE_NO_ISOLATION: '1', PORT: String(port), COHORT_PUBLIC_URL: `http://127.0.0.1:${port}/api/v1` } });
+    f = await startInternFixture({
+      env: {
+        ...ENV,
+        COHORT_UNSAFE_NO_ISOLATION: '1',
+        PORT: String(port),
+        COHORT_PUBLIC_URL: `http://127.0.0.1:${port}/api/v1`,
+      },
+    });
   });
   after(() => f.close());
 
@@ -170,7 +193,9 @@ describe('hibernation over TCP addresses and a given model endpoint, as a cluste
 describe('the wake queue', { skip: noSandbox }, () => {
   let f: InternFixture;
   before(async () => {
-    f = await startInternFixture({ env: { ...ENV, COHORT_WAKE_CONCURRENCY: '1', COHORT_WAKE_QUEUE: '1', COHORT_WAKE_QUEUE_PER_ACCOUNT: '1' } });
+    f = await startInternFixture({
+      env: { ...ENV, COHORT_WAKE_CONCURRENCY: '1', COHORT_WAKE_QUEUE: '1', COHORT_WAKE_QUEUE_PER_ACCOUNT: '1' },
+    });
   });
   after(() => f.close());
 
@@ -181,17 +206,26 @@ describe('the wake queue', { skip: noSandbox }, () => {
     // One starts, one waits its turn, the third finds the queue full.
     const results = await Promise.all(ids.map((id) => f.chat(id, say('wake up'))));
     const byStatus = results.sort((a, b) => a.status - b.status);
-    assert.deepEqual(byStatus.map((r) => r.status), [200, 200, 503]);
+    assert.deepEqual(
+      byStatus.map((r) => r.status),
+      [200, 200, 503],
+    );
     for (const r of byStatus.slice(0, 2)) assertChatStream(r);
     const busy = byStatus[2]!;
     assert.deepEqual(busy.body, {
-      error: { code: 503, message: 'too many interns are waking up on this machine; retry shortly', metadata: { reason: 'busy', retryable: true } },
+      error: {
+        code: 503,
+        message: 'too many interns are waking up on this machine; retry shortly',
+        metadata: { reason: 'busy', retryable: true },
+      },
     });
     assert.match(busy.headers.get('retry-after') ?? '', /^[1-9]\d*$/);
   });
 });
 
-describe('two gateways on one database', { skip: noSandbox || (postgresUrl ? false : 'DATABASE_URL is not set') }, () => {
+describe('two gateways on one database', {
+  skip: noSandbox || (postgresUrl ? false : 'DATABASE_URL is not set'),
+}, () => {
   let g1: TestGateway;
   let g2: TestGateway;
   before(async () => {
@@ -223,7 +257,10 @@ describe('two gateways on one database', { skip: noSandbox || (postgresUrl ? fal
     const [a, b] = await Promise.all([chat(g1, 'one'), chat(g2, 'two')]);
     // The turn lock is the intern's: the later turn may find the earlier still running.
     const statuses = [a.status, b.status].sort();
-    assert.ok(JSON.stringify(statuses) === '[200,200]' || JSON.stringify(statuses) === '[200,409]', JSON.stringify([a, b]));
+    assert.ok(
+      JSON.stringify(statuses) === '[200,200]' || JSON.stringify(statuses) === '[200,409]',
+      JSON.stringify([a, b]),
+    );
     for (const r of [a, b]) if (r.status === 409) assert.equal(JSON.parse(r.text).error.metadata.reason, 'busy');
     assert.equal(starts(), before + 1);
     const row = await getInternById(g1.ctx.store.db, id);

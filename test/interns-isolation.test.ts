@@ -12,8 +12,16 @@ import { getInternById, openSecrets } from '../src/gateway/interns/interns.ts';
 import { noSandbox } from './helpers/sandbox.ts';
 import { revokeKey } from '../src/gateway/access/identity-store.ts';
 
-const user = (content: string, extra: Record<string, unknown> = {}) => ({ stream: true, messages: [{ role: 'user', content }], ...extra });
-const tool = (sessionId: string, id: string, content: string) => ({ stream: true, session_id: sessionId, messages: [{ role: 'tool', tool_call_id: id, content }] });
+const user = (content: string, extra: Record<string, unknown> = {}) => ({
+  stream: true,
+  messages: [{ role: 'user', content }],
+  ...extra,
+});
+const tool = (sessionId: string, id: string, content: string) => ({
+  stream: true,
+  session_id: sessionId,
+  messages: [{ role: 'tool', tool_call_id: id, content }],
+});
 const text = (r: ChatResult) => r.chunks.map((c) => c.choices[0]?.delta.content ?? '').join('');
 const callOf = (r: ChatResult) => r.chunks.flatMap((c) => c.choices[0]?.delta.tool_calls ?? [])[0];
 const MODES = ['self-drive', 'manual'] as const;
@@ -68,7 +76,8 @@ describe('a hostile tenant inside its intern', { skip: noSandbox }, () => {
     let n = 0;
     for (const p of readdirSync('/proc').filter((e) => /^\d+$/.test(e))) {
       try {
-        if (/^Uid:\s+(\d+)/m.exec(readFileSync(`/proc/${p}/status`, 'utf8'))?.[1] === uid) n += readdirSync(`/proc/${p}/task`).length;
+        if (/^Uid:\s+(\d+)/m.exec(readFileSync(`/proc/${p}/status`, 'utf8'))?.[1] === uid)
+          n += readdirSync(`/proc/${p}/task`).length;
       } catch {}
     }
     return n;
@@ -77,9 +86,18 @@ describe('a hostile tenant inside its intern', { skip: noSandbox }, () => {
   for (const mode of MODES) {
     test(`${mode}: the master key, bootstrap.json and the database files are not there`, async () => {
       const dir = f.gw.dataDir;
-      assert.ok(existsSync(join(dir, 'master.key')) && existsSync(join(dir, 'bootstrap.json')) && existsSync(join(dir, 'pglite')));
-      const out = await shell(a, `cat ${dir}/master.key ../../../master.key ../../../bootstrap.json; ls ${dir} ${dir}/pglite; ls -a /intern /; echo end`, mode);
-      for (const s of ['master.key', 'bootstrap.json']) assert.ok(!out.includes(secret(s).trim().slice(0, 24)), `${s} leaked`);
+      assert.ok(
+        existsSync(join(dir, 'master.key')) &&
+          existsSync(join(dir, 'bootstrap.json')) &&
+          existsSync(join(dir, 'pglite')),
+      );
+      const out = await shell(
+        a,
+        `cat ${dir}/master.key ../../../master.key ../../../bootstrap.json; ls ${dir} ${dir}/pglite; ls -a /intern /; echo end`,
+        mode,
+      );
+      for (const s of ['master.key', 'bootstrap.json'])
+        assert.ok(!out.includes(secret(s).trim().slice(0, 24)), `${s} leaked`);
       assert.match(out, new RegExp(`cat: ${dir}/master.key: No such file or directory`));
       assert.match(out, new RegExp(`ls: cannot access '${dir}': No such file or directory`));
       assert.match(out, new RegExp(`ls: cannot access '${dir}/pglite': No such file or directory`));
@@ -87,7 +105,11 @@ describe('a hostile tenant inside its intern', { skip: noSandbox }, () => {
     });
 
     test(`${mode}: another intern's files and the host's interns directory are invisible`, async () => {
-      const out = await shell(a, `find / -xdev -name 'canary-*' 2>/dev/null; ls ${f.gw.dataDir}/interns/${b}/disk 2>&1; cat /intern/work/canary-b.txt 2>&1; echo end`, mode);
+      const out = await shell(
+        a,
+        `find / -xdev -name 'canary-*' 2>/dev/null; ls ${f.gw.dataDir}/interns/${b}/disk 2>&1; cat /intern/work/canary-b.txt 2>&1; echo end`,
+        mode,
+      );
       assert.doesNotMatch(out, /b-private|canary-b\.txt\n/);
       assert.match(out, /No such file or directory/);
     });
@@ -102,7 +124,10 @@ describe('a hostile tenant inside its intern', { skip: noSandbox }, () => {
         mode,
       );
       assert.match(out, new RegExp(`kill: (\\(${process.pid}\\) - )?No such process`));
-      const [count, leaks] = out.split('\n').filter((l) => /^\d+$/.test(l)).map(Number);
+      const [count, leaks] = out
+        .split('\n')
+        .filter((l) => /^\d+$/.test(l))
+        .map(Number);
       assert.ok(count! < 30, `only the intern's own processes are listed: ${out}`);
       assert.equal(leaks, 0);
       assert.equal((await f.gw.call('GET', '/interns')).status, 200, 'the gateway still serves');
@@ -111,9 +136,14 @@ describe('a hostile tenant inside its intern', { skip: noSandbox }, () => {
 
     test(`${mode}: loopback services, the gateway's port and other daemons cannot be reached`, async () => {
       const port = new URL(f.gw.url).port;
-      const probe = (p: string) => `node -e "require('net').connect(${p},'127.0.0.1').on('connect',()=>{console.log('OPEN ${p}');process.exit()}).on('error',e=>console.log('${p} '+e.code))"`;
+      const probe = (p: string) =>
+        `node -e "require('net').connect(${p},'127.0.0.1').on('connect',()=>{console.log('OPEN ${p}');process.exit()}).on('error',e=>console.log('${p} '+e.code))"`;
       const bSock = (await getInternById(f.gw.ctx.store.db, b))!.hostname!.slice('unix:'.length);
-      const out = await shell(a, `${probe('5432')}; ${probe('6379')}; ${probe(port)}; ls ${bSock} /run/cohort 2>&1; echo end`, mode);
+      const out = await shell(
+        a,
+        `${probe('5432')}; ${probe('6379')}; ${probe(port)}; ls ${bSock} /run/cohort 2>&1; echo end`,
+        mode,
+      );
       assert.doesNotMatch(out, /OPEN/);
       assert.match(out, /5432 ECONNREFUSED\n6379 ECONNREFUSED\n/);
       assert.match(out, new RegExp(`${port} ECONNREFUSED`));
@@ -123,7 +153,10 @@ describe('a hostile tenant inside its intern', { skip: noSandbox }, () => {
   }
 
   test('memory: a process past its limit fails, the intern and the gateway carry on', async () => {
-    const out = await shell(a, `node -e "const k=[];try{for(;;)k.push(Buffer.alloc(1<<24,1))}catch(e){console.log('stopped at',k.length*16,'MB')}" 2>/dev/null; echo exit=$?`);
+    const out = await shell(
+      a,
+      `node -e "const k=[];try{for(;;)k.push(Buffer.alloc(1<<24,1))}catch(e){console.log('stopped at',k.length*16,'MB')}" 2>/dev/null; echo exit=$?`,
+    );
     // Either the allocation fails inside the limit, or V8 gives up at it: never more than the limit.
     const mb = Number(/stopped at (\d+) MB/.exec(out)?.[1] ?? 0);
     assert.ok(mb <= 1024, out);
@@ -132,15 +165,24 @@ describe('a hostile tenant inside its intern', { skip: noSandbox }, () => {
   });
 
   test("disk: the intern's disk and /tmp fill up at their limits, not the host's", async () => {
-    const out = await shell(a, "dd if=/dev/zero of=big bs=1M count=100 2>&1 | head -1; dd if=/dev/zero of=/tmp/big bs=1M count=40 2>&1 | grep -o 'No space left on device'; rm -f big /tmp/big; echo end");
+    const out = await shell(
+      a,
+      "dd if=/dev/zero of=big bs=1M count=100 2>&1 | head -1; dd if=/dev/zero of=/tmp/big bs=1M count=40 2>&1 | grep -o 'No space left on device'; rm -f big /tmp/big; echo end",
+    );
     // A file stops at the per-file limit (32 MB, SIGXFSZ), /tmp at its 16 MB.
     assert.match(out, /^File size limit exceeded\n/);
     assert.match(out, /No space left on device/);
     const image = statSync(join(f.gw.dataDir, 'interns', a, 'disk.img'), { bigint: true });
     assert.ok(image.blocks * 512n <= 64n * 1024n * 1024n + 1024n * 1024n, 'the image never grows past its size');
-    const big = await shell(a, 'for i in 1 2 3; do dd if=/dev/zero of=f$i bs=1M count=30 2>/dev/null; done; df -m /intern | tail -1; rm -f f1 f2 f3');
+    const big = await shell(
+      a,
+      'for i in 1 2 3; do dd if=/dev/zero of=f$i bs=1M count=30 2>/dev/null; done; df -m /intern | tail -1; rm -f f1 f2 f3',
+    );
     assert.match(big, /\s100%\s|\s9\d%\s/, `the 64 MB disk is full: ${big}`);
-    assert.match(await shell(a, "dd if=/dev/zero of=/tmp/t bs=1M count=40 2>&1 | grep -o 'No space left on device'; rm -f /tmp/t"), /No space left on device/);
+    assert.match(
+      await shell(a, "dd if=/dev/zero of=/tmp/t bs=1M count=40 2>&1 | grep -o 'No space left on device'; rm -f /tmp/t"),
+      /No space left on device/,
+    );
     assert.equal(await shell(a, 'echo still writable > w.txt && cat w.txt'), 'still writable\n[exit 0]');
   });
 
@@ -162,13 +204,16 @@ describe('a hostile tenant inside its intern', { skip: noSandbox }, () => {
   test('a background process does not outlive delete (or suspend)', async () => {
     const victim = await f.intern('tenant-bg');
     await shell(victim, 'nohup sleep 4321.5 >/dev/null 2>&1 & echo started');
-    const running = () => readdirSync('/proc').filter((p) => /^\d+$/.test(p)).some((p) => {
-      try {
-        return readFileSync(`/proc/${p}/cmdline`, 'utf8').includes('4321.5');
-      } catch {
-        return false;
-      }
-    });
+    const running = () =>
+      readdirSync('/proc')
+        .filter((p) => /^\d+$/.test(p))
+        .some((p) => {
+          try {
+            return readFileSync(`/proc/${p}/cmdline`, 'utf8').includes('4321.5');
+          } catch {
+            return false;
+          }
+        });
     assert.equal(running(), true);
     // Suspend ends it with the sandbox; a new run starts without it.
     assert.deepEqual((await f.gw.call('POST', `/interns/${victim}/suspend`)).body, { suspended: true });
@@ -187,24 +232,50 @@ describe('a hostile tenant inside its intern', { skip: noSandbox }, () => {
     const id = await f.intern('tenant-key');
     const row = (await getInternById(f.gw.ctx.store.db, id))!;
     const key = openSecrets(f.gw.ctx.sealer, row).apiKey;
-    const model = await f.gw.call('POST', '/chat/completions', { key, body: { model: 'local/scripted', messages: [{ role: 'user', content: '/say ok' }] } });
+    const model = await f.gw.call('POST', '/chat/completions', {
+      key,
+      body: { model: 'local/scripted', messages: [{ role: 'user', content: '/say ok' }] },
+    });
     assert.equal(model.status, 200);
-    assert.deepEqual((await f.gw.call('GET', '/interns', { key })).body, { error: { code: 404, message: 'resource not found' } });
-    assert.equal((await f.gw.call('POST', `/interns/${id}/chat/completions`, { key, body: user('/say hi') })).status, 404);
-    assert.deepEqual((await f.gw.call('GET', '/workspaces', { key })).body, { error: { code: 403, message: 'only management keys can perform this operation' } });
+    assert.deepEqual((await f.gw.call('GET', '/interns', { key })).body, {
+      error: { code: 404, message: 'resource not found' },
+    });
+    assert.equal(
+      (await f.gw.call('POST', `/interns/${id}/chat/completions`, { key, body: user('/say hi') })).status,
+      404,
+    );
+    assert.deepEqual((await f.gw.call('GET', '/workspaces', { key })).body, {
+      error: { code: 403, message: 'only management keys can perform this operation' },
+    });
     assert.equal((await f.gw.call('DELETE', `/interns/${id}`)).status, 202);
     await f.gw.ctx.interns.idle();
     await new Promise((r) => setTimeout(r, Number(f.gw.ctx.config.keyCacheMs) + 50));
-    assert.equal((await f.gw.call('POST', '/chat/completions', { key, body: { model: 'local/scripted', messages: [{ role: 'user', content: '/say ok' }] } })).status, 401);
+    assert.equal(
+      (
+        await f.gw.call('POST', '/chat/completions', {
+          key,
+          body: { model: 'local/scripted', messages: [{ role: 'user', content: '/say ok' }] },
+        })
+      ).status,
+      401,
+    );
   });
 
   test("an intern's key dies with the key that created the intern", async () => {
     const { createKey } = await import('../src/gateway/access/identity-store.ts');
-    const creator = await createKey(f.gw.ctx.store.db, { orgId: f.gw.keys.org_id, creatorUserId: f.gw.keys.user_id, kind: 'standard' });
+    const creator = await createKey(f.gw.ctx.store.db, {
+      orgId: f.gw.keys.org_id,
+      creatorUserId: f.gw.keys.user_id,
+      kind: 'standard',
+    });
     const created = await f.gw.call('POST', '/interns', { key: creator.raw, body: { name: 'made-by-a-key' } });
     assert.equal(created.status, 201);
     const key = openSecrets(f.gw.ctx.sealer, (await getInternById(f.gw.ctx.store.db, created.body.id))!).apiKey;
-    const ask = () => f.gw.call('POST', '/chat/completions', { key, body: { model: 'local/scripted', messages: [{ role: 'user', content: '/say ok' }] } });
+    const ask = () =>
+      f.gw.call('POST', '/chat/completions', {
+        key,
+        body: { model: 'local/scripted', messages: [{ role: 'user', content: '/say ok' }] },
+      });
     assert.equal((await ask()).status, 200);
     await revokeKey(f.gw.ctx.store.db, creator.key.id);
     await new Promise((r) => setTimeout(r, Number(f.gw.ctx.config.keyCacheMs) + 50));
@@ -215,26 +286,44 @@ describe('a hostile tenant inside its intern', { skip: noSandbox }, () => {
 
   test('the per-account limit on interns: 409 saying so, and nothing created', async () => {
     const have = (await f.gw.call('GET', '/interns')).body.data.length;
-    for (let i = have; i < 3; i++) assert.equal((await f.gw.call('POST', '/interns', { body: { name: `filler-${i}` } })).status, 201);
+    for (let i = have; i < 3; i++)
+      assert.equal((await f.gw.call('POST', '/interns', { body: { name: `filler-${i}` } })).status, 201);
     const full = await f.gw.call('POST', '/interns', { body: { name: 'one-too-many' } });
     assert.deepEqual(full, {
       status: 409,
       headers: full.headers,
-      body: { error: { code: 409, message: 'this account already has 3 interns, the most this installation allows (COHORT_MAX_INTERNS_PER_ACCOUNT); delete one first' } },
+      body: {
+        error: {
+          code: 409,
+          message:
+            'this account already has 3 interns, the most this installation allows (COHORT_MAX_INTERNS_PER_ACCOUNT); delete one first',
+        },
+      },
     });
-    assert.equal((await f.gw.call('GET', '/interns')).body.data.some((i: { name: string }) => i.name === 'one-too-many'), false);
+    assert.equal(
+      (await f.gw.call('GET', '/interns')).body.data.some((i: { name: string }) => i.name === 'one-too-many'),
+      false,
+    );
   });
 
   test('what works inside: its files, node, a shell pipeline, the model (through the gateway), in both modes', async () => {
     assert.equal(await shell(a, 'echo hello > notes.txt && cat notes.txt | tr a-z A-Z'), 'HELLO\n[exit 0]');
     assert.equal(await shell(a, 'node -e "console.log(6*7)"'), '42\n[exit 0]');
-    assert.equal(await shell(a, 'cat notes.txt; echo boxed > boxed.txt && cat boxed.txt; touch /intern/home/x 2>&1 | head -1', 'manual'), 'hello\nboxed\ntouch: cannot touch \'/intern/home/x\': Read-only file system\n[exit 0]');
+    assert.equal(
+      await shell(
+        a,
+        'cat notes.txt; echo boxed > boxed.txt && cat boxed.txt; touch /intern/home/x 2>&1 | head -1',
+        'manual',
+      ),
+      "hello\nboxed\ntouch: cannot touch '/intern/home/x': Read-only file system\n[exit 0]",
+    );
     assert.equal(await shell(a, 'id -un; pwd'), 'intern\n/intern/work\n[exit 0]');
   });
 
   test('the data dir is 0700 and the files the gateway writes are 0600', () => {
     assert.equal(statSync(f.gw.dataDir).mode & 0o777, 0o700);
-    for (const file of ['master.key', 'bootstrap.json']) assert.equal(statSync(join(f.gw.dataDir, file)).mode & 0o777, 0o600, file);
+    for (const file of ['master.key', 'bootstrap.json'])
+      assert.equal(statSync(join(f.gw.dataDir, file)).mode & 0o777, 0o600, file);
   });
 });
 
@@ -248,7 +337,10 @@ describe('escalation, where the operator allows it', { skip: noSandbox }, () => 
   test('the permission request says the command runs escalated; allowed, it runs in the whole runtime and still not on the host', async () => {
     const id = await f.intern('escalating');
     const cmd = `touch /intern/home/escalated && ls /intern/home; ls ${f.gw.dataDir} 2>&1 | head -1`;
-    const first = await f.chat(id, user(`/tool shell ${JSON.stringify({ command: cmd, escalate: true })}`, { approval_mode: 'manual' }));
+    const first = await f.chat(
+      id,
+      user(`/tool shell ${JSON.stringify({ command: cmd, escalate: true })}`, { approval_mode: 'manual' }),
+    );
     const call = callOf(first);
     const args = JSON.parse(call.function.arguments);
     assert.deepEqual(args, {
@@ -260,7 +352,10 @@ describe('escalation, where the operator allows it', { skip: noSandbox }, () => 
       sandbox: 'escalated',
     });
     const done = await f.chat(id, tool(first.chunks.at(-1).session_id, call.id, 'allow_once'));
-    assert.equal(text(done), `shell: escalated\nls: cannot access '${f.gw.dataDir}': No such file or directory\n[exit 0]`);
+    assert.equal(
+      text(done),
+      `shell: escalated\nls: cannot access '${f.gw.dataDir}': No such file or directory\n[exit 0]`,
+    );
   });
 });
 
@@ -285,7 +380,14 @@ describe('egress, as the operator lists it', { skip: noSandbox }, () => {
 
   test('a listed address is tunnelled; a listed name that resolves to the host, and an unlisted port, are refused', async () => {
     const id = await f.intern('egress');
-    const out = text(await f.chat(id, user(`/shell ${tunnel(`127.0.0.1:${port}`)}; ${tunnel(`localhost:${port}`)}; ${tunnel(`127.0.0.1:${port + 1}`)}`)));
+    const out = text(
+      await f.chat(
+        id,
+        user(
+          `/shell ${tunnel(`127.0.0.1:${port}`)}; ${tunnel(`localhost:${port}`)}; ${tunnel(`127.0.0.1:${port + 1}`)}`,
+        ),
+      ),
+    );
     assert.equal(
       out,
       // Only a tunnel's bytes are printed (a refusal's reason is the body of its response).
@@ -304,7 +406,9 @@ describe('egress, as the operator lists it', { skip: noSandbox }, () => {
     const { hostname: h, port: p } = new URL(f.gw.url);
     const reply = await new Promise<string>((resolve) => {
       let got = '';
-      const s = connect({ host: h, port: Number(p) }, () => s.write(`CONNECT 127.0.0.1:${port} HTTP/1.1\r\nhost: 127.0.0.1:${port}\r\n\r\n`));
+      const s = connect({ host: h, port: Number(p) }, () =>
+        s.write(`CONNECT 127.0.0.1:${port} HTTP/1.1\r\nhost: 127.0.0.1:${port}\r\n\r\n`),
+      );
       s.on('data', (d) => (got += d)).on('close', () => resolve(got));
     });
     assert.match(reply, /^HTTP\/1\.1 403 Forbidden\r\n[\s\S]*\r\n\r\nCONNECT is for interns, to host:port\n$/);
@@ -320,7 +424,14 @@ describe('without an egress list', { skip: noSandbox }, () => {
 
   test('an intern has no proxy and no network', async () => {
     const id = await f.intern('offline');
-    const out = text(await f.chat(id, user(`/shell echo "proxy=[$HTTPS_PROXY]"; node -e "require('dns').lookup('example.com',e=>console.log(e&&e.code))"`)));
+    const out = text(
+      await f.chat(
+        id,
+        user(
+          `/shell echo "proxy=[$HTTPS_PROXY]"; node -e "require('dns').lookup('example.com',e=>console.log(e&&e.code))"`,
+        ),
+      ),
+    );
     assert.match(out, /^shell: proxy=\[\]\n(EAI_AGAIN|ENOTFOUND)\n\[exit 0\]$/);
   });
 });
@@ -341,12 +452,19 @@ describe('where isolation cannot be set up', () => {
     const created = await f.gw.call('POST', '/interns', { body: { name: 'no-sandbox', provision: true } });
     await f.gw.ctx.interns.idle();
     const got = (await f.gw.call('GET', `/interns/${created.body.id}`)).body;
-    assert.deepEqual([got.status, got.hostname, got.last_failure_message], [
-      'failed',
-      null,
-      "bubblewrap is not installed (/nonexistent/bwrap): install the Debian package bubblewrap (apt-get install bubblewrap), or, knowing every intern then runs with the gateway's own privileges, set COHORT_UNSAFE_NO_ISOLATION=1",
-    ]);
-    assert.equal(existsSync(join(f.gw.dataDir, 'interns', created.body.id, 'daemon.log')), false, 'no daemon was started');
+    assert.deepEqual(
+      [got.status, got.hostname, got.last_failure_message],
+      [
+        'failed',
+        null,
+        "bubblewrap is not installed (/nonexistent/bwrap): install the Debian package bubblewrap (apt-get install bubblewrap), or, knowing every intern then runs with the gateway's own privileges, set COHORT_UNSAFE_NO_ISOLATION=1",
+      ],
+    );
+    assert.equal(
+      existsSync(join(f.gw.dataDir, 'interns', created.body.id, 'daemon.log')),
+      false,
+      'no daemon was started',
+    );
   });
 
   test('COHORT_UNSAFE_NO_ISOLATION runs the daemon as the gateway does, on loopback', async () => {

@@ -15,21 +15,46 @@ describe('@openrouter/sdk against the intern routes', () => {
   after(() => f.close());
 
   test('create, list, get, update, provision, chat, suspend, delete', async () => {
-    const created = await sdk.interns.createIntern({ idempotencyKey: 'sdk-1', createInternRequest: { name: 'sdk', instructions: 'be kind', provision: false, workspaceId: f.gw.keys.workspace_id } });
+    const created = await sdk.interns.createIntern({
+      idempotencyKey: 'sdk-1',
+      createInternRequest: {
+        name: 'sdk',
+        instructions: 'be kind',
+        provision: false,
+        workspaceId: f.gw.keys.workspace_id,
+      },
+    });
     assert.equal(created.status, 'queued');
     assert.equal(created.workspaceId, f.gw.keys.workspace_id);
-    const again = await sdk.interns.createIntern({ idempotencyKey: 'sdk-1', createInternRequest: { name: 'sdk', instructions: 'be kind', provision: false, workspaceId: f.gw.keys.workspace_id } });
+    const again = await sdk.interns.createIntern({
+      idempotencyKey: 'sdk-1',
+      createInternRequest: {
+        name: 'sdk',
+        instructions: 'be kind',
+        provision: false,
+        workspaceId: f.gw.keys.workspace_id,
+      },
+    });
     assert.equal(again.id, created.id);
     const list = await sdk.interns.listInterns({ limit: 10, status: ['queued'] });
-    assert.deepEqual(list.data.map((i) => i.id), [created.id]);
+    assert.deepEqual(
+      list.data.map((i) => i.id),
+      [created.id],
+    );
     assert.equal(list.hasMore, false);
     assert.equal((await sdk.interns.getIntern({ internId: created.id })).instructions, 'be kind');
-    const updated = await sdk.interns.updateIntern({ internId: created.id, updateInternRequest: { description: 'via sdk', model: 'local/scripted' } });
+    const updated = await sdk.interns.updateIntern({
+      internId: created.id,
+      updateInternRequest: { description: 'via sdk', model: 'local/scripted' },
+    });
     assert.equal(updated.description, 'via sdk');
     assert.deepEqual(await sdk.interns.provisionIntern({ internId: created.id }), { provisioning: true });
     await f.gw.ctx.interns.idle();
     assert.equal((await sdk.interns.getIntern({ internId: created.id })).status, 'running');
-    const res = await sdk.interns.chat({ internId: created.id, internChatCompletionRequest: { stream: true, messages: [{ role: 'user', content: '/say from the sdk' }] } });
+    const res = await sdk.interns.chat({
+      internId: created.id,
+      internChatCompletionRequest: { stream: true, messages: [{ role: 'user', content: '/say from the sdk' }] },
+    });
     let text = '';
     let sessionId: string | null | undefined;
     assert.ok(Symbol.asyncIterator in res.result);
@@ -40,14 +65,23 @@ describe('@openrouter/sdk against the intern routes', () => {
     assert.equal(text, 'from the sdk');
     assert.ok(sessionId);
     assert.deepEqual(await sdk.interns.suspendIntern({ internId: created.id }), { suspended: true });
-    assert.deepEqual(await sdk.interns.deleteIntern({ internId: created.id, deleteInternRequest: {} }), { deleting: true });
+    assert.deepEqual(await sdk.interns.deleteIntern({ internId: created.id, deleteInternRequest: {} }), {
+      deleting: true,
+    });
     await f.gw.ctx.interns.idle();
-    await assert.rejects(sdk.interns.getIntern({ internId: created.id }), (e: { statusCode?: number }) => e.statusCode === 404);
+    await assert.rejects(
+      sdk.interns.getIntern({ internId: created.id }),
+      (e: { statusCode?: number }) => e.statusCode === 404,
+    );
   });
 
   test('provision, suspend and delete refuse a body carrying a field', async () => {
     const id = (await f.gw.call('POST', '/interns', { body: { name: 'nobody' } })).body.id;
-    for (const [method, path] of [['POST', `/interns/${id}/provision`], ['POST', `/interns/${id}/suspend`], ['DELETE', `/interns/${id}`]] as const) {
+    for (const [method, path] of [
+      ['POST', `/interns/${id}/provision`],
+      ['POST', `/interns/${id}/suspend`],
+      ['DELETE', `/interns/${id}`],
+    ] as const) {
       const r = await f.gw.call(method, path, { body: { force: true } });
       assert.equal(r.status, 400, path);
       assert.match(r.body.error.message, /force/);

@@ -24,7 +24,10 @@ async function startProxy(): Promise<Proxy> {
   });
   server.on('connect', (req, client: Socket, head: Buffer) => {
     tunnels.push(req.url!);
-    const [host, port] = [req.url!.slice(0, req.url!.lastIndexOf(':')), Number(req.url!.slice(req.url!.lastIndexOf(':') + 1))];
+    const [host, port] = [
+      req.url!.slice(0, req.url!.lastIndexOf(':')),
+      Number(req.url!.slice(req.url!.lastIndexOf(':') + 1)),
+    ];
     const upstream = connect({ host, port }, () => {
       client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
       upstream.write(head);
@@ -54,7 +57,12 @@ async function startProxy(): Promise<Proxy> {
 }
 
 const chat = (gw: GatewayProcess, body: unknown, signal?: AbortSignal) =>
-  fetch(`${gw.url}/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${gw.keys().api_key}`, 'content-type': 'application/json' }, body: JSON.stringify(body), signal });
+  fetch(`${gw.url}/chat/completions`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${gw.keys().api_key}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+    signal,
+  });
 
 const user = (content: string) => [{ role: 'user', content }];
 
@@ -64,7 +72,17 @@ describe('provider egress through an HTTP proxy', () => {
   let proxy: Proxy;
   let upHost: string;
   const gateway = async (env: Record<string, string>) =>
-    pool.start({ dataDir: pool.dataDir(), port: await freePort(), env: { COHORT_PROVIDER_OPENAI_BASE_URL: up.url, COHORT_PROVIDER_OPENAI_API_KEY: 'sk-egress-shared', HTTP_PROXY: proxy.url, HTTPS_PROXY: proxy.url, ...env } });
+    pool.start({
+      dataDir: pool.dataDir(),
+      port: await freePort(),
+      env: {
+        COHORT_PROVIDER_OPENAI_BASE_URL: up.url,
+        COHORT_PROVIDER_OPENAI_API_KEY: 'sk-egress-shared',
+        HTTP_PROXY: proxy.url,
+        HTTPS_PROXY: proxy.url,
+        ...env,
+      },
+    });
 
   before(async () => {
     up = await startFakeUpstream();
@@ -82,7 +100,10 @@ describe('provider egress through an HTTP proxy', () => {
     const res = await chat(gw, { model: 'openai/gpt-4o', messages: user('/say through the proxy') });
     assert.equal(res.status, 200);
     const body = await res.json();
-    assert.deepEqual([body.model, body.choices[0].message, body.choices[0].finish_reason], ['openai/gpt-4o', { role: 'assistant', content: 'through the proxy' }, 'stop']);
+    assert.deepEqual(
+      [body.model, body.choices[0].message, body.choices[0].finish_reason],
+      ['openai/gpt-4o', { role: 'assistant', content: 'through the proxy' }, 'stop'],
+    );
     assert.deepEqual([up.received.at(-1)!.key, up.received.at(-1)!.model], ['sk-egress-shared', 'gpt-4o']);
     assert.deepEqual(proxy.tunnels, [upHost]);
 
@@ -94,12 +115,35 @@ describe('provider egress through an HTTP proxy', () => {
     const chunks = frames.slice(0, -1).map((f) => JSON.parse(f.replace(/^data: /, '')));
     assert.deepEqual(
       chunks.map((c) => [c.choices[0]?.delta ?? null, c.choices[0]?.finish_reason ?? null, c.usage ?? null]),
-      [[{ role: 'assistant', content: '' }, null, null], [{ content: 'streamed' }, null, null], [{}, 'stop', { prompt_tokens: 2, completion_tokens: 1, total_tokens: 3, prompt_tokens_details: { cached_tokens: 0 }, cost: 0.000015, is_byok: false }]],
+      [
+        [{ role: 'assistant', content: '' }, null, null],
+        [{ content: 'streamed' }, null, null],
+        [
+          {},
+          'stop',
+          {
+            prompt_tokens: 2,
+            completion_tokens: 1,
+            total_tokens: 3,
+            prompt_tokens_details: { cached_tokens: 0 },
+            cost: 0.000015,
+            is_byok: false,
+          },
+        ],
+      ],
     );
 
     const from = up.received.length;
     const ctl = new AbortController();
-    const open = await chat(gw, { model: 'openai/gpt-4o', stream: true, messages: user('/say first\n/sleep 200\n/sleep 200\n/sleep 200\n/sleep 200\n/say never') }, ctl.signal);
+    const open = await chat(
+      gw,
+      {
+        model: 'openai/gpt-4o',
+        stream: true,
+        messages: user('/say first\n/sleep 200\n/sleep 200\n/sleep 200\n/sleep 200\n/say never'),
+      },
+      ctl.signal,
+    );
     await open.body!.getReader().read();
     ctl.abort();
     for (let i = 0; i < 200 && !up.received[from]?.aborted; i++) await new Promise((r) => setTimeout(r, 10));

@@ -16,7 +16,12 @@ import { parseSse, startInternFixture, type InternFixture } from './helpers/inte
 import { noSandbox } from './helpers/sandbox.ts';
 
 const README = readFileSync(join(REPO, 'README.md'), 'utf8');
-const snippets = new Map([...README.matchAll(/```(\w+) readme-test=([\w-]+)\n([\s\S]*?)```/g)].map((m) => [m[2]!, { lang: m[1]!, code: m[3]! }]));
+const snippets = new Map(
+  [...README.matchAll(/```(\w+) readme-test=([\w-]+)\n([\s\S]*?)```/g)].map((m) => [
+    m[2]!,
+    { lang: m[1]!, code: m[3]! },
+  ]),
+);
 const ADDRESS = 'http://127.0.0.1:8080/api/v1';
 // Under node_modules, so the snippets' imports resolve to this project's packages.
 const SCRATCH = join(REPO, 'node_modules', '.cache', 'cohort-readme');
@@ -27,7 +32,7 @@ function snippet(name: string): { lang: string; code: string } {
   return s;
 }
 
-test('the README stays a newcomer\'s page: at most about 8 KB, every snippet marked', () => {
+test("the README stays a newcomer's page: at most about 8 KB, every snippet marked", () => {
   assert.ok(Buffer.byteLength(README) <= 8_500, `README is ${Buffer.byteLength(README)} bytes`);
   assert.deepEqual([...snippets.keys()], ['walkthrough', 'openai', 'ai-sdk', 'langchain', 'openrouter', 'python']);
   assert.ok(!/\bsession \d/i.test(README));
@@ -48,7 +53,9 @@ describe('README snippets against a real gateway', { skip: noSandbox }, () => {
   // Asynchronous: the gateway answering the snippet runs in this process.
   const run = (cmd: string, args: string[], cwd = REPO) =>
     new Promise<string>((resolve, reject) => {
-      execFile(cmd, args, { cwd, env, encoding: 'utf8', timeout: 120_000 }, (err, stdout, stderr) => (err ? reject(new Error(`${cmd} failed: ${err.message}\n${stdout}\n${stderr}`)) : resolve(stdout)));
+      execFile(cmd, args, { cwd, env, encoding: 'utf8', timeout: 120_000 }, (err, stdout, stderr) =>
+        err ? reject(new Error(`${cmd} failed: ${err.message}\n${stdout}\n${stderr}`)) : resolve(stdout),
+      );
     });
   const node = (name: string) => {
     const file = join(SCRATCH, `${name}.mjs`);
@@ -60,18 +67,34 @@ describe('README snippets against a real gateway', { skip: noSandbox }, () => {
     const cwd = mkdtempSync(join(tmpdir(), 'cohort-readme-'));
     try {
       symlinkSync(f.gw.dataDir, join(cwd, 'data'));
-      const out = await run('/bin/bash', ['-eo', 'pipefail', '-c', snippet('walkthrough').code.replaceAll(ADDRESS, f.gw.url)], cwd);
+      const out = await run(
+        '/bin/bash',
+        ['-eo', 'pipefail', '-c', snippet('walkthrough').code.replaceAll(ADDRESS, f.gw.url)],
+        cwd,
+      );
       const [completion, ...streams] = out.split(/(?=data: \{"id")/);
       assert.equal(JSON.parse(completion!).choices[0].message.content, 'hello');
-      const text = (sse: string) => parseSse(sse).chunks.map((c) => c.choices[0]?.delta.content ?? '').join('');
-      const finishes = (sse: string) => parseSse(sse).chunks.flatMap((c) => c.choices.map((x: { finish_reason: string | null }) => x.finish_reason)).filter(Boolean);
-      const bodies = out.slice(completion!.length).split('data: [DONE]\n\n').filter((b) => b.trim());
+      const text = (sse: string) =>
+        parseSse(sse)
+          .chunks.map((c) => c.choices[0]?.delta.content ?? '')
+          .join('');
+      const finishes = (sse: string) =>
+        parseSse(sse)
+          .chunks.flatMap((c) => c.choices.map((x: { finish_reason: string | null }) => x.finish_reason))
+          .filter(Boolean);
+      const bodies = out
+        .slice(completion!.length)
+        .split('data: [DONE]\n\n')
+        .filter((b) => b.trim());
       assert.equal(streams.length > 0, true);
-      assert.deepEqual(bodies.map((b) => [text(b), finishes(b)]), [
-        ['hi, I am Ada', ['stop']],
-        ['ask_user: {"answer":"Grace"}', ['stop']],
-        ['shell: approved\n[exit 0]', ['stop']],
-      ]);
+      assert.deepEqual(
+        bodies.map((b) => [text(b), finishes(b)]),
+        [
+          ['hi, I am Ada', ['stop']],
+          ['ask_user: {"answer":"Grace"}', ['stop']],
+          ['shell: approved\n[exit 0]', ['stop']],
+        ],
+      );
     } finally {
       rmSync(cwd, { recursive: true, force: true });
     }
@@ -96,16 +119,33 @@ describe('README snippets against a real gateway', { skip: noSandbox }, () => {
     assert.match(code, /base_url=f"http:\/\/127\.0\.0\.1:8080\/api\/v1\/interns\/\{os\.environ\['INTERN_ID'\]\}"/);
     assert.match(code, /stream=True/);
     const body = { messages: arg('messages'), model: arg('model'), stream: true, ...arg('extra_body') };
-    assert.deepEqual(body, { messages: [{ role: 'user', content: '/say hi from Python' }], model: 'intern', stream: true, session_id: 'python-1', approval_mode: 'self-drive' });
+    assert.deepEqual(body, {
+      messages: [{ role: 'user', content: '/say hi from Python' }],
+      model: 'intern',
+      stream: true,
+      session_id: 'python-1',
+      approval_mode: 'self-drive',
+    });
     const res = await fetch(`${f.gw.url}/interns/${internId}/chat/completions`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${f.gw.keys.api_key}`, 'content-type': 'application/json', accept: 'application/json', 'user-agent': 'OpenAI/Python 1.0.0' },
+      headers: {
+        authorization: `Bearer ${f.gw.keys.api_key}`,
+        'content-type': 'application/json',
+        accept: 'application/json',
+        'user-agent': 'OpenAI/Python 1.0.0',
+      },
       body: JSON.stringify(body),
     });
     assert.equal(res.status, 200);
     const chunks = parseSse(await res.text()).chunks;
     // print("".join(chunk.choices[0].delta.content or "" for chunk in stream if chunk.choices))
-    assert.equal(chunks.filter((c) => c.choices.length).map((c) => c.choices[0].delta.content ?? '').join(''), 'hi from Python');
+    assert.equal(
+      chunks
+        .filter((c) => c.choices.length)
+        .map((c) => c.choices[0].delta.content ?? '')
+        .join(''),
+      'hi from Python',
+    );
     assert.equal(chunks.at(-1).session_id, 'python-1');
   });
 });

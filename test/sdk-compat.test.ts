@@ -42,7 +42,10 @@ for (const store of storeMatrix) {
       // Documented difference: io_logging_api_key_ids holds strings (the SDK types numbers), so it is left null here.
       assert.equal(ws.ioLoggingApiKeyIds, null);
 
-      const updated = await sdk.workspaces.update({ id: 'production', updateWorkspaceRequest: { name: 'Production EU', disabledServerTools: [] } });
+      const updated = await sdk.workspaces.update({
+        id: 'production',
+        updateWorkspaceRequest: { name: 'Production EU', disabledServerTools: [] },
+      });
       assert.equal(updated.data.id, ws.id);
       assert.equal(updated.data.name, 'Production EU');
       assert.equal(updated.data.disabledServerTools, null);
@@ -87,13 +90,22 @@ for (const store of storeMatrix) {
       const page = await sdk.presets.listVersions({ slug: 'summarizer' });
       assert.equal(page.result.totalCount, 1);
       const list = await sdk.presets.list();
-      assert.deepEqual(list.result.data.map((x) => x.slug), ['summarizer']);
+      assert.deepEqual(
+        list.result.data.map((x) => x.slug),
+        ['summarizer'],
+      );
     });
 
     test('create a provider credential, then list, get, update and delete it', async () => {
       const raw = 'sk-ant-api03-0123456789abcdefghijklmnop';
       const created = await sdk.byok.create({
-        createBYOKKeyRequest: { key: raw, provider: 'anthropic', name: 'team key', allowedApiKeyHashes: [hashKey(gw.keys.api_key)], isFallback: true },
+        createBYOKKeyRequest: {
+          key: raw,
+          provider: 'anthropic',
+          name: 'team key',
+          allowedApiKeyHashes: [hashKey(gw.keys.api_key)],
+          isFallback: true,
+        },
       });
       const c = created.data;
       assert.equal(c.provider, 'anthropic');
@@ -109,7 +121,10 @@ for (const store of storeMatrix) {
       assert.equal((await sdk.byok.get({ id: c.id })).data.id, c.id);
       const page = await sdk.byok.list({ provider: 'anthropic' });
       assert.equal(page.result.totalCount, 1);
-      const updated = await sdk.byok.update({ id: c.id, updateBYOKKeyRequest: { disabled: true, allowedModels: ['anthropic/claude-sonnet-4'] } });
+      const updated = await sdk.byok.update({
+        id: c.id,
+        updateBYOKKeyRequest: { disabled: true, allowedModels: ['anthropic/claude-sonnet-4'] },
+      });
       assert.equal(updated.data.disabled, true);
       assert.deepEqual(updated.data.allowedModels, ['anthropic/claude-sonnet-4']);
       assert.deepEqual(await sdk.byok.delete({ id: c.id }), { deleted: true });
@@ -118,14 +133,29 @@ for (const store of storeMatrix) {
     // Its ChatResult requires system_fingerprint (null allowed): without it every non-streaming send failed validation.
     test('a model request through chat.send, without and with streaming', async () => {
       const client = new OpenRouter({ apiKey: gw.keys.api_key, serverURL: gw.url });
-      const result = (await client.chat.send({ chatRequest: { model: 'local/scripted', stream: false, messages: [{ role: 'user', content: '/say hello there' }] } })) as ChatResult;
+      const result = (await client.chat.send({
+        chatRequest: {
+          model: 'local/scripted',
+          stream: false,
+          messages: [{ role: 'user', content: '/say hello there' }],
+        },
+      })) as ChatResult;
       assert.equal(result.object, 'chat.completion');
       assert.equal(result.systemFingerprint, null);
       assert.equal(result.choices[0]?.message.content, 'hello there');
       assert.equal(result.choices[0]?.finishReason, 'stop');
-      assert.equal(result.usage?.totalTokens, (result.usage?.promptTokens ?? 0) + (result.usage?.completionTokens ?? 0));
+      assert.equal(
+        result.usage?.totalTokens,
+        (result.usage?.promptTokens ?? 0) + (result.usage?.completionTokens ?? 0),
+      );
 
-      const stream = (await client.chat.send({ chatRequest: { model: 'local/scripted', stream: true, messages: [{ role: 'user', content: '/say hello there' }] } })) as AsyncIterable<ChatStreamChunk>;
+      const stream = (await client.chat.send({
+        chatRequest: {
+          model: 'local/scripted',
+          stream: true,
+          messages: [{ role: 'user', content: '/say hello there' }],
+        },
+      })) as AsyncIterable<ChatStreamChunk>;
       let text = '';
       for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
       assert.equal(text, 'hello there');
@@ -133,11 +163,17 @@ for (const store of storeMatrix) {
 
     test('refusals surface as the SDK typed errors', async () => {
       const ordinary = new OpenRouter({ apiKey: gw.keys.api_key, serverURL: gw.url });
-      await assert.rejects(ordinary.workspaces.create({ createWorkspaceRequest: { name: 'x', slug: 'x' } }), (e: { statusCode?: number; message?: string }) => {
-        assert.equal(e.statusCode, 403);
-        return true;
-      });
-      await assert.rejects(sdk.byok.create({ createBYOKKeyRequest: { key: 'k', provider: 'openai', isByokOnly: true, isFallback: true } }), (e: { statusCode?: number }) => e.statusCode === 400);
+      await assert.rejects(
+        ordinary.workspaces.create({ createWorkspaceRequest: { name: 'x', slug: 'x' } }),
+        (e: { statusCode?: number; message?: string }) => {
+          assert.equal(e.statusCode, 403);
+          return true;
+        },
+      );
+      await assert.rejects(
+        sdk.byok.create({ createBYOKKeyRequest: { key: 'k', provider: 'openai', isByokOnly: true, isFallback: true } }),
+        (e: { statusCode?: number }) => e.statusCode === 400,
+      );
     });
   });
 }

@@ -10,26 +10,51 @@ import { freePort, gatewayProcesses, type GatewayProcess } from './helpers/gatew
 import { daemonAnswers, parseSse, readUntil, rest, runningInternOn } from './helpers/interns.ts';
 import { join } from 'node:path';
 
-const stopping = { code: 502, message: 'the gateway is shutting down', metadata: { reason: 'stream_severed', retryable: true } };
+const stopping = {
+  code: 502,
+  message: 'the gateway is shutting down',
+  metadata: { reason: 'stream_severed', retryable: true },
+};
 
 async function post(gw: GatewayProcess, path: string, body: unknown, key = gw.keys().api_key) {
-  return fetch(gw.url + path, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  return fetch(gw.url + path, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
 }
 
 describe('gateway shutdown', () => {
   const pool = gatewayProcesses('cohort-shutdown-');
   after(() => pool.cleanup());
-  const gateway = async (env: Record<string, string>) => pool.start({ dataDir: pool.dataDir(), port: await freePort(), env });
+  const gateway = async (env: Record<string, string>) =>
+    pool.start({ dataDir: pool.dataDir(), port: await freePort(), env });
 
   test('after the grace, open streams end with an error chunk, the final frames and [DONE]; the process exits 0 and the daemon stays', async () => {
     const gw = await gateway({ COHORT_SHUTDOWN_GRACE_MS: '300' });
     const intern = await runningInternOn(gw, 'through-shutdown');
     const id = intern.id as string;
     const slow = '/say before\n/sleep 30000\n/say never';
-    const chat = await post(gw, `/interns/${id}/chat/completions`, { stream: true, messages: [{ role: 'user', content: slow }] });
-    const model = await post(gw, '/chat/completions', { model: 'local/scripted', stream: true, messages: [{ role: 'user', content: slow }] });
-    const anthropic = await post(gw, '/messages', { model: 'local/scripted', stream: true, max_tokens: 100, messages: [{ role: 'user', content: slow }] });
-    const opened = [await readUntil(chat, 'before'), await readUntil(model, 'before'), await readUntil(anthropic, 'before')];
+    const chat = await post(gw, `/interns/${id}/chat/completions`, {
+      stream: true,
+      messages: [{ role: 'user', content: slow }],
+    });
+    const model = await post(gw, '/chat/completions', {
+      model: 'local/scripted',
+      stream: true,
+      messages: [{ role: 'user', content: slow }],
+    });
+    const anthropic = await post(gw, '/messages', {
+      model: 'local/scripted',
+      stream: true,
+      max_tokens: 100,
+      messages: [{ role: 'user', content: slow }],
+    });
+    const opened = [
+      await readUntil(chat, 'before'),
+      await readUntil(model, 'before'),
+      await readUntil(anthropic, 'before'),
+    ];
     const exited = once(gw.child, 'exit');
     gw.child.kill('SIGTERM');
     const [chatText, modelText, anthropicText] = await Promise.all(opened.map((o) => rest(o.reader, o.seen)));
@@ -47,11 +72,18 @@ describe('gateway shutdown', () => {
     assert.equal(m.chunks.at(-1).choices[0].finish_reason, 'error');
     assert.equal(m.done, true);
 
-    assert.match(anthropicText!, /event: error\ndata: \{"type":"error","error":\{"type":"api_error","message":"the gateway is shutting down"\}\}\n\n$/);
+    assert.match(
+      anthropicText!,
+      /event: error\ndata: \{"type":"error","error":\{"type":"api_error","message":"the gateway is shutting down"\}\}\n\n$/,
+    );
 
     const [code] = await exited;
     assert.equal(code, 0);
-    assert.equal(await daemonAnswers(`unix:${join(gw.dataDir, 'run', 'i', id, 'd.sock')}`), true, 'the daemon outlives the gateway');
+    assert.equal(
+      await daemonAnswers(`unix:${join(gw.dataDir, 'run', 'i', id, 'd.sock')}`),
+      true,
+      'the daemon outlives the gateway',
+    );
   });
 
   // Without the close, the connection would stay until Fastify's keep-alive timeout (72 s). What is
@@ -59,9 +91,15 @@ describe('gateway shutdown', () => {
   // under a loaded machine can take most of 30 s by itself.
   test('a keep-alive connection whose stream the shutdown ended is closed by the gateway, not left to hold the exit', async () => {
     const gw = await gateway({ COHORT_SHUTDOWN_GRACE_MS: '200' });
-    const body = JSON.stringify({ model: 'local/scripted', stream: true, messages: [{ role: 'user', content: '/say before\n/sleep 60000' }] });
+    const body = JSON.stringify({
+      model: 'local/scripted',
+      stream: true,
+      messages: [{ role: 'user', content: '/say before\n/sleep 60000' }],
+    });
     const socket = connect(Number(new URL(gw.url).port), '127.0.0.1');
-    socket.write(`POST /api/v1/chat/completions HTTP/1.1\r\nhost: x\r\nconnection: keep-alive\r\nauthorization: Bearer ${gw.keys().api_key}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+    socket.write(
+      `POST /api/v1/chat/completions HTTP/1.1\r\nhost: x\r\nconnection: keep-alive\r\nauthorization: Bearer ${gw.keys().api_key}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+    );
     let got = '';
     socket.on('data', (d: Buffer) => (got += d.toString()));
     while (!got.includes('before')) {
@@ -82,7 +120,11 @@ describe('gateway shutdown', () => {
 
   test('a second signal exits at once, without waiting for open streams', async () => {
     const gw = await gateway({ COHORT_SHUTDOWN_GRACE_MS: '600000' });
-    const model = await post(gw, '/chat/completions', { model: 'local/scripted', stream: true, messages: [{ role: 'user', content: '/say before\n/sleep 60000' }] });
+    const model = await post(gw, '/chat/completions', {
+      model: 'local/scripted',
+      stream: true,
+      messages: [{ role: 'user', content: '/say before\n/sleep 60000' }],
+    });
     const { reader, seen } = await readUntil(model, 'before');
     const exited = once(gw.child, 'exit');
     gw.child.kill('SIGTERM');

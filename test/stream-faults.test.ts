@@ -18,13 +18,18 @@ function chatEvents(text: string): any[] {
     .map((f) => (f === 'data: [DONE]' ? '[DONE]' : JSON.parse(f.replace(/^data: /, ''))));
 }
 
-
 describe('a provider failing after its 200', () => {
   let gw: TestGateway;
   let up: FakeUpstream;
   before(async () => {
     up = await startFakeUpstream();
-    gw = await startTestGateway({ env: { ...upstreamEnv(up), COHORT_PROVIDER_OPENAI_API_KEY: SHARED.openai, COHORT_PROVIDER_ANTHROPIC_API_KEY: SHARED.anthropic } });
+    gw = await startTestGateway({
+      env: {
+        ...upstreamEnv(up),
+        COHORT_PROVIDER_OPENAI_API_KEY: SHARED.openai,
+        COHORT_PROVIDER_ANTHROPIC_API_KEY: SHARED.anthropic,
+      },
+    });
   });
   after(async () => {
     await gw.close();
@@ -43,22 +48,48 @@ describe('a provider failing after its 200', () => {
     const evs = chatEvents(chat.body);
     const [first, failed] = evs;
     assert.deepEqual(evs, [
-      { id: first.id, object: 'chat.completion.chunk', created: 1, model: 'openai/gpt-4o', choices: [{ index: 0, delta: { role: 'assistant', content: 'partial' }, finish_reason: null }] },
-      { id: first.id, object: 'chat.completion.chunk', created: failed.created, model: 'openai/gpt-4o', choices: [{ index: 0, delta: {}, finish_reason: 'error' }], error: { code: 502, message, metadata: { reason: 'turn_failed', retryable: true } } },
+      {
+        id: first.id,
+        object: 'chat.completion.chunk',
+        created: 1,
+        model: 'openai/gpt-4o',
+        choices: [{ index: 0, delta: { role: 'assistant', content: 'partial' }, finish_reason: null }],
+      },
+      {
+        id: first.id,
+        object: 'chat.completion.chunk',
+        created: failed.created,
+        model: 'openai/gpt-4o',
+        choices: [{ index: 0, delta: {}, finish_reason: 'error' }],
+        error: { code: 502, message, metadata: { reason: 'turn_failed', retryable: true } },
+      },
       '[DONE]',
     ]);
 
     const msgs = await s.messages({ model: 'openai/gpt-4o', stream: true, max_tokens: 10, messages: [user('hi')] });
     assert.equal(msgs.status, 200);
     const frames = anthropicFrames(msgs.body);
-    assert.deepEqual(frames.map(([e]) => e), ['message_start', 'content_block_start', 'content_block_delta', 'content_block_stop', 'error']);
-    assert.deepEqual(frames[2]![1], { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'partial' } });
+    assert.deepEqual(
+      frames.map(([e]) => e),
+      ['message_start', 'content_block_start', 'content_block_delta', 'content_block_stop', 'error'],
+    );
+    assert.deepEqual(frames[2]![1], {
+      type: 'content_block_delta',
+      index: 0,
+      delta: { type: 'text_delta', text: 'partial' },
+    });
     assert.deepEqual(frames[4]![1], { type: 'error', error: { type: 'api_error', message } });
 
     const rows = await s.log();
     assert.deepEqual(
       rows.map((r) => [r.apiStyle, r.status, r.finishReason, r.error, r.responseBody]),
-      ['chat', 'messages'].map((style) => [style, 502, null, message, { role: 'assistant', content: 'partial', finish_reason: null, usage: null }]),
+      ['chat', 'messages'].map((style) => [
+        style,
+        502,
+        null,
+        message,
+        { role: 'assistant', content: 'partial', finish_reason: null, usage: null },
+      ]),
     );
     up.misbehave('sk-malformed-mid-1', null);
   });
@@ -79,8 +110,18 @@ describe('a provider failing after its 200', () => {
         assert.equal(chat.status, 200);
         assert.ok(!chat.body.includes(key), chat.body);
         const evs = chatEvents(chat.body);
-        assert.equal(evs.slice(0, -2).map((e) => e.choices[0].delta.content).join(''), 'partial');
-        assert.deepEqual(evs.at(-2).error, { code: 502, message, metadata: { reason: 'turn_failed', retryable: true } });
+        assert.equal(
+          evs
+            .slice(0, -2)
+            .map((e) => e.choices[0].delta.content)
+            .join(''),
+          'partial',
+        );
+        assert.deepEqual(evs.at(-2).error, {
+          code: 502,
+          message,
+          metadata: { reason: 'turn_failed', retryable: true },
+        });
         assert.equal(evs.at(-1), '[DONE]');
 
         const msgs = await s.messages({ model, stream: true, max_tokens: 10, messages: [user('hi')] });
@@ -90,12 +131,19 @@ describe('a provider failing after its 200', () => {
         assert.deepEqual(frames.at(-3)![1].delta, { type: 'text_delta', text: 'partial' });
         assert.deepEqual(frames.at(-1), ['error', { type: 'error', error: { type: 'api_error', message } }]);
 
-        assert.deepEqual(up.received.slice(from).map((r) => r.key), [key, key], 'the provider was called with the key it quoted');
+        assert.deepEqual(
+          up.received.slice(from).map((r) => r.key),
+          [key, key],
+          'the provider was called with the key it quoted',
+        );
         const rows = await s.log();
         assert.ok(!JSON.stringify(rows).includes(key));
         assert.deepEqual(
           rows.map((r) => [r.apiStyle, r.status, r.error, (r.responseBody as { content: string }).content]),
-          [['chat', 502, message, 'partial'], ['messages', 502, message, 'partial']],
+          [
+            ['chat', 502, message, 'partial'],
+            ['messages', 502, message, 'partial'],
+          ],
         );
         up.misbehave(key, null);
       }

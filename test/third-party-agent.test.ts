@@ -32,8 +32,17 @@ const sessionOf = (events: RunEvent[]) => (events[0] as { session_id: string }).
 test('a third-party agent runs turns; its usage and cost are reported as it reports them', async () => {
   const r = await f.client.turn({ session_id: 'tp', prompt: 'echo hi there' });
   assert.deepEqual(shape(r.events), ['run', 'usage', 'text:turn 1: hi there', 'completed']);
-  assert.deepEqual(r.events.at(-1), { seq: 4, type: 'completed', stop_reason: 'end_turn', usage: { prompt_tokens: 42, completion_tokens: 0, total_tokens: 42, cost: 0.25 }, model: null });
-  assert.deepEqual(shape((await f.client.turn({ session_id: 'tp', prompt: 'echo again' })).events)[2], 'text:turn 2: again');
+  assert.deepEqual(r.events.at(-1), {
+    seq: 4,
+    type: 'completed',
+    stop_reason: 'end_turn',
+    usage: { prompt_tokens: 42, completion_tokens: 0, total_tokens: 42, cost: 0.25 },
+    model: null,
+  });
+  assert.deepEqual(
+    shape((await f.client.turn({ session_id: 'tp', prompt: 'echo again' })).events)[2],
+    'text:turn 2: again',
+  );
   assert.equal(f.daemon.status().agent.name, 'mini-agent');
 });
 
@@ -48,7 +57,9 @@ test('an idle stream gets keepalive comments', async () => {
   try {
     const a = await k.client.turn({ approval_mode: 'manual', prompt: 'permission' });
     const runId = (a.events[0] as { run_id: string }).run_id;
-    const res = await fetch(k.daemon.url + daemonPaths.events(runId, a.events.at(-1)!.seq), { headers: { authorization: `Bearer ${SECRET}` } });
+    const res = await fetch(k.daemon.url + daemonPaths.events(runId, a.events.at(-1)!.seq), {
+      headers: { authorization: `Bearer ${SECRET}` },
+    });
     const reader = res.body!.getReader();
     const { value } = await reader.read();
     assert.match(new TextDecoder().decode(value), /^(: keepalive\n\n)+$/);
@@ -59,12 +70,27 @@ test('an idle stream gets keepalive comments', async () => {
 });
 
 test('self-drive consents for the caller; manual pauses and accepts only the offered options', async () => {
-  assert.deepEqual(shape((await f.client.turn({ prompt: 'permission' })).events), ['run', 'usage', 'text:chose yes', 'completed']);
+  assert.deepEqual(shape((await f.client.turn({ prompt: 'permission' })).events), [
+    'run',
+    'usage',
+    'text:chose yes',
+    'completed',
+  ]);
   const a = await f.client.turn({ approval_mode: 'manual', prompt: 'permission' });
   const ask = interactionOf(a.events);
-  assert.deepEqual(ask.interaction, { kind: 'permission', operation: 'deploy', options: ['allow_once', 'reject_once'], title: 'Deploy the thing', input: null, sandbox: null });
+  assert.deepEqual(ask.interaction, {
+    kind: 'permission',
+    operation: 'deploy',
+    options: ['allow_once', 'reject_once'],
+    title: 'Deploy the thing',
+    input: null,
+    sandbox: null,
+  });
   assert.equal((await f.client.answer(sessionOf(a.events), ask.interaction_id, 'allow_always')).status, 400);
-  assert.deepEqual(shape((await f.client.answer(sessionOf(a.events), ask.interaction_id, 'reject_once')).events), ['text:chose no', 'completed']);
+  assert.deepEqual(shape((await f.client.answer(sessionOf(a.events), ask.interaction_id, 'reject_once')).events), [
+    'text:chose no',
+    'completed',
+  ]);
 });
 
 test('replay overflow: output past the buffer while paused makes the resume fail 410, and ends the run', async () => {
@@ -72,7 +98,13 @@ test('replay overflow: output past the buffer while paused makes the resume fail
   const ask = interactionOf(a.events);
   const runId = (a.events[0] as { run_id: string }).run_id;
   await until(() => (f.daemon.status().runs[0]?.last_seq ?? 0) >= ask.seq + 20);
-  const lost = { error: { code: 410, message: 'the run produced more output than the intern retains for replay; the paused stream cannot resume', metadata: { reason: 'attachment_failed', retryable: false } } };
+  const lost = {
+    error: {
+      code: 410,
+      message: 'the run produced more output than the intern retains for replay; the paused stream cannot resume',
+      metadata: { reason: 'attachment_failed', retryable: false },
+    },
+  };
   assert.deepEqual((await f.client.collect('GET', daemonPaths.events(runId, ask.seq))).json, lost);
   assert.deepEqual((await f.client.answer(sessionOf(a.events), ask.interaction_id, 'allow_once')).json, lost);
   await until(() => f.daemon.status().runs.length === 0);
@@ -87,9 +119,23 @@ test('interaction deadline: the paused run is cancelled and the ending confirmed
     const runId = (a.events[0] as { run_id: string }).run_id;
     for (let i = 0; i < 2000 && d.daemon.status().runs.length > 0; i++) await sleep(10);
     const replay = await d.client.collect('GET', daemonPaths.events(runId, ask.seq));
-    assert.deepEqual(replay.events, [{ seq: ask.seq + 1, type: 'ended', cause: 'deadline', message: 'the interaction deadline passed; the run was cancelled', usage: { prompt_tokens: 42, completion_tokens: 0, total_tokens: 42, cost: 0.25 } }]);
+    assert.deepEqual(replay.events, [
+      {
+        seq: ask.seq + 1,
+        type: 'ended',
+        cause: 'deadline',
+        message: 'the interaction deadline passed; the run was cancelled',
+        usage: { prompt_tokens: 42, completion_tokens: 0, total_tokens: 42, cost: 0.25 },
+      },
+    ]);
     const late = await d.client.answer(sessionOf(a.events), ask.interaction_id, 'allow_once');
-    assert.deepEqual(late.json, { error: { code: 409, message: 'the interaction is no longer waiting: its run has ended', metadata: { reason: 'interaction_not_pending', retryable: false } } });
+    assert.deepEqual(late.json, {
+      error: {
+        code: 409,
+        message: 'the interaction is no longer waiting: its run has ended',
+        metadata: { reason: 'interaction_not_pending', retryable: false },
+      },
+    });
   } finally {
     await d.close();
   }
@@ -108,14 +154,26 @@ test('steering an agent without the extension is refused busy', async () => {
 
 test('an agent failing a turn: turn_failed with its classification', async () => {
   const r = await f.client.turn({ prompt: 'fail' });
-  assert.deepEqual(r.events.at(-1), { seq: 3, type: 'failed', reason: 'turn_failed', status: 502, message: 'mini agent failure', retryable: false, before_output: true, usage: { prompt_tokens: 42, completion_tokens: 0, total_tokens: 42, cost: 0.25 } });
+  assert.deepEqual(r.events.at(-1), {
+    seq: 3,
+    type: 'failed',
+    reason: 'turn_failed',
+    status: 502,
+    message: 'mini agent failure',
+    retryable: false,
+    before_output: true,
+    usage: { prompt_tokens: 42, completion_tokens: 0, total_tokens: 42, cost: 0.25 },
+  });
 });
 
 test('an agent crashing mid-turn fails the run (never a hung stream); the next turn gets a fresh agent', async () => {
   const r = await f.client.turn({ session_id: 'crashy', prompt: 'crash' });
   assert.deepEqual(shape(r.events), ['run', 'usage', 'text:about to crash', 'failed']);
   const failed = r.events.at(-1) as Extract<RunEvent, { type: 'failed' }>;
-  assert.deepEqual({ reason: failed.reason, status: failed.status, retryable: failed.retryable, before_output: failed.before_output }, { reason: 'stream_severed', status: 502, retryable: true, before_output: false });
+  assert.deepEqual(
+    { reason: failed.reason, status: failed.status, retryable: failed.retryable, before_output: failed.before_output },
+    { reason: 'stream_severed', status: 502, retryable: true, before_output: false },
+  );
   assert.match(failed.message, /^the agent's connection broke before the turn finished: /);
   const next = await f.client.turn({ session_id: 'crashy', prompt: 'echo back' });
   assert.deepEqual(shape(next.events), ['run', 'usage', 'text:turn 1: back', 'completed']);

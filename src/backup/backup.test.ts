@@ -6,7 +6,17 @@
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -22,9 +32,17 @@ import { noSandbox } from '../../test/helpers/sandbox.ts';
 const BIN = fileURLToPath(new URL('../../bin/cohort.mjs', import.meta.url));
 const BYOK_KEY = 'sk-byok-survives-the-move-0123456789';
 
-function cohort(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; out: string; err: string }> {
-  const clean = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(DATABASE_URL|REDIS_URL|COHORT_)/.test(k)));
-  const child = spawn(process.execPath, [BIN, ...args], { env: { ...clean, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+function cohort(
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<{ code: number | null; out: string; err: string }> {
+  const clean = Object.fromEntries(
+    Object.entries(process.env).filter(([k]) => !/^(DATABASE_URL|REDIS_URL|COHORT_)/.test(k)),
+  );
+  const child = spawn(process.execPath, [BIN, ...args], {
+    env: { ...clean, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   let err = '';
   child.stdout.on('data', (d) => (out += d));
@@ -32,12 +50,22 @@ function cohort(args: string[], env: Record<string, string> = {}): Promise<{ cod
   return new Promise((resolve) => child.on('exit', (code) => resolve({ code, out, err })));
 }
 
-const say = (text: string, session: string) => ({ stream: true, session_id: session, messages: [{ role: 'user', content: `/say ${text}` }] });
+const say = (text: string, session: string) => ({
+  stream: true,
+  session_id: session,
+  messages: [{ role: 'user', content: `/say ${text}` }],
+});
 const contentOf = (r: { chunks: any[] }) => r.chunks.map((c) => c.choices[0]?.delta?.content ?? '').join('');
 const promptTokens = (r: { chunks: any[] }) => r.chunks.at(-1).usage.prompt_tokens as number;
 /** What a restore must bring back, read through the API. */
 async function records(f: InternFixture) {
-  const strip = (i: any) => ({ ...i, status: undefined, hostname: undefined, progress: undefined, updated_at: undefined });
+  const strip = (i: any) => ({
+    ...i,
+    status: undefined,
+    hostname: undefined,
+    progress: undefined,
+    updated_at: undefined,
+  });
   return {
     workspaces: (await f.gw.call('GET', '/workspaces')).body,
     interns: (await f.gw.call('GET', '/interns')).body.data.map(strip),
@@ -58,16 +86,29 @@ describe('backup and restore', { skip: noSandbox }, () => {
     work = mkdtempSync(join(tmpdir(), 'cohort-backup-test-'));
     archive = join(work, 'backup.tar.gz');
     src = await startInternFixture({ onDisk: true, env: upstreamEnv(up) });
-    const ws = await src.gw.call('POST', '/workspaces', { body: { name: 'Moving', slug: 'moving', default_text_model: 'openai/gpt-4o' } });
+    const ws = await src.gw.call('POST', '/workspaces', {
+      body: { name: 'Moving', slug: 'moving', default_text_model: 'openai/gpt-4o' },
+    });
     assert.equal(ws.status, 201);
     for (const max of [100, 200]) {
-      const p = await src.gw.call('POST', '/presets/mover/messages', { body: { model: 'openai/gpt-4o', max_tokens: max, system: 'Be brief.', messages: [] } });
+      const p = await src.gw.call('POST', '/presets/mover/messages', {
+        body: { model: 'openai/gpt-4o', max_tokens: max, system: 'Be brief.', messages: [] },
+      });
       assert.ok(p.status === 200 || p.status === 201, JSON.stringify(p.body));
     }
-    const cred = await src.gw.call('POST', '/byok', { body: { provider: 'openai', key: BYOK_KEY, workspace_id: ws.body.data.id } });
+    const cred = await src.gw.call('POST', '/byok', {
+      body: { provider: 'openai', key: BYOK_KEY, workspace_id: ws.body.data.id },
+    });
     assert.equal(cred.status, 201);
     const { createKey } = await import('../gateway/access/identity-store.ts');
-    workspaceKey = (await createKey(src.gw.ctx.store.db, { orgId: src.gw.keys.org_id, creatorUserId: src.gw.keys.user_id, kind: 'standard', workspaceId: ws.body.data.id })).raw;
+    workspaceKey = (
+      await createKey(src.gw.ctx.store.db, {
+        orgId: src.gw.keys.org_id,
+        creatorUserId: src.gw.keys.user_id,
+        kind: 'standard',
+        workspaceId: ws.body.data.id,
+      })
+    ).raw;
     intern = await src.intern('keeper');
     assert.equal(contentOf(await src.chat(intern, say('remember me', 'kept'))), 'remember me');
     before_ = await records(src);
@@ -79,13 +120,25 @@ describe('backup and restore', { skip: noSandbox }, () => {
   });
 
   test('cohort backup while the gateway serves: the running gateway writes it; a turn in flight is unharmed', async () => {
-    const slow = src.chat(intern, { stream: true, session_id: 'during', messages: [{ role: 'user', content: '/say during\n/sleep 800\n/say backup' }] });
+    const slow = src.chat(intern, {
+      stream: true,
+      session_id: 'during',
+      messages: [{ role: 'user', content: '/say during\n/sleep 800\n/say backup' }],
+    });
     const r = await cohort(['backup', archive, '--data-dir', src.gw.dataDir]);
     assert.equal(r.code, 0, r.err);
     const summary = JSON.parse(r.out);
     assert.equal(summary.interns, 1);
-    assert.ok(summary.intern_files >= 2, 'the intern\'s session files are in it');
-    assert.deepEqual([summary.counts.workspaces, summary.counts.preset_versions, summary.counts.byok_credentials, summary.counts.interns], [2, 2, 1, 1]);
+    assert.ok(summary.intern_files >= 2, "the intern's session files are in it");
+    assert.deepEqual(
+      [
+        summary.counts.workspaces,
+        summary.counts.preset_versions,
+        summary.counts.byok_credentials,
+        summary.counts.interns,
+      ],
+      [2, 2, 1, 1],
+    );
     assert.match(summary.master_key_fingerprint, /^sha256:[0-9a-f]{32}$/);
     assert.equal(contentOf(await slow), 'during\nbackup');
     assert.equal(statSync(archive).mode & 0o777, 0o600);
@@ -94,7 +147,10 @@ describe('backup and restore', { skip: noSandbox }, () => {
     mkdirSync(unpacked);
     await tarExtract({ file: archive, cwd: unpacked });
     const key = readFileSync(join(src.gw.dataDir, 'master.key'), 'utf8').trim();
-    const everything = readdirSync(unpacked, { recursive: true, withFileTypes: true }).filter((e) => e.isFile()).map((e) => readFileSync(join(e.parentPath, e.name), 'latin1')).join('');
+    const everything = readdirSync(unpacked, { recursive: true, withFileTypes: true })
+      .filter((e) => e.isFile())
+      .map((e) => readFileSync(join(e.parentPath, e.name), 'latin1'))
+      .join('');
     assert.equal(everything.includes(key), false);
     assert.equal(everything.includes(BYOK_KEY), false, 'the credential stays sealed');
   });
@@ -109,15 +165,25 @@ describe('backup and restore', { skip: noSandbox }, () => {
     try {
       await back.gw.ctx.interns.idle();
       assert.deepEqual(await records(back), before_);
-      assert.equal((await back.gw.call('GET', `/interns/${intern}`)).body.status, 'running', 'it was running, so it starts again on its files');
+      assert.equal(
+        (await back.gw.call('GET', `/interns/${intern}`)).body.status,
+        'running',
+        'it was running, so it starts again on its files',
+      );
       const from = up.received.length;
-      const model = await back.gw.call('POST', '/chat/completions', { key: workspaceKey, body: { model: 'openai/gpt-4o', messages: [{ role: 'user', content: '/say sealed' }] } });
+      const model = await back.gw.call('POST', '/chat/completions', {
+        key: workspaceKey,
+        body: { model: 'openai/gpt-4o', messages: [{ role: 'user', content: '/say sealed' }] },
+      });
       assert.equal(model.status, 200, JSON.stringify(model.body));
       assert.equal(up.received[from]!.key, BYOK_KEY);
       const kept = await back.chat(intern, say('again', 'kept'));
       const fresh = await back.chat(intern, say('again', 'new-here'));
       assert.equal(contentOf(kept), 'again');
-      assert.ok(promptTokens(kept) > promptTokens(fresh), `the session's history came along (${promptTokens(kept)} > ${promptTokens(fresh)})`);
+      assert.ok(
+        promptTokens(kept) > promptTokens(fresh),
+        `the session's history came along (${promptTokens(kept)} > ${promptTokens(fresh)})`,
+      );
     } finally {
       await back.close();
     }
@@ -138,47 +204,87 @@ describe('backup and restore', { skip: noSandbox }, () => {
     }
   }
 
-  test('restore into a fresh PostgreSQL schema, then a gateway on it', { skip: postgresUrl ? false : 'DATABASE_URL is not set' }, () =>
-    freshSchema(async (schema, dir) => {
-      const r = await cohort(['restore', archive, '--data-dir', dir], { DATABASE_URL: postgresUrl!, COHORT_PG_SCHEMA: schema });
-      assert.equal(r.code, 0, r.err);
-      const back = await startInternFixture({ dataDir: dir, pgSchema: schema, env: upstreamEnv(up), keys: src.gw.keys });
-      try {
-        await back.gw.ctx.interns.idle();
-        const management = { headers: { authorization: `Bearer ${src.gw.keys.management_key}` } };
-        const list = await fetch(`${back.gw.url}/workspaces`, management).then((x) => x.json());
-        assert.deepEqual(list, before_.workspaces);
-        const model = await back.gw.call('POST', '/chat/completions', { key: workspaceKey, body: { model: 'openai/gpt-4o', messages: [{ role: 'user', content: '/say pg' }] } });
-        assert.equal(model.status, 200);
-      } finally {
-        await back.close();
-      }
-    }),
+  test(
+    'restore into a fresh PostgreSQL schema, then a gateway on it',
+    { skip: postgresUrl ? false : 'DATABASE_URL is not set' },
+    () =>
+      freshSchema(async (schema, dir) => {
+        const r = await cohort(['restore', archive, '--data-dir', dir], {
+          DATABASE_URL: postgresUrl!,
+          COHORT_PG_SCHEMA: schema,
+        });
+        assert.equal(r.code, 0, r.err);
+        const back = await startInternFixture({
+          dataDir: dir,
+          pgSchema: schema,
+          env: upstreamEnv(up),
+          keys: src.gw.keys,
+        });
+        try {
+          await back.gw.ctx.interns.idle();
+          const management = { headers: { authorization: `Bearer ${src.gw.keys.management_key}` } };
+          const list = await fetch(`${back.gw.url}/workspaces`, management).then((x) => x.json());
+          assert.deepEqual(list, before_.workspaces);
+          const model = await back.gw.call('POST', '/chat/completions', {
+            key: workspaceKey,
+            body: { model: 'openai/gpt-4o', messages: [{ role: 'user', content: '/say pg' }] },
+          });
+          assert.equal(model.status, 200);
+        } finally {
+          await back.close();
+        }
+      }),
   );
 
-  test('cohort migrate --to: the embedded store moves into PostgreSQL, counts checked; a second move into the same schema is refused', { skip: postgresUrl ? false : 'DATABASE_URL is not set' }, () =>
-    freshSchema(async (schema, dir) => {
-      assert.equal((await cohort(['restore', archive, '--data-dir', dir])).code, 0);
-      const moved = await cohort(['migrate', '--to', postgresUrl!, '--data-dir', dir], { COHORT_PG_SCHEMA: schema });
-      assert.equal(moved.code, 0, moved.err);
-      const out = JSON.parse(moved.out);
-      assert.deepEqual([out.migrated.counts.workspaces, out.migrated.counts.byok_credentials, out.migrated.counts.interns], [2, 1, 1]);
-      assert.match(out.next, /^start the gateway with DATABASE_URL=postgres/);
-      const again = await cohort(['migrate', '--to', postgresUrl!, '--data-dir', dir], { COHORT_PG_SCHEMA: schema });
-      assert.equal(again.code, 1);
-      assert.match(again.err, /^cohort: the target store is not empty \(\d+ rows in organizations\); restore into an empty data dir or database\n$/);
-      const back = await startInternFixture({ dataDir: dir, pgSchema: schema, env: upstreamEnv(up), keys: src.gw.keys });
-      try {
-        await back.gw.ctx.interns.idle();
-        assert.deepEqual(await records(back), before_);
-        const from = up.received.length;
-        assert.equal((await back.gw.call('POST', '/chat/completions', { key: workspaceKey, body: { model: 'openai/gpt-4o', messages: [{ role: 'user', content: '/say moved' }] } })).status, 200);
-        assert.equal(up.received[from]!.key, BYOK_KEY);
-        assert.equal(contentOf(await back.chat(intern, say('moved', 'kept'))), 'moved', 'the intern came back on its files in the same data dir');
-      } finally {
-        await back.close();
-      }
-    }),
+  test(
+    'cohort migrate --to: the embedded store moves into PostgreSQL, counts checked; a second move into the same schema is refused',
+    { skip: postgresUrl ? false : 'DATABASE_URL is not set' },
+    () =>
+      freshSchema(async (schema, dir) => {
+        assert.equal((await cohort(['restore', archive, '--data-dir', dir])).code, 0);
+        const moved = await cohort(['migrate', '--to', postgresUrl!, '--data-dir', dir], { COHORT_PG_SCHEMA: schema });
+        assert.equal(moved.code, 0, moved.err);
+        const out = JSON.parse(moved.out);
+        assert.deepEqual(
+          [out.migrated.counts.workspaces, out.migrated.counts.byok_credentials, out.migrated.counts.interns],
+          [2, 1, 1],
+        );
+        assert.match(out.next, /^start the gateway with DATABASE_URL=postgres/);
+        const again = await cohort(['migrate', '--to', postgresUrl!, '--data-dir', dir], { COHORT_PG_SCHEMA: schema });
+        assert.equal(again.code, 1);
+        assert.match(
+          again.err,
+          /^cohort: the target store is not empty \(\d+ rows in organizations\); restore into an empty data dir or database\n$/,
+        );
+        const back = await startInternFixture({
+          dataDir: dir,
+          pgSchema: schema,
+          env: upstreamEnv(up),
+          keys: src.gw.keys,
+        });
+        try {
+          await back.gw.ctx.interns.idle();
+          assert.deepEqual(await records(back), before_);
+          const from = up.received.length;
+          assert.equal(
+            (
+              await back.gw.call('POST', '/chat/completions', {
+                key: workspaceKey,
+                body: { model: 'openai/gpt-4o', messages: [{ role: 'user', content: '/say moved' }] },
+              })
+            ).status,
+            200,
+          );
+          assert.equal(up.received[from]!.key, BYOK_KEY);
+          assert.equal(
+            contentOf(await back.chat(intern, say('moved', 'kept'))),
+            'moved',
+            'the intern came back on its files in the same data dir',
+          );
+        } finally {
+          await back.close();
+        }
+      }),
   );
 
   /** A restore that must be refused with `message`, leaving `dir` as it was. */
@@ -201,26 +307,44 @@ describe('backup and restore', { skip: noSandbox }, () => {
     const truncated = join(work, 'truncated.tar.gz');
     writeFileSync(truncated, readFileSync(archive).subarray(0, Math.floor(statSync(archive).size / 2)));
     await refused(truncated, /^cohort: the archive is truncated or corrupted/, withKey);
-    await refused(archive, /^cohort: wrong master key: the backup needs sha256:[0-9a-f]{32}, this installation has sha256:[0-9a-f]{32}\n$/, (d) => writeFileSync(join(d, 'master.key'), randomBytes(32).toString('hex')));
-    await refused(archive, /^cohort: the backup's secrets are sealed under the master key sha256:[0-9a-f]{32}: put that key in the data dir \(master.key\) or COHORT_MASTER_KEY\n$/);
+    await refused(
+      archive,
+      /^cohort: wrong master key: the backup needs sha256:[0-9a-f]{32}, this installation has sha256:[0-9a-f]{32}\n$/,
+      (d) => writeFileSync(join(d, 'master.key'), randomBytes(32).toString('hex')),
+    );
+    await refused(
+      archive,
+      /^cohort: the backup's secrets are sealed under the master key sha256:[0-9a-f]{32}: put that key in the data dir \(master.key\) or COHORT_MASTER_KEY\n$/,
+    );
     const future = join(work, 'future.tar.gz');
     const unpacked = mkdtempSync(join(work, 'future-'));
     await tarExtract({ file: archive, cwd: unpacked });
     const m = JSON.parse(readFileSync(join(unpacked, 'manifest.json'), 'utf8'));
     writeFileSync(join(unpacked, 'manifest.json'), JSON.stringify({ ...m, migration: '9999_from_the_future.sql' }));
     await tarCreate({ gzip: true, file: future, cwd: unpacked }, readdirSync(unpacked));
-    await refused(future, /^cohort: the backup was made by a newer cohort \(its store is at migration 9999_from_the_future.sql; this one knows up to \d{4}_[a-z_]+\.sql\); upgrade cohort first\n$/, withKey);
+    await refused(
+      future,
+      /^cohort: the backup was made by a newer cohort \(its store is at migration 9999_from_the_future.sql; this one knows up to \d{4}_[a-z_]+\.sql\); upgrade cohort first\n$/,
+      withKey,
+    );
     const tampered = join(work, 'tampered.tar.gz');
     appendTo(join(unpacked, 'tables', 'workspaces.jsonl'));
     writeFileSync(join(unpacked, 'manifest.json'), JSON.stringify(m));
     await tarCreate({ gzip: true, file: tampered, cwd: unpacked }, readdirSync(unpacked));
-    await refused(tampered, /^cohort: the archive is corrupted: tables\/workspaces.jsonl does not match its checksum\n$/, withKey);
+    await refused(
+      tampered,
+      /^cohort: the archive is corrupted: tables\/workspaces.jsonl does not match its checksum\n$/,
+      withKey,
+    );
   });
 
   test('refused: a target that is not empty, and a backup file that exists already', async () => {
     const r = await cohort(['restore', archive, '--data-dir', src.gw.dataDir]);
     assert.equal(r.code, 1);
-    assert.match(r.err, /^cohort: the target data dir already has interns \(.*\/interns\); restore into an empty data dir\n$/);
+    assert.match(
+      r.err,
+      /^cohort: the target data dir already has interns \(.*\/interns\); restore into an empty data dir\n$/,
+    );
     const again = await cohort(['backup', archive, '--data-dir', src.gw.dataDir]);
     assert.equal(again.code, 1);
     assert.equal(again.err, `cohort: ${archive} exists; name a new file\n`);

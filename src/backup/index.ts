@@ -5,7 +5,18 @@
 // writes anything, and inserts the rows in one transaction.
 // May import: the gateway's store, provisioner and crypto, ./*, node built-ins and npm packages (tar).
 import { createHash } from 'node:crypto';
-import { createReadStream, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  createReadStream,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { create as tarCreate, extract as tarExtract } from 'tar';
@@ -55,7 +66,12 @@ export const summary = (r: { manifest: Manifest; bytes?: number }) => ({
 });
 
 /** Writes a backup of `store` and of every intern's files to `file` (atomically: a partial archive is never left under that name). */
-export async function createBackup(o: { store: Store; provisioner: Provisioner; masterKey: Buffer; file: string }): Promise<BackupResult> {
+export async function createBackup(o: {
+  store: Store;
+  provisioner: Provisioner;
+  masterKey: Buffer;
+  file: string;
+}): Promise<BackupResult> {
   const dir = staging();
   try {
     const { counts, migration } = await dumpTables(o.store, dir);
@@ -108,7 +124,8 @@ export async function openArchive(file: string): Promise<{ dir: string; manifest
     const present = new Set(filesUnder(dir).filter((f) => f !== 'manifest.json'));
     for (const [f, sum] of Object.entries(manifest.checksums)) {
       if (!present.delete(f)) throw new BackupRefused(`the archive is corrupted: ${f} is missing`);
-      if ((await sha256(join(dir, f))) !== sum) throw new BackupRefused(`the archive is corrupted: ${f} does not match its checksum`);
+      if ((await sha256(join(dir, f))) !== sum)
+        throw new BackupRefused(`the archive is corrupted: ${f} does not match its checksum`);
     }
     if (present.size) throw new BackupRefused(`the archive is corrupted: ${[...present][0]} is not in its manifest`);
     return { dir, manifest, close };
@@ -135,7 +152,10 @@ export async function restoreBackup(file: string, t: RestoreTarget): Promise<Man
     const why = refusal(m, { latestMigration: latestMigration(), masterKey: t.masterKey });
     if (why) throw new BackupRefused(why);
     const internsDir = join(t.dataDir, 'interns');
-    if (t.internFiles && existsSync(internsDir) && readdirSync(internsDir).length) throw new BackupRefused(`the target data dir already has interns (${internsDir}); restore into an empty data dir`);
+    if (t.internFiles && existsSync(internsDir) && readdirSync(internsDir).length)
+      throw new BackupRefused(
+        `the target data dir already has interns (${internsDir}); restore into an empty data dir`,
+      );
     await restoreInto(await t.open(), archive.dir, m, t.internFiles ? internsDir : null);
     return m;
   } finally {
@@ -143,14 +163,23 @@ export async function restoreBackup(file: string, t: RestoreTarget): Promise<Man
   }
 }
 
-async function restoreInto(t: { store: Store; provisioner: Provisioner }, dir: string, m: Manifest, internsDir: string | null): Promise<void> {
+async function restoreInto(
+  t: { store: Store; provisioner: Provisioner },
+  dir: string,
+  m: Manifest,
+  internsDir: string | null,
+): Promise<void> {
   const before = await countRows(t.store.db);
   const occupied = Object.entries(before).find(([, n]) => n > 0);
-  if (occupied) throw new BackupRefused(`the target store is not empty (${occupied[1]} rows in ${occupied[0]}); restore into an empty data dir or database`);
+  if (occupied)
+    throw new BackupRefused(
+      `the target store is not empty (${occupied[1]} rows in ${occupied[0]}); restore into an empty data dir or database`,
+    );
   await loadTables(t.store.db, dir);
   const after = await countRows(t.store.db);
   for (const [table, n] of Object.entries(m.counts)) {
-    if (after[table as keyof typeof after] !== n) throw new Error(`after the restore ${table} has ${after[table as keyof typeof after]} rows, the archive ${n}`);
+    if (after[table as keyof typeof after] !== n)
+      throw new Error(`after the restore ${table} has ${after[table as keyof typeof after]} rows, the archive ${n}`);
   }
   if (!internsDir) return;
   mkdirSync(internsDir, { recursive: true, mode: 0o700 });

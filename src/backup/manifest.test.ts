@@ -9,8 +9,15 @@ test('the backup knows every table the migrations create (a new table must be ad
   const store = await openStore({});
   try {
     await migrate(store);
-    const tables = await store.snapshot((q) => q(`select table_name as t from information_schema.tables where table_schema = current_schema() and table_type = 'BASE TABLE' order by 1`));
-    assert.deepEqual(tables.map((r) => r.t).filter((t) => t !== 'schema_migrations'), [...TABLES].sort());
+    const tables = await store.snapshot((q) =>
+      q(
+        `select table_name as t from information_schema.tables where table_schema = current_schema() and table_type = 'BASE TABLE' order by 1`,
+      ),
+    );
+    assert.deepEqual(
+      tables.map((r) => r.t).filter((t) => t !== 'schema_migrations'),
+      [...TABLES].sort(),
+    );
   } finally {
     await store.close();
   }
@@ -32,9 +39,24 @@ const m: Manifest = {
 for (const [name, manifest, target, why] of [
   ['the same level and key', m, { latestMigration: '0005_intern_key_scope.sql', masterKey: key }, null],
   ['an older level (migrations apply after)', m, { latestMigration: '0009_later.sql', masterKey: key }, null],
-  ['a newer level', m, { latestMigration: '0004_intern_cursor.sql', masterKey: key }, /^the backup was made by a newer cohort/],
-  ['a newer format', { ...m, format_version: FORMAT_VERSION + 1 }, { latestMigration: '0005_intern_key_scope.sql', masterKey: key }, /format \(version 2\) is newer/],
-  ['no key', m, { latestMigration: '0005_intern_key_scope.sql', masterKey: null }, /sealed under the master key sha256:/],
+  [
+    'a newer level',
+    m,
+    { latestMigration: '0004_intern_cursor.sql', masterKey: key },
+    /^the backup was made by a newer cohort/,
+  ],
+  [
+    'a newer format',
+    { ...m, format_version: FORMAT_VERSION + 1 },
+    { latestMigration: '0005_intern_key_scope.sql', masterKey: key },
+    /format \(version 2\) is newer/,
+  ],
+  [
+    'no key',
+    m,
+    { latestMigration: '0005_intern_key_scope.sql', masterKey: null },
+    /sealed under the master key sha256:/,
+  ],
   ['another key', m, { latestMigration: '0005_intern_key_scope.sql', masterKey: randomBytes(32) }, /^wrong master key/],
 ] as const) {
   test(`restore check: ${name}`, () => {

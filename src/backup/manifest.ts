@@ -6,7 +6,18 @@ export const FORMAT = 'cohort-backup';
 export const FORMAT_VERSION = 1;
 
 /** Every table of the store, parents before children (the order a restore inserts them in). */
-export const TABLES = ['organizations', 'users', 'memberships', 'workspaces', 'api_keys', 'presets', 'preset_versions', 'byok_credentials', 'inference_requests', 'interns'] as const;
+export const TABLES = [
+  'organizations',
+  'users',
+  'memberships',
+  'workspaces',
+  'api_keys',
+  'presets',
+  'preset_versions',
+  'byok_credentials',
+  'inference_requests',
+  'interns',
+] as const;
 export type Table = (typeof TABLES)[number];
 
 export const Manifest = z.object({
@@ -27,14 +38,19 @@ export const Manifest = z.object({
 });
 export type Manifest = z.infer<typeof Manifest>;
 
-export const fingerprint = (masterKey: Buffer): string => `sha256:${createHash('sha256').update('cohort master key fingerprint\0').update(masterKey).digest('hex').slice(0, 32)}`;
+export const fingerprint = (masterKey: Buffer): string =>
+  `sha256:${createHash('sha256').update('cohort master key fingerprint\0').update(masterKey).digest('hex').slice(0, 32)}`;
 
 /** Why a restore must not proceed, in words, or null. */
 export function refusal(m: Manifest, target: { latestMigration: string; masterKey: Buffer | null }): string | null {
-  if (m.format_version > FORMAT_VERSION) return `this archive's format (version ${m.format_version}) is newer than this cohort reads (${FORMAT_VERSION}); upgrade cohort`;
-  if (m.migration > target.latestMigration) return `the backup was made by a newer cohort (its store is at migration ${m.migration}; this one knows up to ${target.latestMigration}); upgrade cohort first`;
-  if (!target.masterKey) return `the backup's secrets are sealed under the master key ${m.master_key_fingerprint}: put that key in the data dir (master.key) or COHORT_MASTER_KEY`;
+  if (m.format_version > FORMAT_VERSION)
+    return `this archive's format (version ${m.format_version}) is newer than this cohort reads (${FORMAT_VERSION}); upgrade cohort`;
+  if (m.migration > target.latestMigration)
+    return `the backup was made by a newer cohort (its store is at migration ${m.migration}; this one knows up to ${target.latestMigration}); upgrade cohort first`;
+  if (!target.masterKey)
+    return `the backup's secrets are sealed under the master key ${m.master_key_fingerprint}: put that key in the data dir (master.key) or COHORT_MASTER_KEY`;
   const have = fingerprint(target.masterKey);
-  if (have !== m.master_key_fingerprint) return `wrong master key: the backup needs ${m.master_key_fingerprint}, this installation has ${have}`;
+  if (have !== m.master_key_fingerprint)
+    return `wrong master key: the backup needs ${m.master_key_fingerprint}, this installation has ${have}`;
   return null;
 }

@@ -13,10 +13,17 @@ const PAGE = 5_000;
 const BATCH = 500;
 
 /** Writes tables/<table>.jsonl for every table; returns the row counts and the migration level. */
-export async function dumpTables(store: Store, dir: string): Promise<{ counts: Record<Table, number>; migration: string }> {
+export async function dumpTables(
+  store: Store,
+  dir: string,
+): Promise<{ counts: Record<Table, number>; migration: string }> {
   mkdirSync(join(dir, 'tables'), { recursive: true });
   return store.snapshot(async (query) => {
-    const present = (await query(`select table_name as t from information_schema.tables where table_schema = current_schema() and table_type = 'BASE TABLE'`)).map((r) => String(r.t));
+    const present = (
+      await query(
+        `select table_name as t from information_schema.tables where table_schema = current_schema() and table_type = 'BASE TABLE'`,
+      )
+    ).map((r) => String(r.t));
     const unknown = present.filter((t) => t !== 'schema_migrations' && !(TABLES as readonly string[]).includes(t));
     // A table a migration added and the backup does not know would be lost silently.
     if (unknown.length) throw new Error(`the store has tables this backup does not know: ${unknown.join(', ')}`);
@@ -28,7 +35,9 @@ export async function dumpTables(store: Store, dir: string): Promise<{ counts: R
       let after = '(0,0)';
       for (;;) {
         // Pages by physical row id: stable within the snapshot, without an ORDER BY on every table's key.
-        const rows = await query(`select ctid::text as c, row_to_json(t)::text as j from ${table} t where ctid > '${after}'::tid order by ctid limit ${PAGE}`);
+        const rows = await query(
+          `select ctid::text as c, row_to_json(t)::text as j from ${table} t where ctid > '${after}'::tid order by ctid limit ${PAGE}`,
+        );
         for (const r of rows) if (!out.write(`${r.j as string}\n`)) await once(out, 'drain');
         n += rows.length;
         if (rows.length < PAGE) break;
@@ -46,7 +55,9 @@ export async function dumpTables(store: Store, dir: string): Promise<{ counts: R
 export async function countRows(db: Db): Promise<Record<Table, number>> {
   const counts = {} as Record<Table, number>;
   for (const table of TABLES) {
-    const res = (await db.execute(sql.raw(`select count(*)::int as n from ${table}`))) as unknown as { rows: { n: number }[] };
+    const res = (await db.execute(sql.raw(`select count(*)::int as n from ${table}`))) as unknown as {
+      rows: { n: number }[];
+    };
     counts[table] = Number(res.rows[0]!.n);
   }
   return counts;
@@ -70,17 +81,24 @@ export async function loadTables(db: Db, dir: string): Promise<void> {
   await db.transaction(async (txn) => {
     const tx = txn as unknown as Db;
     for (const table of TABLES) {
-      const res = (await tx.execute(sql`select column_name as c from information_schema.columns where table_schema = current_schema() and table_name = ${table}`)) as unknown as { rows: { c: string }[] };
+      const res = (await tx.execute(
+        sql`select column_name as c from information_schema.columns where table_schema = current_schema() and table_name = ${table}`,
+      )) as unknown as { rows: { c: string }[] };
       const known = new Set(res.rows.map((r) => r.c));
       for await (const rows of batches(join(dir, 'tables', `${table}.jsonl`))) {
         const cols = Object.keys(rows[0]!);
         const missing = cols.filter((c) => !known.has(c));
-        if (missing.length) throw new Error(`${table}: the archive has columns this store lacks (${missing.join(', ')})`);
+        if (missing.length)
+          throw new Error(`${table}: the archive has columns this store lacks (${missing.join(', ')})`);
         const list = sql.raw(cols.map((c) => `"${c}"`).join(', '));
-        await tx.execute(sql`insert into ${sql.identifier(table)} (${list}) select ${list} from json_populate_recordset(null::${sql.identifier(table)}, ${JSON.stringify(rows)}::json)`);
+        await tx.execute(
+          sql`insert into ${sql.identifier(table)} (${list}) select ${list} from json_populate_recordset(null::${sql.identifier(table)}, ${JSON.stringify(rows)}::json)`,
+        );
       }
     }
     // Interns come back at the next start: those that ran are provisioned again from their files.
-    await tx.execute(sql`update interns set status = case when status in ('running', 'provisioning') then 'running' else status end, hostname = null, daemon_pid = null, progress = null, power = 'awake', power_at = null`);
+    await tx.execute(
+      sql`update interns set status = case when status in ('running', 'provisioning') then 'running' else status end, hostname = null, daemon_pid = null, progress = null, power = 'awake', power_at = null`,
+    );
   });
 }

@@ -36,18 +36,24 @@ function name(value: string, what = 'NAME'): string {
 
 function role(value: string | boolean | undefined): string | undefined {
   if (value === undefined) return undefined;
-  if (typeof value !== 'string' || !ROLES.includes(value)) throw new UsageError(`--role must be one of ${ROLES.join(', ')}`);
+  if (typeof value !== 'string' || !ROLES.includes(value))
+    throw new UsageError(`--role must be one of ${ROLES.join(', ')}`);
   return value;
 }
 
 /** Exactly one of --user / --org, for the programme commands. */
 function subject(v: Values): { userId?: string; orgId?: string } {
-  if ((v.user === undefined) === (v.org === undefined)) throw new UsageError('give exactly one of --user ID or --org ID');
+  if ((v.user === undefined) === (v.org === undefined))
+    throw new UsageError('give exactly one of --user ID or --org ID');
   return v.user !== undefined ? { userId: String(v.user) } : { orgId: uuid(String(v.org), '--org') };
 }
 
-const list = <T>(rows: T[], line: (r: T) => string): Output => ({ json: { data: rows }, lines: rows.length ? rows.map(line) : ['(none)'] });
-const optUuid = (v: string | boolean | undefined, what: string) => (v === undefined ? undefined : uuid(String(v), what));
+const list = <T>(rows: T[], line: (r: T) => string): Output => ({
+  json: { data: rows },
+  lines: rows.length ? rows.map(line) : ['(none)'],
+});
+const optUuid = (v: string | boolean | undefined, what: string) =>
+  v === undefined ? undefined : uuid(String(v), what);
 
 const programme = (member: boolean): Command => ({
   usage: `programme ${member ? 'grant' : 'revoke'} (--user ID | --org ID)`,
@@ -144,13 +150,16 @@ export const COMMANDS: Record<string, Command> = {
   'programme grant': programme(true),
   'programme revoke': programme(false),
   'key create': {
-    usage: 'key create --org ORG_ID --user USER_ID [--management] [--acts-as user|organization] [--workspace ID_OR_SLUG] [--name NAME]',
+    usage:
+      'key create --org ORG_ID --user USER_ID [--management] [--acts-as user|organization] [--workspace ID_OR_SLUG] [--name NAME]',
     args: [],
     options: { org: str, user: str, management: flag, 'acts-as': str, workspace: str, name: str },
     prepare(_a, v) {
-      if (v.org === undefined || v.user === undefined) throw new UsageError('key create needs --org ORG_ID and --user USER_ID');
+      if (v.org === undefined || v.user === undefined)
+        throw new UsageError('key create needs --org ORG_ID and --user USER_ID');
       const actsAs = v['acts-as'] ?? 'user';
-      if (actsAs !== 'user' && actsAs !== 'organization') throw new UsageError('--acts-as must be user or organization');
+      if (actsAs !== 'user' && actsAs !== 'organization')
+        throw new UsageError('--acts-as must be user or organization');
       const input = {
         orgId: uuid(String(v.org), '--org'),
         userId: String(v.user),
@@ -162,7 +171,10 @@ export const COMMANDS: Record<string, Command> = {
       return async (s) => {
         const { key, raw } = await identity.createKey(s.admin, input);
         const k = keyJson(key);
-        return { json: { ...k, key: raw }, lines: [`created ${keyLine(k)}`, '', raw, '', 'Store this key now: it is shown only once.'] };
+        return {
+          json: { ...k, key: raw },
+          lines: [`created ${keyLine(k)}`, '', raw, '', 'Store this key now: it is shown only once.'],
+        };
       };
     },
   },

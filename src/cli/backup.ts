@@ -16,7 +16,7 @@ import { createLocalProvisioner } from '../gateway/interns/provisioner/index.ts'
 import { adminSocketPath } from '../gateway/admin-socket.ts';
 
 export const BACKUP_USAGE = [
-  '  cohort backup FILE             a consistent archive of the store and every intern\'s files (also while the gateway runs)',
+  "  cohort backup FILE             a consistent archive of the store and every intern's files (also while the gateway runs)",
   '  cohort restore FILE            into an empty data dir (or an empty PostgreSQL database with DATABASE_URL)',
   '  cohort migrate --to URL        copy the embedded store into PostgreSQL (the gateway stopped); intern files stay in the data dir',
 ];
@@ -29,11 +29,20 @@ function provisionerFor(config: Config) {
   return createLocalProvisioner({ dataDir: config.dataDir, isolation: config.isolation });
 }
 
-async function withStore<T>(config: Config, opts: { databaseUrl?: string; pgSchema?: string }, fn: (store: Store) => Promise<T>): Promise<T> {
+async function withStore<T>(
+  config: Config,
+  opts: { databaseUrl?: string; pgSchema?: string },
+  fn: (store: Store) => Promise<T>,
+): Promise<T> {
   const unlock = opts.databaseUrl ? () => {} : lockDataDir(config.dataDir);
   let store: Store | undefined;
   try {
-    store = await openStore({ databaseUrl: opts.databaseUrl, dataDir: config.dataDir, pgSchema: opts.pgSchema, poolSize: 2 });
+    store = await openStore({
+      databaseUrl: opts.databaseUrl,
+      dataDir: config.dataDir,
+      pgSchema: opts.pgSchema,
+      poolSize: 2,
+    });
     await migrate(store);
     return await fn(store);
   } finally {
@@ -45,16 +54,30 @@ async function withStore<T>(config: Config, opts: { databaseUrl?: string; pgSche
 /** Asks the gateway that holds the data dir to write the backup. */
 function backupThroughGateway(dataDir: string, file: string): Promise<unknown> {
   return new Promise((resolvePromise, reject) => {
-    const req = request({ socketPath: adminSocketPath(dataDir), method: 'POST', path: '/backup', headers: { 'content-type': 'application/json' } }, (res) => {
-      let text = '';
-      res.setEncoding('utf8').on('data', (d: string) => (text += d));
-      res.on('end', () => {
-        const body = JSON.parse(text || '{}') as { error?: string };
-        if (res.statusCode === 200) resolvePromise(body);
-        else reject(new CliRefusal(`the running gateway could not make the backup: ${body.error ?? res.statusCode}`));
-      });
-    });
-    req.on('error', (err) => reject(new CliRefusal(`a gateway holds the data dir but its admin socket does not answer (${(err as Error).message}); stop it and try again`)));
+    const req = request(
+      {
+        socketPath: adminSocketPath(dataDir),
+        method: 'POST',
+        path: '/backup',
+        headers: { 'content-type': 'application/json' },
+      },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8').on('data', (d: string) => (text += d));
+        res.on('end', () => {
+          const body = JSON.parse(text || '{}') as { error?: string };
+          if (res.statusCode === 200) resolvePromise(body);
+          else reject(new CliRefusal(`the running gateway could not make the backup: ${body.error ?? res.statusCode}`));
+        });
+      },
+    );
+    req.on('error', (err) =>
+      reject(
+        new CliRefusal(
+          `a gateway holds the data dir but its admin socket does not answer (${(err as Error).message}); stop it and try again`,
+        ),
+      ),
+    );
     req.end(JSON.stringify({ file }));
   });
 }
@@ -63,9 +86,12 @@ export async function backupCommand(config: Config, fileArg: string, out: Out): 
   const file = resolve(fileArg);
   if (existsSync(file)) throw new CliRefusal(`${file} exists; name a new file`);
   const masterKey = findMasterKey({ dataDir: config.dataDir, configured: config.masterKey });
-  if (!masterKey) throw new CliRefusal(`no master key in ${config.dataDir} (nor COHORT_MASTER_KEY): is this a cohort data dir?`);
+  if (!masterKey)
+    throw new CliRefusal(`no master key in ${config.dataDir} (nor COHORT_MASTER_KEY): is this a cohort data dir?`);
   try {
-    const result = await withStore(config, { databaseUrl: config.databaseUrl, pgSchema: config.pgSchema }, (store) => createBackup({ store, provisioner: provisionerFor(config), masterKey, file }));
+    const result = await withStore(config, { databaseUrl: config.databaseUrl, pgSchema: config.pgSchema }, (store) =>
+      createBackup({ store, provisioner: provisionerFor(config), masterKey, file }),
+    );
     out(JSON.stringify(summary(result), null, 2));
   } catch (err) {
     if (!(err instanceof DataDirBusy)) throw err;
@@ -94,12 +120,29 @@ async function restoreWith(config: Config, file: string, o: { databaseUrl?: stri
 
 export async function restoreCommand(config: Config, fileArg: string, out: Out): Promise<void> {
   const manifest = await restoreWith(config, resolve(fileArg), { databaseUrl: config.databaseUrl, internFiles: true });
-  out(JSON.stringify({ restored: summary({ manifest }), next: 'start the gateway on this data dir: interns that were running start again on their files' }, null, 2));
+  out(
+    JSON.stringify(
+      {
+        restored: summary({ manifest }),
+        next: 'start the gateway on this data dir: interns that were running start again on their files',
+      },
+      null,
+      2,
+    ),
+  );
 }
 
-async function openTarget(config: Config, o: { databaseUrl?: string; pgSchema?: string }): Promise<{ store: Store; close(): Promise<void> }> {
+async function openTarget(
+  config: Config,
+  o: { databaseUrl?: string; pgSchema?: string },
+): Promise<{ store: Store; close(): Promise<void> }> {
   const unlock = o.databaseUrl ? () => {} : lockDataDir(config.dataDir);
-  const store = await openStore({ databaseUrl: o.databaseUrl, dataDir: config.dataDir, pgSchema: o.pgSchema, poolSize: 2 }).catch((err) => {
+  const store = await openStore({
+    databaseUrl: o.databaseUrl,
+    dataDir: config.dataDir,
+    pgSchema: o.pgSchema,
+    poolSize: 2,
+  }).catch((err) => {
     unlock();
     throw err;
   });
@@ -116,16 +159,36 @@ async function openTarget(config: Config, o: { databaseUrl?: string; pgSchema?: 
 
 /** Copies the embedded store into PostgreSQL through an archive, then checks the counts there. */
 export async function migrateCommand(config: Config, to: string, out: Out): Promise<void> {
-  if (config.databaseUrl) throw new CliRefusal('migrate copies the embedded store (PGlite) of the data dir: unset DATABASE_URL and name the target with --to');
+  if (config.databaseUrl)
+    throw new CliRefusal(
+      'migrate copies the embedded store (PGlite) of the data dir: unset DATABASE_URL and name the target with --to',
+    );
   if (!/^postgres(ql)?:\/\//.test(to)) throw new CliRefusal('--to: a postgres:// URL is required');
   const masterKey = findMasterKey({ dataDir: config.dataDir, configured: config.masterKey });
-  if (!masterKey) throw new CliRefusal(`no master key in ${config.dataDir} (nor COHORT_MASTER_KEY): is this a cohort data dir?`);
+  if (!masterKey)
+    throw new CliRefusal(`no master key in ${config.dataDir} (nor COHORT_MASTER_KEY): is this a cohort data dir?`);
   const dir = mkdtempSync(join(tmpdir(), 'cohort-migrate-'));
   const file = join(dir, 'store.tar.gz');
   try {
-    await withStore(config, {}, (store) => createBackup({ store, provisioner: { ...provisionerFor(config), exportFiles: async () => ({ files: 0, bytes: 0 }) }, masterKey, file }));
+    await withStore(config, {}, (store) =>
+      createBackup({
+        store,
+        provisioner: { ...provisionerFor(config), exportFiles: async () => ({ files: 0, bytes: 0 }) },
+        masterKey,
+        file,
+      }),
+    );
     const manifest = await restoreWith(config, file, { databaseUrl: to, internFiles: false });
-    out(JSON.stringify({ migrated: summary({ manifest }), next: `start the gateway with DATABASE_URL=${redact(to)} and the same data dir and master key` }, null, 2));
+    out(
+      JSON.stringify(
+        {
+          migrated: summary({ manifest }),
+          next: `start the gateway with DATABASE_URL=${redact(to)} and the same data dir and master key`,
+        },
+        null,
+        2,
+      ),
+    );
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -28,11 +28,22 @@ async function choose(options: string[], ask: Asker, out: (s: string) => void): 
 function convert(f: Field, raw: string): unknown {
   if (f.type === 'number' || f.type === 'integer') return Number(raw);
   if (f.type === 'boolean') return /^(y|yes|true|1)$/i.test(raw);
-  if (f.type === 'array') return raw.split(',').map((s) => s.trim()).filter(Boolean);
+  if (f.type === 'array')
+    return raw
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
   return raw;
 }
 
-type Permission = { kind: 'permission'; operation: string | null; options: string[]; title?: string | null; input?: Record<string, unknown> | null; sandbox?: 'inner' | 'escalated' | null };
+type Permission = {
+  kind: 'permission';
+  operation: string | null;
+  options: string[];
+  title?: string | null;
+  input?: Record<string, unknown> | null;
+  sandbox?: 'inner' | 'escalated' | null;
+};
 
 const WHERE = {
   inner: "inside the intern's sandbox (no network, writes only in its work directory)",
@@ -60,7 +71,13 @@ export async function askAnswer(args: string, ask: Asker, out: (s: string) => vo
   out(`The intern asks: ${it.message}\n(type :decline or :cancel to refuse)\n`);
   const content: Record<string, unknown> = {};
   for (const f of it.fields) {
-    const hint = [f.type, f.required ? 'required' : 'optional', f.options.length ? `one of ${f.options.join(', ')}` : ''].filter(Boolean).join(', ');
+    const hint = [
+      f.type,
+      f.required ? 'required' : 'optional',
+      f.options.length ? `one of ${f.options.join(', ')}` : '',
+    ]
+      .filter(Boolean)
+      .join(', ');
     for (;;) {
       const line = await ask(`${f.name} (${hint})> `);
       if (line === null) return null;
@@ -97,7 +114,11 @@ const WORDS: Record<string, string> = {
   interaction_not_pending: 'that question is no longer waiting',
 };
 
-export function describeError(status: number, body: { error?: { message?: string; metadata?: { reason?: string; retryable?: boolean } } } | null | undefined, retryAfter: string | null): string {
+export function describeError(
+  status: number,
+  body: { error?: { message?: string; metadata?: { reason?: string; retryable?: boolean } } } | null | undefined,
+  retryAfter: string | null,
+): string {
   const e = body?.error;
   if (status === 401) return 'error: the API key was not accepted (401)';
   if (!e) return `error: the service answered ${status}`;

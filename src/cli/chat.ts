@@ -33,7 +33,17 @@ type Call = { id: string; type: 'function'; function: { name: string; arguments:
 type Outcome = { sessionId: string | null; call: Call | null };
 
 export async function runChat(argv: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: { 'base-url': { type: 'string' }, key: { type: 'string' }, mode: { type: 'string' }, session: { type: 'string' }, help: { type: 'boolean', short: 'h' } } });
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      'base-url': { type: 'string' },
+      key: { type: 'string' },
+      mode: { type: 'string' },
+      session: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
   const out = (s: string) => process.stdout.write(s);
   if (values.help || positionals.length !== 1) {
     out(USAGE + '\n');
@@ -41,7 +51,9 @@ export async function runChat(argv: string[]): Promise<number> {
   }
   const key = values.key || process.env.COHORT_API_KEY || bootstrapKey();
   if (!key) {
-    out(`error: no API key: pass --key, set COHORT_API_KEY, or run beside the gateway's data dir (${dataDir()}: its bootstrap.json has one)\n`);
+    out(
+      `error: no API key: pass --key, set COHORT_API_KEY, or run beside the gateway's data dir (${dataDir()}: its bootstrap.json has one)\n`,
+    );
     return 2;
   }
   let mode = values.mode ?? 'self-drive';
@@ -63,7 +75,11 @@ export async function runChat(argv: string[]): Promise<number> {
   async function send(body: Record<string, unknown>): Promise<Outcome | null> {
     let res: Response;
     try {
-      res = await fetch(url, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ stream: true, ...body }) });
+      res = await fetch(url, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ stream: true, ...body }),
+      });
     } catch (err) {
       out(`error: cannot reach the service (${(err as Error).message})\n`);
       return null;
@@ -135,13 +151,23 @@ export async function runChat(argv: string[]): Promise<number> {
       } else out(`error: the mode is manual or self-drive, not ${JSON.stringify(m)} (still ${mode})\n`);
       continue;
     }
-    let result = await send({ messages: [{ role: 'user', content: prompt }], approval_mode: mode, ...(sessionId ? { session_id: sessionId } : {}) });
+    let result = await send({
+      messages: [{ role: 'user', content: prompt }],
+      approval_mode: mode,
+      ...(sessionId ? { session_id: sessionId } : {}),
+    });
     while (result) {
       sessionId = result.sessionId ?? sessionId;
       if (!result.call || !sessionId) break;
       const answer = await askAnswer(result.call.function.arguments, ask, out);
       if (answer === null) return 0;
-      result = await send({ session_id: sessionId, messages: [{ role: 'assistant', content: null, tool_calls: [result.call] }, { role: 'tool', tool_call_id: result.call.id, content: answer }] });
+      result = await send({
+        session_id: sessionId,
+        messages: [
+          { role: 'assistant', content: null, tool_calls: [result.call] },
+          { role: 'tool', tool_call_id: result.call.id, content: answer },
+        ],
+      });
     }
   }
   rl.close();

@@ -40,17 +40,27 @@ describe('cohort CLI arguments', () => {
       [['bogus', 'thing'], 'cohort: unknown command "bogus thing"\nRun "cohort help" for the commands.\n'],
       [['org', 'create'], 'cohort: expected NAME\nusage: cohort org create NAME [--interns]\n'],
       [['key', 'revoke', 'nope'], 'cohort: KEY_ID must be a UUID, got "nope"\nusage: cohort key revoke KEY_ID\n'],
-      [['programme', 'grant'], 'cohort: give exactly one of --user ID or --org ID\nusage: cohort programme grant (--user ID | --org ID)\n'],
+      [
+        ['programme', 'grant'],
+        'cohort: give exactly one of --user ID or --org ID\nusage: cohort programme grant (--user ID | --org ID)\n',
+      ],
       [
         ['key', 'create', '--org', '7b0c9b6e-2a53-4f4e-9d55-8f7f0a3b2c11', '--user', 'u', '--acts-as', 'robot'],
         'cohort: --acts-as must be user or organization\nusage: cohort key create --org ORG_ID --user USER_ID [--management] [--acts-as user|organization] [--workspace ID_OR_SLUG] [--name NAME]\n',
       ],
       [['org', 'list', '--colour'], 'cohort: unknown option --colour\nusage: cohort org list\n'],
-      [['key', 'list', '--org'], "cohort: Option '--org <value>' argument missing\nusage: cohort key list [--org ORG_ID]\n"],
+      [
+        ['key', 'list', '--org'],
+        "cohort: Option '--org <value>' argument missing\nusage: cohort key list [--org ORG_ID]\n",
+      ],
     ];
     for (const [args, stderr] of cases) {
       const r = await inProcess(args);
-      assert.deepEqual({ code: r.code, stderr: r.stderr, stdout: r.stdout }, { code: 2, stderr, stdout: '' }, args.join(' '));
+      assert.deepEqual(
+        { code: r.code, stderr: r.stderr, stdout: r.stdout },
+        { code: 2, stderr, stdout: '' },
+        args.join(' '),
+      );
     }
     assert.deepEqual(readdirSync(s.dataDir), [], 'no store was opened');
     const spawned = await s.cli(['key', 'revoke', 'nope']);
@@ -60,7 +70,8 @@ describe('cohort CLI arguments', () => {
   test('help names every command', async () => {
     const r = await inProcess(['help']);
     assert.equal(r.code, 0);
-    for (const c of ['start', 'daemon', 'agent', 'chat', 'cohort org create NAME', 'cohort key list [--org ORG_ID]']) assert.ok(r.stdout.includes(c), c);
+    for (const c of ['start', 'daemon', 'agent', 'chat', 'cohort org create NAME', 'cohort key list [--org ORG_ID]'])
+      assert.ok(r.stdout.includes(c), c);
   });
 });
 
@@ -106,13 +117,33 @@ describe(`cohort CLI on ${full}`, () => {
       name: 'Ada',
       interns_programme: true,
       created_at: like(ada.created_at, ISO),
-      memberships: [{ org_id: org.id, user_id: ada.id, role: 'owner', joined_at: like(ada.memberships[0].joined_at, ISO), left_at: null }],
+      memberships: [
+        {
+          org_id: org.id,
+          user_id: ada.id,
+          role: 'owner',
+          joined_at: like(ada.memberships[0].joined_at, ISO),
+          left_at: null,
+        },
+      ],
     });
     const bob = await run('user', 'create', 'Bob');
-    assert.deepEqual(bob, { id: bob.id, name: 'Bob', interns_programme: false, created_at: like(bob.created_at, ISO), memberships: [] });
+    assert.deepEqual(bob, {
+      id: bob.id,
+      name: 'Bob',
+      interns_programme: false,
+      created_at: like(bob.created_at, ISO),
+      memberships: [],
+    });
 
     const joined = await run('member', 'add', org.id, bob.id);
-    assert.deepEqual(joined, { org_id: org.id, user_id: bob.id, role: 'member', joined_at: like(joined.joined_at, ISO), left_at: null });
+    assert.deepEqual(joined, {
+      org_id: org.id,
+      user_id: bob.id,
+      role: 'member',
+      joined_at: like(joined.joined_at, ISO),
+      left_at: null,
+    });
     assert.deepEqual(await run('programme', 'grant', '--user', bob.id), { user_id: bob.id, interns_programme: true });
 
     const admin = await run('key', 'create', '--org', org.id, '--user', ada.id, '--management', '--name', 'ops');
@@ -133,7 +164,18 @@ describe(`cohort CLI on ${full}`, () => {
     };
     assert.deepEqual(admin, { ...adminRecord, key: raw });
 
-    const human = await s.cli(['key', 'create', '--org', org.id, '--user', bob.id, '--acts-as', 'organization', '--workspace', 'default']);
+    const human = await s.cli([
+      'key',
+      'create',
+      '--org',
+      org.id,
+      '--user',
+      bob.id,
+      '--acts-as',
+      'organization',
+      '--workspace',
+      'default',
+    ]);
     assert.equal(human.code, 0);
     const bobRaw = like(/^(ck-\S+)$/m.exec(human.stdout)?.[1], /^ck-/);
     assert.equal(human.stdout.split(bobRaw).length, 2, 'the secret is printed exactly once');
@@ -159,7 +201,13 @@ describe(`cohort CLI on ${full}`, () => {
     assert.deepEqual(keys.json.data.map((k: { id: string }) => k.id).sort(), [admin.id, bobKey.id].sort());
     assert.deepEqual(await run('org', 'list'), { data: [org] });
     const users = (await run('user', 'list')).data;
-    assert.deepEqual(users.map((u: { id: string; memberships: unknown[] }) => [u.id, u.memberships.length]), [[ada.id, 1], [bob.id, 1]]);
+    assert.deepEqual(
+      users.map((u: { id: string; memberships: unknown[] }) => [u.id, u.memberships.length]),
+      [
+        [ada.id, 1],
+        [bob.id, 1],
+      ],
+    );
 
     // Keys made by the CLI authenticate on a gateway started on the same store afterwards.
     await withGateway(async (gw) => {
@@ -167,28 +215,59 @@ describe(`cohort CLI on ${full}`, () => {
       const ws = await get(gw, `/workspaces/${org.default_workspace_id}`, raw);
       assert.equal(ws.status, 200);
       assert.equal(ws.body.data.created_by, ADMIN_CREATOR);
-      assert.deepEqual(await get(gw, '/workspaces', bobRaw), { status: 403, body: { error: { code: 403, message: 'only management keys can perform this operation' } } });
+      assert.deepEqual(await get(gw, '/workspaces', bobRaw), {
+        status: 403,
+        body: { error: { code: 403, message: 'only management keys can perform this operation' } },
+      });
       const p = await gw.ctx.auth.authenticate(`Bearer ${bobRaw}`);
       assert.deepEqual(
-        { actsAs: p.actsAs, subjectId: p.subjectId, workspaceId: p.workspaceId, internsProgramme: p.internsProgramme, creatorDeparted: p.creatorDeparted },
-        { actsAs: 'organization', subjectId: org.id, workspaceId: org.default_workspace_id, internsProgramme: true, creatorDeparted: false },
+        {
+          actsAs: p.actsAs,
+          subjectId: p.subjectId,
+          workspaceId: p.workspaceId,
+          internsProgramme: p.internsProgramme,
+          creatorDeparted: p.creatorDeparted,
+        },
+        {
+          actsAs: 'organization',
+          subjectId: org.id,
+          workspaceId: org.default_workspace_id,
+          internsProgramme: true,
+          creatorDeparted: false,
+        },
       );
       if (s.kind === 'pglite') {
         const busy = await s.cli(['org', 'list']);
         assert.equal(busy.code, 1);
-        assert.match(busy.stderr, new RegExp(`^cohort: the data dir is in use by process ${process.pid} \\(a running gateway or CLI\\); PGlite allows one process at a time`));
+        assert.match(
+          busy.stderr,
+          new RegExp(
+            `^cohort: the data dir is in use by process ${process.pid} \\(a running gateway or CLI\\); PGlite allows one process at a time`,
+          ),
+        );
       }
     });
 
     // The creator leaves: the key stops working except where granted; revoke is final.
     const left = await run('member', 'remove', org.id, ada.id);
-    assert.deepEqual(left, { org_id: org.id, user_id: ada.id, role: 'owner', joined_at: ada.memberships[0]!.joined_at, left_at: like(left.left_at, ISO) });
+    assert.deepEqual(left, {
+      org_id: org.id,
+      user_id: ada.id,
+      role: 'owner',
+      joined_at: ada.memberships[0]!.joined_at,
+      left_at: like(left.left_at, ISO),
+    });
     await run('programme', 'revoke', '--user', bob.id);
     await withGateway(async (gw) => {
       const departed = await get(gw, '/workspaces', raw);
       assert.deepEqual(departed, {
         status: 403,
-        body: { error: { code: 403, message: 'the member who created this key has left the organization and the key holds no grant' } },
+        body: {
+          error: {
+            code: 403,
+            message: 'the member who created this key has left the organization and the key holds no grant',
+          },
+        },
       });
       assert.equal((await gw.ctx.auth.authenticate(`Bearer ${bobRaw}`)).internsProgramme, false);
     });
@@ -197,7 +276,10 @@ describe(`cohort CLI on ${full}`, () => {
     assert.deepEqual(revoked, { ...bobKey, revoked_at: like(revoked.revoked_at, ISO) });
     await withGateway(async (gw) => {
       assert.equal((await get(gw, '/workspaces', raw)).status, 200);
-      assert.deepEqual(await get(gw, '/workspaces', bobRaw), { status: 401, body: { error: { code: 401, message: 'invalid or revoked API key' } } });
+      assert.deepEqual(await get(gw, '/workspaces', bobRaw), {
+        status: 401,
+        body: { error: { code: 401, message: 'invalid or revoked API key' } },
+      });
     });
     await run('key', 'ungrant', admin.id);
     await withGateway(async (gw) => assert.equal((await get(gw, '/workspaces', raw)).status, 403));
@@ -205,11 +287,16 @@ describe(`cohort CLI on ${full}`, () => {
     const again = await s.cli(['key', 'revoke', bobKey.id]);
     assert.deepEqual([again.code, again.stderr], [1, `cohort: key ${bobKey.id} is already revoked\n`]);
     const stranger = await s.cli(['key', 'create', '--org', org.id, '--user', ada.id]);
-    assert.deepEqual([stranger.code, stranger.stderr], [1, `cohort: user ${ada.id} is not a member of organization ${org.id}\n`]);
+    assert.deepEqual(
+      [stranger.code, stranger.stderr],
+      [1, `cohort: user ${ada.id} is not a member of organization ${org.id}\n`],
+    );
   });
 });
 
-describe('cohort CLI and the gateway taking turns on a PGlite data dir', { skip: full === 'pglite' && 'the scenario above ran on PGlite' }, () => {
+describe('cohort CLI and the gateway taking turns on a PGlite data dir', {
+  skip: full === 'pglite' && 'the scenario above ran on PGlite',
+}, () => {
   const s = sharedStore('pglite');
   after(() => s.cleanup());
 
@@ -220,7 +307,13 @@ describe('cohort CLI and the gateway taking turns on a PGlite data dir', { skip:
       return r.json;
     };
     const org = await run('org', 'create', 'Solo', '--interns');
-    assert.deepEqual(org, { id: org.id, name: 'Solo', interns_programme: true, default_workspace_id: like(org.default_workspace_id, UUID), created_at: like(org.created_at, ISO) });
+    assert.deepEqual(org, {
+      id: org.id,
+      name: 'Solo',
+      interns_programme: true,
+      default_workspace_id: like(org.default_workspace_id, UUID),
+      created_at: like(org.created_at, ISO),
+    });
     const user = await run('user', 'create', 'Ada', '--org', org.id);
     const key = await run('key', 'create', '--org', org.id, '--user', user.id, '--management');
     assert.equal(key.hash, hashKey(key.key));
@@ -241,7 +334,10 @@ describe('cohort CLI and the gateway taking turns on a PGlite data dir', { skip:
     await run('key', 'revoke', key.id);
     gw = await s.gateway();
     try {
-      assert.deepEqual(await get(gw, '/workspaces', key.key), { status: 401, body: { error: { code: 401, message: 'invalid or revoked API key' } } });
+      assert.deepEqual(await get(gw, '/workspaces', key.key), {
+        status: 401,
+        body: { error: { code: 401, message: 'invalid or revoked API key' } },
+      });
     } finally {
       await gw.close();
     }

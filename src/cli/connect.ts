@@ -16,7 +16,12 @@ export async function openSession(config: Config): Promise<Session> {
   let store: Store | undefined;
   let bus: InvalidationBus | undefined;
   try {
-    store = await openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, pgSchema: config.pgSchema, poolSize: 2 });
+    store = await openStore({
+      databaseUrl: config.databaseUrl,
+      dataDir: config.dataDir,
+      pgSchema: config.pgSchema,
+      poolSize: 2,
+    });
     await migrate(store);
     bus = config.redisUrl
       ? await connectInvalidationBus({ redisUrl: config.redisUrl, publishOnly: true }).catch((err: Error) => {
@@ -36,7 +41,9 @@ export async function openSession(config: Config): Promise<Session> {
       // The change is made; a lost announcement only delays it in running gateways, so say so and carry on.
       announce: async (hash) => {
         await bus?.publish('keys', hash).catch((err: Error) => {
-          process.stderr.write(`cohort: warning: running gateways were not told (${err.message}); they see the change within COHORT_KEY_CACHE_MS\n`);
+          process.stderr.write(
+            `cohort: warning: running gateways were not told (${err.message}); they see the change within COHORT_KEY_CACHE_MS\n`,
+          );
         });
       },
     },

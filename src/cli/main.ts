@@ -25,7 +25,11 @@ const DELEGATES: Record<string, { file: string; fn: string }> = {
 };
 const EXT = extname(fileURLToPath(import.meta.url));
 
-const GLOBAL = { json: { type: 'boolean' }, 'data-dir': { type: 'string' }, help: { type: 'boolean', short: 'h' } } as const;
+const GLOBAL = {
+  json: { type: 'boolean' },
+  'data-dir': { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
 
 export const HELP = [
   'usage: cohort COMMAND [options]',
@@ -70,7 +74,9 @@ function configFrom(env: NodeJS.ProcessEnv): Config {
     return loadConfig(env);
   } catch (err) {
     const issues = (err as { issues?: { path: PropertyKey[]; message: string }[] }).issues;
-    throw new UsageError(`invalid environment: ${issues?.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ') ?? (err as Error).message}`);
+    throw new UsageError(
+      `invalid environment: ${issues?.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ') ?? (err as Error).message}`,
+    );
   }
 }
 
@@ -80,11 +86,18 @@ async function admin(argv: string[], io: Io): Promise<number> {
   if (!cmd) throw new UsageError(`unknown command "${key}"`);
   let parsed: ReturnType<typeof parseArgs>;
   try {
-    parsed = parseArgs({ args: argv.slice(2), options: { ...GLOBAL, ...cmd.options }, allowPositionals: true, strict: true });
+    parsed = parseArgs({
+      args: argv.slice(2),
+      options: { ...GLOBAL, ...cmd.options },
+      allowPositionals: true,
+      strict: true,
+    });
   } catch (err) {
     const e = err as { code?: string; message: string };
     const option = /'(-[^' ]+)/.exec(e.message)?.[1];
-    throw new UsageError(e.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' && option ? `unknown option ${option}` : e.message.split('\n')[0]!);
+    throw new UsageError(
+      e.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' && option ? `unknown option ${option}` : e.message.split('\n')[0]!,
+    );
   }
   const { values: v, positionals } = parsed;
   if (v.help) {
@@ -92,7 +105,9 @@ async function admin(argv: string[], io: Io): Promise<number> {
     return 0;
   }
   if (positionals.length !== cmd.args.length) {
-    throw new UsageError(cmd.args.length ? `expected ${cmd.args.join(' ')}` : `unexpected argument "${positionals[0]}"`);
+    throw new UsageError(
+      cmd.args.length ? `expected ${cmd.args.join(' ')}` : `unexpected argument "${positionals[0]}"`,
+    );
   }
   const env = { ...process.env, ...(typeof v['data-dir'] === 'string' ? { COHORT_DATA_DIR: v['data-dir'] } : {}) };
   const config = configFrom(env);
@@ -110,7 +125,12 @@ async function admin(argv: string[], io: Io): Promise<number> {
 async function data(name: 'backup' | 'restore' | 'migrate', argv: string[], io: Io): Promise<number> {
   let parsed: ReturnType<typeof parseArgs>;
   try {
-    parsed = parseArgs({ args: argv, options: { 'data-dir': { type: 'string' }, to: { type: 'string' }, help: { type: 'boolean', short: 'h' } }, allowPositionals: true, strict: true });
+    parsed = parseArgs({
+      args: argv,
+      options: { 'data-dir': { type: 'string' }, to: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+      allowPositionals: true,
+      strict: true,
+    });
   } catch (err) {
     throw new UsageError((err as Error).message.split('\n')[0]!);
   }
@@ -120,7 +140,10 @@ async function data(name: 'backup' | 'restore' | 'migrate', argv: string[], io: 
     io.out(`usage: ${usage}`);
     return 0;
   }
-  const config = configFrom({ ...process.env, ...(typeof v['data-dir'] === 'string' ? { COHORT_DATA_DIR: v['data-dir'] } : {}) });
+  const config = configFrom({
+    ...process.env,
+    ...(typeof v['data-dir'] === 'string' ? { COHORT_DATA_DIR: v['data-dir'] } : {}),
+  });
   if (name === 'migrate') {
     if (positionals.length || typeof v.to !== 'string') throw new UsageError(`expected --to URL (${usage})`);
     await migrateCommand(config, v.to, io.out);
@@ -140,7 +163,8 @@ export async function main(argv: string[], io: Io = stdio): Promise<number | und
       return 0;
     }
     if (first === 'start') {
-      if (argv.length > 1) throw new UsageError('cohort start takes no arguments; configure it with environment variables');
+      if (argv.length > 1)
+        throw new UsageError('cohort start takes no arguments; configure it with environment variables');
       await import('../main.ts');
       return undefined;
     }
@@ -153,7 +177,13 @@ export async function main(argv: string[], io: Io = stdio): Promise<number | und
       io.err(`cohort: ${err.message}\n${cmd ? `usage: cohort ${cmd.usage}` : 'Run "cohort help" for the commands.'}`);
       return 2;
     }
-    if (err instanceof ApiError || err instanceof DataDirBusy || err instanceof BackupRefused || err instanceof CliRefusal) io.err(`cohort: ${err.message}`);
+    if (
+      err instanceof ApiError ||
+      err instanceof DataDirBusy ||
+      err instanceof BackupRefused ||
+      err instanceof CliRefusal
+    )
+      io.err(`cohort: ${err.message}`);
     else io.err(`cohort: failed: ${(err as Error).message ?? String(err)}`);
     return 1;
   }

@@ -14,7 +14,10 @@ function reply(res: import('node:http').ServerResponse, status: number, body: un
   res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
 }
 
-export async function listenForOperator(opts: { dataDir: string; actions: AdminActions }): Promise<{ close(): Promise<void> }> {
+export async function listenForOperator(opts: {
+  dataDir: string;
+  actions: AdminActions;
+}): Promise<{ close(): Promise<void> }> {
   const path = adminSocketPath(opts.dataDir);
   mkdirSync(join(opts.dataDir, 'run'), { recursive: true, mode: 0o700 });
   rmSync(path, { force: true });
@@ -27,7 +30,8 @@ export async function listenForOperator(opts: { dataDir: string; actions: AdminA
       try {
         file = (JSON.parse(body) as { file?: unknown }).file;
       } catch {}
-      if (typeof file !== 'string' || !isAbsolute(file)) return reply(res, 400, { error: 'file: an absolute path is required' });
+      if (typeof file !== 'string' || !isAbsolute(file))
+        return reply(res, 400, { error: 'file: an absolute path is required' });
       opts.actions.backup(file).then(
         (result) => reply(res, 200, result),
         (err: Error) => reply(res, 500, { error: err.message }),

@@ -9,7 +9,10 @@ import { parseEgress, type EgressPolicy } from './interns/egress.ts';
 import type { SlotLimits } from './access/concurrency.ts';
 
 const int = (def: number) => z.coerce.number().int().positive().default(def);
-const flag = z.enum(['0', '1', 'true', 'false']).transform((v) => v === '1' || v === 'true').default(false);
+const flag = z
+  .enum(['0', '1', 'true', 'false'])
+  .transform((v) => v === '1' || v === 'true')
+  .default(false);
 /** A limit where 0 means none. */
 const limit = (def: number) => z.coerce.number().int().min(0).default(def);
 
@@ -26,90 +29,98 @@ function openFileLimit(): number {
  * connection can need a second descriptor upstream (an intern daemon, a provider). */
 export const defaultMaxConnections = (openFiles: number) => Math.max(64, Math.floor((openFiles - 256) / 2));
 
-const Env = z.object({
-  HOST: z.string().default('127.0.0.1'),
-  PORT: z.coerce.number().int().min(0).max(65535).default(8080),
-  COHORT_DATA_DIR: z.string().default('./data'),
-  DATABASE_URL: z.string().optional(),
-  /** PostgreSQL schema to use instead of the connection's default (created if missing). */
-  COHORT_PG_SCHEMA: z.string().regex(/^[a-z_][a-z0-9_]*$/, 'a lower-case SQL identifier').optional(),
-  REDIS_URL: z.string().optional(),
-  COHORT_MASTER_KEY: z.string().optional(),
-  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  /** How long a resolved API key is trusted before it is read again (revocation bound across gateways). */
-  COHORT_KEY_CACHE_MS: int(10_000),
-  COHORT_INTERACTION_DEADLINE_MS: int(300_000),
-  COHORT_KEEPALIVE_MS: int(30_000),
-  COHORT_ROUTE_DEADLINE_MS: int(300_000),
-  COHORT_TURN_BUDGET_MS: int(600_000),
-  COHORT_REPLAY_BUFFER_EVENTS: int(10_000),
-  COHORT_TURNS_PER_MINUTE: int(60),
-  /** How long a workspace's routing configuration (row, credentials, presets) is cached for model requests. */
-  COHORT_ROUTING_CACHE_MS: int(2_000),
-  /** Upstream provider timeout: for its first byte and between bytes. */
-  COHORT_UPSTREAM_TIMEOUT_MS: int(120_000),
-  /** JSON file of model prices (USD per million tokens) extending the built-in table. */
-  COHORT_PRICE_TABLE: z.string().optional(),
-  /** The gateway's /api/v1 URL as intern agents reach it (default: the address it listens on). */
-  COHORT_PUBLIC_URL: z.string().url().optional(),
-  /** Runs an intern may hold paused across a question before it refuses another (503 busy). */
-  COHORT_MAX_PAUSED_RUNS: int(32),
-  /** After SIGTERM/SIGINT, how long open streams may run on before each is ended with an error chunk. */
-  COHORT_SHUTDOWN_GRACE_MS: int(10_000),
-  // ---- intern isolation (docs/isolation.md) ----
-  /** Runs interns with the gateway's own privileges: for a host where isolation cannot be set up, and only for trusted tenants. */
-  COHORT_UNSAFE_NO_ISOLATION: flag,
-  COHORT_BWRAP: z.string().default('/usr/bin/bwrap'),
-  /** Size of each intern's disk (its files and sessions); 0 runs interns on plain directories without a limit. */
-  COHORT_INTERN_DISK_MB: z.coerce.number().int().min(0).default(1024),
-  COHORT_INTERN_TMP_MB: int(256),
-  COHORT_INTERN_UID_BASE: int(200_000),
-  COHORT_INTERN_UID_COUNT: int(65_536),
-  /** Processes an intern's uid may run at once (its agent, tools and whatever they start). */
-  COHORT_INTERN_MAX_PROCESSES: int(256),
-  /** Memory (data segment) each process of an intern may take. */
-  COHORT_INTERN_MAX_MEMORY_MB: int(2048),
-  COHORT_INTERN_MAX_FILE_MB: int(1024),
-  COHORT_INTERN_MAX_OPEN_FILES: int(1024),
-  /** Lets manual mode offer "run outside the inner sandbox" to the user; off: escalations are refused. */
-  COHORT_ALLOW_ESCALATION: flag,
-  /** Interns one account (organization) may have. */
-  COHORT_MAX_INTERNS_PER_ACCOUNT: int(50),
-  /** Where interns' tools may connect: `none`, or hosts (`example.com`, `*.example.com`, `host:port`) through the gateway's CONNECT proxy. */
-  COHORT_INTERN_EGRESS: z.string().default('none'),
-  // ---- hibernation and the wake queue (docs/fleet.md) ----
-  /** Idle time after which a running intern's daemon and agent are stopped (it wakes on the next chat); 0: never. */
-  COHORT_INTERN_IDLE_MS: limit(300_000),
-  /** Sleeping interns' daemons one gateway starts at once. */
-  COHORT_WAKE_CONCURRENCY: int(availableParallelism()),
-  /** Wakes that may wait for a start, over all accounts (beyond: 503 busy). */
-  COHORT_WAKE_QUEUE: int(64),
-  /** Wakes one account (organization) may have waiting. */
-  COHORT_WAKE_QUEUE_PER_ACCOUNT: int(16),
-  /** A JSON file of agent catalogue entries (docs/agents.md), added to the built-in ones. */
-  COHORT_AGENTS_FILE: z.string().optional(),
-  /** Bearer token GET /metrics requires; unset, /metrics is open (keep it off the public network). */
-  COHORT_METRICS_TOKEN: z.string().optional(),
-  /** Log format: `pretty` (readable, for a terminal), `json` (one object a line); default pretty on a TTY, else json. */
-  COHORT_LOG_FORMAT: z.enum(['pretty', 'json']).optional(),
-  // Abuse resistance (docs/abuse-resistance.md).
-  /** How deeply a JSON request body may nest. */
-  COHORT_MAX_JSON_DEPTH: int(64),
-  /** Open client connections the gateway accepts; more are closed at accept. */
-  COHORT_MAX_CONNECTIONS: int(defaultMaxConnections(openFileLimit())),
-  /** Open connections from one client address (IPv6: one /64); 0 turns the cap off. */
-  COHORT_MAX_CONNECTIONS_PER_ADDRESS: limit(256),
-  /** Time to receive a request's head (request line and headers). */
-  COHORT_HEADERS_TIMEOUT_MS: int(5_000),
-  /** Time to receive a whole request, body included. */
-  COHORT_REQUEST_TIMEOUT_MS: int(30_000),
-  /** A new connection that has not sent a complete request head within this is closed. */
-  COHORT_IDLE_CONNECTION_TIMEOUT_MS: int(10_000),
-  COHORT_MAX_MODEL_REQUESTS_PER_KEY: limit(64),
-  COHORT_MAX_MODEL_REQUESTS_PER_ACCOUNT: limit(256),
-  COHORT_MAX_INTERN_STREAMS_PER_KEY: limit(32),
-  COHORT_MAX_INTERN_STREAMS_PER_ACCOUNT: limit(128),
-}).refine((e) => e.COHORT_HEADERS_TIMEOUT_MS <= e.COHORT_REQUEST_TIMEOUT_MS, { message: 'COHORT_HEADERS_TIMEOUT_MS must not exceed COHORT_REQUEST_TIMEOUT_MS', path: ['COHORT_HEADERS_TIMEOUT_MS'] });
+const Env = z
+  .object({
+    HOST: z.string().default('127.0.0.1'),
+    PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+    COHORT_DATA_DIR: z.string().default('./data'),
+    DATABASE_URL: z.string().optional(),
+    /** PostgreSQL schema to use instead of the connection's default (created if missing). */
+    COHORT_PG_SCHEMA: z
+      .string()
+      .regex(/^[a-z_][a-z0-9_]*$/, 'a lower-case SQL identifier')
+      .optional(),
+    REDIS_URL: z.string().optional(),
+    COHORT_MASTER_KEY: z.string().optional(),
+    LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+    /** How long a resolved API key is trusted before it is read again (revocation bound across gateways). */
+    COHORT_KEY_CACHE_MS: int(10_000),
+    COHORT_INTERACTION_DEADLINE_MS: int(300_000),
+    COHORT_KEEPALIVE_MS: int(30_000),
+    COHORT_ROUTE_DEADLINE_MS: int(300_000),
+    COHORT_TURN_BUDGET_MS: int(600_000),
+    COHORT_REPLAY_BUFFER_EVENTS: int(10_000),
+    COHORT_TURNS_PER_MINUTE: int(60),
+    /** How long a workspace's routing configuration (row, credentials, presets) is cached for model requests. */
+    COHORT_ROUTING_CACHE_MS: int(2_000),
+    /** Upstream provider timeout: for its first byte and between bytes. */
+    COHORT_UPSTREAM_TIMEOUT_MS: int(120_000),
+    /** JSON file of model prices (USD per million tokens) extending the built-in table. */
+    COHORT_PRICE_TABLE: z.string().optional(),
+    /** The gateway's /api/v1 URL as intern agents reach it (default: the address it listens on). */
+    COHORT_PUBLIC_URL: z.string().url().optional(),
+    /** Runs an intern may hold paused across a question before it refuses another (503 busy). */
+    COHORT_MAX_PAUSED_RUNS: int(32),
+    /** After SIGTERM/SIGINT, how long open streams may run on before each is ended with an error chunk. */
+    COHORT_SHUTDOWN_GRACE_MS: int(10_000),
+    // ---- intern isolation (docs/isolation.md) ----
+    /** Runs interns with the gateway's own privileges: for a host where isolation cannot be set up, and only for trusted tenants. */
+    COHORT_UNSAFE_NO_ISOLATION: flag,
+    COHORT_BWRAP: z.string().default('/usr/bin/bwrap'),
+    /** Size of each intern's disk (its files and sessions); 0 runs interns on plain directories without a limit. */
+    COHORT_INTERN_DISK_MB: z.coerce.number().int().min(0).default(1024),
+    COHORT_INTERN_TMP_MB: int(256),
+    COHORT_INTERN_UID_BASE: int(200_000),
+    COHORT_INTERN_UID_COUNT: int(65_536),
+    /** Processes an intern's uid may run at once (its agent, tools and whatever they start). */
+    COHORT_INTERN_MAX_PROCESSES: int(256),
+    /** Memory (data segment) each process of an intern may take. */
+    COHORT_INTERN_MAX_MEMORY_MB: int(2048),
+    COHORT_INTERN_MAX_FILE_MB: int(1024),
+    COHORT_INTERN_MAX_OPEN_FILES: int(1024),
+    /** Lets manual mode offer "run outside the inner sandbox" to the user; off: escalations are refused. */
+    COHORT_ALLOW_ESCALATION: flag,
+    /** Interns one account (organization) may have. */
+    COHORT_MAX_INTERNS_PER_ACCOUNT: int(50),
+    /** Where interns' tools may connect: `none`, or hosts (`example.com`, `*.example.com`, `host:port`) through the gateway's CONNECT proxy. */
+    COHORT_INTERN_EGRESS: z.string().default('none'),
+    // ---- hibernation and the wake queue (docs/fleet.md) ----
+    /** Idle time after which a running intern's daemon and agent are stopped (it wakes on the next chat); 0: never. */
+    COHORT_INTERN_IDLE_MS: limit(300_000),
+    /** Sleeping interns' daemons one gateway starts at once. */
+    COHORT_WAKE_CONCURRENCY: int(availableParallelism()),
+    /** Wakes that may wait for a start, over all accounts (beyond: 503 busy). */
+    COHORT_WAKE_QUEUE: int(64),
+    /** Wakes one account (organization) may have waiting. */
+    COHORT_WAKE_QUEUE_PER_ACCOUNT: int(16),
+    /** A JSON file of agent catalogue entries (docs/agents.md), added to the built-in ones. */
+    COHORT_AGENTS_FILE: z.string().optional(),
+    /** Bearer token GET /metrics requires; unset, /metrics is open (keep it off the public network). */
+    COHORT_METRICS_TOKEN: z.string().optional(),
+    /** Log format: `pretty` (readable, for a terminal), `json` (one object a line); default pretty on a TTY, else json. */
+    COHORT_LOG_FORMAT: z.enum(['pretty', 'json']).optional(),
+    // Abuse resistance (docs/abuse-resistance.md).
+    /** How deeply a JSON request body may nest. */
+    COHORT_MAX_JSON_DEPTH: int(64),
+    /** Open client connections the gateway accepts; more are closed at accept. */
+    COHORT_MAX_CONNECTIONS: int(defaultMaxConnections(openFileLimit())),
+    /** Open connections from one client address (IPv6: one /64); 0 turns the cap off. */
+    COHORT_MAX_CONNECTIONS_PER_ADDRESS: limit(256),
+    /** Time to receive a request's head (request line and headers). */
+    COHORT_HEADERS_TIMEOUT_MS: int(5_000),
+    /** Time to receive a whole request, body included. */
+    COHORT_REQUEST_TIMEOUT_MS: int(30_000),
+    /** A new connection that has not sent a complete request head within this is closed. */
+    COHORT_IDLE_CONNECTION_TIMEOUT_MS: int(10_000),
+    COHORT_MAX_MODEL_REQUESTS_PER_KEY: limit(64),
+    COHORT_MAX_MODEL_REQUESTS_PER_ACCOUNT: limit(256),
+    COHORT_MAX_INTERN_STREAMS_PER_KEY: limit(32),
+    COHORT_MAX_INTERN_STREAMS_PER_ACCOUNT: limit(128),
+  })
+  .refine((e) => e.COHORT_HEADERS_TIMEOUT_MS <= e.COHORT_REQUEST_TIMEOUT_MS, {
+    message: 'COHORT_HEADERS_TIMEOUT_MS must not exceed COHORT_REQUEST_TIMEOUT_MS',
+    path: ['COHORT_HEADERS_TIMEOUT_MS'],
+  });
 
 export type Config = {
   host: string;
@@ -142,7 +153,13 @@ export type Config = {
   egress: EgressPolicy;
   agentsFile?: string;
   maxJsonDepth: number;
-  connections: { max: number; perAddress: number; headersTimeoutMs: number; requestTimeoutMs: number; idleTimeoutMs: number };
+  connections: {
+    max: number;
+    perAddress: number;
+    headersTimeoutMs: number;
+    requestTimeoutMs: number;
+    idleTimeoutMs: number;
+  };
   /** Concurrent model requests and intern chat streams per API key and per account (0: no limit). */
   concurrency: SlotLimits;
   metricsToken?: string;
@@ -172,7 +189,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     routingCacheMs: e.COHORT_ROUTING_CACHE_MS,
     upstreamTimeoutMs: e.COHORT_UPSTREAM_TIMEOUT_MS,
     priceTable: e.COHORT_PRICE_TABLE || undefined,
-    providerEnv: Object.fromEntries(Object.entries(env).filter((kv): kv is [string, string] => kv[0].startsWith('COHORT_PROVIDER_') && !!kv[1])),
+    providerEnv: Object.fromEntries(
+      Object.entries(env).filter((kv): kv is [string, string] => kv[0].startsWith('COHORT_PROVIDER_') && !!kv[1]),
+    ),
     publicUrl: e.COHORT_PUBLIC_URL || undefined,
     maxPausedRuns: e.COHORT_MAX_PAUSED_RUNS,
     shutdownGraceMs: e.COHORT_SHUTDOWN_GRACE_MS,
@@ -183,14 +202,23 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       tmpMb: e.COHORT_INTERN_TMP_MB,
       uidBase: e.COHORT_INTERN_UID_BASE,
       uidCount: e.COHORT_INTERN_UID_COUNT,
-      limits: { processes: e.COHORT_INTERN_MAX_PROCESSES, memoryMb: e.COHORT_INTERN_MAX_MEMORY_MB, fileMb: e.COHORT_INTERN_MAX_FILE_MB, openFiles: e.COHORT_INTERN_MAX_OPEN_FILES },
+      limits: {
+        processes: e.COHORT_INTERN_MAX_PROCESSES,
+        memoryMb: e.COHORT_INTERN_MAX_MEMORY_MB,
+        fileMb: e.COHORT_INTERN_MAX_FILE_MB,
+        openFiles: e.COHORT_INTERN_MAX_OPEN_FILES,
+      },
       allowEscalation: e.COHORT_ALLOW_ESCALATION,
       egress: egress.rules.length > 0,
     },
     maxInternsPerAccount: e.COHORT_MAX_INTERNS_PER_ACCOUNT,
     fleet: {
       idleMs: e.COHORT_INTERN_IDLE_MS,
-      wake: { concurrency: e.COHORT_WAKE_CONCURRENCY, maxQueued: e.COHORT_WAKE_QUEUE, maxQueuedPerAccount: e.COHORT_WAKE_QUEUE_PER_ACCOUNT },
+      wake: {
+        concurrency: e.COHORT_WAKE_CONCURRENCY,
+        maxQueued: e.COHORT_WAKE_QUEUE,
+        maxQueuedPerAccount: e.COHORT_WAKE_QUEUE_PER_ACCOUNT,
+      },
     },
     egress,
     agentsFile: e.COHORT_AGENTS_FILE || undefined,

@@ -98,7 +98,10 @@ export const consoleRoutes: RouteModule = (app, ctx) => {
     tags: ['console'],
     guard: null,
     params: z.object({ file: z.string().describe('an asset of the built console, named by its content hash') }),
-    responses: { 200: { description: 'the asset (gzip or brotli where the client accepts it)' }, 404: { description: 'no such asset' } },
+    responses: {
+      200: { description: 'the asset (gzip or brotli where the client accepts it)' },
+      404: { description: 'no such asset' },
+    },
     handler: async (req, reply, { params }) => {
       const asset = assets.get(params.file);
       if (!asset) throw resourceNotFound();

@@ -26,7 +26,10 @@ const TABLE: [Reason, boolean | 'varies'][] = [
 ];
 
 test('the table covers every reason of SPEC §7', () => {
-  assert.deepEqual(TABLE.map(([r]) => r), [...REASONS]);
+  assert.deepEqual(
+    TABLE.map(([r]) => r),
+    [...REASONS],
+  );
 });
 
 for (const [reason, expected] of TABLE) {
@@ -43,13 +46,17 @@ for (const [reason, expected] of TABLE) {
 
 test('errorBody renders metadata only where the route asks for it and the error has a reason', () => {
   const busy = new ApiError({ status: 409, reason: 'busy', message: 'another turn is running' });
-  assert.deepEqual(errorBody(busy, { metadata: true }), { error: { code: 409, message: 'another turn is running', metadata: { reason: 'busy', retryable: true } } });
+  assert.deepEqual(errorBody(busy, { metadata: true }), {
+    error: { code: 409, message: 'another turn is running', metadata: { reason: 'busy', retryable: true } },
+  });
   assert.deepEqual(errorBody(busy, { metadata: false }), { error: { code: 409, message: 'another turn is running' } });
   const unauthorized = new ApiError({ status: 401, message: 'missing authentication header' });
-  assert.deepEqual(errorBody(unauthorized, { metadata: true }), { error: { code: 401, message: 'missing authentication header' } });
+  assert.deepEqual(errorBody(unauthorized, { metadata: true }), {
+    error: { code: 401, message: 'missing authentication header' },
+  });
 });
 
-test('the reference (docs/reference/errors.md) lists every reason with the registry\'s statuses, stream use and retry rule', () => {
+test("the reference (docs/reference/errors.md) lists every reason with the registry's statuses, stream use and retry rule", () => {
   const doc = readFileSync(new URL('../../docs/reference/errors.md', import.meta.url), 'utf8');
   for (const reason of REASONS) {
     const row = new RegExp(`^\\| \`${reason}\` \\| ([^|]+) \\| (yes|no) \\| ([^|]+) \\|$`, 'm').exec(doc);
@@ -63,7 +70,16 @@ test('the reference (docs/reference/errors.md) lists every reason with the regis
 
 test('nothing outside the registry constructs an ApiError', () => {
   const src = fileURLToPath(new URL('../', import.meta.url));
-  const files = (d: string): string[] => readdirSync(d, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? files(join(d, e.name)) : e.name.endsWith('.ts') && !e.name.endsWith('.test.ts') ? [join(d, e.name)] : []));
-  const found = files(src).filter((f) => !f.endsWith('gateway/errors.ts') && readFileSync(f, 'utf8').includes('new ApiError('));
+  const files = (d: string): string[] =>
+    readdirSync(d, { withFileTypes: true }).flatMap((e) =>
+      e.isDirectory()
+        ? files(join(d, e.name))
+        : e.name.endsWith('.ts') && !e.name.endsWith('.test.ts')
+          ? [join(d, e.name)]
+          : [],
+    );
+  const found = files(src).filter(
+    (f) => !f.endsWith('gateway/errors.ts') && readFileSync(f, 'utf8').includes('new ApiError('),
+  );
   assert.deepEqual(found, []);
 });

@@ -86,22 +86,34 @@ export const keyWorkspaceDeleted = (field: string) =>
   invalidRequest(`${field}: the key's workspace was deleted; use a key bound to an existing workspace`);
 export const missingAuth = () => new ApiError({ status: 401, message: 'missing authentication header' });
 export const invalidKey = () => new ApiError({ status: 401, message: 'invalid or revoked API key' });
-export const managementOnly = () => new ApiError({ status: 403, message: 'only management keys can perform this operation' });
+export const managementOnly = () =>
+  new ApiError({ status: 403, message: 'only management keys can perform this operation' });
 export const departedCreator = () =>
-  new ApiError({ status: 403, message: 'the member who created this key has left the organization and the key holds no grant' });
+  new ApiError({
+    status: 403,
+    message: 'the member who created this key has left the organization and the key holds no grant',
+  });
 /** SPEC §7's message, naming what was not found after it, as `invalid request parameters: …` names the field. */
 export const resourceNotFound = (what?: string) =>
-  new ApiError({ status: 404, reason: 'not_found', message: what ? `resource not found: ${what}` : 'resource not found' });
+  new ApiError({
+    status: 404,
+    reason: 'not_found',
+    message: what ? `resource not found: ${what}` : 'resource not found',
+  });
 export const resourceConflict = () => new ApiError({ status: 409, message: 'resource conflict, try again later' });
 export const payloadTooLarge = () =>
   new ApiError({ status: 413, reason: 'payload_too_large', message: 'request body exceeds 1 MiB (1048576 bytes)' });
 export const internalError = () => new ApiError({ status: 500, message: 'internal server error' });
 /** An open stream ended by the gateway's shutdown: the connection is lost, a retry may go to another gateway. */
-export const gatewayStopping = () => new ApiError({ status: 502, reason: 'stream_severed', message: 'the gateway is shutting down' });
+export const gatewayStopping = () =>
+  new ApiError({ status: 502, reason: 'stream_severed', message: 'the gateway is shutting down' });
 export const serverToolDisabled = (tool: string) =>
   new ApiError({ status: 403, message: `server tool ${tool} is disabled in this workspace` });
 export const workspaceHoldsInterns = (n: number) =>
-  new ApiError({ status: 409, message: `resource conflict: the workspace still has ${n} intern${n === 1 ? '' : 's'}; delete ${n === 1 ? 'it' : 'them'} first` });
+  new ApiError({
+    status: 409,
+    message: `resource conflict: the workspace still has ${n} intern${n === 1 ? '' : 's'}; delete ${n === 1 ? 'it' : 'them'} first`,
+  });
 /** An administrative change that contradicts the records (the CLI's). */
 export const adminConflict = (message: string) => new ApiError({ status: 409, message });
 /** A plain 404 (no `metadata`) for a caller outside the interns programme, before anything else is checked. */
@@ -117,31 +129,89 @@ export const concurrencyLimited = (o: { what: string; scope: 'key' | 'account'; 
     headers: { 'retry-after': String(o.retryAfterS) },
   });
 /** A provider's failure, already classified and scrubbed of the key by the caller. */
-export const providerFailed = (o: { status: number; reason: 'timeout' | 'rate_limited' | 'turn_failed' | 'bad_request'; retryable?: boolean; message: string }) =>
-  new ApiError({ ...o, ...(o.reason === 'rate_limited' ? { headers: { 'retry-after': '1' } } : {}) });
-export const noUsableCredential = () => new ApiError({ status: 502, reason: 'turn_failed', retryable: true, message: 'no provider credential could be used' });
-export const clientClosed = () => new ApiError({ status: 499, reason: 'client_closed_request', message: 'the client closed the request' });
+export const providerFailed = (o: {
+  status: number;
+  reason: 'timeout' | 'rate_limited' | 'turn_failed' | 'bad_request';
+  retryable?: boolean;
+  message: string;
+}) => new ApiError({ ...o, ...(o.reason === 'rate_limited' ? { headers: { 'retry-after': '1' } } : {}) });
+export const noUsableCredential = () =>
+  new ApiError({
+    status: 502,
+    reason: 'turn_failed',
+    retryable: true,
+    message: 'no provider credential could be used',
+  });
+export const clientClosed = () =>
+  new ApiError({ status: 499, reason: 'client_closed_request', message: 'the client closed the request' });
 
 // Interns.
-export const internNameTaken = (name: string) => new ApiError({ status: 409, message: `an intern named "${name}" already exists for this creator in the workspace` });
+export const internNameTaken = (name: string) =>
+  new ApiError({ status: 409, message: `an intern named "${name}" already exists for this creator in the workspace` });
 export const tooManyInterns = (max: number) =>
-  new ApiError({ status: 409, message: `this account already has ${max} interns, the most this installation allows (COHORT_MAX_INTERNS_PER_ACCOUNT); delete one first` });
+  new ApiError({
+    status: 409,
+    message: `this account already has ${max} interns, the most this installation allows (COHORT_MAX_INTERNS_PER_ACCOUNT); delete one first`,
+  });
 export const internDeleting = () => new ApiError({ status: 409, message: 'the intern is being deleted' });
 export const internNotReady = (status: string, next: string) =>
-  new ApiError({ status: 409, reason: 'intern_not_ready', message: `the intern is not running (status ${status}): ${next}` });
+  new ApiError({
+    status: 409,
+    reason: 'intern_not_ready',
+    message: `the intern is not running (status ${status}): ${next}`,
+  });
 export const turnsLimited = (retryAfterS: number) =>
-  new ApiError({ status: 429, reason: 'rate_limited', message: 'too many turns for this user or organization; retry later', headers: { 'retry-after': String(retryAfterS) } });
+  new ApiError({
+    status: 429,
+    reason: 'rate_limited',
+    message: 'too many turns for this user or organization; retry later',
+    headers: { 'retry-after': String(retryAfterS) },
+  });
 export const internUnreachable = (err: unknown) =>
-  new ApiError({ status: 502, reason: 'intern_unreachable', message: `the intern could not be reached: ${(err as { code?: string }).code ?? 'connection failed'}`, cause: err });
-export const internRejected = (status: number) => new ApiError({ status: 502, reason: 'intern_rejected', message: `the intern rejected the request (status ${status})` });
+  new ApiError({
+    status: 502,
+    reason: 'intern_unreachable',
+    message: `the intern could not be reached: ${(err as { code?: string }).code ?? 'connection failed'}`,
+    cause: err,
+  });
+export const internRejected = (status: number) =>
+  new ApiError({
+    status: 502,
+    reason: 'intern_rejected',
+    message: `the intern rejected the request (status ${status})`,
+  });
 /** A refusal the intern's daemon made (SPEC §7's intern reasons), passed on as it said it. */
-export const internRefused = (o: { status: number; reason: Reason; retryable: boolean; message: string; retryAfter?: string }) =>
-  new ApiError({ status: o.status, reason: o.reason, retryable: o.retryable, message: o.message, headers: o.retryAfter ? { 'retry-after': o.retryAfter } : {} });
-export const internWakeFailed = (detail: string) => new ApiError({ status: 502, reason: 'intern_unreachable', message: `the intern could not be woken: ${detail}` });
+export const internRefused = (o: {
+  status: number;
+  reason: Reason;
+  retryable: boolean;
+  message: string;
+  retryAfter?: string;
+}) =>
+  new ApiError({
+    status: o.status,
+    reason: o.reason,
+    retryable: o.retryable,
+    message: o.message,
+    headers: o.retryAfter ? { 'retry-after': o.retryAfter } : {},
+  });
+export const internWakeFailed = (detail: string) =>
+  new ApiError({ status: 502, reason: 'intern_unreachable', message: `the intern could not be woken: ${detail}` });
 /** More sleeping interns asked to wake than the wake queue holds (docs/fleet.md). */
 export const wakeQueueFull = (why: string, retryAfterS: number) =>
-  new ApiError({ status: 503, reason: 'busy', message: `${why}; retry shortly`, headers: { 'retry-after': String(retryAfterS) } });
-export const routeDeadline = (seconds: number) => new ApiError({ status: 408, reason: 'timeout', message: `the request exceeded the route's deadline of ${seconds} seconds` });
+  new ApiError({
+    status: 503,
+    reason: 'busy',
+    message: `${why}; retry shortly`,
+    headers: { 'retry-after': String(retryAfterS) },
+  });
+export const routeDeadline = (seconds: number) =>
+  new ApiError({
+    status: 408,
+    reason: 'timeout',
+    message: `the request exceeded the route's deadline of ${seconds} seconds`,
+  });
 export const turnBudgetSpent = (message: string) => new ApiError({ status: 504, reason: 'timeout', message });
 /** The CLI's: a command whose module this build does not carry. */
-export const notInThisBuild = (module: string, command: string) => new ApiError({ status: 501, message: `"${command}" is not available in this build (${module} is missing)` });
+export const notInThisBuild = (module: string, command: string) =>
+  new ApiError({ status: 501, message: `"${command}" is not available in this build (${module} is missing)` });

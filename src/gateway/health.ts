@@ -15,7 +15,9 @@ const CHECK_MS = 2_000;
 
 async function bounded(what: Promise<unknown>): Promise<Check> {
   let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer within ${CHECK_MS} ms`)), CHECK_MS)));
+  const late = new Promise<never>(
+    (_, reject) => (timer = setTimeout(() => reject(new Error(`no answer within ${CHECK_MS} ms`)), CHECK_MS)),
+  );
   try {
     await Promise.race([what, late]);
     return 'ok';
@@ -37,7 +39,10 @@ export async function createHealth(opts: { db: Db; redisUrl?: string }): Promise
   }
   return {
     async ready() {
-      const [store, cache] = await Promise.all([bounded(opts.db.execute(sql`select 1`)), redis ? bounded(redis.ping()) : Promise.resolve<Check>('not configured')]);
+      const [store, cache] = await Promise.all([
+        bounded(opts.db.execute(sql`select 1`)),
+        redis ? bounded(redis.ping()) : Promise.resolve<Check>('not configured'),
+      ]);
       return { ready: store === 'ok' && !cache.startsWith('failed'), checks: { store, redis: cache } };
     },
     async close() {

@@ -57,7 +57,8 @@ describe('GET /api/v1/openapi.json', () => {
       const op: Operation | undefined = doc.paths[r.template]?.[r.method.toLowerCase()];
       assert.ok(op, `${r.method} ${r.template} is documented`);
       assert.deepEqual(op.security, [{ bearer: [] }]);
-      for (const code of r.statuses) assert.ok(op.responses[String(code)], `${r.method} ${r.template} documents ${code}`);
+      for (const code of r.statuses)
+        assert.ok(op.responses[String(code)], `${r.method} ${r.template} documents ${code}`);
       assert.ok(op.responses['401'] && op.responses['403'], `${r.method} ${r.template} documents 401 and 403`);
       if (r.body) {
         const schema = op.requestBody?.content['application/json']?.schema;
@@ -85,32 +86,63 @@ describe('GET /api/v1/openapi.json', () => {
     assert.equal(ws.properties.slug.pattern, '^[a-z0-9]+(?:-[a-z0-9]+)*$');
   });
 
-  test('documents every route the gateway registered, the operators\' routes at the root', () => {
+  test("documents every route the gateway registered, the operators' routes at the root", () => {
     assert.deepEqual(gw.ctx.docs.undocumented(), []);
     assert.deepEqual(doc.paths['/health'].servers, [{ url: '/' }]);
     assert.equal(doc.paths['/interns'].servers, undefined);
-    const operations = Object.values<Record<string, unknown>>(doc.paths).flatMap((item) => Object.keys(item).filter((k) => k !== 'servers'));
+    const operations = Object.values<Record<string, unknown>>(doc.paths).flatMap((item) =>
+      Object.keys(item).filter((k) => k !== 'servers'),
+    );
     // 36 API and operators' operations, and the console's assets where the console is built.
     assert.ok(operations.length >= 36, String(operations.length));
   });
 
   test('documents the query parameters and headers routes validate', () => {
-    const params = (path: string, method: string, where: string) => doc.paths[path][method].parameters.filter((p: { in: string }) => p.in === where);
+    const params = (path: string, method: string, where: string) =>
+      doc.paths[path][method].parameters.filter((p: { in: string }) => p.in === where);
     const interns = params('/interns', 'get', 'query');
-    assert.deepEqual(interns.map((p: { name: string }) => p.name).sort(), ['limit', 'starting_after', 'status', 'workspace_id']);
+    assert.deepEqual(interns.map((p: { name: string }) => p.name).sort(), [
+      'limit',
+      'starting_after',
+      'status',
+      'workspace_id',
+    ]);
     assert.ok(interns.every((p: { required: boolean }) => p.required === false));
-    assert.deepEqual(params('/byok', 'get', 'query').map((p: { name: string }) => p.name).sort(), ['limit', 'offset', 'provider', 'workspace_id']);
-    assert.deepEqual(params('/workspaces', 'get', 'query').map((p: { name: string }) => p.name).sort(), ['limit', 'offset']);
+    assert.deepEqual(
+      params('/byok', 'get', 'query')
+        .map((p: { name: string }) => p.name)
+        .sort(),
+      ['limit', 'offset', 'provider', 'workspace_id'],
+    );
+    assert.deepEqual(
+      params('/workspaces', 'get', 'query')
+        .map((p: { name: string }) => p.name)
+        .sort(),
+      ['limit', 'offset'],
+    );
     const [idempotency] = params('/interns', 'post', 'header');
-    assert.deepEqual([idempotency.name, idempotency.required, idempotency.schema.maxLength], ['Idempotency-Key', false, 255]);
-    assert.deepEqual(params('/messages', 'post', 'header').map((p: { name: string }) => p.name), ['X-Api-Key']);
+    assert.deepEqual(
+      [idempotency.name, idempotency.required, idempotency.schema.maxLength],
+      ['Idempotency-Key', false, 255],
+    );
+    assert.deepEqual(
+      params('/messages', 'post', 'header').map((p: { name: string }) => p.name),
+      ['X-Api-Key'],
+    );
     assert.deepEqual(doc.paths['/openapi.json'].get.security, []);
   });
 });
 
 test('route modules read no request input themselves: every parameter passes through its route definition', () => {
   const dir = fileURLToPath(new URL('.', import.meta.url));
-  const modules = (d: string): string[] => readdirSync(d, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? modules(join(d, e.name)) : e.name.endsWith('.routes.ts') ? [join(d, e.name)] : []));
-  const found = modules(dir).flatMap((f) => [...readFileSync(f, 'utf8').matchAll(/req\.(query|params|body)\b(?! = null)(?<!raw: req\.body)|parseWith\(/g)].map((m) => `${f.slice(dir.length)}: ${m[0]}`));
+  const modules = (d: string): string[] =>
+    readdirSync(d, { withFileTypes: true }).flatMap((e) =>
+      e.isDirectory() ? modules(join(d, e.name)) : e.name.endsWith('.routes.ts') ? [join(d, e.name)] : [],
+    );
+  const found = modules(dir).flatMap((f) =>
+    [...readFileSync(f, 'utf8').matchAll(/req\.(query|params|body)\b(?! = null)(?<!raw: req\.body)|parseWith\(/g)].map(
+      (m) => `${f.slice(dir.length)}: ${m[0]}`,
+    ),
+  );
   assert.deepEqual(found, []);
 });

@@ -13,7 +13,9 @@ import { missingAuth, invalidKey } from './errors.ts';
 const digest = (s: string) => createHash('sha256').update(s).digest();
 const tags = ['operations'];
 const Ready = z.object({ status: z.enum(['ready', 'unavailable']), checks: z.record(z.string(), z.unknown()) });
-const MetricsHeaders = z.object({ authorization: z.string().optional().describe('`Bearer <token>` when the gateway has COHORT_METRICS_TOKEN') });
+const MetricsHeaders = z.object({
+  authorization: z.string().optional().describe('`Bearer <token>` when the gateway has COHORT_METRICS_TOKEN'),
+});
 
 export const opsRoutes: RouteModule = (app, ctx) => {
   defineRoute(app, ctx, {
@@ -32,7 +34,10 @@ export const opsRoutes: RouteModule = (app, ctx) => {
     summary: 'Readiness: the store answers, and Redis where configured',
     tags,
     guard: null,
-    responses: { 200: { description: 'ready', schema: Ready }, 503: { description: 'the failed check', schema: Ready } },
+    responses: {
+      200: { description: 'ready', schema: Ready },
+      503: { description: 'the failed check', schema: Ready },
+    },
     handler: async (_req, reply) => {
       const r = await ctx.health.ready();
       return reply.code(r.ready ? 200 : 503).send({ status: r.ready ? 'ready' : 'unavailable', checks: r.checks });
@@ -47,7 +52,10 @@ export const opsRoutes: RouteModule = (app, ctx) => {
     tags,
     guard: null,
     headers: MetricsHeaders,
-    responses: { 200: { description: 'Prometheus text exposition', schema: z.string(), contentType: 'text/plain' }, 401: { description: 'a metrics token is set and was not given' } },
+    responses: {
+      200: { description: 'Prometheus text exposition', schema: z.string(), contentType: 'text/plain' },
+      401: { description: 'a metrics token is set and was not given' },
+    },
     handler: async (_req, reply, { headers }) => {
       if (token) {
         const given = /^Bearer (.+)$/i.exec(headers.authorization ?? '')?.[1];
@@ -59,14 +67,22 @@ export const opsRoutes: RouteModule = (app, ctx) => {
     },
   });
 
-  const index = { name: 'cohort', api: '/api/v1', openapi: '/api/v1/openapi.json', models: '/api/v1/models', health: '/health', ready: '/ready', metrics: '/metrics' };
+  const index = {
+    name: 'cohort',
+    api: '/api/v1',
+    openapi: '/api/v1/openapi.json',
+    models: '/api/v1/models',
+    health: '/health',
+    ready: '/ready',
+    metrics: '/metrics',
+  };
   defineRoute(app, ctx, {
     method: 'GET',
     path: '/',
     summary: 'Where things are',
     tags,
     guard: null,
-    responses: { 200: { description: 'addresses of the API, its document and the operators\' routes' } },
+    responses: { 200: { description: "addresses of the API, its document and the operators' routes" } },
     handler: async () => index,
   });
 };

@@ -20,26 +20,63 @@ describe('operator routes', () => {
 
   test('/, /health and /ready answer without a key', async () => {
     const index = await fetch(`${root}/`);
-    assert.deepEqual([index.status, await index.json()], [200, { name: 'cohort', api: '/api/v1', openapi: '/api/v1/openapi.json', models: '/api/v1/models', health: '/health', ready: '/ready', metrics: '/metrics' }]);
+    assert.deepEqual(
+      [index.status, await index.json()],
+      [
+        200,
+        {
+          name: 'cohort',
+          api: '/api/v1',
+          openapi: '/api/v1/openapi.json',
+          models: '/api/v1/models',
+          health: '/health',
+          ready: '/ready',
+          metrics: '/metrics',
+        },
+      ],
+    );
     const health = await fetch(`${root}/health`);
     assert.deepEqual([health.status, await health.json()], [200, { status: 'ok' }]);
     const ready = await fetch(`${root}/ready`);
-    assert.deepEqual([ready.status, await ready.json()], [200, { status: 'ready', checks: { store: 'ok', redis: 'not configured' } }]);
+    assert.deepEqual(
+      [ready.status, await ready.json()],
+      [200, { status: 'ready', checks: { store: 'ok', redis: 'not configured' } }],
+    );
   });
 
   test('/metrics needs the operator token, then counts requests by route pattern and status', async () => {
-    assert.deepEqual(await fetch(`${root}/metrics`).then(async (r) => [r.status, await r.json()]), [401, { error: { code: 401, message: 'missing authentication header' } }]);
+    assert.deepEqual(await fetch(`${root}/metrics`).then(async (r) => [r.status, await r.json()]), [
+      401,
+      { error: { code: 401, message: 'missing authentication header' } },
+    ]);
     const wrong = await fetch(`${root}/metrics`, { headers: { authorization: 'Bearer nope' } });
-    assert.deepEqual([wrong.status, await wrong.json()], [401, { error: { code: 401, message: 'invalid or revoked API key' } }]);
+    assert.deepEqual(
+      [wrong.status, await wrong.json()],
+      [401, { error: { code: 401, message: 'invalid or revoked API key' } }],
+    );
     assert.equal((await gw.call('GET', '/interns/5b0e2f9c-1111-4111-8111-111111111111')).status, 404);
-    assert.equal((await gw.call('POST', '/chat/completions', { key: gw.keys.api_key, body: { model: 'local/scripted', messages: [{ role: 'user', content: '/say hi' }] } })).status, 200);
+    assert.equal(
+      (
+        await gw.call('POST', '/chat/completions', {
+          key: gw.keys.api_key,
+          body: { model: 'local/scripted', messages: [{ role: 'user', content: '/say hi' }] },
+        })
+      ).status,
+      200,
+    );
     const res = await fetch(`${root}/metrics`, { headers: { authorization: 'Bearer metrics-secret-1' } });
     assert.equal(res.status, 200);
     assert.match(res.headers.get('content-type')!, /^text\/plain; version=0\.0\.4/);
     const text = await res.text();
     assert.match(text, /^cohort_http_requests_total\{route="\/api\/v1\/interns\/:id",method="GET",status="404"\} 1$/m);
-    assert.match(text, /^cohort_http_requests_total\{route="\/api\/v1\/chat\/completions",method="POST",status="200"\} 1$/m);
-    assert.match(text, /^cohort_http_request_duration_seconds_count\{route="\/api\/v1\/chat\/completions",method="POST"\} 1$/m);
+    assert.match(
+      text,
+      /^cohort_http_requests_total\{route="\/api\/v1\/chat\/completions",method="POST",status="200"\} 1$/m,
+    );
+    assert.match(
+      text,
+      /^cohort_http_request_duration_seconds_count\{route="\/api\/v1\/chat\/completions",method="POST"\} 1$/m,
+    );
     assert.match(text, /^cohort_open_streams 0$/m);
     assert.match(text, /^# TYPE cohort_interns gauge$/m);
     assert.match(text, /^# TYPE cohort_upstream_errors_total counter$/m);
@@ -53,14 +90,31 @@ describe('operator routes', () => {
     assert.equal(res.body.total_count, res.body.data.length);
     assert.deepEqual(res.body.links, { next: null });
     const scripted = res.body.data[0];
-    assert.deepEqual([scripted.id, scripted.name, scripted.context_length, scripted.pricing], ['local/scripted', 'cohort: scripted model (deterministic, offline)', null, { prompt: '0.000001', completion: '0.000002' }]);
+    assert.deepEqual(
+      [scripted.id, scripted.name, scripted.context_length, scripted.pricing],
+      [
+        'local/scripted',
+        'cohort: scripted model (deterministic, offline)',
+        null,
+        { prompt: '0.000001', completion: '0.000002' },
+      ],
+    );
     // Nothing else is routable on a gateway without provider configuration or credentials.
-    assert.deepEqual(res.body.data.map((m: { id: string }) => m.id), ['local/scripted']);
+    assert.deepEqual(
+      res.body.data.map((m: { id: string }) => m.id),
+      ['local/scripted'],
+    );
     assert.equal((await gw.call('GET', '/models', { key: null })).status, 401);
   });
 
-  test('a BYOK credential makes its provider\'s models routable; the SDK reads the list', async () => {
-    const created = await gw.call('POST', '/byok', { body: { provider: 'openai', key: 'sk-test-0123456789abcdef', allowed_models: ['openai/gpt-4o-mini', 'openai/o3'] } });
+  test("a BYOK credential makes its provider's models routable; the SDK reads the list", async () => {
+    const created = await gw.call('POST', '/byok', {
+      body: {
+        provider: 'openai',
+        key: 'sk-test-0123456789abcdef',
+        allowed_models: ['openai/gpt-4o-mini', 'openai/o3'],
+      },
+    });
     assert.equal(created.status, 201);
     const sdk = new OpenRouter({ apiKey: gw.keys.api_key, serverURL: gw.url });
     const page = await sdk.models.list();

@@ -15,7 +15,20 @@ import { activityRoutes } from './inference/activity.routes.ts';
 import { opsRoutes } from './ops.routes.ts';
 import { consoleRoutes } from './console.ts';
 
-export const routeModules: RouteModule[] = [workspaceRoutes, presetRoutes, byokRoutes, internRoutes, agentRoutes, internChatRoutes, chatCompletionRoutes, messagesRoutes, responsesRoutes, modelRoutes, activityRoutes, openapiRoutes];
+export const routeModules: RouteModule[] = [
+  workspaceRoutes,
+  presetRoutes,
+  byokRoutes,
+  internRoutes,
+  agentRoutes,
+  internChatRoutes,
+  chatCompletionRoutes,
+  messagesRoutes,
+  responsesRoutes,
+  modelRoutes,
+  activityRoutes,
+  openapiRoutes,
+];
 
 /** Outside /api/v1 and without a key: health, readiness, metrics, the index, the web console. */
 export const rootModules: RouteModule[] = [opsRoutes, consoleRoutes];

@@ -58,9 +58,16 @@ export type GatewayOptions = {
 function listenProblem(err: unknown, config: Config): Error {
   const code = (err as NodeJS.ErrnoException).code;
   const where = `${config.host}:${config.port}`;
-  if (code === 'EADDRINUSE') return new Error(`${where} is already in use (another cohort, or another program): stop it, or start on another port, e.g. PORT=${config.port + 1} npm start`);
-  if (code === 'EACCES') return new Error(`${where} needs privileges this user lacks: choose a port above 1023 with PORT`);
-  if (code === 'EADDRNOTAVAIL') return new Error(`HOST=${config.host} is not an address of this machine: use 127.0.0.1, 0.0.0.0 or one of its own addresses`);
+  if (code === 'EADDRINUSE')
+    return new Error(
+      `${where} is already in use (another cohort, or another program): stop it, or start on another port, e.g. PORT=${config.port + 1} npm start`,
+    );
+  if (code === 'EACCES')
+    return new Error(`${where} needs privileges this user lacks: choose a port above 1023 with PORT`);
+  if (code === 'EADDRNOTAVAIL')
+    return new Error(
+      `HOST=${config.host} is not an address of this machine: use 127.0.0.1, 0.0.0.0 or one of its own addresses`,
+    );
   return err instanceof Error ? err : new Error(String(err));
 }
 
@@ -71,19 +78,43 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
   mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   chmodSync(config.dataDir, 0o700);
   const log = opts.log ?? createLogger({ level: config.logLevel });
-  const storeOpts = opts.store ?? { databaseUrl: config.databaseUrl, dataDir: config.dataDir, pgSchema: config.pgSchema };
+  const storeOpts = opts.store ?? {
+    databaseUrl: config.databaseUrl,
+    dataDir: config.dataDir,
+    pgSchema: config.pgSchema,
+  };
   const unlock = !storeOpts.databaseUrl && storeOpts.dataDir ? lockDataDir(storeOpts.dataDir) : () => {};
-  const onLost = opts.onStoreLost ?? ((err: Error) => log.error({ reason: scrub(err.message) }, 'lost the database; requests that need it fail until the gateway is restarted'));
+  const onLost =
+    opts.onStoreLost ??
+    ((err: Error) =>
+      log.error(
+        { reason: scrub(err.message) },
+        'lost the database; requests that need it fail until the gateway is restarted',
+      ));
   const store = await openStore({ ...storeOpts, log, onLost });
   await migrate(store);
   const bootstrap = await seedIfEmpty(store.db);
-  if (bootstrap) log.info({ file: writeBootstrapFile(config.dataDir, bootstrap) }, 'bootstrapped an organization; its keys are in the file named here');
+  if (bootstrap)
+    log.info(
+      { file: writeBootstrapFile(config.dataDir, bootstrap) },
+      'bootstrapped an organization; its keys are in the file named here',
+    );
   const bus = config.redisUrl ? await connectInvalidationBus({ redisUrl: config.redisUrl, log }) : undefined;
   const masterKey = loadMasterKey({ dataDir: config.dataDir, configured: config.masterKey });
   const sealer = createSealer(masterKey);
-  const daemonEnv = { COHORT_INTERACTION_DEADLINE_MS: String(config.interactionDeadlineMs), COHORT_REPLAY_BUFFER_EVENTS: String(config.replayBufferEvents), COHORT_MAX_PAUSED_RUNS: String(config.maxPausedRuns), LOG_LEVEL: config.logLevel };
+  const daemonEnv = {
+    COHORT_INTERACTION_DEADLINE_MS: String(config.interactionDeadlineMs),
+    COHORT_REPLAY_BUFFER_EVENTS: String(config.replayBufferEvents),
+    COHORT_MAX_PAUSED_RUNS: String(config.maxPausedRuns),
+    LOG_LEVEL: config.logLevel,
+  };
   const agents = loadCatalogue({ file: config.agentsFile });
-  const provisioner = createLocalProvisioner({ dataDir: config.dataDir, daemonEnv, isolation: config.isolation, publicUrl: config.publicUrl });
+  const provisioner = createLocalProvisioner({
+    dataDir: config.dataDir,
+    daemonEnv,
+    isolation: config.isolation,
+    publicUrl: config.publicUrl,
+  });
   const turnLimiter = await createTurnLimiter({ perMinute: config.turnsPerMinute, redisUrl: config.redisUrl });
   const slots = await createConcurrencyLimiter({ limits: config.concurrency, redisUrl: config.redisUrl });
   const streams = new OpenStreams();
@@ -114,7 +145,17 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     auth: createAuthenticator({ db: store.db, ttlMs: config.keyCacheMs, bus }),
     sealer,
     docs: createOpenApiRegistry(),
-    inference: createInferenceService({ db: store.db, log, sealer, routingCacheMs: config.routingCacheMs, upstreamTimeoutMs: config.upstreamTimeoutMs, providerEnv: config.providerEnv, priceTableFile: config.priceTable, bus, onUpstreamError: (p) => metrics.upstreamError(p) }),
+    inference: createInferenceService({
+      db: store.db,
+      log,
+      sealer,
+      routingCacheMs: config.routingCacheMs,
+      upstreamTimeoutMs: config.upstreamTimeoutMs,
+      providerEnv: config.providerEnv,
+      priceTableFile: config.priceTable,
+      bus,
+      onUpstreamError: (p) => metrics.upstreamError(p),
+    }),
     interns,
     fleet,
     turnLimiter,
@@ -130,7 +171,10 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
   // A flood of refused connections is one line a minute, not one a connection.
   const refusalReport = setInterval(() => {
     if (!refusals.gateway && !refusals.address) return;
-    log.warn({ overGatewayCap: refusals.gateway, overAddressCap: refusals.address }, 'refused connections over the connection caps in the last minute');
+    log.warn(
+      { overGatewayCap: refusals.gateway, overAddressCap: refusals.address },
+      'refused connections over the connection caps in the last minute',
+    );
     refusals.gateway = refusals.address = 0;
   }, 60_000).unref();
   /** What the gateway holds besides its HTTP server, let go of last (after a failed listen, or at close). */
@@ -152,8 +196,18 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     throw listenProblem(err, config);
   }
   const internSocket = await listenForInterns({ dataDir: config.dataDir, server: app.server });
-  const operator = await listenForOperator({ dataDir: config.dataDir, actions: { backup: (file) => createBackup({ store, provisioner, masterKey, file }).then(summary) } });
-  app.server.on('connect', egressHandler({ policy: config.egress, fromIntern, onTunnel: (target, allowed) => log.info({ target, allowed }, 'intern egress') }));
+  const operator = await listenForOperator({
+    dataDir: config.dataDir,
+    actions: { backup: (file) => createBackup({ store, provisioner, masterKey, file }).then(summary) },
+  });
+  app.server.on(
+    'connect',
+    egressHandler({
+      policy: config.egress,
+      fromIntern,
+      onTunnel: (target, allowed) => log.info({ target, allowed }, 'intern egress'),
+    }),
+  );
   const { port } = app.server.address() as AddressInfo;
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
   ctx.interns.setGatewayUrl(config.publicUrl ?? `http://${host}:${port}/api/v1`);

@@ -53,7 +53,14 @@ test('events round-trip through SSE framing', () => {
     seq: 3,
     type: 'interaction',
     interaction_id: 'int_1',
-    interaction: { kind: 'permission', operation: 'shell', options: ['allow_once', 'reject_once'], title: 'Run in the sandbox: ls', input: { command: 'ls' }, sandbox: 'inner' },
+    interaction: {
+      kind: 'permission',
+      operation: 'shell',
+      options: ['allow_once', 'reject_once'],
+      title: 'Run in the sandbox: ls',
+      input: { command: 'ls' },
+      sandbox: 'inner',
+    },
     deadline_at: '2026-01-01T00:00:00.000Z',
   };
   const framed = formatRunEvent(e);
@@ -84,15 +91,37 @@ test('parseRunEvent answers exactly as the RunEvent schema does, fast path or no
       return { err: true };
     }
   };
-  const value = fc.oneof(fc.string(), fc.integer(), fc.double(), fc.constant(null), fc.boolean(), fc.constant(2 ** 53), fc.constant(-1), fc.constant(0), fc.constant(1.5));
+  const value = fc.oneof(
+    fc.string(),
+    fc.integer(),
+    fc.double(),
+    fc.constant(null),
+    fc.boolean(),
+    fc.constant(2 ** 53),
+    fc.constant(-1),
+    fc.constant(0),
+    fc.constant(1.5),
+  );
   const event = fc.record(
-    { type: fc.oneof(fc.constantFrom('text', 'reasoning', 'model', 'run', 'TEXT'), value), text: value, seq: fc.oneof(fc.nat(), value), model: value, extra: value },
+    {
+      type: fc.oneof(fc.constantFrom('text', 'reasoning', 'model', 'run', 'TEXT'), value),
+      text: value,
+      seq: fc.oneof(fc.nat(), value),
+      model: value,
+      extra: value,
+    },
     { requiredKeys: [] },
   );
   fc.assert(
-    fc.property(fc.oneof(event.map((e) => JSON.stringify(e)), fc.constantFrom('null', '[]', '"text"', '{"type":"text","text":"x","seq":1}')), (data) => {
-      assert.deepEqual(ours(data), schemaAnswer(data));
-    }),
+    fc.property(
+      fc.oneof(
+        event.map((e) => JSON.stringify(e)),
+        fc.constantFrom('null', '[]', '"text"', '{"type":"text","text":"x","seq":1}'),
+      ),
+      (data) => {
+        assert.deepEqual(ours(data), schemaAnswer(data));
+      },
+    ),
     { numRuns: 3000 },
   );
 });

@@ -238,7 +238,13 @@ export const RunEvent = z.discriminatedUnion('type', [
   /** A steering message was delivered into this run (its effect follows in later events). */
   z.object({ seq, type: z.literal('steered'), text: z.string() }),
   // -- terminal events: exactly one per run, always the last --
-  z.object({ seq, type: z.literal('completed'), stop_reason: z.string(), usage: Usage.nullable(), model: z.string().nullable() }),
+  z.object({
+    seq,
+    type: z.literal('completed'),
+    stop_reason: z.string(),
+    usage: Usage.nullable(),
+    model: z.string().nullable(),
+  }),
   z.object({
     seq,
     type: z.literal('failed'),
@@ -253,7 +259,13 @@ export const RunEvent = z.discriminatedUnion('type', [
     usage: Usage.nullable(),
   }),
   /** The agent confirmed an ending: by cancellation (request or client gone) or interaction deadline. */
-  z.object({ seq, type: z.literal('ended'), cause: z.enum(['cancelled', 'deadline']), message: z.string(), usage: Usage.nullable() }),
+  z.object({
+    seq,
+    type: z.literal('ended'),
+    cause: z.enum(['cancelled', 'deadline']),
+    message: z.string(),
+    usage: Usage.nullable(),
+  }),
 ]);
 export type RunEvent = z.infer<typeof RunEvent>;
 export type RunEventType = RunEvent['type'];
@@ -277,7 +289,8 @@ const isSeq = (v: unknown): v is number => Number.isSafeInteger(v) && (v as numb
  * to the same answers); every other event goes through the schema. */
 export function parseRunEvent(data: string): RunEvent {
   const v = JSON.parse(data) as { type?: unknown; text?: unknown; seq?: unknown } | null;
-  if (v && (v.type === 'text' || v.type === 'reasoning') && typeof v.text === 'string' && isSeq(v.seq)) return { seq: v.seq, type: v.type, text: v.text };
+  if (v && (v.type === 'text' || v.type === 'reasoning') && typeof v.text === 'string' && isSeq(v.seq))
+    return { seq: v.seq, type: v.type, text: v.text };
   return RunEvent.parse(v);
 }
 

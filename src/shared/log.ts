@@ -30,7 +30,11 @@ export function scrub(text: string): string {
 /** Drizzle puts a failed query's parameters in its message and in `params`; they can hold sealed
  * keys, key hashes and callers' text, so a log line keeps the query only. */
 function withoutParams(text: string, err: unknown): string {
-  for (let e = err as { params?: unknown; cause?: unknown } | undefined; e && typeof e === 'object'; e = e.cause as typeof e) {
+  for (
+    let e = err as { params?: unknown; cause?: unknown } | undefined;
+    e && typeof e === 'object';
+    e = e.cause as typeof e
+  ) {
     if (Array.isArray(e.params)) text = text.replaceAll(`\nparams: ${String(e.params)}`, '\nparams: [REDACTED]');
   }
   return text;
@@ -41,12 +45,26 @@ function withoutParams(text: string, err: unknown): string {
 const whereWithoutValues = (where: string) => where.replace(/(: | = )[\s\S]+$/, '$1[REDACTED]');
 
 /** Whether lines are written for a person: asked for, or else when stdout is a terminal. */
-export const prettyFor = (format: 'pretty' | 'json' | undefined, isTTY = process.stdout.isTTY === true) => (format ? format === 'pretty' : isTTY);
+export const prettyFor = (format: 'pretty' | 'json' | undefined, isTTY = process.stdout.isTTY === true) =>
+  format ? format === 'pretty' : isTTY;
 
 /** `pretty`: one readable line per entry (time, level, message, then the fields), formatted in
  * this thread after redaction, so a pretty line hides exactly what a JSON one does. */
-export function createLogger(opts: { level: string; name?: string; destination?: DestinationStream; pretty?: boolean }): Logger {
-  const destination = opts.pretty ? pretty({ destination: opts.destination ?? 1, colorize: opts.destination ? false : pretty.isColorSupported, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname', sync: true }) : opts.destination;
+export function createLogger(opts: {
+  level: string;
+  name?: string;
+  destination?: DestinationStream;
+  pretty?: boolean;
+}): Logger {
+  const destination = opts.pretty
+    ? pretty({
+        destination: opts.destination ?? 1,
+        colorize: opts.destination ? false : pretty.isColorSupported,
+        translateTime: 'SYS:HH:MM:ss.l',
+        ignore: 'pid,hostname',
+        sync: true,
+      })
+    : opts.destination;
   return pino(
     {
       level: opts.level,

@@ -14,7 +14,11 @@ export type ChatMessage = {
   reasoning?: string;
 };
 
-export type ChatTool = { type: string; function?: { name: string; description?: string; parameters?: unknown }; [k: string]: unknown };
+export type ChatTool = {
+  type: string;
+  function?: { name: string; description?: string; parameters?: unknown };
+  [k: string]: unknown;
+};
 
 /** What is sent upstream: OpenAI chat-completions parameters (unknown ones pass through). */
 export type ChatRequest = {
@@ -41,14 +45,23 @@ export type Usage = {
 
 export type FinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter' | 'error';
 
-export type ChunkToolCall = { index: number; id?: string; type?: 'function'; function?: { name?: string; arguments?: string } };
+export type ChunkToolCall = {
+  index: number;
+  id?: string;
+  type?: 'function';
+  function?: { name?: string; arguments?: string };
+};
 
 export type ChatChunk = {
   id: string;
   object: 'chat.completion.chunk';
   created: number;
   model: string;
-  choices: { index: number; delta: { role?: 'assistant'; content?: string | null; reasoning?: string | null; tool_calls?: ChunkToolCall[] }; finish_reason: FinishReason | null }[];
+  choices: {
+    index: number;
+    delta: { role?: 'assistant'; content?: string | null; reasoning?: string | null; tool_calls?: ChunkToolCall[] };
+    finish_reason: FinishReason | null;
+  }[];
   usage?: Usage | null;
   error?: { code: number; message: string; metadata?: { reason: string; retryable: boolean } };
   /** cohort's extension on an intern's stream: the session the turn ran in. */

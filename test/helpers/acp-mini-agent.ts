@@ -3,13 +3,23 @@
 // behind the daemon. Commands: `echo TEXT`, `permission`, `chatter N` (asks, then streams N
 // chunks while the question is pending), `count N` (N chunks sent without awaiting), `crash`,
 // `fail`, `hang` (until cancelled).
-import { agent, methods, serveStdio, PROTOCOL_VERSION, RequestError, type AgentContext } from '../../src/runtime/acp/index.ts';
+import {
+  agent,
+  methods,
+  serveStdio,
+  PROTOCOL_VERSION,
+  RequestError,
+  type AgentContext,
+} from '../../src/runtime/acp/index.ts';
 
 const turns = new Map<string, number>();
 const cancels = new Map<string, () => void>();
 
 function say(client: AgentContext, sessionId: string, text: string) {
-  return client.notify(methods.client.session.update, { sessionId, update: { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text } } });
+  return client.notify(methods.client.session.update, {
+    sessionId,
+    update: { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text } },
+  });
 }
 
 function ask(client: AgentContext, sessionId: string) {
@@ -24,15 +34,28 @@ function ask(client: AgentContext, sessionId: string) {
 }
 
 const app = agent({ name: 'mini-agent' })
-  .onRequest(methods.agent.initialize, () => ({ protocolVersion: PROTOCOL_VERSION, agentInfo: { name: 'mini-agent', version: '0.0.1' } }))
+  .onRequest(methods.agent.initialize, () => ({
+    protocolVersion: PROTOCOL_VERSION,
+    agentInfo: { name: 'mini-agent', version: '0.0.1' },
+  }))
   .onRequest(methods.agent.session.new, () => {
     const sessionId = `mini-${turns.size + 1}`;
     turns.set(sessionId, 0);
     // Modes of its own, unlike cohort's: the daemon must not try to set manual/self-drive here.
-    return { sessionId, modes: { currentModeId: 'default', availableModes: [{ id: 'default', name: 'Default' }, { id: 'plan', name: 'Plan' }] } };
+    return {
+      sessionId,
+      modes: {
+        currentModeId: 'default',
+        availableModes: [
+          { id: 'default', name: 'Default' },
+          { id: 'plan', name: 'Plan' },
+        ],
+      },
+    };
   })
   .onRequest(methods.agent.session.setMode, ({ params }) => {
-    if (params.modeId !== 'default' && params.modeId !== 'plan') throw RequestError.invalidParams(undefined, `no mode ${params.modeId}`);
+    if (params.modeId !== 'default' && params.modeId !== 'plan')
+      throw RequestError.invalidParams(undefined, `no mode ${params.modeId}`);
     return {};
   })
   .onNotification(methods.agent.session.cancel, ({ params }) => cancels.get(params.sessionId)?.())
@@ -42,7 +65,10 @@ const app = agent({ name: 'mini-agent' })
     const [cmd = '', ...rest] = text.split(' ');
     const n = (turns.get(sid) ?? 0) + 1;
     turns.set(sid, n);
-    await client.notify(methods.client.session.update, { sessionId: sid, update: { sessionUpdate: 'usage_update', used: 42, size: 1000, cost: { amount: 0.25, currency: 'USD' } } });
+    await client.notify(methods.client.session.update, {
+      sessionId: sid,
+      update: { sessionUpdate: 'usage_update', used: 42, size: 1000, cost: { amount: 0.25, currency: 'USD' } },
+    });
     if (cmd === 'echo') await say(client, sid, `turn ${n}: ${rest.join(' ')}`);
     else if (cmd === 'count') for (let i = 0; i < Number(rest[0]); i++) void say(client, sid, `${i} `);
     else if (cmd === 'permission') {

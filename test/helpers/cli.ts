@@ -30,7 +30,9 @@ export function sharedStore(kind: 'pglite' | 'postgres'): SharedStore {
   const dataDir = mkdtempSync(join(tmpdir(), 'cohort-cli-'));
   const schema = `t_${randomBytes(6).toString('hex')}`;
   const env: Record<string, string> =
-    kind === 'postgres' ? { DATABASE_URL: postgresUrl!, COHORT_PG_SCHEMA: schema, COHORT_DATA_DIR: dataDir } : { COHORT_DATA_DIR: dataDir };
+    kind === 'postgres'
+      ? { DATABASE_URL: postgresUrl!, COHORT_PG_SCHEMA: schema, COHORT_DATA_DIR: dataDir }
+      : { COHORT_DATA_DIR: dataDir };
   const base: NodeJS.ProcessEnv = { ...process.env, LOG_LEVEL: 'silent' };
   delete base.DATABASE_URL;
   delete base.REDIS_URL;
@@ -40,13 +42,18 @@ export function sharedStore(kind: 'pglite' | 'postgres'): SharedStore {
     env,
     cli: (args, extraEnv = {}) =>
       new Promise((resolve) => {
-        execFile(process.execPath, [BIN, ...args], { cwd: REPO, env: { ...base, ...env, ...extraEnv } }, (err, stdout, stderr) => {
-          let json: unknown = null;
-          try {
-            json = JSON.parse(stdout);
-          } catch {}
-          resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr, json });
-        });
+        execFile(
+          process.execPath,
+          [BIN, ...args],
+          { cwd: REPO, env: { ...base, ...env, ...extraEnv } },
+          (err, stdout, stderr) => {
+            let json: unknown = null;
+            try {
+              json = JSON.parse(stdout);
+            } catch {}
+            resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr, json });
+          },
+        );
       }),
     gateway: (extra = {}) => startGateway({ config: loadConfig({ LOG_LEVEL: 'silent', PORT: '0', ...env, ...extra }) }),
     async cleanup() {

@@ -25,7 +25,9 @@ function ownInspector(): Inspector {
 }
 
 async function childInspector(port: number): Promise<Inspector> {
-  const [target] = (await (await fetch(`http://127.0.0.1:${port}/json/list`)).json()) as { webSocketDebuggerUrl: string }[];
+  const [target] = (await (await fetch(`http://127.0.0.1:${port}/json/list`)).json()) as {
+    webSocketDebuggerUrl: string;
+  }[];
   const ws = new WebSocket(target!.webSocketDebuggerUrl);
   await new Promise((resolve, reject) => {
     ws.onopen = resolve;
@@ -56,7 +58,9 @@ export async function crashDatabaseThread(opts: { dir?: string; inspectPort?: nu
   const inspector = opts.inspectPort ? await childInspector(opts.inspectPort) : ownInspector();
   // The inspector's answers do not keep the event loop alive; this timer does, and bounds the wait.
   let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error('the inspector did not answer within 10 s')), 10_000)));
+  const deadline = new Promise<never>(
+    (_, reject) => (timer = setTimeout(() => reject(new Error('the inspector did not answer within 10 s')), 10_000)),
+  );
   try {
     await Promise.race([crash(inspector, opts.dir), deadline]);
   } finally {
@@ -77,14 +81,19 @@ async function crash(inspector: Inspector, dirOfThread: string | undefined): Pro
   const evaluate = (sessionId: string, expression: string) =>
     new Promise<unknown>((resolve) => {
       waiting.set(sessionId, (m) => m.id === 1 && resolve(m.result?.result.value));
-      const message = { id: 1, method: 'Runtime.evaluate', params: { expression, includeCommandLineAPI: true, returnByValue: true } };
+      const message = {
+        id: 1,
+        method: 'Runtime.evaluate',
+        params: { expression, includeCommandLineAPI: true, returnByValue: true },
+      };
       void inspector.post('NodeWorker.sendMessageToWorker', { sessionId, message: JSON.stringify(message) });
     });
   const dir = dirOfThread === undefined ? 'undefined' : JSON.stringify(dirOfThread);
   const isDatabase = `(() => { const d = require('node:worker_threads').workerData; return typeof d === 'object' && d !== null && 'dir' in d && d.dir === ${dir}; })()`;
   const matches = [];
   for (const w of workers) if ((await evaluate(w, isDatabase)) === true) matches.push(w);
-  if (matches.length !== 1) throw new Error(`expected one database thread for ${dir}, found ${matches.length} among ${workers.length} threads`);
+  if (matches.length !== 1)
+    throw new Error(`expected one database thread for ${dir}, found ${matches.length} among ${workers.length} threads`);
   const thread = matches[0]!;
   const ended = new Promise<void>((resolve) => detached.set(thread, resolve));
   await evaluate(thread, `setImmediate(() => { throw new Error('injected crash'); }), true`);

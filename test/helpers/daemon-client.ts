@@ -30,7 +30,11 @@ export class DaemonClient {
   }
 
   /** A request whose stream is read to its end: status, JSON body or every event. */
-  async collect(method: string, path: string, body?: unknown): Promise<{ status: number; json: unknown; events: RunEvent[]; headers: Headers }> {
+  async collect(
+    method: string,
+    path: string,
+    body?: unknown,
+  ): Promise<{ status: number; json: unknown; events: RunEvent[]; headers: Headers }> {
     const o = await this.open(method, path, body);
     const events: RunEvent[] = [];
     if (o.events) for await (const e of o.events) events.push(e);
@@ -72,7 +76,8 @@ export function shape(events: RunEvent[]): string[] {
   for (const e of events) {
     const label = e.type === 'text' || e.type === 'reasoning' ? `${e.type}:${e.text}` : e.type;
     const prev = out.at(-1);
-    if ((e.type === 'text' || e.type === 'reasoning') && prev?.startsWith(`${e.type}:`)) out[out.length - 1] = prev + e.text;
+    if ((e.type === 'text' || e.type === 'reasoning') && prev?.startsWith(`${e.type}:`))
+      out[out.length - 1] = prev + e.text;
     else out.push(label);
   }
   return out;

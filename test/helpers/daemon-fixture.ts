@@ -15,12 +15,25 @@ export const miniAgent = {
   args: ['--import', import.meta.resolve('tsx'), fileURLToPath(new URL('./acp-mini-agent.ts', import.meta.url))],
 };
 
-export type Fixture = { daemon: RunningDaemon; client: DaemonClient; model: ScriptedServer; dir: string; restart(): Promise<void>; close(): Promise<void> };
+export type Fixture = {
+  daemon: RunningDaemon;
+  client: DaemonClient;
+  model: ScriptedServer;
+  dir: string;
+  restart(): Promise<void>;
+  close(): Promise<void>;
+};
 
 export async function startFixture(opts: Partial<DaemonOptions> = {}): Promise<Fixture> {
   const model = await startScriptedServer();
   const dir = opts.dir ?? mkdtempSync(join(tmpdir(), 'cohort-daemon-'));
-  const options: DaemonOptions = { secret: SECRET, dir, logLevel: 'warn', model: { baseUrl: model.url, apiKey: 'intern-key', model: 'local/scripted' }, ...opts };
+  const options: DaemonOptions = {
+    secret: SECRET,
+    dir,
+    logLevel: 'warn',
+    model: { baseUrl: model.url, apiKey: 'intern-key', model: 'local/scripted' },
+    ...opts,
+  };
   const f: Fixture = {
     daemon: await startDaemon(options),
     client: null as unknown as DaemonClient,

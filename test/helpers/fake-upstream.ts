@@ -13,7 +13,13 @@ import { messagesEncoder, toMessage } from '../../src/gateway/inference/wire/ant
 import { Cancel, type ChatChunk, type ChatRequest, type Completion } from '../../src/gateway/inference/types.ts';
 import type { toAnthropicBody } from '../../src/gateway/inference/providers/anthropic/request.ts';
 
-export type Received = { path: string; key: string | null; model: string; body: Record<string, unknown>; aborted: boolean };
+export type Received = {
+  path: string;
+  key: string | null;
+  model: string;
+  body: Record<string, unknown>;
+  aborted: boolean;
+};
 
 /** error-mid-stream: a 200 stream whose text `partial` is followed, in the same write, by an
  * error (OpenAI: a chunk with `error`; Anthropic: an `error` event) quoting the key, as some providers do.
@@ -37,24 +43,71 @@ async function readBody(req: IncomingMessage): Promise<string> {
 }
 
 /** Anthropic bodies back to OpenAI messages, just enough for the scripted model to read them. */
-function asChat(body: ReturnType<typeof toAnthropicBody> & { messages: { role: string; content: { type: string; text?: string; id?: string; name?: string; input?: unknown; tool_use_id?: string; content?: string }[] }[] }): ChatRequest {
+function asChat(
+  body: ReturnType<typeof toAnthropicBody> & {
+    messages: {
+      role: string;
+      content: {
+        type: string;
+        text?: string;
+        id?: string;
+        name?: string;
+        input?: unknown;
+        tool_use_id?: string;
+        content?: string;
+      }[];
+    }[];
+  },
+): ChatRequest {
   const messages = body.messages.flatMap((m) => {
-    const text = m.content.filter((b) => b.type === 'text').map((b) => b.text).join('');
-    const calls = m.content.filter((b) => b.type === 'tool_use').map((b) => ({ id: b.id!, type: 'function' as const, function: { name: b.name!, arguments: JSON.stringify(b.input) } }));
-    const results = m.content.filter((b) => b.type === 'tool_result').map((b) => ({ role: 'tool' as const, tool_call_id: b.tool_use_id, content: b.content }));
-    return [...results, ...(text || calls.length ? [{ role: m.role as 'user' | 'assistant', content: text, ...(calls.length ? { tool_calls: calls } : {}) }] : [])];
+    const text = m.content
+      .filter((b) => b.type === 'text')
+      .map((b) => b.text)
+      .join('');
+    const calls = m.content
+      .filter((b) => b.type === 'tool_use')
+      .map((b) => ({
+        id: b.id!,
+        type: 'function' as const,
+        function: { name: b.name!, arguments: JSON.stringify(b.input) },
+      }));
+    const results = m.content
+      .filter((b) => b.type === 'tool_result')
+      .map((b) => ({ role: 'tool' as const, tool_call_id: b.tool_use_id, content: b.content }));
+    return [
+      ...results,
+      ...(text || calls.length
+        ? [{ role: m.role as 'user' | 'assistant', content: text, ...(calls.length ? { tool_calls: calls } : {}) }]
+        : []),
+    ];
   });
-  return { messages, tools: ((body.tools as { name: string }[] | undefined) ?? []).map((t) => ({ type: 'function', function: { name: t.name } })) };
+  return {
+    messages,
+    tools: ((body.tools as { name: string }[] | undefined) ?? []).map((t) => ({
+      type: 'function',
+      function: { name: t.name },
+    })),
+  };
 }
 
 function misbehaveOn(res: ServerResponse, how: Misbehaviour, o: { stream: boolean; anthropic: boolean; key: string }) {
   if (how === 'hangup') return void res.socket?.destroy();
-  if (how === 'malformed' && !o.stream) return void res.writeHead(200, { 'content-type': 'application/json' }).end('{"choices": [tru');
+  if (how === 'malformed' && !o.stream)
+    return void res.writeHead(200, { 'content-type': 'application/json' }).end('{"choices": [tru');
   res.writeHead(200, { 'content-type': 'text/event-stream' });
-  const chunk: ChatChunk = { id: 'x', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta: { role: 'assistant', content: 'partial' }, finish_reason: null }] };
+  const chunk: ChatChunk = {
+    id: 'x',
+    object: 'chat.completion.chunk',
+    created: 1,
+    model: 'm',
+    choices: [{ index: 0, delta: { role: 'assistant', content: 'partial' }, finish_reason: null }],
+  };
   if (how === 'error-mid-stream') {
     const message = `quota exceeded for key ${o.key}`;
-    if (!o.anthropic) return void res.end(`data: ${JSON.stringify(chunk)}\n\ndata: ${JSON.stringify({ ...chunk, choices: [], error: { message } })}\n\n`);
+    if (!o.anthropic)
+      return void res.end(
+        `data: ${JSON.stringify(chunk)}\n\ndata: ${JSON.stringify({ ...chunk, choices: [], error: { message } })}\n\n`,
+      );
     const encoder = messagesEncoder({ model: 'm' });
     return void res.end(encoder.push(chunk) + encoder.error(message, 500));
   }
@@ -66,9 +119,15 @@ function misbehaveOn(res: ServerResponse, how: Misbehaviour, o: { stream: boolea
   else setTimeout(() => res.socket?.destroy(), 20);
 }
 
-async function answer(req: IncomingMessage, res: ServerResponse, o: { received: Received[]; failing: Map<string, number>; misbehaving: Map<string, Misbehaviour> }) {
+async function answer(
+  req: IncomingMessage,
+  res: ServerResponse,
+  o: { received: Received[]; failing: Map<string, number>; misbehaving: Map<string, Misbehaviour> },
+) {
   const anthropic = req.url!.endsWith('/messages');
-  const key = anthropic ? ((req.headers['x-api-key'] as string | undefined) ?? null) : (req.headers.authorization?.replace(/^Bearer /, '') ?? null);
+  const key = anthropic
+    ? ((req.headers['x-api-key'] as string | undefined) ?? null)
+    : (req.headers.authorization?.replace(/^Bearer /, '') ?? null);
   const body = JSON.parse(await readBody(req));
   const entry: Received = { path: req.url!, key, model: body.model, body, aborted: false };
   o.received.push(entry);
@@ -85,7 +144,9 @@ async function answer(req: IncomingMessage, res: ServerResponse, o: { received: 
   const p = failing ? ({ kind: 'fail', status: failing } as const) : plan(anthropic ? asChat(body) : body);
   if (p.kind === 'fail') {
     res.writeHead(p.status, { 'content-type': 'application/json' });
-    return void res.end(JSON.stringify({ error: { message: `upstream refused key ${key} with ${p.status}`, type: 'fake' } }));
+    return void res.end(
+      JSON.stringify({ error: { message: `upstream refused key ${key} with ${p.status}`, type: 'fake' } }),
+    );
   }
   const id = `up-${randomUUID()}`;
   try {
@@ -111,7 +172,9 @@ export async function startFakeUpstream(): Promise<FakeUpstream> {
   const received: Received[] = [];
   const failing = new Map<string, number>();
   const misbehaving = new Map<string, Misbehaviour>();
-  const server = createServer((req, res) => void answer(req, res, { received, failing, misbehaving }).catch(() => res.destroy()));
+  const server = createServer(
+    (req, res) => void answer(req, res, { received, failing, misbehaving }).catch(() => res.destroy()),
+  );
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {

@@ -15,12 +15,21 @@ export const BUILT_MAIN = fileURLToPath(new URL('../../dist/main.js', import.met
 
 /** Builds dist/ when a source file is newer than the last build, as `npm start` does; throws with the compiler's output if it fails. */
 export function ensureBuilt(): void {
-  const r = spawnSync(process.execPath, [fileURLToPath(new URL('../../scripts/build.mjs', import.meta.url)), '--if-stale'], { encoding: 'utf8' });
+  const r = spawnSync(
+    process.execPath,
+    [fileURLToPath(new URL('../../scripts/build.mjs', import.meta.url)), '--if-stale'],
+    { encoding: 'utf8' },
+  );
   if (r.status !== 0) throw new Error(`the build failed:\n${r.stdout}${r.stderr}`);
 }
 
 export type GatewayProcess = {
-  dataDir: string; url: string; child: ChildProcess; keys: () => Bootstrap; kill(signal?: NodeJS.Signals): Promise<void> };
+  dataDir: string;
+  url: string;
+  child: ChildProcess;
+  keys: () => Bootstrap;
+  kill(signal?: NodeJS.Signals): Promise<void>;
+};
 
 export async function freePort(): Promise<number> {
   const srv = createServer();
@@ -36,15 +45,33 @@ export function withFdLimit(argv: string[], fdLimit: number): string[] {
 }
 
 /** `fdLimit`: see withFdLimit. */
-export async function startGatewayProcess(opts: { dataDir: string; port: number; env?: Record<string, string>; nodeArgs?: string[]; built?: boolean; fdLimit?: number }): Promise<GatewayProcess> {
+export async function startGatewayProcess(opts: {
+  dataDir: string;
+  port: number;
+  env?: Record<string, string>;
+  nodeArgs?: string[];
+  built?: boolean;
+  fdLimit?: number;
+}): Promise<GatewayProcess> {
   // Only what the caller passes: an inherited DATABASE_URL must not point it at a shared schema,
   // nor an inherited proxy take its requests to loopback providers.
-  const inherited = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(DATABASE_URL|REDIS_URL|COHORT_)/.test(k) && !/^(https?|no)_proxy$/i.test(k)));
+  const inherited = Object.fromEntries(
+    Object.entries(process.env).filter(
+      ([k]) => !/^(DATABASE_URL|REDIS_URL|COHORT_)/.test(k) && !/^(https?|no)_proxy$/i.test(k),
+    ),
+  );
   const main = opts.built ? [BUILT_MAIN] : ['--import', 'tsx', MAIN];
   const argv = [process.execPath, ...(opts.nodeArgs ?? []), ...main];
   const [cmd, ...args] = opts.fdLimit ? withFdLimit(argv, opts.fdLimit) : argv;
   const child = spawn(cmd!, args, {
-    env: { ...inherited, LOG_LEVEL: 'info', HOST: '127.0.0.1', PORT: String(opts.port), COHORT_DATA_DIR: opts.dataDir, ...opts.env },
+    env: {
+      ...inherited,
+      LOG_LEVEL: 'info',
+      HOST: '127.0.0.1',
+      PORT: String(opts.port),
+      COHORT_DATA_DIR: opts.dataDir,
+      ...opts.env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
@@ -54,7 +81,10 @@ export async function startGatewayProcess(opts: { dataDir: string; port: number;
   // Ready when it answers HTTP (whatever its log level).
   for (;;) {
     if (child.exitCode !== null || child.signalCode !== null) throw new Error(`gateway exited: ${out}`);
-    const ok = await fetch(`${url}/openapi.json`).then((r) => r.ok, () => false);
+    const ok = await fetch(`${url}/openapi.json`).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (ok) break;
     await new Promise((r) => setTimeout(r, 100));
   }
@@ -79,7 +109,8 @@ export function killDaemonsUnder(dataDir: string, internId = '') {
     if (!/^\d+$/.test(entry)) continue;
     try {
       // Each daemon leads its own process group (its agent is in it too).
-      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(join(dataDir, 'interns', internId))) process.kill(-Number(entry), 'SIGKILL');
+      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(join(dataDir, 'interns', internId)))
+        process.kill(-Number(entry), 'SIGKILL');
     } catch {}
   }
 }

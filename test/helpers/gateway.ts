@@ -12,18 +12,33 @@ import { startGateway, type Gateway } from '../../src/gateway/server.ts';
 import type { Bootstrap } from '../../src/gateway/access/bootstrap.ts';
 
 export type TestGateway = Gateway & { keys: Bootstrap; dataDir: string; call: Call; pgSchema?: string };
-export type Call = (method: string, path: string, opts?: { key?: string | null; body?: unknown; raw?: string; headers?: Record<string, string> }) => Promise<{ status: number; body: any; headers: Headers }>;
+export type Call = (
+  method: string,
+  path: string,
+  opts?: { key?: string | null; body?: unknown; raw?: string; headers?: Record<string, string> },
+) => Promise<{ status: number; body: any; headers: Headers }>;
 
 export const postgresUrl = process.env.DATABASE_URL;
 
 /** `onDisk`: PGlite in the data dir, as `npm start` has it (`dataDir`: an existing one, removed at close). With `pgSchema`, a further gateway on another's PostgreSQL schema (it neither seeds nor drops it; `keys` are the first one's).
  * `logTo` receives the log lines, at the level `env.LOG_LEVEL` sets (silent by default). */
-export async function startTestGateway(opts: { postgres?: boolean; env?: Record<string, string>; pgSchema?: string; keys?: Bootstrap; logTo?: Writable; onDisk?: boolean; dataDir?: string } = {}): Promise<TestGateway> {
+export async function startTestGateway(
+  opts: {
+    postgres?: boolean;
+    env?: Record<string, string>;
+    pgSchema?: string;
+    keys?: Bootstrap;
+    logTo?: Writable;
+    onDisk?: boolean;
+    dataDir?: string;
+  } = {},
+): Promise<TestGateway> {
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'cohort-test-'));
   const config = loadConfig({ LOG_LEVEL: 'silent', PORT: '0', COHORT_DATA_DIR: dataDir, ...opts.env });
   const ownSchema = opts.postgres && !opts.pgSchema;
   const pgSchema = opts.pgSchema ?? (opts.postgres ? `t_${randomBytes(6).toString('hex')}` : undefined);
-  if ((opts.postgres || opts.pgSchema) && !postgresUrl) throw new Error('postgres requested but DATABASE_URL is not set');
+  if ((opts.postgres || opts.pgSchema) && !postgresUrl)
+    throw new Error('postgres requested but DATABASE_URL is not set');
   const gw = await startGateway({
     config,
     log: createLogger({ level: config.logLevel, destination: opts.logTo }),

@@ -26,7 +26,12 @@ export async function space(gw: TestGateway, slug: string, settings: Record<stri
   const res = await gw.call('POST', '/workspaces', { body: { name: slug, slug, ...settings } });
   assert.equal(res.status, 201, JSON.stringify(res.body));
   const ws = res.body.data as { id: string };
-  const { raw, key } = await createKey(gw.ctx.store.db, { orgId: gw.keys.org_id, creatorUserId: gw.keys.user_id, kind: 'standard', workspaceId: ws.id });
+  const { raw, key } = await createKey(gw.ctx.store.db, {
+    orgId: gw.keys.org_id,
+    creatorUserId: gw.keys.user_id,
+    kind: 'standard',
+    workspaceId: ws.id,
+  });
   return {
     ws,
     key: raw,
@@ -45,7 +50,11 @@ export async function space(gw: TestGateway, slug: string, settings: Record<stri
     responses: (body: Record<string, unknown>, key = raw) => gw.call('POST', '/responses', { key, body }),
     async log() {
       await gw.ctx.inference.flush();
-      return gw.ctx.store.db.select().from(inferenceRequests).where(eq(inferenceRequests.workspaceId, ws.id)).orderBy(inferenceRequests.createdAt);
+      return gw.ctx.store.db
+        .select()
+        .from(inferenceRequests)
+        .where(eq(inferenceRequests.workspaceId, ws.id))
+        .orderBy(inferenceRequests.createdAt);
     },
   };
 }
@@ -70,6 +79,10 @@ export function anthropicFrames(text: string): [string, any][] {
  * the sequence numbers count from 0 without a gap. */
 export function responseFrames(text: string): [string, any][] {
   const frames = anthropicFrames(text);
-  assert.deepEqual(frames.map(([, d]) => d.sequence_number), frames.map((_, i) => i), 'sequence numbers');
+  assert.deepEqual(
+    frames.map(([, d]) => d.sequence_number),
+    frames.map((_, i) => i),
+    'sequence numbers',
+  );
   return frames;
 }

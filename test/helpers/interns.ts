@@ -29,7 +29,11 @@ export function parseSse(text: string): { chunks: any[]; done: boolean } {
   const chunks: any[] = [];
   let done = false;
   for (const block of text.split('\n\n')) {
-    const data = block.split('\n').filter((l) => l.startsWith('data: ')).map((l) => l.slice(6)).join('\n');
+    const data = block
+      .split('\n')
+      .filter((l) => l.startsWith('data: '))
+      .map((l) => l.slice(6))
+      .join('\n');
     if (!data) continue;
     if (data === '[DONE]') done = true;
     else chunks.push(JSON.parse(data));
@@ -50,8 +54,18 @@ export async function readChat(res: Response): Promise<ChatResult> {
 }
 
 /** A request to a gateway process (testing/gateway-process.ts), with its management key unless `key` is given. */
-export async function callProcess(gw: GatewayProcess, method: string, path: string, body?: unknown, key = gw.keys().management_key): Promise<ChatResult> {
-  const res = await fetch(gw.url + path, { method, headers: { authorization: `Bearer ${key}`, ...(body ? { 'content-type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined });
+export async function callProcess(
+  gw: GatewayProcess,
+  method: string,
+  path: string,
+  body?: unknown,
+  key = gw.keys().management_key,
+): Promise<ChatResult> {
+  const res = await fetch(gw.url + path, {
+    method,
+    headers: { authorization: `Bearer ${key}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+    body: body ? JSON.stringify(body) : undefined,
+  });
   return readChat(res);
 }
 
@@ -77,7 +91,9 @@ export function killGroup(pid: number | null | undefined) {
 }
 
 /** Options as startTestGateway's: `dataDir` (+ `onDisk`) or `pgSchema` for a store that exists, with the `keys` that seeded it. */
-export async function startInternFixture(opts: Omit<Parameters<typeof startTestGateway>[0] & {}, 'logTo'> = {}): Promise<InternFixture> {
+export async function startInternFixture(
+  opts: Omit<Parameters<typeof startTestGateway>[0] & {}, 'logTo'> = {},
+): Promise<InternFixture> {
   const gw = await startTestGateway(opts);
   const open: InternFixture['open'] = (id, body, o = {}) =>
     fetch(`${gw.url}/interns/${id}/chat/completions`, {
@@ -105,7 +121,8 @@ export async function startInternFixture(opts: Omit<Parameters<typeof startTestG
       killGroup(row?.daemonPid);
       // Its sandbox dies a moment after the launcher: wait until nothing accepts on its socket any more.
       const address = row?.hostname;
-      for (let i = 0; i < 100 && address && (await daemonAccepts(address)); i++) await new Promise((r) => setTimeout(r, 20));
+      for (let i = 0; i < 100 && address && (await daemonAccepts(address)); i++)
+        await new Promise((r) => setTimeout(r, 20));
     },
     async close() {
       const rows = await gw.ctx.store.db.select({ pid: interns.daemonPid }).from(interns);
@@ -152,7 +169,11 @@ export function assertChatStream(r: Pick<ChatResult, 'status' | 'headers' | 'tex
 }
 
 /** A request straight to a daemon at its recorded address (`unix:/…` in its sandbox, or `http://…`); rejects when nothing answers there. */
-export async function daemonRequest(address: string, path: string, init: { method?: 'GET' | 'POST'; headers?: Record<string, string>; body?: string } = {}): Promise<{ status: number; text: string }> {
+export async function daemonRequest(
+  address: string,
+  path: string,
+  init: { method?: 'GET' | 'POST'; headers?: Record<string, string>; body?: string } = {},
+): Promise<{ status: number; text: string }> {
   const unix = address.startsWith('unix:');
   const dispatcher = unix ? new Agent({ connect: { socketPath: address.slice(5) } }) : undefined;
   try {
@@ -165,7 +186,15 @@ export async function daemonRequest(address: string, path: string, init: { metho
 
 /** Whether something still accepts connections at a daemon's address (a dying daemon may accept, then reset). */
 const daemonAccepts = (address: string) =>
-  acceptsConnections(address.startsWith('unix:') ? { path: address.slice(5) } : { host: new URL(address).hostname, port: Number(new URL(address).port) });
+  acceptsConnections(
+    address.startsWith('unix:')
+      ? { path: address.slice(5) }
+      : { host: new URL(address).hostname, port: Number(new URL(address).port) },
+  );
 
 /** Whether a daemon answers its health check at an address. */
-export const daemonAnswers = (address: string) => daemonRequest(address, '/v1/health').then((r) => r.status === 200, () => false);
+export const daemonAnswers = (address: string) =>
+  daemonRequest(address, '/v1/health').then(
+    (r) => r.status === 200,
+    () => false,
+  );

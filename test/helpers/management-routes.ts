@@ -11,7 +11,12 @@ export type ManagementRoute = {
   statuses: number[];
 };
 
-const r = (method: ManagementRoute['method'], template: string, body: boolean, statuses: number[]): ManagementRoute => ({
+const r = (
+  method: ManagementRoute['method'],
+  template: string,
+  body: boolean,
+  statuses: number[],
+): ManagementRoute => ({
   method,
   template,
   body,

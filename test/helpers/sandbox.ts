@@ -2,4 +2,6 @@
 // CI installs bubblewrap, so there these tests always run.
 import { sandboxAvailable } from '../../src/runtime/sandbox/index.ts';
 
-export const noSandbox: string | false = sandboxAvailable() ? false : 'bubblewrap cannot run here (install the Debian package bubblewrap)';
+export const noSandbox: string | false = sandboxAvailable()
+  ? false
+  : 'bubblewrap cannot run here (install the Debian package bubblewrap)';

@@ -35,7 +35,9 @@ export async function startScriptedServer(): Promise<ScriptedServer> {
       }
       const id = `chatcmpl-${randomUUID()}`;
       if (!body.stream) {
-        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(await completion(p, { id, cancel })));
+        res
+          .writeHead(200, { 'content-type': 'application/json' })
+          .end(JSON.stringify(await completion(p, { id, cancel })));
         return;
       }
       res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
@@ -43,7 +45,9 @@ export async function startScriptedServer(): Promise<ScriptedServer> {
       res.end('data: [DONE]\n\n');
     } catch (err) {
       if (cancel.aborted) return;
-      res.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: String(err) } }));
+      res
+        .writeHead(400, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ error: { message: String(err) } }));
     }
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

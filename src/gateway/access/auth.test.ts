@@ -70,33 +70,63 @@ describe('authenticator', () => {
 
   test('no key, a malformed header and an unknown key are 401', async () => {
     const a = auth();
-    assert.deepEqual(await refusal(a.authenticate(undefined)), { status: 401, message: 'missing authentication header' });
-    assert.deepEqual(await refusal(a.authenticate(`Basic ${keys.api_key}`)), { status: 401, message: 'missing authentication header' });
-    assert.deepEqual(await refusal(a.authenticate(`Bearer ${generateApiKey()}`)), { status: 401, message: 'invalid or revoked API key' });
+    assert.deepEqual(await refusal(a.authenticate(undefined)), {
+      status: 401,
+      message: 'missing authentication header',
+    });
+    assert.deepEqual(await refusal(a.authenticate(`Basic ${keys.api_key}`)), {
+      status: 401,
+      message: 'missing authentication header',
+    });
+    assert.deepEqual(await refusal(a.authenticate(`Bearer ${generateApiKey()}`)), {
+      status: 401,
+      message: 'invalid or revoked API key',
+    });
   });
 
   test('a revoke through this process refuses the key at once; elsewhere the TTL bounds it', async () => {
     const admin = { db: store.db, announce: async () => {} };
-    const one = await identity.createKey(admin, { orgId: keys.org_id, userId: keys.user_id, management: false, actsAs: 'user' });
-    const two = await identity.createKey(admin, { orgId: keys.org_id, userId: keys.user_id, management: false, actsAs: 'user' });
+    const one = await identity.createKey(admin, {
+      orgId: keys.org_id,
+      userId: keys.user_id,
+      management: false,
+      actsAs: 'user',
+    });
+    const two = await identity.createKey(admin, {
+      orgId: keys.org_id,
+      userId: keys.user_id,
+      management: false,
+      actsAs: 'user',
+    });
     const a = auth(1_000);
     await a.authenticate(`Bearer ${one.raw}`);
     await a.authenticate(`Bearer ${two.raw}`);
 
     await identity.revokeKey({ db: store.db, announce: (h) => a.invalidate(h ?? undefined) }, one.key.id);
-    assert.deepEqual(await refusal(a.authenticate(`Bearer ${one.raw}`)), { status: 401, message: 'invalid or revoked API key' });
+    assert.deepEqual(await refusal(a.authenticate(`Bearer ${one.raw}`)), {
+      status: 401,
+      message: 'invalid or revoked API key',
+    });
 
     await storeRevoke(store.db, two.key.id); // as another process without a key bus would
     assert.equal((await a.authenticate(`Bearer ${two.raw}`)).keyId, two.key.id, 'cached until the TTL passes');
     clock += 1_001;
-    assert.deepEqual(await refusal(a.authenticate(`Bearer ${two.raw}`)), { status: 401, message: 'invalid or revoked API key' });
+    assert.deepEqual(await refusal(a.authenticate(`Bearer ${two.raw}`)), {
+      status: 401,
+      message: 'invalid or revoked API key',
+    });
   });
 
   test('membership and grant changes announced here change the principal at once', async () => {
     const a = auth();
     const admin = { db: store.db, announce: (h: string | null) => a.invalidate(h ?? undefined) };
     const u = await identity.createUser(admin, { name: 'leaver', internsProgramme: false, orgId: keys.org_id });
-    const k = await identity.createKey(admin, { orgId: keys.org_id, userId: u.id, management: true, actsAs: 'organization' });
+    const k = await identity.createKey(admin, {
+      orgId: keys.org_id,
+      userId: u.id,
+      management: true,
+      actsAs: 'organization',
+    });
     const resolve = async () => {
       const p = await a.authenticate(`Bearer ${k.raw}`);
       return { departed: p.creatorDeparted, granted: p.granted, programme: p.internsProgramme, subject: p.subjectId };

@@ -29,7 +29,12 @@ export function bearerToken(authorization: string | undefined): string | null {
   return m ? m[1]! : null;
 }
 
-export function createAuthenticator(opts: { db: Db; ttlMs: number; now?: () => number; bus?: InvalidationBus }): Authenticator {
+export function createAuthenticator(opts: {
+  db: Db;
+  ttlMs: number;
+  now?: () => number;
+  bus?: InvalidationBus;
+}): Authenticator {
   const cache = new Map<string, Entry>();
   const now = opts.now ?? Date.now;
   // Concurrent requests with the same uncached key share one lookup.

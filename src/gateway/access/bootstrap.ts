@@ -8,7 +8,13 @@ import { organizations } from '../store/schema.ts';
 import { addMember, createKey, createOrganization, createUser, setDefaultWorkspace } from './identity-store.ts';
 import { createWorkspace } from '../management/workspaces.ts';
 
-export type Bootstrap = { org_id: string; user_id: string; workspace_id: string; management_key: string; api_key: string };
+export type Bootstrap = {
+  org_id: string;
+  user_id: string;
+  workspace_id: string;
+  management_key: string;
+  api_key: string;
+};
 
 const BOOTSTRAP_LOCK = 774_211_020;
 
@@ -28,7 +34,12 @@ export async function seedIfEmpty(db: Db): Promise<Bootstrap | null> {
       body: { name: 'Default', slug: 'default', default_text_model: 'local/scripted' },
     });
     await setDefaultWorkspace(tx, { orgId: org.id, workspaceId: ws.id });
-    const mgmt = await createKey(tx, { orgId: org.id, creatorUserId: user.id, kind: 'management', name: 'bootstrap management key' });
+    const mgmt = await createKey(tx, {
+      orgId: org.id,
+      creatorUserId: user.id,
+      kind: 'management',
+      name: 'bootstrap management key',
+    });
     const std = await createKey(tx, { orgId: org.id, creatorUserId: user.id, kind: 'standard', name: 'bootstrap key' });
     return { org_id: org.id, user_id: user.id, workspace_id: ws.id, management_key: mgmt.raw, api_key: std.raw };
   });

@@ -33,7 +33,12 @@ test('MemorySlots: all scopes or none, the first full one named; 0 is no limit',
 
 const variants: { name: string; make: () => Promise<ConcurrencyLimiter>; skip?: boolean }[] = [
   { name: 'in process', make: () => createConcurrencyLimiter({ limits }) },
-  { name: 'Redis', skip: !redisUrl, make: () => createConcurrencyLimiter({ limits, redisUrl, keyPrefix: `cohort:test:${randomBytes(4).toString('hex')}` }) },
+  {
+    name: 'Redis',
+    skip: !redisUrl,
+    make: () =>
+      createConcurrencyLimiter({ limits, redisUrl, keyPrefix: `cohort:test:${randomBytes(4).toString('hex')}` }),
+  },
 ];
 
 for (const v of variants) {
@@ -45,16 +50,26 @@ for (const v of variants) {
       const overKey = await refusal(l.acquire('model', { keyId: 'k1', accountId: 'acct' }));
       assert.equal(overKey.status, 429);
       assert.deepEqual(errorBody(overKey, { metadata: true }), {
-        error: { code: 429, message: 'too many concurrent model requests for this API key (at most 2); retry when one ends', metadata: { reason: 'rate_limited', retryable: true } },
+        error: {
+          code: 429,
+          message: 'too many concurrent model requests for this API key (at most 2); retry when one ends',
+          metadata: { reason: 'rate_limited', retryable: true },
+        },
       });
       assert.equal(overKey.headers['retry-after'], '1');
       await l.acquire('model', { keyId: 'k2', accountId: 'acct' });
       const overAccount = await refusal(l.acquire('model', { keyId: 'k3', accountId: 'acct' }));
-      assert.equal(overAccount.message, 'too many concurrent model requests for this account (at most 3); retry when one ends');
+      assert.equal(
+        overAccount.message,
+        'too many concurrent model requests for this account (at most 3); retry when one ends',
+      );
       // Another account, and the other kind, are unaffected.
       await l.acquire('model', { keyId: 'k4', accountId: 'other' });
       await l.acquire('stream', { keyId: 'k1', accountId: 'acct' });
-      assert.equal((await refusal(l.acquire('stream', { keyId: 'k1', accountId: 'acct' }))).message, 'too many concurrent intern chat streams for this API key (at most 1); retry when one ends');
+      assert.equal(
+        (await refusal(l.acquire('stream', { keyId: 'k1', accountId: 'acct' }))).message,
+        'too many concurrent intern chat streams for this API key (at most 1); retry when one ends',
+      );
       assert.equal(l.held, 5);
       r1();
       r1();
@@ -66,7 +81,9 @@ for (const v of variants) {
   });
 }
 
-test('Redis: two gateways share the slots; held leases are renewed; a dead gateway\'s lease lapses on its own', { skip: !redisUrl }, async () => {
+test("Redis: two gateways share the slots; held leases are renewed; a dead gateway's lease lapses on its own", {
+  skip: !redisUrl,
+}, async () => {
   const keyPrefix = `cohort:test:${randomBytes(4).toString('hex')}`;
   const who = { keyId: 'k', accountId: 'acct' };
   const a = await createConcurrencyLimiter({ limits, redisUrl, keyPrefix, leaseMs: 600 });
@@ -77,7 +94,11 @@ test('Redis: two gateways share the slots; held leases are renewed; a dead gatew
   fromA();
   // The release reached Redis: B may take the slot A gave back.
   let took = false;
-  for (let i = 0; i < 20 && !took; i++) took = await b.acquire('model', who).then(() => true, () => false);
+  for (let i = 0; i < 20 && !took; i++)
+    took = await b.acquire('model', who).then(
+      () => true,
+      () => false,
+    );
   assert.ok(took);
   // B renews its leases every 200 ms, so they outlive the 600 ms lease while held.
   await new Promise((r) => setTimeout(r, 1000));

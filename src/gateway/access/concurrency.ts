@@ -36,7 +36,8 @@ export class MemorySlots {
 
   /** Takes a slot in every scope, or none: returns the index of the first scope that is full, else -1. */
   take(scopes: string[], limits: number[]): number {
-    for (let i = 0; i < scopes.length; i++) if (limits[i]! > 0 && (this.counts.get(scopes[i]!) ?? 0) >= limits[i]!) return i;
+    for (let i = 0; i < scopes.length; i++)
+      if (limits[i]! > 0 && (this.counts.get(scopes[i]!) ?? 0) >= limits[i]!) return i;
     for (const s of scopes) this.counts.set(s, (this.counts.get(s) ?? 0) + 1);
     return -1;
   }
@@ -78,7 +79,12 @@ return 0`;
 
 type Held = { scopes: string[]; id: string | null };
 
-export async function createConcurrencyLimiter(opts: { limits: SlotLimits; redisUrl?: string; keyPrefix?: string; leaseMs?: number }): Promise<ConcurrencyLimiter> {
+export async function createConcurrencyLimiter(opts: {
+  limits: SlotLimits;
+  redisUrl?: string;
+  keyPrefix?: string;
+  leaseMs?: number;
+}): Promise<ConcurrencyLimiter> {
   const prefix = opts.keyPrefix ?? 'cohort:slots';
   const leaseMs = opts.leaseMs ?? 60_000;
   const memory = new MemorySlots();

@@ -42,7 +42,10 @@ export async function createOrganization(db: Db, opts: { name: string; internsPr
 
 export async function createUser(db: Db, opts: { name: string; id?: string; internsProgramme?: boolean }) {
   const id = opts.id ?? `user_${randomUUID().replace(/-/g, '').slice(0, 24)}`;
-  const [row] = await db.insert(users).values({ id, name: opts.name, internsProgramme: opts.internsProgramme ?? false }).returning();
+  const [row] = await db
+    .insert(users)
+    .values({ id, name: opts.name, internsProgramme: opts.internsProgramme ?? false })
+    .returning();
   return row!;
 }
 
@@ -51,7 +54,10 @@ export async function addMember(db: Db, opts: { orgId: string; userId: string; r
   const [row] = await db
     .insert(memberships)
     .values({ orgId: opts.orgId, userId: opts.userId, role: opts.role ?? 'member' })
-    .onConflictDoUpdate({ target: [memberships.orgId, memberships.userId], set: { leftAt: null, role: opts.role ?? 'member' } })
+    .onConflictDoUpdate({
+      target: [memberships.orgId, memberships.userId],
+      set: { leftAt: null, role: opts.role ?? 'member' },
+    })
     .returning();
   return row!;
 }
@@ -66,16 +72,30 @@ export async function removeMember(db: Db, opts: { orgId: string; userId: string
   return rows.length > 0;
 }
 
-export async function setProgramme(db: Db, opts: { userId?: string; orgId?: string; member: boolean }): Promise<boolean> {
+export async function setProgramme(
+  db: Db,
+  opts: { userId?: string; orgId?: string; member: boolean },
+): Promise<boolean> {
   const rows = opts.userId
     ? await db.update(users).set({ internsProgramme: opts.member }).where(eq(users.id, opts.userId)).returning()
-    : await db.update(organizations).set({ internsProgramme: opts.member }).where(eq(organizations.id, opts.orgId!)).returning();
+    : await db
+        .update(organizations)
+        .set({ internsProgramme: opts.member })
+        .where(eq(organizations.id, opts.orgId!))
+        .returning();
   return rows.length > 0;
 }
 
 export async function createKey(
   db: Db,
-  opts: { orgId: string; creatorUserId: string; kind: KeyKind; actsAs?: ActsAs; name?: string; workspaceId?: string | null },
+  opts: {
+    orgId: string;
+    creatorUserId: string;
+    kind: KeyKind;
+    actsAs?: ActsAs;
+    name?: string;
+    workspaceId?: string | null;
+  },
 ) {
   const raw = generateApiKey();
   const [row] = await db
@@ -96,7 +116,11 @@ export async function createKey(
 }
 
 export async function revokeKey(db: Db, id: string) {
-  const [row] = await db.update(apiKeys).set({ revokedAt: new Date() }).where(and(eq(apiKeys.id, id), isNull(apiKeys.revokedAt))).returning();
+  const [row] = await db
+    .update(apiKeys)
+    .set({ revokedAt: new Date() })
+    .where(and(eq(apiKeys.id, id), isNull(apiKeys.revokedAt)))
+    .returning();
   return row ?? null;
 }
 
@@ -152,7 +176,17 @@ const creatorKeys = alias(apiKeys, 'creator_keys');
 
 export async function findPrincipal(db: Db, hash: string): Promise<Principal | null> {
   const [row] = await db
-    .select({ key: apiKeys, org: organizations, user: users, membership: memberships, internId: interns.id, internModel: interns.model, creatorKeyId: interns.creatorKeyId, creatorKey: creatorKeys.id, creatorRevokedAt: creatorKeys.revokedAt })
+    .select({
+      key: apiKeys,
+      org: organizations,
+      user: users,
+      membership: memberships,
+      internId: interns.id,
+      internModel: interns.model,
+      creatorKeyId: interns.creatorKeyId,
+      creatorKey: creatorKeys.id,
+      creatorRevokedAt: creatorKeys.revokedAt,
+    })
     .from(apiKeys)
     .innerJoin(organizations, eq(organizations.id, apiKeys.orgId))
     .innerJoin(users, eq(users.id, apiKeys.creatorUserId))
@@ -185,11 +219,13 @@ export async function findPrincipal(db: Db, hash: string): Promise<Principal | n
 
 /** Hashes of the organization's live keys (for BYOK `allowed_api_key_hashes` ownership checks). */
 export async function keyHashesOf(db: Db, orgId: string): Promise<Set<string>> {
-  const rows = await db.select({ hash: apiKeys.hash }).from(apiKeys).where(and(eq(apiKeys.orgId, orgId), isNull(apiKeys.revokedAt)));
+  const rows = await db
+    .select({ hash: apiKeys.hash })
+    .from(apiKeys)
+    .where(and(eq(apiKeys.orgId, orgId), isNull(apiKeys.revokedAt)));
   return new Set(rows.map((r) => r.hash));
 }
 
 export async function setDefaultWorkspace(db: Db, opts: { orgId: string; workspaceId: string | null }) {
   await db.update(organizations).set({ defaultWorkspaceId: opts.workspaceId }).where(eq(organizations.id, opts.orgId));
 }
-

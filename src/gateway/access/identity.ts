@@ -22,7 +22,11 @@ export async function createOrganization(a: Admin, opts: { name: string; interns
   return a.db.transaction(async (txn) => {
     const tx = txn as unknown as Db;
     const org = await store.createOrganization(tx, opts);
-    const ws = await createWorkspace(tx, { orgId: org.id, userId: ADMIN_CREATOR, body: { name: 'Default', slug: 'default' } });
+    const ws = await createWorkspace(tx, {
+      orgId: org.id,
+      userId: ADMIN_CREATOR,
+      body: { name: 'Default', slug: 'default' },
+    });
     await store.setDefaultWorkspace(tx, { orgId: org.id, workspaceId: ws.id });
     return { ...org, defaultWorkspaceId: ws.id };
   });
@@ -40,7 +44,10 @@ async function user(db: Db, id: string) {
   return row;
 }
 
-export async function createUser(a: Admin, opts: { name: string; internsProgramme: boolean; orgId?: string; role?: string }) {
+export async function createUser(
+  a: Admin,
+  opts: { name: string; internsProgramme: boolean; orgId?: string; role?: string },
+) {
   return a.db.transaction(async (txn) => {
     const tx = txn as unknown as Db;
     if (opts.orgId) await organization(tx, opts.orgId);

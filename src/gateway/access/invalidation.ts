@@ -6,7 +6,11 @@
 // Without Redis each cache is trusted for its TTL in the other processes.
 import type { Logger } from '../../shared/log.ts';
 
-const CHANNELS = { keys: 'cohort:keys:invalidate', workspaces: 'cohort:workspaces:deleted', routing: 'cohort:routing:invalidate' } as const;
+const CHANNELS = {
+  keys: 'cohort:keys:invalidate',
+  workspaces: 'cohort:workspaces:deleted',
+  routing: 'cohort:routing:invalidate',
+} as const;
 export type Topic = keyof typeof CHANNELS;
 /** Message meaning "drop everything of this topic". */
 const ALL = '*';
@@ -19,7 +23,11 @@ export type InvalidationBus = {
   close(): Promise<void>;
 };
 
-export async function connectInvalidationBus(opts: { redisUrl: string; log?: Logger; publishOnly?: boolean }): Promise<InvalidationBus> {
+export async function connectInvalidationBus(opts: {
+  redisUrl: string;
+  log?: Logger;
+  publishOnly?: boolean;
+}): Promise<InvalidationBus> {
   // Loaded only with REDIS_URL, as in ratelimit.ts.
   const { Redis } = await import('ioredis');
   const redisOpts = { maxRetriesPerRequest: 2, lazyConnect: true };
@@ -30,7 +38,8 @@ export async function connectInvalidationBus(opts: { redisUrl: string; log?: Log
     for (const l of listeners) if (topic === null || l.topic === topic) l.fn(id);
   };
   const topicOf = new Map(Object.entries(CHANNELS).map(([t, c]) => [c as string, t as Topic]));
-  for (const c of [pub, sub]) c?.on('error', (err: Error) => opts.log?.warn({ err }, 'invalidation channel: redis error'));
+  for (const c of [pub, sub])
+    c?.on('error', (err: Error) => opts.log?.warn({ err }, 'invalidation channel: redis error'));
   await pub.connect();
   if (sub) {
     await sub.connect();

@@ -64,7 +64,10 @@ describe('key invalidation across gateways', { skip }, () => {
   });
 
   test('a creator leaving through the CLI: their key is refused, a grant brings it back', async () => {
-    const user = await identity.createUser({ db: a.ctx.store.db, announce: async () => {} }, { name: 'leaver', internsProgramme: false, orgId: a.bootstrap!.org_id });
+    const user = await identity.createUser(
+      { db: a.ctx.store.db, announce: async () => {} },
+      { name: 'leaver', internsProgramme: false, orgId: a.bootstrap!.org_id },
+    );
     const k = await cachedKey(user.id);
     const cli = (...args: string[]) => s.cli([...args, '--json'], { REDIS_URL: redisUrl! });
     assert.equal((await cli('member', 'remove', a.bootstrap!.org_id, user.id)).code, 0);

@@ -30,7 +30,9 @@ export function createSealer(masterKey: Buffer): Sealer {
 /** The master key if there is one (COHORT_MASTER_KEY, else the data dir's master.key), never generating one (a restore). */
 export function findMasterKey(opts: { dataDir: string; configured?: string }): Buffer | null {
   if (opts.configured) {
-    const k = /^[0-9a-f]{64}$/i.test(opts.configured) ? Buffer.from(opts.configured, 'hex') : Buffer.from(opts.configured, 'base64');
+    const k = /^[0-9a-f]{64}$/i.test(opts.configured)
+      ? Buffer.from(opts.configured, 'hex')
+      : Buffer.from(opts.configured, 'base64');
     if (k.length !== 32) throw new Error('COHORT_MASTER_KEY must be 32 bytes as 64 hex characters or base64');
     return k;
   }

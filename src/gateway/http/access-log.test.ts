@@ -17,7 +17,10 @@ async function gatewayLogging(level: string): Promise<{ gw: TestGateway; lines: 
 test('at info: one line per response, refusals and a finished stream included, each with its request id', async () => {
   const { gw, lines } = await gatewayLogging('info');
   assert.equal((await gw.call('GET', '/workspaces', { headers: { 'x-request-id': 'req-list' } })).status, 200);
-  assert.equal((await gw.call('GET', '/workspaces', { key: null, headers: { 'x-request-id': 'req-nokey' } })).status, 401);
+  assert.equal(
+    (await gw.call('GET', '/workspaces', { key: null, headers: { 'x-request-id': 'req-nokey' } })).status,
+    401,
+  );
   const streamed = await gw.call('POST', '/chat/completions', {
     key: gw.keys.api_key,
     headers: { 'x-request-id': 'req-stream' },
@@ -43,5 +46,8 @@ test('at warn: no access lines', async () => {
   const { gw, lines } = await gatewayLogging('warn');
   assert.equal((await gw.call('GET', '/workspaces')).status, 200);
   await gw.close();
-  assert.deepEqual(lines.filter((l) => l.msg === 'request'), []);
+  assert.deepEqual(
+    lines.filter((l) => l.msg === 'request'),
+    [],
+  );
 });

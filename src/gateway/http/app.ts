@@ -6,7 +6,16 @@ import { STATUS_CODES, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Principal } from '../access/identity-store.ts';
-import { ApiError, departedCreator, errorBody, internalError, invalidRequest, managementOnly, outsideProgramme, payloadTooLarge } from '../errors.ts';
+import {
+  ApiError,
+  departedCreator,
+  errorBody,
+  internalError,
+  invalidRequest,
+  managementOnly,
+  outsideProgramme,
+  payloadTooLarge,
+} from '../errors.ts';
 import { scrub } from '../../shared/log.ts';
 import { isUnstorableCharacter } from '../store/errors.ts';
 import type { Ctx } from '../context.ts';
@@ -100,11 +109,14 @@ function toApiError(err: unknown): ApiError | null {
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return invalidRequest('Content-Length does not match the body');
   }
-  if (err instanceof SyntaxError || e.code === 'FST_ERR_CTP_INVALID_JSON_BODY') return invalidRequest('body: malformed JSON');
+  if (err instanceof SyntaxError || e.code === 'FST_ERR_CTP_INVALID_JSON_BODY')
+    return invalidRequest('body: malformed JSON');
   // The schemas refuse these in stored fields (schemas/stored.ts); this covers any other value that
   // reaches a query (a path parameter, a field a schema missed), so none can be a 500.
-  if (isUnstorableCharacter(err)) return invalidRequest('a value contains U+0000 (NUL), which the database cannot store');
-  if (e.statusCode && e.statusCode >= 400 && e.statusCode < 500) return invalidRequest(scrub(e.message ?? 'bad request'));
+  if (isUnstorableCharacter(err))
+    return invalidRequest('a value contains U+0000 (NUL), which the database cannot store');
+  if (e.statusCode && e.statusCode >= 400 && e.statusCode < 500)
+    return invalidRequest(scrub(e.message ?? 'bad request'));
   return null;
 }
 
@@ -144,7 +156,10 @@ export function buildApp(ctx: Ctx, modules: RouteModule[], rootModules: RouteMod
       if (err.code === 'ECONNRESET' || socket.destroyed) return;
       const [code, message] = CLIENT_ERRORS[err.code ?? ''] ?? [400, 'malformed HTTP request'];
       const body = JSON.stringify({ error: { code, message } });
-      if (socket.writable) socket.write(`HTTP/1.1 ${code} ${STATUS_CODES[code]}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
+      if (socket.writable)
+        socket.write(
+          `HTTP/1.1 ${code} ${STATUS_CODES[code]}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+        );
       socket.destroy();
     },
     // Path parameters are bounded by their routes' schemas, which name the parameter; the router
@@ -157,9 +172,16 @@ export function buildApp(ctx: Ctx, modules: RouteModule[], rootModules: RouteMod
       r.header('x-request-id', req.id);
       const kind = guardOfPath(req.url);
       guard(ctx, kind)(req, r, (refusal) => {
-        const detail = err.code === 'FST_ERR_MAX_PARAM_LENGTH' ? `path: a path parameter exceeds ${MAX_PARAM_LENGTH} characters` : 'path: malformed URL encoding';
+        const detail =
+          err.code === 'FST_ERR_MAX_PARAM_LENGTH'
+            ? `path: a path parameter exceeds ${MAX_PARAM_LENGTH} characters`
+            : 'path: malformed URL encoding';
         const e = refusal ? (toApiError(refusal) ?? internalError()) : invalidRequest(detail);
-        void r.code(e.status).headers(e.headers).type('application/json').send(errorBody(e, { metadata: kind === 'interns' }));
+        void r
+          .code(e.status)
+          .headers(e.headers)
+          .type('application/json')
+          .send(errorBody(e, { metadata: kind === 'interns' }));
       });
     },
   });
@@ -187,7 +209,8 @@ export function buildApp(ctx: Ctx, modules: RouteModule[], rootModules: RouteMod
   const parseJson = app.getDefaultJsonParser('error', 'error');
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
-    if (nestsDeeperThan(body as string, maxDepth)) return done(invalidRequest(`body: JSON nests deeper than the limit of ${maxDepth} levels`), undefined);
+    if (nestsDeeperThan(body as string, maxDepth))
+      return done(invalidRequest(`body: JSON nests deeper than the limit of ${maxDepth} levels`), undefined);
     parseJson(req, body as string, done);
   });
 

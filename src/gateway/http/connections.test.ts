@@ -44,7 +44,10 @@ test('guardConnections: the per-address cap refuses at accept, other addresses s
   const port = (server.address() as { port: number }).port;
   try {
     const held = await Promise.all([1, 2, 3].map(() => closedWithin(port, '127.0.0.2', 100)));
-    assert.deepEqual(held.map((h) => h.closed), [false, false, false]);
+    assert.deepEqual(
+      held.map((h) => h.closed),
+      [false, false, false],
+    );
     const fourth = await closedWithin(port, '127.0.0.2', 300);
     assert.equal(fourth.closed, true);
     assert.deepEqual(refused, ['address']);
@@ -66,20 +69,32 @@ test('guardConnections: the per-address cap refuses at accept, other addresses s
 
 test('guardConnections: interns on the gateway socket (no address) are not held to the per-address cap', async () => {
   const server = createServer((_req, res) => res.end('ok'));
-  guardConnections(server, { max: 100, perAddress: 1, idleTimeoutMs: 5_000 }, () => assert.fail('no intern connection is refused'));
+  guardConnections(server, { max: 100, perAddress: 1, idleTimeoutMs: 5_000 }, () =>
+    assert.fail('no intern connection is refused'),
+  );
   const dir = mkdtempSync(join(tmpdir(), 'cohort-conn-'));
   const path = join(dir, 'gw.sock');
   const unix = createNetServer((s) => server.emit('connection', s));
   unix.listen(path);
   await once(unix, 'listening');
   try {
-    const held = await Promise.all([1, 2, 3].map(() => new Promise<Socket>((r) => { const s = connect(path, () => r(s)); })));
+    const held = await Promise.all(
+      [1, 2, 3].map(
+        () =>
+          new Promise<Socket>((r) => {
+            const s = connect(path, () => r(s));
+          }),
+      ),
+    );
     const res = await new Promise<string>((resolve) => {
       held[0]!.once('data', (d) => resolve(String(d)));
       held[0]!.write('GET / HTTP/1.1\r\nhost: x\r\n\r\n');
     });
     assert.match(res, /^HTTP\/1\.1 200 OK[\s\S]*\r\n\r\nok$/);
-    assert.deepEqual(held.map((s) => s.destroyed), [false, false, false]);
+    assert.deepEqual(
+      held.map((s) => s.destroyed),
+      [false, false, false],
+    );
     for (const s of held) s.destroy();
   } finally {
     server.closeAllConnections();

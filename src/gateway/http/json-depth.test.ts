@@ -18,7 +18,8 @@ test('counts object and array nesting, the outermost as depth 1', () => {
     [`[${Array(200).fill('[1]').join(',')}]`, 2, false],
     ['"just a string"', 1, false],
   ];
-  for (const [text, max, deeper] of table) assert.equal(nestsDeeperThan(text, max), deeper, `${text.slice(0, 30)} / ${max}`);
+  for (const [text, max, deeper] of table)
+    assert.equal(nestsDeeperThan(text, max), deeper, `${text.slice(0, 30)} / ${max}`);
 });
 
 test('brackets inside strings, escaped quotes included, do not count', () => {
@@ -28,7 +29,8 @@ test('brackets inside strings, escaped quotes included, do not count', () => {
 });
 
 test('agrees with the depth of any value JSON.stringify writes', () => {
-  const depthOf = (v: unknown): number => (v !== null && typeof v === 'object' ? 1 + Math.max(0, ...Object.values(v).map(depthOf)) : 0);
+  const depthOf = (v: unknown): number =>
+    v !== null && typeof v === 'object' ? 1 + Math.max(0, ...Object.values(v).map(depthOf)) : 0;
   fc.assert(
     fc.property(fc.jsonValue({ maxDepth: 8 }), fc.integer({ min: 1, max: 10 }), (v, max) => {
       assert.equal(nestsDeeperThan(JSON.stringify(v), max), depthOf(v) > max);

@@ -27,7 +27,12 @@ export function createMetrics(o: {
 }): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'cohort_' });
-  const requests = new Counter({ name: 'cohort_http_requests_total', help: 'HTTP responses by route pattern, method and status', labelNames: ['route', 'method', 'status'], registers: [registry] });
+  const requests = new Counter({
+    name: 'cohort_http_requests_total',
+    help: 'HTTP responses by route pattern, method and status',
+    labelNames: ['route', 'method', 'status'],
+    registers: [registry],
+  });
   const latency = new Histogram({
     name: 'cohort_http_request_duration_seconds',
     help: 'Time from request to the end of its response (a stream: until it ends), by route pattern and method',
@@ -35,7 +40,14 @@ export function createMetrics(o: {
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300],
     registers: [registry],
   });
-  new Gauge({ name: 'cohort_open_streams', help: 'SSE responses open now (intern chats and model requests)', registers: [registry], collect() { this.set(o.openStreams()); } });
+  new Gauge({
+    name: 'cohort_open_streams',
+    help: 'SSE responses open now (intern chats and model requests)',
+    registers: [registry],
+    collect() {
+      this.set(o.openStreams());
+    },
+  });
   new Gauge({
     name: 'cohort_interns',
     help: 'Interns by status, in the whole store',
@@ -67,10 +79,28 @@ export function createMetrics(o: {
       this.set({ state: 'waiting' }, s.queued);
     },
   });
-  const wakes = new Histogram({ name: 'cohort_intern_wake_seconds', help: "Time to start a sleeping intern's daemon, from its claim to its record", buckets: [0.1, 0.2, 0.3, 0.5, 0.75, 1, 2, 5, 10, 30], registers: [registry] });
-  const sleeps = new Counter({ name: 'cohort_intern_sleeps_total', help: 'Interns put to sleep by this gateway', registers: [registry] });
-  const refused = new Counter({ name: 'cohort_wake_refused_total', help: 'Chats refused 503 busy because the wake queue was full', registers: [registry] });
-  const upstream = new Counter({ name: 'cohort_upstream_errors_total', help: 'Upstream attempts that failed at a provider (before a response started), by provider', labelNames: ['provider'], registers: [registry] });
+  const wakes = new Histogram({
+    name: 'cohort_intern_wake_seconds',
+    help: "Time to start a sleeping intern's daemon, from its claim to its record",
+    buckets: [0.1, 0.2, 0.3, 0.5, 0.75, 1, 2, 5, 10, 30],
+    registers: [registry],
+  });
+  const sleeps = new Counter({
+    name: 'cohort_intern_sleeps_total',
+    help: 'Interns put to sleep by this gateway',
+    registers: [registry],
+  });
+  const refused = new Counter({
+    name: 'cohort_wake_refused_total',
+    help: 'Chats refused 503 busy because the wake queue was full',
+    registers: [registry],
+  });
+  const upstream = new Counter({
+    name: 'cohort_upstream_errors_total',
+    help: 'Upstream attempts that failed at a provider (before a response started), by provider',
+    labelNames: ['provider'],
+    registers: [registry],
+  });
   return {
     request({ route, method, status, seconds }) {
       requests.inc({ route, method, status });

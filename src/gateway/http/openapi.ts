@@ -29,8 +29,10 @@ export type OpenApiRegistry = {
   document(): Record<string, unknown>;
 };
 
-const jsonSchema = (s: z.ZodType) => z.toJSONSchema(s, { target: 'draft-2020-12', io: 'input', unrepresentable: 'any' });
-export const capitalized = (key: string) => key.replace(/(^|-)([a-z])/g, (_m, dash: string, c: string) => dash + c.toUpperCase());
+const jsonSchema = (s: z.ZodType) =>
+  z.toJSONSchema(s, { target: 'draft-2020-12', io: 'input', unrepresentable: 'any' });
+export const capitalized = (key: string) =>
+  key.replace(/(^|-)([a-z])/g, (_m, dash: string, c: string) => dash + c.toUpperCase());
 
 /** One OpenAPI parameter per field of a params, query or headers schema. */
 function parameters(where: 'path' | 'query' | 'header', shape: z.ZodObject | undefined) {
@@ -68,14 +70,27 @@ export function createOpenApiRegistry(): OpenApiRegistry {
           summary: r.summary,
           tags: r.tags,
           security: r.secured ? [{ bearer: [] }] : [],
-          parameters: [...parameters('path', r.params), ...parameters('query', r.query), ...parameters('header', r.headers)],
-          ...(r.body ? { requestBody: { required: !r.body.safeParse(undefined).success, content: { 'application/json': { schema: jsonSchema(r.body) } } } } : {}),
+          parameters: [
+            ...parameters('path', r.params),
+            ...parameters('query', r.query),
+            ...parameters('header', r.headers),
+          ],
+          ...(r.body
+            ? {
+                requestBody: {
+                  required: !r.body.safeParse(undefined).success,
+                  content: { 'application/json': { schema: jsonSchema(r.body) } },
+                },
+              }
+            : {}),
           responses: Object.fromEntries(
             Object.entries(r.responses).map(([code, res]) => [
               code,
               {
                 description: res.description,
-                ...(res.schema ? { content: { [res.contentType ?? 'application/json']: { schema: jsonSchema(res.schema) } } } : {}),
+                ...(res.schema
+                  ? { content: { [res.contentType ?? 'application/json']: { schema: jsonSchema(res.schema) } } }
+                  : {}),
               },
             ]),
           ),
@@ -83,7 +98,11 @@ export function createOpenApiRegistry(): OpenApiRegistry {
       }
       return {
         openapi: '3.1.0',
-        info: { title: 'cohort', version: '1', description: 'Interns, workspaces, presets, provider credentials and model requests.' },
+        info: {
+          title: 'cohort',
+          version: '1',
+          description: 'Interns, workspaces, presets, provider credentials and model requests.',
+        },
         servers: [{ url: '/api/v1' }],
         components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
         paths,
@@ -93,4 +112,5 @@ export function createOpenApiRegistry(): OpenApiRegistry {
 }
 
 /** The refusals a route documents, each in the route's error shape. */
-export const refusals = (schema: z.ZodType, ...codes: number[]): Responses => Object.fromEntries(codes.map((c) => [c, { description: 'error', schema }]));
+export const refusals = (schema: z.ZodType, ...codes: number[]): Responses =>
+  Object.fromEntries(codes.map((c) => [c, { description: 'error', schema }]));

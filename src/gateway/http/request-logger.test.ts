@@ -38,5 +38,8 @@ test('level and children follow the parent', () => {
   req.child({ part: 'x' }).info('from a child');
   req.level = 'error';
   req.warn('now filtered');
-  assert.deepEqual(lines.map((l) => [l.reqId, l.part, l.msg]), [['req-2', 'x', 'from a child']]);
+  assert.deepEqual(
+    lines.map((l) => [l.reqId, l.part, l.msg]),
+    [['req-2', 'x', 'from a child']],
+  );
 });

@@ -52,6 +52,10 @@ class LazyChild {
   }
 }
 
-export function lazyChild(parent: FastifyBaseLogger, bindings: Bindings, opts: ChildLoggerOptions = {}): FastifyBaseLogger {
+export function lazyChild(
+  parent: FastifyBaseLogger,
+  bindings: Bindings,
+  opts: ChildLoggerOptions = {},
+): FastifyBaseLogger {
   return new LazyChild(parent as Logger, bindings, opts) as unknown as FastifyBaseLogger;
 }

@@ -17,7 +17,12 @@ type Out<S> = S extends z.ZodType ? z.output<S> : undefined;
 
 export type Inputs<P, Q, H, B> = { params: Out<P>; query: Out<Q>; headers: Out<H>; body: Out<B> };
 
-export type RouteSpec<P extends Shape | undefined, Q extends Shape | undefined, H extends Shape | undefined, B extends z.ZodType | undefined> = {
+export type RouteSpec<
+  P extends Shape | undefined,
+  Q extends Shape | undefined,
+  H extends Shape | undefined,
+  B extends z.ZodType | undefined,
+> = {
   method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
   /** Fastify's form (`/interns/:id`); the document shows `{id}`. */
   path: string;
@@ -43,20 +48,22 @@ export type RouteSpec<P extends Shape | undefined, Q extends Shape | undefined, 
   handler: (req: FastifyRequest, reply: FastifyReply, input: Inputs<P, Q, H, B>) => unknown;
 };
 
-
 function parseHeaders(schema: Shape, headers: FastifyRequest['headers']): unknown {
   const r = schema.safeParse(headers);
   if (r.success) return r.data;
   const issue = r.error.issues[0]!;
   const name = headerName(String(issue.path[0] ?? 'header'));
-  throw invalidRequest(`${name} header: ${describeIssues({ ...r.error, issues: [{ ...issue, path: issue.path.slice(1) }] } as z.ZodError).replace(/^body: /, '')}`);
+  throw invalidRequest(
+    `${name} header: ${describeIssues({ ...r.error, issues: [{ ...issue, path: issue.path.slice(1) }] } as z.ZodError).replace(/^body: /, '')}`,
+  );
 }
 
-export function defineRoute<P extends Shape | undefined = undefined, Q extends Shape | undefined = undefined, H extends Shape | undefined = undefined, B extends z.ZodType | undefined = undefined>(
-  app: FastifyInstance,
-  ctx: Ctx,
-  spec: RouteSpec<P, Q, H, B>,
-): void {
+export function defineRoute<
+  P extends Shape | undefined = undefined,
+  Q extends Shape | undefined = undefined,
+  H extends Shape | undefined = undefined,
+  B extends z.ZodType | undefined = undefined,
+>(app: FastifyInstance, ctx: Ctx, spec: RouteSpec<P, Q, H, B>): void {
   ctx.docs.add({
     method: spec.method.toLowerCase() as Lowercase<RouteSpec<P, Q, H, B>['method']>,
     path: spec.path,
@@ -70,7 +77,11 @@ export function defineRoute<P extends Shape | undefined = undefined, Q extends S
     body: spec.body,
     responses: spec.responses,
   });
-  const onRequest = [...(spec.beforeGuard ?? []), ...(spec.guard ? [guard(ctx, spec.guard)] : []), ...(spec.onRequest ?? [])];
+  const onRequest = [
+    ...(spec.beforeGuard ?? []),
+    ...(spec.guard ? [guard(ctx, spec.guard)] : []),
+    ...(spec.onRequest ?? []),
+  ];
   app.route({
     method: spec.method,
     url: spec.path,

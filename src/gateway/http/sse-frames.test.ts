@@ -10,9 +10,22 @@ const event: fc.Arbitrary<Omit<RunEvent, 'seq'>> = fc.oneof(
   fc.record({ type: fc.constant('text' as const), text }),
   fc.record({ type: fc.constant('reasoning' as const), text }),
   fc.record({ type: fc.constant('model' as const), model: text }),
-  fc.record({ type: fc.constant('run' as const), run_id: fc.constant('run_1'), session_id: text, approval_mode: fc.constant('manual' as const) }),
-  fc.record({ type: fc.constant('usage' as const), usage: fc.record({ prompt_tokens: fc.nat(), completion_tokens: fc.nat(), total_tokens: fc.nat() }) }),
-  fc.record({ type: fc.constant('completed' as const), stop_reason: fc.constant('end_turn'), usage: fc.constant(null), model: fc.option(text, { nil: undefined }) }),
+  fc.record({
+    type: fc.constant('run' as const),
+    run_id: fc.constant('run_1'),
+    session_id: text,
+    approval_mode: fc.constant('manual' as const),
+  }),
+  fc.record({
+    type: fc.constant('usage' as const),
+    usage: fc.record({ prompt_tokens: fc.nat(), completion_tokens: fc.nat(), total_tokens: fc.nat() }),
+  }),
+  fc.record({
+    type: fc.constant('completed' as const),
+    stop_reason: fc.constant('end_turn'),
+    usage: fc.constant(null),
+    model: fc.option(text, { nil: undefined }),
+  }),
 );
 
 test('every chunk the mapping produces is encoded byte for byte as JSON.stringify would', () => {
@@ -36,7 +49,18 @@ test('every chunk the mapping produces is encoded byte for byte as JSON.stringif
 
 test('a stream whose model changes mid-way gets the new model on the next text chunk', () => {
   const encode = chunkEncoder();
-  const base = { id: 'chatcmpl-1', object: 'chat.completion.chunk' as const, created: 7, choices: [{ index: 0, delta: { content: 'a' }, finish_reason: null }] };
-  assert.equal(encode({ ...base, model: 'service/intern' }), 'data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":7,"model":"service/intern","choices":[{"index":0,"delta":{"content":"a"},"finish_reason":null}]}\n\n');
-  assert.equal(encode({ ...base, model: 'local/scripted' }), 'data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":7,"model":"local/scripted","choices":[{"index":0,"delta":{"content":"a"},"finish_reason":null}]}\n\n');
+  const base = {
+    id: 'chatcmpl-1',
+    object: 'chat.completion.chunk' as const,
+    created: 7,
+    choices: [{ index: 0, delta: { content: 'a' }, finish_reason: null }],
+  };
+  assert.equal(
+    encode({ ...base, model: 'service/intern' }),
+    'data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":7,"model":"service/intern","choices":[{"index":0,"delta":{"content":"a"},"finish_reason":null}]}\n\n',
+  );
+  assert.equal(
+    encode({ ...base, model: 'local/scripted' }),
+    'data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":7,"model":"local/scripted","choices":[{"index":0,"delta":{"content":"a"},"finish_reason":null}]}\n\n',
+  );
 });

@@ -14,7 +14,8 @@ export const DONE = 'data: [DONE]\n\n';
 export const dataFrame = (data: unknown): string => `data: ${JSON.stringify(data)}\n\n`;
 
 /** One named event (`event:` then `data:`), as Anthropic and the Responses API stream them. */
-export const eventFrame = (event: string, data: unknown): string => `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
+export const eventFrame = (event: string, data: unknown): string =>
+  `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
 
 /** The chunk that ends an OpenAI-style stream in failure: finish_reason `error` and the error
  * object of the spec's body, `metadata` included where the error has a reason. */
@@ -33,7 +34,8 @@ const TAIL = '},"finish_reason":null}]}\n\n';
 
 /** A text delta's field and text when the chunk is exactly a plain content or reasoning delta. */
 function textDelta(c: ChatChunk): ['content' | 'reasoning', string] | null {
-  if (c.choices.length !== 1 || c.error !== undefined || c.usage !== undefined || c.session_id !== undefined) return null;
+  if (c.choices.length !== 1 || c.error !== undefined || c.usage !== undefined || c.session_id !== undefined)
+    return null;
   const choice = c.choices[0]!;
   if (choice.index !== 0 || choice.finish_reason !== null) return null;
   const d = choice.delta;
@@ -61,7 +63,9 @@ export function chunkEncoder(): (c: ChatChunk) => string {
       created = c.created;
       model = c.model;
       field = text[0];
-      head = flat(`data: {"id":${JSON.stringify(c.id)},"object":"chat.completion.chunk","created":${JSON.stringify(c.created)},"model":${JSON.stringify(c.model)},"choices":[{"index":0,"delta":{"${field}":`);
+      head = flat(
+        `data: {"id":${JSON.stringify(c.id)},"object":"chat.completion.chunk","created":${JSON.stringify(c.created)},"model":${JSON.stringify(c.model)},"choices":[{"index":0,"delta":{"${field}":`,
+      );
     }
     return head + JSON.stringify(text[1]) + TAIL;
   };

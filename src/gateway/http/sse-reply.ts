@@ -17,14 +17,22 @@ export function cancelOnClose(reply: FastifyReply): Cancel {
 }
 
 /** Writes an SSE response from text frames (one write per upstream read); `fail` renders the in-stream error frame. */
-export async function writeSse(reply: FastifyReply, o: { cancel: Cancel; frames: AsyncIterable<string>; fail: (e: ApiError) => string; end: () => string; ctx: Ctx }) {
+export async function writeSse(
+  reply: FastifyReply,
+  o: { cancel: Cancel; frames: AsyncIterable<string>; fail: (e: ApiError) => string; end: () => string; ctx: Ctx },
+) {
   reply.hijack();
   // On shutdown: the error frame first, then the upstream abort (whose own ending is then not written).
   const onShutdown = () => {
     sse.end(o.fail(gatewayStopping()));
     o.cancel.cancel();
   };
-  const sse = openSse(reply.raw, { keepaliveMs: o.ctx.config.keepaliveMs, headers: reply.getHeaders(), registry: o.ctx.streams, onShutdown });
+  const sse = openSse(reply.raw, {
+    keepaliveMs: o.ctx.config.keepaliveMs,
+    headers: reply.getHeaders(),
+    registry: o.ctx.streams,
+    onShutdown,
+  });
   try {
     for await (const frame of o.frames) await sse.write(frame);
     sse.end(o.end());

@@ -9,7 +9,9 @@ import { once } from 'node:events';
 import { openSse, OpenStreams, type SseOptions, type SseWriter } from './sse.ts';
 
 /** A server whose one response is handed to the test, and a raw client that reads only when told. */
-async function stalledStream(opts: Partial<SseOptions> = {}): Promise<{ res: ServerResponse; sse: SseWriter; client: Socket; close(): void }> {
+async function stalledStream(
+  opts: Partial<SseOptions> = {},
+): Promise<{ res: ServerResponse; sse: SseWriter; client: Socket; close(): void }> {
   const server = createServer();
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
@@ -35,8 +37,14 @@ test('senders waiting on a full socket share one drain and one close listener, a
   const closeListeners = s.res.listenerCount('close');
   const calls: string[] = [];
   fill(s.sse, () => calls.push('first'));
-  assert.equal(s.sse.send(frame, () => calls.push('second')), false);
-  assert.equal(s.sse.send(frame, () => calls.push('third')), false);
+  assert.equal(
+    s.sse.send(frame, () => calls.push('second')),
+    false,
+  );
+  assert.equal(
+    s.sse.send(frame, () => calls.push('third')),
+    false,
+  );
   assert.equal(s.res.listenerCount('drain'), 1);
   assert.equal(s.res.listenerCount('close'), closeListeners + 1);
   s.client.resume();
@@ -58,7 +66,11 @@ test('a client that goes away releases the waiting senders, and later sends are 
   await closed;
   assert.deepEqual(calls, ['first', 'write']);
   assert.equal(s.sse.gone, true);
-  assert.equal(s.sse.send(frame, () => calls.push('late')), true, 'nothing to wait for once the client is gone');
+  assert.equal(
+    s.sse.send(frame, () => calls.push('late')),
+    true,
+    'nothing to wait for once the client is gone',
+  );
   assert.deepEqual(calls, ['first', 'write']);
   s.close();
 });

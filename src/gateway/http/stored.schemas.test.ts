@@ -20,9 +20,15 @@ test('a stored string refuses U+0000 and unpaired surrogates, and keeps everythi
 
 test('a stored JSON value names the first string or key that cannot be stored, by its path', () => {
   const S = z.object({ reasoning: storedJson(z.looseObject({})) });
-  assert.equal(problem(S, { reasoning: { a: [1, { b: 'x\u0000' }] } }), 'reasoning.a.1.b: must not contain U+0000 (NUL)');
+  assert.equal(
+    problem(S, { reasoning: { a: [1, { b: 'x\u0000' }] } }),
+    'reasoning.a.1.b: must not contain U+0000 (NUL)',
+  );
   assert.equal(problem(S, { reasoning: { a: { 'k\u0000': 1 } } }), 'reasoning.a: a key must not contain U+0000 (NUL)');
-  assert.equal(problem(S, { reasoning: { a: ['ok', 'x\ud83d'] } }), 'reasoning.a.1: must not contain an unpaired surrogate');
+  assert.equal(
+    problem(S, { reasoning: { a: ['ok', 'x\ud83d'] } }),
+    'reasoning.a.1: must not contain an unpaired surrogate',
+  );
   assert.equal(problem(S, { reasoning: { a: [null, true, 1.5, '😀', { b: {} }] } }), null);
 });
 

@@ -48,7 +48,8 @@ function findUnstorable(value: unknown): { path: Path; message: string } | null 
         const reason = unstorable(k);
         if (reason) return { path: pathOf(n), message: `a key ${reason}` };
       }
-      for (let i = keys.length - 1; i >= 0; i--) todo.push({ value: (v as Record<string, unknown>)[keys[i]!], key: keys[i]!, parent: n });
+      for (let i = keys.length - 1; i >= 0; i--)
+        todo.push({ value: (v as Record<string, unknown>)[keys[i]!], key: keys[i]!, parent: n });
     }
   }
   return null;

@@ -21,7 +21,10 @@ test('issues name the field by its full path', () => {
 });
 
 test('a failed union names the field inside the branch the value matched by type', () => {
-  const Item = z.discriminatedUnion('type', [z.object({ type: z.literal('a'), n: z.number() }), z.object({ type: z.literal('b') })]);
+  const Item = z.discriminatedUnion('type', [
+    z.object({ type: z.literal('a'), n: z.number() }),
+    z.object({ type: z.literal('b') }),
+  ]);
   const Input = z.object({ input: z.union([z.string(), z.array(Item)]) });
   const cases: [unknown, string][] = [
     [{ input: [{ type: 'a', n: 'x' }] }, 'input.0.n: Invalid input: expected number, received string'],
@@ -36,5 +39,8 @@ test('a failed union names the field inside the branch the value matched by type
 });
 
 test('parseWith throws the documented 400', () => {
-  assert.throws(() => parseWith(Shape, {}), (e: unknown) => e instanceof ApiError && e.status === 400 && /^invalid request parameters: name: /.test(e.message));
+  assert.throws(
+    () => parseWith(Shape, {}),
+    (e: unknown) => e instanceof ApiError && e.status === 400 && /^invalid request parameters: name: /.test(e.message),
+  );
 });

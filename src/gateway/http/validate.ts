@@ -29,9 +29,12 @@ export function describeIssues(error: z.ZodError): string {
     .join('; ');
 }
 
-export function parseWith<S extends z.ZodType>(schema: S, value: unknown, make: (detail: string) => ApiError = invalidRequest): z.output<S> {
+export function parseWith<S extends z.ZodType>(
+  schema: S,
+  value: unknown,
+  make: (detail: string) => ApiError = invalidRequest,
+): z.output<S> {
   const r = schema.safeParse(value);
   if (!r.success) throw make(describeIssues(r.error));
   return r.data;
 }
-

@@ -16,7 +16,10 @@ const Query = z.strictObject({
     .optional()
     .describe('one UTC day of the last 30 (YYYY-MM-DD)'),
   workspace_id: Uuid.optional().describe("only this workspace's requests"),
-  group_by: z.literal('workspace').optional().describe('`workspace`: one row per workspace as well, with its `workspace_id`'),
+  group_by: z
+    .literal('workspace')
+    .optional()
+    .describe('`workspace`: one row per workspace as well, with its `workspace_id`'),
 });
 
 const Item = z.object({
@@ -42,11 +45,19 @@ export const activityRoutes: RouteModule = (app, ctx) => {
     tags: ['inference'],
     guard: 'management',
     query: Query,
-    responses: { 200: { description: 'the summary, oldest day first', schema: z.object({ data: z.array(Item) }) }, ...refusals(ManagementError, 400, 401, 403, 500) },
+    responses: {
+      200: { description: 'the summary, oldest day first', schema: z.object({ data: z.array(Item) }) },
+      ...refusals(ManagementError, 400, 401, 403, 500),
+    },
     handler: async (req, _reply, { query }) => {
       // This gateway's own queued rows first; other gateways' reach the store within a second.
       await ctx.inference.flush();
-      const data = await activity(ctx.store.db, { orgId: principalOf(req).orgId, date: query.date, workspaceId: query.workspace_id, byWorkspace: query.group_by === 'workspace' });
+      const data = await activity(ctx.store.db, {
+        orgId: principalOf(req).orgId,
+        date: query.date,
+        workspaceId: query.workspace_id,
+        byWorkspace: query.group_by === 'workspace',
+      });
       return { data };
     },
   });

@@ -9,12 +9,30 @@ import { createLogger } from '../../shared/log.ts';
 import { ApiError } from '../errors.ts';
 import { Cancel, UpstreamError, type ProviderAdapter, type UpstreamCall } from './types.ts';
 
-const unused: ProviderAdapter = { stream: () => Promise.reject(new Error('unused')), complete: () => Promise.reject(new Error('unused')) };
+const unused: ProviderAdapter = {
+  stream: () => Promise.reject(new Error('unused')),
+  complete: () => Promise.reject(new Error('unused')),
+};
 
 /** A model with one shared-capacity credential, `sk-<slug>`. */
 function route(slug: string): Route {
-  const provider = { slug, kind: 'openai' as const, baseUrl: `http://${slug}.test`, sharedKey: `sk-${slug}`, keyless: false, zdr: false, configured: true };
-  return { model: `${slug}/m`, provider, providerModel: 'm', adapter: unused, candidates: [{ kind: 'shared' }], credentials: [] };
+  const provider = {
+    slug,
+    kind: 'openai' as const,
+    baseUrl: `http://${slug}.test`,
+    sharedKey: `sk-${slug}`,
+    keyless: false,
+    zdr: false,
+    configured: true,
+  };
+  return {
+    model: `${slug}/m`,
+    provider,
+    providerModel: 'm',
+    adapter: unused,
+    candidates: [{ kind: 'shared' }],
+    credentials: [],
+  };
 }
 
 /** Tries models a and b; each call is answered by `answer`. */
@@ -42,8 +60,15 @@ test('a retryable failure moves on to the next model, with the same cancellation
     if (call.apiKey === 'sk-a') throw unavailable();
     return 'ok';
   });
-  assert.deepEqual(await done, { value: 'ok', served: { model: 'b/m', provider: 'b', credentialId: null, isByok: false, attempts: 2 }, apiKey: 'sk-b' });
-  assert.deepEqual(seen, [['sk-a', true], ['sk-b', true]]);
+  assert.deepEqual(await done, {
+    value: 'ok',
+    served: { model: 'b/m', provider: 'b', credentialId: null, isByok: false, attempts: 2 },
+    apiKey: 'sk-b',
+  });
+  assert.deepEqual(seen, [
+    ['sk-a', true],
+    ['sk-b', true],
+  ]);
   assert.equal(stats.attempts, 2);
 });
 
@@ -61,11 +86,19 @@ test('once cancelled, a failure is the client closing and no other model is trie
 });
 
 test("a failure quoting the key is scrubbed of the failing call's key, retryable or not", async () => {
-  const quoting = (status: number) => async (call: UpstreamCall): Promise<string> => {
-    throw new UpstreamError({ status, message: `bad key ${call.apiKey}` });
-  };
-  await assert.rejects(attempt(new Cancel(), quoting(503)).done, (e) => e instanceof ApiError && e.status === 502 && e.message === 'provider b: bad key [REDACTED]');
-  await assert.rejects(attempt(new Cancel(), quoting(401)).done, (e) => e instanceof ApiError && e.status === 401 && e.message === 'provider a: bad key [REDACTED]');
+  const quoting =
+    (status: number) =>
+    async (call: UpstreamCall): Promise<string> => {
+      throw new UpstreamError({ status, message: `bad key ${call.apiKey}` });
+    };
+  await assert.rejects(
+    attempt(new Cancel(), quoting(503)).done,
+    (e) => e instanceof ApiError && e.status === 502 && e.message === 'provider b: bad key [REDACTED]',
+  );
+  await assert.rejects(
+    attempt(new Cancel(), quoting(401)).done,
+    (e) => e instanceof ApiError && e.status === 401 && e.message === 'provider a: bad key [REDACTED]',
+  );
 });
 
 test('provider statuses map to ours: 400/422 are 400, 401/403/404 stay, anything else not retryable is a 502 naming it', () => {
@@ -77,11 +110,19 @@ test('provider statuses map to ours: 400/422 are 400, 401/403/404 stay, anything
     [404, '', [404, 'turn_failed', false, 'provider p: status 404']],
     [408, 'slow', [502, 'turn_failed', true, 'provider p: slow']],
     [503, '', [502, 'turn_failed', true, 'provider p: status 503']],
-    [200, 'scripted failure 200', [502, 'turn_failed', false, 'provider p: unexpected status 200: scripted failure 200']],
+    [
+      200,
+      'scripted failure 200',
+      [502, 'turn_failed', false, 'provider p: unexpected status 200: scripted failure 200'],
+    ],
     [204, '', [502, 'turn_failed', false, 'provider p: unexpected status 204']],
     [402, 'pay', [502, 'turn_failed', false, 'provider p: unexpected status 402: pay']],
     [418, 'teapot', [502, 'turn_failed', false, 'provider p: unexpected status 418: teapot']],
-    [301, '<html>moved</html>', [502, 'turn_failed', false, 'provider p: its base URL redirects (301); redirects are not followed']],
+    [
+      301,
+      '<html>moved</html>',
+      [502, 'turn_failed', false, 'provider p: its base URL redirects (301); redirects are not followed'],
+    ],
   ];
   for (const [status, message, expected] of cases) {
     const e = upstreamFailure('p', null, new UpstreamError({ status, message }));

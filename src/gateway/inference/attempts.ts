@@ -11,10 +11,22 @@ import type { Candidate } from './select.ts';
 import type { ProviderInfo } from './providers/catalogue.ts';
 import type { CredentialRow } from './routing-config.ts';
 
-export type Route = { model: string; provider: ProviderInfo; providerModel: string; adapter: ProviderAdapter; candidates: Candidate[]; credentials: CredentialRow[] };
+export type Route = {
+  model: string;
+  provider: ProviderInfo;
+  providerModel: string;
+  adapter: ProviderAdapter;
+  candidates: Candidate[];
+  credentials: CredentialRow[];
+};
 
-export type Served = { model: string; provider: string; credentialId: string | null; isByok: boolean; attempts: number };
-
+export type Served = {
+  model: string;
+  provider: string;
+  credentialId: string | null;
+  isByok: boolean;
+  attempts: number;
+};
 
 /** Removes the credential itself and anything shaped like a provider or bearer key. */
 export function scrubSecret(text: string, apiKey: string | null): string {
@@ -32,8 +44,14 @@ export function upstreamFailure(provider: string, apiKey: string | null, err: Up
   if (err.status === 429) return providerFailed({ status: 429, reason: 'rate_limited', message });
   if (err.retryable) return providerFailed({ status: 502, reason: 'turn_failed', retryable: true, message });
   if (err.status === 400 || err.status === 422) return providerFailed({ status: 400, reason: 'bad_request', message });
-  if (err.status === 401 || err.status === 403 || err.status === 404) return providerFailed({ status: err.status, reason: 'turn_failed', retryable: false, message });
-  return providerFailed({ status: 502, reason: 'turn_failed', retryable: false, message: `provider ${provider}: ${unexpected(err.status, said)}` });
+  if (err.status === 401 || err.status === 403 || err.status === 404)
+    return providerFailed({ status: err.status, reason: 'turn_failed', retryable: false, message });
+  return providerFailed({
+    status: 502,
+    reason: 'turn_failed',
+    retryable: false,
+    message: `provider ${provider}: ${unexpected(err.status, said)}`,
+  });
 }
 
 /** Any other status is no answer of ours to pass on (a 204 would be an empty success, a 301 a
@@ -73,14 +91,39 @@ export async function tryRoutes<T>(opts: {
       }
       const attempts = ++opts.stats.attempts;
       try {
-        const call = { model: route.providerModel, body: opts.body, baseUrl: route.provider.baseUrl ?? '', apiKey, cancel: opts.cancel };
+        const call = {
+          model: route.providerModel,
+          body: opts.body,
+          baseUrl: route.provider.baseUrl ?? '',
+          apiKey,
+          cancel: opts.cancel,
+        };
         const value = await opts.run(route.adapter, call);
-        return { value, served: { model: route.model, provider: route.provider.slug, credentialId, isByok: c.kind === 'byok', attempts }, apiKey };
+        return {
+          value,
+          served: {
+            model: route.model,
+            provider: route.provider.slug,
+            credentialId,
+            isByok: c.kind === 'byok',
+            attempts,
+          },
+          apiKey,
+        };
       } catch (err) {
         if (opts.cancel.aborted) throw clientClosed();
         if (!(err instanceof UpstreamError)) throw err;
         opts.onUpstreamError?.(route.provider.slug);
-        opts.log.warn({ provider: route.provider.slug, model: route.model, credentialId, status: err.status, retryable: err.retryable }, 'upstream attempt failed');
+        opts.log.warn(
+          {
+            provider: route.provider.slug,
+            model: route.model,
+            credentialId,
+            status: err.status,
+            retryable: err.retryable,
+          },
+          'upstream attempt failed',
+        );
         last = upstreamFailure(route.provider.slug, apiKey, err);
         if (!err.retryable) throw last;
       }

@@ -16,20 +16,27 @@ import { errorDocs, prepareOrRefuse } from './respond.ts';
 import { cancelOnClose, writeSse } from '../http/sse-reply.ts';
 
 /** Each chunk as an SSE frame: one the provider sent in the usual layout is its own text behind the request's id and model. */
-async function* openaiFrames(batches: AsyncIterable<ChatChunk[]>, o: { id: string; model: string }): AsyncGenerator<string> {
+async function* openaiFrames(
+  batches: AsyncIterable<ChatChunk[]>,
+  o: { id: string; model: string },
+): AsyncGenerator<string> {
   const id = JSON.stringify(o.id);
   const model = JSON.stringify(o.model);
   for await (const batch of batches) {
     let frames = '';
     for (const c of batch) {
       const tail = c[WIRE_TAIL];
-      frames += tail === undefined ? dataFrame(c) : `data: {"id":${id},"object":"chat.completion.chunk","created":${c.created},"model":${model},${tail}\n\n`;
+      frames +=
+        tail === undefined
+          ? dataFrame(c)
+          : `data: {"id":${id},"object":"chat.completion.chunk","created":${c.created},"model":${model},${tail}\n\n`;
     }
     yield frames;
   }
 }
 
-const errorFrame = (p: Prepared, model: string, e: ApiError) => dataFrame(errorChunk({ id: p.id, model, error: e })) + DONE;
+const errorFrame = (p: Prepared, model: string, e: ApiError) =>
+  dataFrame(errorChunk({ id: p.id, model, error: e })) + DONE;
 
 export const chatCompletionRoutes: RouteModule = (app, ctx) => {
   app.addHook('onClose', () => ctx.inference.close());
@@ -43,17 +50,26 @@ export const chatCompletionRoutes: RouteModule = (app, ctx) => {
     errorStyle: 'chat',
     body: ChatCompletionRequest,
     responses: {
-      200: { description: 'a completion, or an SSE stream of chunks ending in `data: [DONE]`', schema: ChatCompletionResponse },
+      200: {
+        description: 'a completion, or an SSE stream of chunks ending in `data: [DONE]`',
+        schema: ChatCompletionResponse,
+      },
       ...errorDocs,
     },
     handler: async (req, reply, input) => {
-    const body = input.body as RequestBody;
-    await holdSlot(ctx, req, reply, 'model');
-    const p = await prepareOrRefuse(ctx, { principal: principalOf(req), body, style: 'chat', raw: req.body });
-    const cancel = cancelOnClose(reply);
-    if (!p.stream) return (await ctx.inference.complete(p, cancel)).completion;
-    const { served, chunks } = await ctx.inference.stream(p, cancel);
-    await writeSse(reply, { ctx, cancel, frames: openaiFrames(chunks, { id: p.id, model: served.model }), fail: (e) => errorFrame(p, served.model, e), end: () => DONE });
+      const body = input.body as RequestBody;
+      await holdSlot(ctx, req, reply, 'model');
+      const p = await prepareOrRefuse(ctx, { principal: principalOf(req), body, style: 'chat', raw: req.body });
+      const cancel = cancelOnClose(reply);
+      if (!p.stream) return (await ctx.inference.complete(p, cancel)).completion;
+      const { served, chunks } = await ctx.inference.stream(p, cancel);
+      await writeSse(reply, {
+        ctx,
+        cancel,
+        frames: openaiFrames(chunks, { id: p.id, model: served.model }),
+        fail: (e) => errorFrame(p, served.model, e),
+        end: () => DONE,
+      });
     },
   });
 };

@@ -10,12 +10,24 @@ const RequestedModel = z.string().min(1).max(256);
 
 /** Fields that steer routing rather than generation; never sent upstream. */
 const routing = {
-  model: RequestedModel.optional().describe('`provider/model`, or `@preset/<slug>`; absent: the workspace default_text_model'),
+  model: RequestedModel.optional().describe(
+    '`provider/model`, or `@preset/<slug>`; absent: the workspace default_text_model',
+  ),
   preset: PresetSlug.optional().describe('a preset of the workspace whose designated version applies'),
   models: z.array(RequestedModel).min(1).max(3).optional().describe('fallback models, tried in order'),
-  fallbacks: z.array(z.object({ model: RequestedModel }).strict()).max(3).optional().describe('fallback models, tried in order; not with `models`'),
-  provider: z.looseObject({ zdr: z.boolean().nullable().optional(), allow_fallbacks: z.boolean().nullable().optional() }).nullable().optional(),
-  plugins: z.array(z.looseObject({ id: z.string().min(1).max(128) })).max(16).optional(),
+  fallbacks: z
+    .array(z.object({ model: RequestedModel }).strict())
+    .max(3)
+    .optional()
+    .describe('fallback models, tried in order; not with `models`'),
+  provider: z
+    .looseObject({ zdr: z.boolean().nullable().optional(), allow_fallbacks: z.boolean().nullable().optional() })
+    .nullable()
+    .optional(),
+  plugins: z
+    .array(z.looseObject({ id: z.string().min(1).max(128) }))
+    .max(16)
+    .optional(),
   session_id: z.string().min(1).max(256).optional(),
   user: z.string().max(256).optional(),
   stream: z.boolean().optional(),
@@ -24,7 +36,11 @@ const routing = {
 const noBoth = (b: { models?: unknown; fallbacks?: unknown }) => !(b.models && b.fallbacks);
 const noBothIssue = { message: 'cannot be combined with models', path: ['fallbacks'] };
 
-const ToolCall = z.looseObject({ id: z.string().min(1).max(128), type: z.literal('function').optional(), function: z.looseObject({ name: z.string().min(1).max(256), arguments: z.string() }) });
+const ToolCall = z.looseObject({
+  id: z.string().min(1).max(128),
+  type: z.literal('function').optional(),
+  function: z.looseObject({ name: z.string().min(1).max(256), arguments: z.string() }),
+});
 
 export const ChatMessage = z.looseObject({
   role: z.enum(['system', 'developer', 'user', 'assistant', 'tool']),
@@ -37,7 +53,15 @@ export const ChatCompletionRequest = z
   .looseObject({
     ...routing,
     messages: z.array(ChatMessage).min(1),
-    tools: z.array(z.looseObject({ type: z.string().min(1), function: z.looseObject({ name: z.string().min(1).max(256) }).optional() })).max(256).optional(),
+    tools: z
+      .array(
+        z.looseObject({
+          type: z.string().min(1),
+          function: z.looseObject({ name: z.string().min(1).max(256) }).optional(),
+        }),
+      )
+      .max(256)
+      .optional(),
     max_tokens: z.number().int().min(1).optional(),
     max_completion_tokens: z.number().int().min(1).optional(),
     temperature: z.number().min(0).max(2).optional(),
@@ -51,11 +75,18 @@ const Block = z.looseObject({ type: z.string().min(1) });
 export const MessagesRequest = z
   .looseObject({
     ...routing,
-    messages: z.array(z.looseObject({ role: z.enum(['user', 'assistant']), content: z.union([z.string(), z.array(Block)]) })).min(1),
+    messages: z
+      .array(z.looseObject({ role: z.enum(['user', 'assistant']), content: z.union([z.string(), z.array(Block)]) }))
+      .min(1),
     system: z.union([z.string(), z.array(z.looseObject({ type: z.literal('text'), text: z.string() }))]).optional(),
     max_tokens: z.number().int().min(1).optional(),
-    tools: z.array(z.looseObject({ name: z.string().min(1).max(256).optional(), type: z.string().min(1).optional() })).max(256).optional(),
-    tool_choice: z.looseObject({ type: z.enum(['auto', 'any', 'none', 'tool']), name: z.string().optional() }).optional(),
+    tools: z
+      .array(z.looseObject({ name: z.string().min(1).max(256).optional(), type: z.string().min(1).optional() }))
+      .max(256)
+      .optional(),
+    tool_choice: z
+      .looseObject({ type: z.enum(['auto', 'any', 'none', 'tool']), name: z.string().optional() })
+      .optional(),
     stop_sequences: z.array(z.string()).max(16).optional(),
     temperature: z.number().min(0).max(2).optional(),
     top_p: z.number().min(0).max(1).optional(),
@@ -72,19 +103,43 @@ const ContentPart = z.discriminatedUnion('type', [
   InputText,
   z.looseObject({ type: z.literal('output_text'), text: z.string() }),
   z.looseObject({ type: z.literal('refusal'), refusal: z.string() }),
-  z.looseObject({ type: z.literal('input_image'), image_url: z.string().min(1, 'required: file_id is not supported (this gateway stores no files)'), detail: z.enum(['low', 'high', 'auto']).optional() }),
+  z.looseObject({
+    type: z.literal('input_image'),
+    image_url: z.string().min(1, 'required: file_id is not supported (this gateway stores no files)'),
+    detail: z.enum(['low', 'high', 'auto']).optional(),
+  }),
 ]);
 const CallId = z.string().min(1).max(128);
 const InputItem = z.discriminatedUnion('type', [
-  z.looseObject({ type: z.literal('message').optional(), role: z.enum(['user', 'assistant', 'system', 'developer']), content: z.union([z.string(), z.array(ContentPart)]) }),
-  z.looseObject({ type: z.literal('function_call'), call_id: CallId, name: z.string().min(1).max(256), arguments: z.string() }),
-  z.looseObject({ type: z.literal('function_call_output'), call_id: CallId, output: z.union([z.string(), z.array(InputText)]) }),
+  z.looseObject({
+    type: z.literal('message').optional(),
+    role: z.enum(['user', 'assistant', 'system', 'developer']),
+    content: z.union([z.string(), z.array(ContentPart)]),
+  }),
+  z.looseObject({
+    type: z.literal('function_call'),
+    call_id: CallId,
+    name: z.string().min(1).max(256),
+    arguments: z.string(),
+  }),
+  z.looseObject({
+    type: z.literal('function_call_output'),
+    call_id: CallId,
+    output: z.union([z.string(), z.array(InputText)]),
+  }),
   z.looseObject({ type: z.literal('reasoning') }),
 ]);
 const ResponsesTool = z
-  .looseObject({ type: z.string().min(1), name: z.string().min(1).max(256).optional(), description: z.string().optional(), parameters: z.looseObject({}).nullable().optional(), strict: z.boolean().nullable().optional() })
+  .looseObject({
+    type: z.string().min(1),
+    name: z.string().min(1).max(256).optional(),
+    description: z.string().optional(),
+    parameters: z.looseObject({}).nullable().optional(),
+    strict: z.boolean().nullable().optional(),
+  })
   .superRefine((t, ctx) => {
-    if (t.type === 'function' && t.name === undefined) ctx.addIssue({ code: 'custom', path: ['name'], message: 'required for a function tool' });
+    if (t.type === 'function' && t.name === undefined)
+      ctx.addIssue({ code: 'custom', path: ['name'], message: 'required for a function tool' });
   });
 const unsupported = (why: string) => z.null({ error: `not supported: ${why}` }).optional();
 const noStore = 'this gateway stores no responses, so send the whole conversation as input';
@@ -95,22 +150,69 @@ export const ResponsesRequest = z
     input: z.union([z.string(), z.array(InputItem).min(1)], { error: 'required: a string or an array of input items' }),
     instructions: z.string().nullable().optional(),
     tools: z.array(ResponsesTool).max(256).optional(),
-    tool_choice: z.union([z.enum(['auto', 'none', 'required']), z.looseObject({ type: z.literal('function'), name: z.string().min(1).max(256) })]).optional(),
+    tool_choice: z
+      .union([
+        z.enum(['auto', 'none', 'required']),
+        z.looseObject({ type: z.literal('function'), name: z.string().min(1).max(256) }),
+      ])
+      .optional(),
     max_output_tokens: z.number().int().min(1).nullable().optional(),
     temperature: z.number().min(0).max(2).nullable().optional(),
     top_p: z.number().min(0).max(1).nullable().optional(),
     parallel_tool_calls: z.boolean().nullable().optional(),
-    reasoning: z.looseObject({ effort: z.enum(['none', 'minimal', 'low', 'medium', 'high', 'xhigh']).nullable().optional() }).nullable().optional(),
-    text: z.looseObject({ format: z.looseObject({ type: z.enum(['text', 'json_object', 'json_schema']) }).optional() }).nullable().optional(),
+    reasoning: z
+      .looseObject({ effort: z.enum(['none', 'minimal', 'low', 'medium', 'high', 'xhigh']).nullable().optional() })
+      .nullable()
+      .optional(),
+    text: z
+      .looseObject({ format: z.looseObject({ type: z.enum(['text', 'json_object', 'json_schema']) }).optional() })
+      .nullable()
+      .optional(),
     store: z.boolean().nullable().optional(),
     previous_response_id: unsupported(noStore),
     conversation: unsupported(noStore),
-    background: z.literal(false, { error: 'not supported: responses are answered on the request that made them' }).nullable().optional(),
+    background: z
+      .literal(false, { error: 'not supported: responses are answered on the request that made them' })
+      .nullable()
+      .optional(),
   })
   .refine(noBoth, noBothIssue);
 export type ResponsesRequest = z.infer<typeof ResponsesRequest>;
 
-const UsageDoc = z.looseObject({ prompt_tokens: z.number().int(), completion_tokens: z.number().int(), total_tokens: z.number().int(), cost: z.number(), is_byok: z.boolean() });
-export const ChatCompletionResponse = z.looseObject({ id: z.string(), object: z.literal('chat.completion'), model: z.string(), choices: z.array(z.looseObject({})), usage: UsageDoc });
-export const ResponseObject = z.looseObject({ id: z.string(), object: z.literal('response'), status: z.string(), model: z.string(), output: z.array(z.looseObject({ type: z.string() })), output_text: z.string(), usage: z.looseObject({ input_tokens: z.number().int(), output_tokens: z.number().int(), total_tokens: z.number().int(), cost: z.number(), is_byok: z.boolean() }) });
-export const MessageResponse = z.looseObject({ id: z.string(), type: z.literal('message'), role: z.literal('assistant'), model: z.string(), content: z.array(Block), stop_reason: z.string().nullable() });
+const UsageDoc = z.looseObject({
+  prompt_tokens: z.number().int(),
+  completion_tokens: z.number().int(),
+  total_tokens: z.number().int(),
+  cost: z.number(),
+  is_byok: z.boolean(),
+});
+export const ChatCompletionResponse = z.looseObject({
+  id: z.string(),
+  object: z.literal('chat.completion'),
+  model: z.string(),
+  choices: z.array(z.looseObject({})),
+  usage: UsageDoc,
+});
+export const ResponseObject = z.looseObject({
+  id: z.string(),
+  object: z.literal('response'),
+  status: z.string(),
+  model: z.string(),
+  output: z.array(z.looseObject({ type: z.string() })),
+  output_text: z.string(),
+  usage: z.looseObject({
+    input_tokens: z.number().int(),
+    output_tokens: z.number().int(),
+    total_tokens: z.number().int(),
+    cost: z.number(),
+    is_byok: z.boolean(),
+  }),
+});
+export const MessageResponse = z.looseObject({
+  id: z.string(),
+  type: z.literal('message'),
+  role: z.literal('assistant'),
+  model: z.string(),
+  content: z.array(Block),
+  stop_reason: z.string().nullable(),
+});

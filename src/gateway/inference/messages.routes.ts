@@ -15,7 +15,10 @@ import { errorDocs, prepareOrRefuse } from './respond.ts';
 import { cancelOnClose, writeSse } from '../http/sse-reply.ts';
 import { holdSlot } from '../http/slots.ts';
 
-async function* frames(batches: AsyncIterable<ChatChunk[]>, encoder: ReturnType<typeof messagesEncoder>): AsyncGenerator<string> {
+async function* frames(
+  batches: AsyncIterable<ChatChunk[]>,
+  encoder: ReturnType<typeof messagesEncoder>,
+): AsyncGenerator<string> {
   for await (const batch of batches) {
     let out = '';
     for (const c of batch) out += encoder.push(c);
@@ -38,7 +41,12 @@ export const messagesRoutes: RouteModule = (app, ctx) => {
     tags: ['inference'],
     guard: 'any',
     beforeGuard: [apiKeyHeader],
-    headers: z.object({ 'x-api-key': z.string().optional().describe('the API key, as Anthropic clients send it (instead of Authorization: Bearer)') }),
+    headers: z.object({
+      'x-api-key': z
+        .string()
+        .optional()
+        .describe('the API key, as Anthropic clients send it (instead of Authorization: Bearer)'),
+    }),
     errorStyle: 'chat',
     body: MessagesRequest,
     responses: {
@@ -46,21 +54,21 @@ export const messagesRoutes: RouteModule = (app, ctx) => {
       ...errorDocs,
     },
     handler: async (req, reply, input) => {
-    const parsed = input.body as AnthropicBody;
-    const body = fromMessagesBody(parsed) as RequestBody;
-    await holdSlot(ctx, req, reply, 'model');
-    const p = await prepareOrRefuse(ctx, { principal: principalOf(req), body, style: 'messages', raw: req.body });
-    const cancel = cancelOnClose(reply);
-    if (!p.stream) return toMessage((await ctx.inference.complete(p, cancel)).completion);
-    const { served, chunks } = await ctx.inference.stream(p, cancel);
-    const encoder = messagesEncoder({ model: served.model });
-    await writeSse(reply, {
-      ctx,
-      cancel,
-      frames: frames(chunks, encoder),
-      fail: (e) => encoder.error(e.message, e.status),
-      end: () => encoder.end(),
-    });
+      const parsed = input.body as AnthropicBody;
+      const body = fromMessagesBody(parsed) as RequestBody;
+      await holdSlot(ctx, req, reply, 'model');
+      const p = await prepareOrRefuse(ctx, { principal: principalOf(req), body, style: 'messages', raw: req.body });
+      const cancel = cancelOnClose(reply);
+      if (!p.stream) return toMessage((await ctx.inference.complete(p, cancel)).completion);
+      const { served, chunks } = await ctx.inference.stream(p, cancel);
+      const encoder = messagesEncoder({ model: served.model });
+      await writeSse(reply, {
+        ctx,
+        cancel,
+        frames: frames(chunks, encoder),
+        fail: (e) => encoder.error(e.message, e.status),
+        end: () => encoder.end(),
+      });
     },
   });
 };

@@ -5,7 +5,10 @@ import { startTestGateway, type TestGateway } from '../../../test/helpers/gatewa
 import { startFakeUpstream, type FakeUpstream } from '../../../test/helpers/fake-upstream.ts';
 import { anthropicFrames, space, upstreamEnv, user, type Space } from '../../../test/helpers/inference-fixtures.ts';
 
-const tools = [{ name: 'shell', input_schema: { type: 'object' } }, { name: 'lookup', input_schema: { type: 'object' } }];
+const tools = [
+  { name: 'shell', input_schema: { type: 'object' } },
+  { name: 'lookup', input_schema: { type: 'object' } },
+];
 
 describe('POST /messages', () => {
   let gw: TestGateway;
@@ -13,7 +16,9 @@ describe('POST /messages', () => {
   let s: Space;
   before(async () => {
     up = await startFakeUpstream();
-    gw = await startTestGateway({ env: { ...upstreamEnv(up), COHORT_PROVIDER_ANTHROPIC_API_KEY: 'sk-ant-shared-000000' } });
+    gw = await startTestGateway({
+      env: { ...upstreamEnv(up), COHORT_PROVIDER_ANTHROPIC_API_KEY: 'sk-ant-shared-000000' },
+    });
     s = await space(gw, 'messages');
   });
   after(async () => {
@@ -22,7 +27,12 @@ describe('POST /messages', () => {
   });
 
   test('non-streaming: text, thinking and a tool_use block, Anthropic usage with cost', async () => {
-    const res = await s.messages({ model: 'local/scripted', max_tokens: 50, tools, messages: [user('/think hmm\n/say hi there\n/tool lookup {"q":"x"}')] });
+    const res = await s.messages({
+      model: 'local/scripted',
+      max_tokens: 50,
+      tools,
+      messages: [user('/think hmm\n/say hi there\n/tool lookup {"q":"x"}')],
+    });
     assert.equal(res.status, 200);
     const { id, ...rest } = res.body;
     assert.match(id, /^msg_gen-/);
@@ -37,29 +47,47 @@ describe('POST /messages', () => {
       ],
       stop_reason: 'tool_use',
       stop_sequence: null,
-      usage: { input_tokens: 8, output_tokens: 4, cache_read_input_tokens: 0, cache_creation_input_tokens: 0, cost: 0.000016, is_byok: false },
+      usage: {
+        input_tokens: 8,
+        output_tokens: 4,
+        cache_read_input_tokens: 0,
+        cache_creation_input_tokens: 0,
+        cost: 0.000016,
+        is_byok: false,
+      },
     });
   });
 
   test('streaming: message_start, blocks for thinking, text and tool input, message_delta, message_stop', async () => {
-    const res = await s.messages({ model: 'local/scripted', stream: true, max_tokens: 50, tools, messages: [user('/think a\n/say b c\n/shell ls')] });
+    const res = await s.messages({
+      model: 'local/scripted',
+      stream: true,
+      max_tokens: 50,
+      tools,
+      messages: [user('/think a\n/say b c\n/shell ls')],
+    });
     assert.equal(res.status, 200);
     const evs = anthropicFrames(res.body);
-    assert.deepEqual(evs.map(([t, d]) => (d.delta?.type ? `${t}:${d.delta.type ?? ''}` : d.content_block ? `${t}:${d.content_block.type}` : t)), [
-      'message_start',
-      'content_block_start:thinking',
-      'content_block_delta:thinking_delta',
-      'content_block_stop',
-      'content_block_start:text',
-      'content_block_delta:text_delta',
-      'content_block_delta:text_delta',
-      'content_block_stop',
-      'content_block_start:tool_use',
-      'content_block_delta:input_json_delta',
-      'content_block_stop',
-      'message_delta',
-      'message_stop',
-    ]);
+    assert.deepEqual(
+      evs.map(([t, d]) =>
+        d.delta?.type ? `${t}:${d.delta.type ?? ''}` : d.content_block ? `${t}:${d.content_block.type}` : t,
+      ),
+      [
+        'message_start',
+        'content_block_start:thinking',
+        'content_block_delta:thinking_delta',
+        'content_block_stop',
+        'content_block_start:text',
+        'content_block_delta:text_delta',
+        'content_block_delta:text_delta',
+        'content_block_stop',
+        'content_block_start:tool_use',
+        'content_block_delta:input_json_delta',
+        'content_block_stop',
+        'message_delta',
+        'message_stop',
+      ],
+    );
     assert.deepEqual(evs[9]![1].delta, { type: 'input_json_delta', partial_json: '{"command":"ls"}' });
     assert.equal(evs[11]![1].delta.stop_reason, 'tool_use');
     assert.equal(evs[11]![1].usage.output_tokens, 4);
@@ -75,7 +103,12 @@ describe('POST /messages', () => {
     ];
     const whole = await s.messages({ model: 'local/scripted', max_tokens: 50, messages: [user(script)] });
     assert.deepEqual(whole.body.content, expected);
-    const streamed = await s.messages({ model: 'local/scripted', stream: true, max_tokens: 50, messages: [user(script)] });
+    const streamed = await s.messages({
+      model: 'local/scripted',
+      stream: true,
+      max_tokens: 50,
+      messages: [user(script)],
+    });
     const blocks: any[] = [];
     for (const [t, d] of anthropicFrames(streamed.body)) {
       if (t === 'content_block_start') blocks.push({ ...d.content_block });
@@ -93,7 +126,21 @@ describe('POST /messages', () => {
     up.misbehave('sk-messages-no-usage', null);
     const evs = anthropicFrames(res.body);
     assert.deepEqual(evs.slice(-2), [
-      ['message_delta', { type: 'message_delta', delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { input_tokens: 0, output_tokens: 0, cache_read_input_tokens: 0, cache_creation_input_tokens: 0, cost: 0, is_byok: true } }],
+      [
+        'message_delta',
+        {
+          type: 'message_delta',
+          delta: { stop_reason: 'end_turn', stop_sequence: null },
+          usage: {
+            input_tokens: 0,
+            output_tokens: 0,
+            cache_read_input_tokens: 0,
+            cache_creation_input_tokens: 0,
+            cost: 0,
+            is_byok: true,
+          },
+        },
+      ],
       ['message_stop', { type: 'message_stop' }],
     ]);
     const [row] = await t.log();
@@ -101,32 +148,68 @@ describe('POST /messages', () => {
   });
 
   test('a tool result continues the script; a failure before output is our error, after it an error event', async () => {
-    const first = await s.messages({ model: 'local/scripted', max_tokens: 50, tools, messages: [user('/shell pwd\n/say after')] });
+    const first = await s.messages({
+      model: 'local/scripted',
+      max_tokens: 50,
+      tools,
+      messages: [user('/shell pwd\n/say after')],
+    });
     const use = first.body.content[0];
     const next = await s.messages({
       model: 'local/scripted',
       max_tokens: 50,
       tools,
-      messages: [user('/shell pwd\n/say after'), { role: 'assistant', content: first.body.content }, { role: 'user', content: [{ type: 'tool_result', tool_use_id: use.id, content: '/home' }] }],
+      messages: [
+        user('/shell pwd\n/say after'),
+        { role: 'assistant', content: first.body.content },
+        { role: 'user', content: [{ type: 'tool_result', tool_use_id: use.id, content: '/home' }] },
+      ],
     });
     assert.deepEqual(next.body.content, [{ type: 'text', text: 'shell: /home\nafter' }]);
-    const failed = await s.messages({ model: 'local/scripted', stream: true, max_tokens: 5, messages: [user('/fail 503')] });
+    const failed = await s.messages({
+      model: 'local/scripted',
+      stream: true,
+      max_tokens: 5,
+      messages: [user('/fail 503')],
+    });
     assert.equal(failed.status, 502);
     assert.deepEqual(failed.body.error.metadata, { reason: 'turn_failed', retryable: true });
-    const bad = await s.messages({ model: 'local/scripted', max_tokens: 5, messages: [{ role: 'system', content: 'x' }] });
+    const bad = await s.messages({
+      model: 'local/scripted',
+      max_tokens: 5,
+      messages: [{ role: 'system', content: 'x' }],
+    });
     assert.equal(bad.status, 400);
     assert.match(bad.body.error.message, /messages\.0\.role/);
   });
 
   test('the anthropic provider: the request is converted, the key sent as x-api-key, the answer converted back', async () => {
     const from = up.received.length;
-    const res = await s.messages({ model: 'anthropic/claude-sonnet-4', system: 'Be kind.', max_tokens: 64, stream: true, messages: [user('/say routed')] });
+    const res = await s.messages({
+      model: 'anthropic/claude-sonnet-4',
+      system: 'Be kind.',
+      max_tokens: 64,
+      stream: true,
+      messages: [user('/say routed')],
+    });
     const sent = up.received[from]!;
     assert.equal(sent.path, '/v1/messages');
     assert.equal(sent.key, 'sk-ant-shared-000000');
-    assert.deepEqual(sent.body, { model: 'claude-sonnet-4', max_tokens: 64, messages: [{ role: 'user', content: [{ type: 'text', text: '/say routed' }] }], stream: true, system: 'Be kind.' });
+    assert.deepEqual(sent.body, {
+      model: 'claude-sonnet-4',
+      max_tokens: 64,
+      messages: [{ role: 'user', content: [{ type: 'text', text: '/say routed' }] }],
+      stream: true,
+      system: 'Be kind.',
+    });
     const evs = anthropicFrames(res.body);
-    assert.equal(evs.filter(([t]) => t === 'content_block_delta').map(([, d]) => d.delta.text).join(''), 'routed');
+    assert.equal(
+      evs
+        .filter(([t]) => t === 'content_block_delta')
+        .map(([, d]) => d.delta.text)
+        .join(''),
+      'routed',
+    );
     const chat = await s.chat({ model: 'anthropic/claude-sonnet-4', messages: [user('/say via chat')] });
     assert.equal(chat.body.choices[0].message.content, 'via chat');
     assert.equal(chat.body.model, 'anthropic/claude-sonnet-4');
@@ -139,7 +222,12 @@ describe('POST /messages', () => {
     const res = await fetch(`${gw.url}/messages`, {
       method: 'POST',
       headers: { 'x-api-key': s.key, 'content-type': 'application/json' },
-      body: JSON.stringify({ model: 'anthropic/claude-sonnet-4', max_tokens: 64, stream: true, messages: [user('/say first\n/sleep 5000\n/say never')] }),
+      body: JSON.stringify({
+        model: 'anthropic/claude-sonnet-4',
+        max_tokens: 64,
+        stream: true,
+        messages: [user('/say first\n/sleep 5000\n/say never')],
+      }),
       signal: ctl.signal,
     });
     assert.equal(res.status, 200);
@@ -149,20 +237,34 @@ describe('POST /messages', () => {
     assert.equal(up.received[from]!.aborted, true);
     for (let i = 0; i < 100 && (await s.log()).length === logged; i++) await new Promise((r) => setTimeout(r, 10));
     const row = (await s.log())[logged]!;
-    assert.deepEqual([row.status, row.apiStyle, row.model, row.streamed], [499, 'messages', 'anthropic/claude-sonnet-4', true]);
+    assert.deepEqual(
+      [row.status, row.apiStyle, row.model, row.streamed],
+      [499, 'messages', 'anthropic/claude-sonnet-4', true],
+    );
   });
 
   test('the @anthropic-ai/sdk client works unchanged (x-api-key), streaming and not', async () => {
     const client = new Anthropic({ apiKey: s.key, baseURL: gw.url.replace(/\/v1$/, ''), maxRetries: 0 });
-    const m = await client.messages.create({ model: 'local/scripted', max_tokens: 20, messages: [{ role: 'user', content: '/say from sdk' }] });
+    const m = await client.messages.create({
+      model: 'local/scripted',
+      max_tokens: 20,
+      messages: [{ role: 'user', content: '/say from sdk' }],
+    });
     assert.deepEqual(m.content, [{ type: 'text', text: 'from sdk' }]);
-    const stream = client.messages.stream({ model: 'local/scripted', max_tokens: 20, messages: [{ role: 'user', content: '/think t\n/say streamed words' }] });
+    const stream = client.messages.stream({
+      model: 'local/scripted',
+      max_tokens: 20,
+      messages: [{ role: 'user', content: '/think t\n/say streamed words' }],
+    });
     const texts: string[] = [];
     stream.on('text', (t) => texts.push(t));
     const final = await stream.finalMessage();
     assert.equal(texts.join(''), 'streamed words');
     assert.equal(final.content.length, 2);
     assert.equal(final.stop_reason, 'end_turn');
-    await assert.rejects(client.messages.create({ model: 'local/nope', max_tokens: 5, messages: [{ role: 'user', content: 'x' }] }), (e: InstanceType<typeof Anthropic.APIError>) => e.status === 404);
+    await assert.rejects(
+      client.messages.create({ model: 'local/nope', max_tokens: 5, messages: [{ role: 'user', content: 'x' }] }),
+      (e: InstanceType<typeof Anthropic.APIError>) => e.status === 404,
+    );
   });
 });

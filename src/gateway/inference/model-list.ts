@@ -16,12 +16,21 @@ export function modelEntry(id: string, price: Price | undefined) {
     id,
     canonical_slug: id,
     name: scripted ? 'cohort: scripted model (deterministic, offline)' : id,
-    ...(scripted ? { description: 'A deterministic model driven by directives in the last user message (docs/reference/scripted-model.md); not a language model.' } : {}),
+    ...(scripted
+      ? {
+          description:
+            'A deterministic model driven by directives in the last user message (docs/reference/scripted-model.md); not a language model.',
+        }
+      : {}),
     created: 0,
     context_length: null,
     architecture: { modality: 'text->text', input_modalities: ['text'], output_modalities: ['text'] },
     pricing: price
-      ? { prompt: perToken(price.prompt), completion: perToken(price.completion), ...(price.cached_prompt === undefined ? {} : { input_cache_read: perToken(price.cached_prompt) }) }
+      ? {
+          prompt: perToken(price.prompt),
+          completion: perToken(price.completion),
+          ...(price.cached_prompt === undefined ? {} : { input_cache_read: perToken(price.cached_prompt) }),
+        }
       : { prompt: '-1', completion: '-1' },
     top_provider: { context_length: null, max_completion_tokens: null, is_moderated: false },
     per_request_limits: null,

@@ -6,7 +6,14 @@ import { principalOf } from '../http/app.ts';
 import { defineRoute } from '../http/route.ts';
 
 const ModelList = z.object({
-  data: z.array(z.looseObject({ id: z.string(), name: z.string(), context_length: z.number().int().nullable(), pricing: z.looseObject({ prompt: z.string(), completion: z.string() }) })),
+  data: z.array(
+    z.looseObject({
+      id: z.string(),
+      name: z.string(),
+      context_length: z.number().int().nullable(),
+      pricing: z.looseObject({ prompt: z.string(), completion: z.string() }),
+    }),
+  ),
   links: z.object({ next: z.null() }),
   total_count: z.number().int(),
 });
@@ -16,7 +23,8 @@ export const modelRoutes: RouteModule = (app, ctx) => {
     method: 'GET',
     path: '/models',
     guard: 'any',
-    summary: "List the models the key's workspace can route to (OpenRouter's list shape; pricing in USD per token, \"-1\" when unknown)",
+    summary:
+      'List the models the key\'s workspace can route to (OpenRouter\'s list shape; pricing in USD per token, "-1" when unknown)',
     tags: ['inference'],
     responses: { 200: { description: 'the models', schema: ModelList }, 401: { description: 'no valid key' } },
     handler: async (req) => {

@@ -7,7 +7,9 @@ import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import type { Usage } from './types.ts';
 
-const Price = z.object({ prompt: z.number().min(0), completion: z.number().min(0), cached_prompt: z.number().min(0).optional() }).strict();
+const Price = z
+  .object({ prompt: z.number().min(0), completion: z.number().min(0), cached_prompt: z.number().min(0).optional() })
+  .strict();
 const PriceFile = z.record(z.string().min(1), Price);
 export type Price = z.infer<typeof Price>;
 export type PriceTable = ReadonlyMap<string, Price>;
@@ -32,10 +34,18 @@ export function loadPriceTable(file?: string): PriceTable {
 }
 
 /** USD for a usage; cached prompt tokens are billed at the cached rate when the table has one. */
-export function costOf(prices: PriceTable, model: string, usage: Pick<Usage, 'prompt_tokens' | 'completion_tokens' | 'prompt_tokens_details'>): number {
+export function costOf(
+  prices: PriceTable,
+  model: string,
+  usage: Pick<Usage, 'prompt_tokens' | 'completion_tokens' | 'prompt_tokens_details'>,
+): number {
   const p = prices.get(model);
   if (!p) return 0;
   const cached = Math.min(usage.prompt_tokens, usage.prompt_tokens_details?.cached_tokens ?? 0);
-  const usd = ((usage.prompt_tokens - cached) * p.prompt + cached * (p.cached_prompt ?? p.prompt) + usage.completion_tokens * p.completion) / 1e6;
+  const usd =
+    ((usage.prompt_tokens - cached) * p.prompt +
+      cached * (p.cached_prompt ?? p.prompt) +
+      usage.completion_tokens * p.completion) /
+    1e6;
   return Math.round(usd * 1e12) / 1e12;
 }

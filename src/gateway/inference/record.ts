@@ -9,7 +9,15 @@ import { clientClosed } from '../errors.ts';
 import { UpstreamError, WIRE_TAIL } from './types.ts';
 import type { Prepared } from './service.ts';
 
-export type Outcome = { status: number; attempts?: number; served?: Served; usage?: Usage | null; finish?: FinishReason | null; error?: string; response?: unknown };
+export type Outcome = {
+  status: number;
+  attempts?: number;
+  served?: Served;
+  usage?: Usage | null;
+  finish?: FinishReason | null;
+  error?: string;
+  response?: unknown;
+};
 
 type Recordable = Pick<Prepared, 'id' | 'started' | 'style' | 'stream' | 'principal' | 'requestedModel' | 'loggedBody'>;
 
@@ -56,16 +64,32 @@ function collector() {
       if (d.content) content += d.content;
       if (d.reasoning) reasoning += d.reasoning;
       for (const t of d.tool_calls ?? []) {
-        const call = (calls[t.index] ??= { id: t.id ?? '', type: 'function', function: { name: t.function?.name ?? '', arguments: '' } });
+        const call = (calls[t.index] ??= {
+          id: t.id ?? '',
+          type: 'function',
+          function: { name: t.function?.name ?? '', arguments: '' },
+        });
         call.function.arguments += t.function?.arguments ?? '';
       }
     },
-    message: () => ({ role: 'assistant', content, ...(reasoning ? { reasoning } : {}), ...(calls.length ? { tool_calls: calls } : {}) }),
+    message: () => ({
+      role: 'assistant',
+      content,
+      ...(reasoning ? { reasoning } : {}),
+      ...(calls.length ? { tool_calls: calls } : {}),
+    }),
   };
 }
 
 /** The last chunk of an OpenAI stream: no choices, the usage. */
-const usageChunk = (id: string, model: string, usage: Usage): ChatChunk => ({ id, object: 'chat.completion.chunk', created: Math.floor(Date.now() / 1000), model, choices: [], usage });
+const usageChunk = (id: string, model: string, usage: Usage): ChatChunk => ({
+  id,
+  object: 'chat.completion.chunk',
+  created: Math.floor(Date.now() / 1000),
+  model,
+  choices: [],
+  usage,
+});
 
 /** A provider's stream passed on batch by batch, recorded in the request log when it ends however it ends. */
 export async function* recordedStream(o: {
@@ -96,14 +120,19 @@ export async function* recordedStream(o: {
       }
       yield batch;
     }
-    if (!outcome.finish) throw new UpstreamError({ status: 502, message: 'the provider ended the stream before it finished' });
+    if (!outcome.finish)
+      throw new UpstreamError({ status: 502, message: 'the provider ended the stream before it finished' });
     // A provider that ignores stream_options sends no usage; every response has one, zeros as in a completion without it.
     if (!outcome.usage) {
       outcome.usage = o.usageOf(null, served);
       yield [usageChunk(p.id, served.model, outcome.usage)];
     }
   } catch (err) {
-    const api = o.cancel.aborted ? clientClosed() : err instanceof UpstreamError ? upstreamFailure(served.provider, o.apiKey, err) : null;
+    const api = o.cancel.aborted
+      ? clientClosed()
+      : err instanceof UpstreamError
+        ? upstreamFailure(served.provider, o.apiKey, err)
+        : null;
     outcome.status = api?.status ?? 500;
     outcome.error = api?.message ?? 'internal error';
     throw api ?? err;

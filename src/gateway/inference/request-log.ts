@@ -62,7 +62,13 @@ export function columnArrays(rows: InferenceRequestRow[]): unknown[][] {
   return COLUMNS.map((c) =>
     rows.map((row) => {
       const v = row[c.key];
-      return v === undefined || v === null ? null : c.json ? storableJson(v) : typeof v === 'string' ? storableText(v) : v;
+      return v === undefined || v === null
+        ? null
+        : c.json
+          ? storableJson(v)
+          : typeof v === 'string'
+            ? storableText(v)
+            : v;
     }),
   );
 }
@@ -81,9 +87,13 @@ export function toCsv(rows: InferenceRequestRow[]): string {
 }
 
 function insertMany(db: Db, rows: InferenceRequestRow[]): Promise<unknown> {
-  const client = (db as unknown as { $client: PgliteThread | { query(text: string, params: unknown[]): Promise<unknown> } }).$client;
+  const client = (
+    db as unknown as { $client: PgliteThread | { query(text: string, params: unknown[]): Promise<unknown> } }
+  ).$client;
   if (client instanceof PgliteThread) {
-    return client.query(`copy inference_requests (${COLUMN_LIST}) from '/dev/blob' with (format csv)`, [], { blob: new Blob([toCsv(rows)]) });
+    return client.query(`copy inference_requests (${COLUMN_LIST}) from '/dev/blob' with (format csv)`, [], {
+      blob: new Blob([toCsv(rows)]),
+    });
   }
   return client.query(UNNEST, columnArrays(rows));
 }
@@ -104,7 +114,10 @@ async function write(db: Db, log: Logger, rows: InferenceRequestRow[]): Promise<
     if (!isRowFault(err)) return log.error({ err, rows: rows.length }, 'could not write the inference request log');
     if (rows.length === 1) {
       const { code, message } = err as { code: string; message?: string };
-      return log.error({ id: rows[0]!.id, code, reason: message }, 'could not write a row of the inference request log; it is lost');
+      return log.error(
+        { id: rows[0]!.id, code, reason: message },
+        'could not write a row of the inference request log; it is lost',
+      );
     }
     const half = rows.length >> 1;
     await write(db, log, rows.slice(0, half));

@@ -9,18 +9,34 @@ import type { Principal } from '../access/identity-store.ts';
 import type { ApiStyle, Prepared } from './service.ts';
 import type { RequestBody } from './routing.ts';
 
-const ChatError = z.object({ error: z.object({ code: z.number().int(), message: z.string(), metadata: z.object({ reason: z.string(), retryable: z.boolean() }).optional() }) });
+const ChatError = z.object({
+  error: z.object({
+    code: z.number().int(),
+    message: z.string(),
+    metadata: z.object({ reason: z.string(), retryable: z.boolean() }).optional(),
+  }),
+});
 
 /** The refusals of the model-request routes, for the OpenAPI document. */
 export const errorDocs = refusals(ChatError, 400, 401, 403, 404, 429, 502, 504);
 
 /** Resolves a request; a refusal is recorded in the request log before it is returned. */
-export async function prepareOrRefuse(ctx: Ctx, o: { principal: Principal; body: RequestBody; style: ApiStyle; raw: unknown }): Promise<Prepared> {
+export async function prepareOrRefuse(
+  ctx: Ctx,
+  o: { principal: Principal; body: RequestBody; style: ApiStyle; raw: unknown },
+): Promise<Prepared> {
   const started = performance.now();
   try {
     return await ctx.inference.prepare(o);
   } catch (err) {
-    if (err instanceof ApiError) ctx.inference.refused({ ...o, stream: o.body.stream === true, requestedModel: o.body.model ?? null, error: err, started });
+    if (err instanceof ApiError)
+      ctx.inference.refused({
+        ...o,
+        stream: o.body.stream === true,
+        requestedModel: o.body.model ?? null,
+        error: err,
+        started,
+      });
     throw err;
   }
 }

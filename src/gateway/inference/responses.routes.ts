@@ -15,7 +15,10 @@ import { errorDocs, prepareOrRefuse } from './respond.ts';
 import { cancelOnClose, writeSse } from '../http/sse-reply.ts';
 import { holdSlot } from '../http/slots.ts';
 
-async function* frames(batches: AsyncIterable<ChatChunk[]>, encoder: ReturnType<typeof responsesEncoder>): AsyncGenerator<string> {
+async function* frames(
+  batches: AsyncIterable<ChatChunk[]>,
+  encoder: ReturnType<typeof responsesEncoder>,
+): AsyncGenerator<string> {
   // The response exists once a provider accepted the request: say so before its first token.
   yield encoder.start();
   for await (const batch of batches) {
@@ -35,23 +38,38 @@ export const responsesRoutes: RouteModule = (app, ctx) => {
     errorStyle: 'chat',
     body: ResponsesRequest,
     responses: {
-      200: { description: 'a response, or an SSE stream of Responses events ending in response.completed, response.incomplete or response.failed', schema: ResponseObject },
+      200: {
+        description:
+          'a response, or an SSE stream of Responses events ending in response.completed, response.incomplete or response.failed',
+        schema: ResponseObject,
+      },
       ...errorDocs,
     },
     handler: async (req, reply, input) => {
-    const parsed = input.body as ResponsesBody;
-    const body = fromResponsesBody(parsed) as RequestBody;
-    await holdSlot(ctx, req, reply, 'model');
-    const p = await prepareOrRefuse(ctx, { principal: principalOf(req), body, style: 'responses', raw: req.body });
-    const cancel = cancelOnClose(reply);
-    const who = (model: string): ResponseIdentity => ({ requestId: p.id, model, createdAt: Math.floor(Date.now() / 1000), echo: echoOf(parsed) });
-    if (!p.stream) {
-      const { served, completion } = await ctx.inference.complete(p, cancel);
-      return toResponse(completion, who(served.model));
-    }
-    const { served, chunks } = await ctx.inference.stream(p, cancel);
-    const encoder = responsesEncoder(who(served.model));
-    await writeSse(reply, { ctx, cancel, frames: frames(chunks, encoder), fail: (e) => encoder.error(e), end: () => encoder.end() });
+      const parsed = input.body as ResponsesBody;
+      const body = fromResponsesBody(parsed) as RequestBody;
+      await holdSlot(ctx, req, reply, 'model');
+      const p = await prepareOrRefuse(ctx, { principal: principalOf(req), body, style: 'responses', raw: req.body });
+      const cancel = cancelOnClose(reply);
+      const who = (model: string): ResponseIdentity => ({
+        requestId: p.id,
+        model,
+        createdAt: Math.floor(Date.now() / 1000),
+        echo: echoOf(parsed),
+      });
+      if (!p.stream) {
+        const { served, completion } = await ctx.inference.complete(p, cancel);
+        return toResponse(completion, who(served.model));
+      }
+      const { served, chunks } = await ctx.inference.stream(p, cancel);
+      const encoder = responsesEncoder(who(served.model));
+      await writeSse(reply, {
+        ctx,
+        cancel,
+        frames: frames(chunks, encoder),
+        fail: (e) => encoder.error(e),
+        end: () => encoder.end(),
+      });
     },
   });
 };

@@ -22,7 +22,8 @@ describe('routing cache and management writes', () => {
 
   test('a credential created, disabled or deleted takes effect on the next request', async () => {
     const s = await space(gw, 'cache-byok');
-    const ask = async () => assert.equal((await s.chat({ model: 'openai/gpt-4o', messages: [user('hi')] })).status, 200);
+    const ask = async () =>
+      assert.equal((await s.chat({ model: 'openai/gpt-4o', messages: [user('hi')] })).status, 200);
     await ask();
     assert.equal(lastKey(), SHARED_OPENAI_KEY);
     const cred = await s.credential({ key: 'sk-own-0123456789' });
@@ -50,9 +51,13 @@ describe('routing cache and management writes', () => {
     await s.patch({ default_text_model: 'openai/second' });
     assert.equal(await byDefault(), 'second');
 
-    const version = async (model: string) => assert.equal((await gw.call('POST', '/presets/cached/chat/completions', { body: { model } })).status, 200);
+    const version = async (model: string) =>
+      assert.equal((await gw.call('POST', '/presets/cached/chat/completions', { body: { model } })).status, 200);
     const byPreset = async () => {
-      const r = await gw.call('POST', '/chat/completions', { key: gw.keys.api_key, body: { model: '@preset/cached', messages: [user('hi')] } });
+      const r = await gw.call('POST', '/chat/completions', {
+        key: gw.keys.api_key,
+        body: { model: '@preset/cached', messages: [user('hi')] },
+      });
       assert.equal(r.status, 200, JSON.stringify(r.body));
       return up.received.at(-1)?.model;
     };
@@ -67,7 +72,11 @@ describe('routing cache and management writes', () => {
 // REDIS_URL a management write through one reaches the other within the pub/sub delivery time
 // (the announcement is published before the write's response leaves, but it reaches the other
 // process on its own connection, so it is awaited here for at most a second, not ten minutes).
-const busSkip = !process.env.DATABASE_URL ? 'DATABASE_URL is not set' : !process.env.REDIS_URL ? 'REDIS_URL is not set' : false;
+const busSkip = !process.env.DATABASE_URL
+  ? 'DATABASE_URL is not set'
+  : !process.env.REDIS_URL
+    ? 'REDIS_URL is not set'
+    : false;
 describe('routing cache across gateways', { skip: busSkip }, () => {
   let up: FakeUpstream;
   let a: TestGateway;
@@ -75,7 +84,12 @@ describe('routing cache across gateways', { skip: busSkip }, () => {
   before(async () => {
     up = await startFakeUpstream();
     // One install: both gateways unseal credentials with the same master key.
-    const env = { ...upstreamEnv(up), COHORT_ROUTING_CACHE_MS: '600000', REDIS_URL: process.env.REDIS_URL!, COHORT_MASTER_KEY: randomBytes(32).toString('hex') };
+    const env = {
+      ...upstreamEnv(up),
+      COHORT_ROUTING_CACHE_MS: '600000',
+      REDIS_URL: process.env.REDIS_URL!,
+      COHORT_MASTER_KEY: randomBytes(32).toString('hex'),
+    };
     a = await startTestGateway({ postgres: true, env });
     b = await startTestGateway({ pgSchema: a.pgSchema, keys: a.keys, env });
   });

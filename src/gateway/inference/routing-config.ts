@@ -52,8 +52,16 @@ export function createRoutingConfig(opts: { db: Db; ttlMs: number; now?: () => n
 
   async function loadWorkspace(orgId: string, workspaceId: string): Promise<WorkspaceRouting> {
     const [[workspace], creds] = await Promise.all([
-      db.select().from(workspaces).where(and(eq(workspaces.id, workspaceId), eq(workspaces.orgId, orgId))).limit(1),
-      db.select().from(byokCredentials).where(eq(byokCredentials.workspaceId, workspaceId)).orderBy(asc(byokCredentials.createdAt), asc(byokCredentials.id)),
+      db
+        .select()
+        .from(workspaces)
+        .where(and(eq(workspaces.id, workspaceId), eq(workspaces.orgId, orgId)))
+        .limit(1),
+      db
+        .select()
+        .from(byokCredentials)
+        .where(eq(byokCredentials.workspaceId, workspaceId))
+        .orderBy(asc(byokCredentials.createdAt), asc(byokCredentials.id)),
     ]);
     if (!workspace) return NONE;
     const credentials = new Map<string, CredentialRow[]>();
@@ -72,9 +80,12 @@ export function createRoutingConfig(opts: { db: Db; ttlMs: number; now?: () => n
   }
 
   return {
-    workspace: ({ orgId, workspaceId }) => (workspaceId ? spaces.get(workspaceId, () => loadWorkspace(orgId, workspaceId)) : Promise.resolve(NONE)),
+    workspace: ({ orgId, workspaceId }) =>
+      workspaceId ? spaces.get(workspaceId, () => loadWorkspace(orgId, workspaceId)) : Promise.resolve(NONE),
     async preset({ workspaceId, slug }) {
-      const v = workspaceId ? await versions.get(`${workspaceId}\u0000${slug}`, () => loadPreset(workspaceId, slug)) : null;
+      const v = workspaceId
+        ? await versions.get(`${workspaceId}\u0000${slug}`, () => loadPreset(workspaceId, slug))
+        : null;
       if (!v) throw resourceNotFound(`preset ${slug}`);
       return v;
     },

@@ -11,8 +11,23 @@ export const MAX_FALLBACKS = 3;
 
 /** Fields that steer routing or observability; never sent upstream. */
 const ROUTING_FIELDS = new Set([
-  'model', 'preset', 'models', 'fallbacks', 'provider', 'plugins', 'session_id', 'route', 'speed', 'trace', 'metadata',
-  'stop_server_tools_when', 'cache_control', 'output_config', 'system_cache_control', 'stream', 'stream_options',
+  'model',
+  'preset',
+  'models',
+  'fallbacks',
+  'provider',
+  'plugins',
+  'session_id',
+  'route',
+  'speed',
+  'trace',
+  'metadata',
+  'stop_server_tools_when',
+  'cache_control',
+  'output_config',
+  'system_cache_control',
+  'stream',
+  'stream_options',
 ]);
 
 /** Plugin ids that are server tools under another name. */
@@ -32,7 +47,8 @@ export type RequestBody = ChatRequest & {
 export function presetSlugOf(body: Pick<RequestBody, 'model' | 'preset'>): string | null {
   if (!body.model?.startsWith(PRESET_PREFIX)) return body.preset ?? null;
   // Without a slug the request would fall through to the workspace default, not the preset meant.
-  if (body.model.length === PRESET_PREFIX.length) throw invalidRequest(`model: ${PRESET_PREFIX} needs a preset slug after it`);
+  if (body.model.length === PRESET_PREFIX.length)
+    throw invalidRequest(`model: ${PRESET_PREFIX} needs a preset slug after it`);
   return body.model.slice(PRESET_PREFIX.length);
 }
 
@@ -42,12 +58,17 @@ const FALLBACK_FIELDS = ['models', 'fallbacks'];
 /** The preset's config under the body: request fields win; its system prompt leads unless the body has its own. */
 export function applyPreset(body: RequestBody, preset: PresetVersion | null): RequestBody {
   if (!preset) return body;
-  const own = Object.fromEntries(Object.entries(body).filter(([k, v]) => v !== undefined && !(k === 'model' && String(v).startsWith(PRESET_PREFIX))));
+  const own = Object.fromEntries(
+    Object.entries(body).filter(([k, v]) => v !== undefined && !(k === 'model' && String(v).startsWith(PRESET_PREFIX))),
+  );
   const ownsFallbacks = FALLBACK_FIELDS.some((k) => k in own);
-  const config = ownsFallbacks ? Object.fromEntries(Object.entries(preset.config).filter(([k]) => !FALLBACK_FIELDS.includes(k))) : preset.config;
+  const config = ownsFallbacks
+    ? Object.fromEntries(Object.entries(preset.config).filter(([k]) => !FALLBACK_FIELDS.includes(k)))
+    : preset.config;
   const merged = { ...config, ...own } as RequestBody;
   const hasSystem = body.messages.some((m) => m.role === 'system' || m.role === 'developer');
-  if (preset.systemPrompt && !hasSystem) merged.messages = [{ role: 'system', content: preset.systemPrompt }, ...body.messages];
+  if (preset.systemPrompt && !hasSystem)
+    merged.messages = [{ role: 'system', content: preset.systemPrompt }, ...body.messages];
   return merged;
 }
 
@@ -71,7 +92,12 @@ export function resolveRequest(body: RequestBody, opts: { defaultModel: string |
     if (tools.length) upstream.tools = tools;
     else delete upstream.tools;
   }
-  return { models: [model, ...fallbacks], upstream, requireZdr: body.provider?.zdr === true, serverTools: [...new Set(serverTools)] };
+  return {
+    models: [model, ...fallbacks],
+    upstream,
+    requireZdr: body.provider?.zdr === true,
+    serverTools: [...new Set(serverTools)],
+  };
 }
 
 /** The first named server tool that the workspace disabled, if any. */

@@ -54,9 +54,18 @@ export function selectCredentials(input: SelectInput): Selection {
   const { provider, model, requireZdr } = input;
   const live = input.credentials.filter((c) => !c.disabled);
   const zdrOk = (declared: boolean | null) => !requireZdr || (declared ?? provider.zdr);
-  const eligible = live.filter((c) => appliesToModel(c, model) && allows(c.allowedUserIds, input.userId) && allows(c.allowedApiKeyHashes, input.keyHash));
+  const eligible = live.filter(
+    (c) =>
+      appliesToModel(c, model) &&
+      allows(c.allowedUserIds, input.userId) &&
+      allows(c.allowedApiKeyHashes, input.keyHash),
+  );
   const usable = eligible.filter((c) => zdrOk(c.declaredZdr));
-  const byOrder = (list: CredentialRule[]) => list.map((c, i) => ({ c, i })).sort((a, b) => a.c.sortOrder - b.c.sortOrder || a.i - b.i).map(({ c }) => c);
+  const byOrder = (list: CredentialRule[]) =>
+    list
+      .map((c, i) => ({ c, i }))
+      .sort((a, b) => a.c.sortOrder - b.c.sortOrder || a.i - b.i)
+      .map(({ c }) => c);
   const byokOnly = live.some((c) => c.isByokOnly);
   const required = live.some((c) => c.isRequired && appliesToModel(c, model));
   const shared = provider.shared && !byokOnly && !required && zdrOk(null);
@@ -68,15 +77,43 @@ export function selectCredentials(input: SelectInput): Selection {
   ];
   if (candidates.length) return { ok: true, candidates };
   const sharedButZdr = provider.shared && !byokOnly && !required;
-  return { ok: false, ...whyNone({ input, live, byokOnly, required, zdrBlocked: requireZdr && (eligible.length > 0 || sharedButZdr) }) };
+  return {
+    ok: false,
+    ...whyNone({ input, live, byokOnly, required, zdrBlocked: requireZdr && (eligible.length > 0 || sharedButZdr) }),
+  };
 }
 
-function whyNone(o: { input: SelectInput; live: CredentialRule[]; byokOnly: boolean; required: boolean; zdrBlocked: boolean }): { why: NoRoute; message: string } {
+function whyNone(o: {
+  input: SelectInput;
+  live: CredentialRule[];
+  byokOnly: boolean;
+  required: boolean;
+  zdrBlocked: boolean;
+}): { why: NoRoute; message: string } {
   const p = o.input.provider.slug;
   const model = o.input.model;
-  if (o.zdrBlocked) return { why: 'zdr', message: `the request requires zero data retention and no credential of provider ${p} that may serve it declares it` };
-  if (o.byokOnly) return { why: 'byok_only', message: `provider ${p} is BYOK-only in this workspace and none of its credentials may serve this request (${model})` };
-  if (o.required) return { why: 'required', message: `a credential of provider ${p} is required for ${model} and none may serve this request` };
-  if (o.live.length) return { why: 'restricted', message: `every credential of provider ${p} in this workspace is restricted from this request (models, users or API keys) and no shared key is configured` };
-  return { why: 'no_credential', message: `no credential for provider ${p}: add a BYOK credential to the workspace, or configure the shared key ${providerVar(p, 'API_KEY')}` };
+  if (o.zdrBlocked)
+    return {
+      why: 'zdr',
+      message: `the request requires zero data retention and no credential of provider ${p} that may serve it declares it`,
+    };
+  if (o.byokOnly)
+    return {
+      why: 'byok_only',
+      message: `provider ${p} is BYOK-only in this workspace and none of its credentials may serve this request (${model})`,
+    };
+  if (o.required)
+    return {
+      why: 'required',
+      message: `a credential of provider ${p} is required for ${model} and none may serve this request`,
+    };
+  if (o.live.length)
+    return {
+      why: 'restricted',
+      message: `every credential of provider ${p} in this workspace is restricted from this request (models, users or API keys) and no shared key is configured`,
+    };
+  return {
+    why: 'no_credential',
+    message: `no credential for provider ${p}: add a BYOK credential to the workspace, or configure the shared key ${providerVar(p, 'API_KEY')}`,
+  };
 }

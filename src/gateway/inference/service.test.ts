@@ -65,9 +65,16 @@ for (const store of storeMatrix) {
       up.failKey('sk-users-mine', 429);
       assert.deepEqual(await keysSeen(() => ask(s)), ['sk-users-mine', 'sk-hash-mine']);
       assert.deepEqual(await keysSeen(() => ask(s, { model: 'openai/gpt-4o-mini' })), ['sk-models-only-mini']);
-      const other = await createKey(gw.ctx.store.db, { orgId: gw.keys.org_id, creatorUserId: gw.keys.user_id, kind: 'standard', workspaceId: s.ws.id });
+      const other = await createKey(gw.ctx.store.db, {
+        orgId: gw.keys.org_id,
+        creatorUserId: gw.keys.user_id,
+        kind: 'standard',
+        workspaceId: s.ws.id,
+      });
       up.failKey('sk-users-mine', 0);
-      assert.deepEqual(await keysSeen(() => s.chat({ model: 'openai/gpt-4o', messages: [user('hi')] }, other.raw)), ['sk-users-mine']);
+      assert.deepEqual(await keysSeen(() => s.chat({ model: 'openai/gpt-4o', messages: [user('hi')] }, other.raw)), [
+        'sk-users-mine',
+      ]);
     });
 
     test('is_byok_only skips shared capacity for the whole provider, with a clear error when nothing is left', async () => {
@@ -119,7 +126,10 @@ for (const store of storeMatrix) {
       assert.equal(bad.status, 400);
       assert.deepEqual(bad.body.error.metadata, { reason: 'bad_request', retryable: false });
       const rows = await s.log();
-      assert.deepEqual(rows.map((r) => r.status), [401, 400]);
+      assert.deepEqual(
+        rows.map((r) => r.status),
+        [401, 400],
+      );
       assert.ok(!JSON.stringify(rows).includes('sk-fatal'));
     });
 
@@ -137,11 +147,19 @@ for (const store of storeMatrix) {
           const res = await ask(s, { stream });
           assert.equal(res.status, 502, `${status}`);
           assert.equal(res.headers.get('location'), null);
-          assert.deepEqual(res.body, { error: { code: 502, message, metadata: { reason: 'turn_failed', retryable: false } } });
+          assert.deepEqual(res.body, {
+            error: { code: 502, message, metadata: { reason: 'turn_failed', retryable: false } },
+          });
         }
       }
       const rows = await s.log();
-      assert.deepEqual(rows.map((r) => [r.status, r.attempts, r.error]), cases.flatMap(([, message]) => [[502, 1, message], [502, 1, message]]));
+      assert.deepEqual(
+        rows.map((r) => [r.status, r.attempts, r.error]),
+        cases.flatMap(([, message]) => [
+          [502, 1, message],
+          [502, 1, message],
+        ]),
+      );
     });
 
     test('all attempts failing with 429 is a retryable 429; a provider with no credential names why', async () => {
@@ -169,7 +187,11 @@ for (const store of storeMatrix) {
       up.misbehave('sk-garbage-key-1', 'malformed');
       up.misbehave('sk-hangup-key-22', 'hangup');
       let res: Awaited<ReturnType<typeof ask>> | undefined;
-      assert.deepEqual(await keysSeen(async () => (res = await ask(s))), ['sk-garbage-key-1', 'sk-hangup-key-22', 'sk-healthy-key-3']);
+      assert.deepEqual(await keysSeen(async () => (res = await ask(s))), [
+        'sk-garbage-key-1',
+        'sk-hangup-key-22',
+        'sk-healthy-key-3',
+      ]);
       assert.equal(res!.status, 200);
       assert.equal(res!.body.choices[0].message.content, 'hi');
       up.misbehave('sk-garbage-key-1', 'broken-stream');
@@ -187,15 +209,32 @@ for (const store of storeMatrix) {
       up.misbehave('sk-garbage-key-1', null);
       up.misbehave('sk-hangup-key-22', null);
       const rows = await s.log();
-      assert.deepEqual(rows.map((r) => [r.status, r.attempts]), [[200, 3], [502, 1], [502, 1], [502, 1]]);
+      assert.deepEqual(
+        rows.map((r) => [r.status, r.attempts]),
+        [
+          [200, 3],
+          [502, 1],
+          [502, 1],
+          [502, 1],
+        ],
+      );
     });
 
     test('an endpoint nobody listens on is a retryable 502 naming the provider', async () => {
       const closed = await startFakeUpstream();
       await closed.close();
-      const other = await startTestGateway({ env: { COHORT_ROUTING_CACHE_MS: '1', COHORT_PROVIDER_GROQ_BASE_URL: closed.url, COHORT_PROVIDER_GROQ_API_KEY: 'gsk-shared-unreachable' } });
+      const other = await startTestGateway({
+        env: {
+          COHORT_ROUTING_CACHE_MS: '1',
+          COHORT_PROVIDER_GROQ_BASE_URL: closed.url,
+          COHORT_PROVIDER_GROQ_API_KEY: 'gsk-shared-unreachable',
+        },
+      });
       try {
-        const res = await other.call('POST', '/chat/completions', { key: other.keys.api_key, body: { model: 'groq/llama', messages: [user('hi')] } });
+        const res = await other.call('POST', '/chat/completions', {
+          key: other.keys.api_key,
+          body: { model: 'groq/llama', messages: [user('hi')] },
+        });
         assert.equal(res.status, 502);
         assert.match(res.body.error.message, /^provider groq: could not reach the provider \(ECONNREFUSED\)$/);
         assert.deepEqual(res.body.error.metadata, { reason: 'turn_failed', retryable: true });
@@ -209,7 +248,11 @@ for (const store of storeMatrix) {
       await s.credential({ provider: 'groq', key: 'gsk-fallback-groq' });
       const seen: string[] = [];
       const from = up.received.length;
-      const res = await s.chat({ model: 'local/scripted', fallbacks: [{ model: 'groq/llama-3.1-8b' }], messages: [user('/fail 503')] });
+      const res = await s.chat({
+        model: 'local/scripted',
+        fallbacks: [{ model: 'groq/llama-3.1-8b' }],
+        messages: [user('/fail 503')],
+      });
       // The scripted model fails 503; so does the fake upstream playing the same script, so every model is tried.
       for (const r of up.received.slice(from)) seen.push(`${r.key} ${r.model}`);
       assert.equal(res.status, 502);
@@ -217,7 +260,13 @@ for (const store of storeMatrix) {
       const ok = await s.chat({ model: 'local/scripted', models: ['openai/gpt-4o'], messages: [user('/fail 429')] });
       assert.equal(ok.status, 429);
       const rows = await s.log();
-      assert.deepEqual(rows.map((r) => [r.status, r.attempts]), [[502, 2], [429, 2]]);
+      assert.deepEqual(
+        rows.map((r) => [r.status, r.attempts]),
+        [
+          [502, 2],
+          [429, 2],
+        ],
+      );
     });
   });
 }

@@ -6,8 +6,23 @@ import type { Db } from '../store/db.ts';
 import type { Logger } from '../../shared/log.ts';
 import type { Sealer } from '../crypto/seal.ts';
 import type { Principal } from '../access/identity-store.ts';
-import { ApiError, badModelRequest, invalidRequest, keyWorkspaceDeleted, resourceNotFound, serverToolDisabled } from '../errors.ts';
-import { createRegistry, providerTable, providerVar, splitModel, loadPriceTable, costOf, selectCredentials } from './providers/index.ts';
+import {
+  ApiError,
+  badModelRequest,
+  invalidRequest,
+  keyWorkspaceDeleted,
+  resourceNotFound,
+  serverToolDisabled,
+} from '../errors.ts';
+import {
+  createRegistry,
+  providerTable,
+  providerVar,
+  splitModel,
+  loadPriceTable,
+  costOf,
+  selectCredentials,
+} from './providers/index.ts';
 import type { Cancel, ChatChunk, ChatRequest, Completion, Usage } from './types.ts';
 import { createRoutingConfig, type CredentialRow, type RoutingConfig } from './routing-config.ts';
 import { applyPreset, disabledToolIn, presetSlugOf, resolveRequest, type RequestBody } from './routing.ts';
@@ -20,7 +35,9 @@ import { modelEntry, SCRIPTED, type ModelEntry } from './model-list.ts';
 export type ApiStyle = 'chat' | 'messages' | 'responses';
 
 const providerNotConfigured = (slug: string) =>
-  invalidRequest(`model: provider ${slug} is not configured on this gateway: its operator sets ${providerVar(slug, 'BASE_URL')} or ${providerVar(slug, 'API_KEY')}, or the workspace adds a BYOK credential for it`);
+  invalidRequest(
+    `model: provider ${slug} is not configured on this gateway: its operator sets ${providerVar(slug, 'BASE_URL')} or ${providerVar(slug, 'API_KEY')}, or the workspace adds a BYOK credential for it`,
+  );
 
 export type Prepared = {
   id: string;
@@ -75,7 +92,10 @@ export function createInferenceService(opts: InferenceOptions) {
     return out;
   };
 
-  function routeFor(model: string, ctx: { principal: Principal; credentials: ReadonlyMap<string, CredentialRow[]>; requireZdr: boolean }): Route | ApiError {
+  function routeFor(
+    model: string,
+    ctx: { principal: Principal; credentials: ReadonlyMap<string, CredentialRow[]>; requireZdr: boolean },
+  ): Route | ApiError {
     const split = splitModel(model, providers);
     if (!split?.model) throw invalidRequest(`model: ${model} names no known provider (expected provider/model)`);
     const { provider } = split;
@@ -84,7 +104,10 @@ export function createInferenceService(opts: InferenceOptions) {
     const credentials = ctx.credentials.get(provider.slug) ?? [];
     // Nothing is connected to for a provider the operator did not configure and the workspace has no key for.
     if (!provider.configured && !credentials.some((c) => !c.disabled)) throw providerNotConfigured(provider.slug);
-    if (!provider.baseUrl && provider.kind !== 'local') throw invalidRequest(`model: provider ${provider.slug} has no endpoint configured (${providerVar(provider.slug, 'BASE_URL')})`);
+    if (!provider.baseUrl && provider.kind !== 'local')
+      throw invalidRequest(
+        `model: provider ${provider.slug} has no endpoint configured (${providerVar(provider.slug, 'BASE_URL')})`,
+      );
     const sel = selectCredentials({
       provider: { slug: provider.slug, shared: provider.keyless || provider.sharedKey !== null, zdr: provider.zdr },
       model,
@@ -97,7 +120,12 @@ export function createInferenceService(opts: InferenceOptions) {
     return { model, provider, providerModel: split.model, adapter, candidates: sel.candidates, credentials };
   }
 
-  async function prepare(o: { principal: Principal; body: RequestBody; style: ApiStyle; raw: unknown }): Promise<Prepared> {
+  async function prepare(o: {
+    principal: Principal;
+    body: RequestBody;
+    style: ApiStyle;
+    raw: unknown;
+  }): Promise<Prepared> {
     const started = performance.now();
     const { principal } = o;
     const space = await config.workspace({ orgId: principal.orgId, workspaceId: principal.workspaceId });
@@ -105,16 +133,29 @@ export function createInferenceService(opts: InferenceOptions) {
     // Without its workspace a request would bypass that workspace's policy (credentials, disabled tools, logging).
     if (!ws) throw keyWorkspaceDeleted('workspace');
     // An intern's key is served with the intern's model (or preset), whatever its agent names.
-    const asked = principal.internId ? { ...o.body, model: principal.internModel ?? ws.defaultTextModel ?? 'local/scripted', models: undefined, fallbacks: undefined } : o.body;
+    const asked = principal.internId
+      ? {
+          ...o.body,
+          model: principal.internModel ?? ws.defaultTextModel ?? 'local/scripted',
+          models: undefined,
+          fallbacks: undefined,
+        }
+      : o.body;
     const slug = presetSlugOf(asked);
     const body = slug ? applyPreset(asked, await config.preset({ workspaceId: ws.id, slug })) : asked;
     const resolved = resolveRequest(body, { defaultModel: ws.defaultTextModel });
     const disabled = disabledToolIn(resolved.serverTools, ws.disabledServerTools);
     if (disabled) throw serverToolDisabled(disabled);
-    const found = resolved.models.map((m) => routeFor(m, { principal, credentials: space.credentials, requireZdr: resolved.requireZdr }));
+    const found = resolved.models.map((m) =>
+      routeFor(m, { principal, credentials: space.credentials, requireZdr: resolved.requireZdr }),
+    );
     const routes = found.filter((r): r is Route => !(r instanceof ApiError));
     if (!routes.length) throw found[0] as ApiError;
-    const io = { enabled: ws.isObservabilityIoLoggingEnabled, samplingRate: ws.ioLoggingSamplingRate, apiKeyIds: ws.ioLoggingApiKeyIds ?? null };
+    const io = {
+      enabled: ws.isObservabilityIoLoggingEnabled,
+      samplingRate: ws.ioLoggingSamplingRate,
+      apiKeyIds: ws.ioLoggingApiKeyIds ?? null,
+    };
     return {
       id: `gen-${uuidv7()}`,
       started,
@@ -131,8 +172,21 @@ export function createInferenceService(opts: InferenceOptions) {
   const record = (p: Prepared, outcome: Outcome) => requestLog.add(rowOf(p, outcome));
   const attempt = <T>(p: Prepared, cancel: Cancel, run: Parameters<typeof tryRoutes<T>>[0]['run']) => {
     const stats = { attempts: 0 };
-    return tryRoutes({ routes: p.routes, body: p.upstream, cancel, sealer: opts.sealer, log: opts.log, run, stats, onUpstreamError: opts.onUpstreamError }).catch((err: unknown) => {
-      record(p, { status: err instanceof ApiError ? err.status : 500, error: err instanceof Error ? err.message : 'error', attempts: stats.attempts });
+    return tryRoutes({
+      routes: p.routes,
+      body: p.upstream,
+      cancel,
+      sealer: opts.sealer,
+      log: opts.log,
+      run,
+      stats,
+      onUpstreamError: opts.onUpstreamError,
+    }).catch((err: unknown) => {
+      record(p, {
+        status: err instanceof ApiError ? err.status : 500,
+        error: err instanceof Error ? err.message : 'error',
+        attempts: stats.attempts,
+      });
       throw err;
     });
   };
@@ -143,7 +197,12 @@ export function createInferenceService(opts: InferenceOptions) {
     const space = await config.workspace({ orgId: principal.orgId, workspaceId: principal.workspaceId });
     if (!space.workspace) throw keyWorkspaceDeleted('workspace');
     const named = [...space.credentials.values()].flat().flatMap((c) => (c.disabled ? [] : (c.allowedModels ?? [])));
-    const ids = new Set([SCRIPTED, ...prices.keys(), ...(space.workspace.defaultTextModel ? [space.workspace.defaultTextModel] : []), ...named]);
+    const ids = new Set([
+      SCRIPTED,
+      ...prices.keys(),
+      ...(space.workspace.defaultTextModel ? [space.workspace.defaultTextModel] : []),
+      ...named,
+    ]);
     const routable = [...ids].filter((id) => {
       try {
         return !(routeFor(id, { principal, credentials: space.credentials, requireZdr: false }) instanceof ApiError);
@@ -151,7 +210,9 @@ export function createInferenceService(opts: InferenceOptions) {
         return false;
       }
     });
-    return routable.sort((a, b) => (a === SCRIPTED ? -1 : b === SCRIPTED ? 1 : a.localeCompare(b))).map((id) => modelEntry(id, prices.get(id)));
+    return routable
+      .sort((a, b) => (a === SCRIPTED ? -1 : b === SCRIPTED ? 1 : a.localeCompare(b)))
+      .map((id) => modelEntry(id, prices.get(id)));
   }
 
   return {
@@ -166,18 +227,46 @@ export function createInferenceService(opts: InferenceOptions) {
     async complete(p: Prepared, cancel: Cancel): Promise<{ served: Served; completion: Completion }> {
       const { value, served } = await attempt(p, cancel, (adapter, call) => adapter.complete(call));
       // `system_fingerprint` is required (null allowed) by OpenRouter's ChatResult, which its SDK validates.
-      const completion: Completion = { ...value, id: p.id, model: served.model, system_fingerprint: value.system_fingerprint ?? null, usage: usageOf(value.usage, served) };
+      const completion: Completion = {
+        ...value,
+        id: p.id,
+        model: served.model,
+        system_fingerprint: value.system_fingerprint ?? null,
+        usage: usageOf(value.usage, served),
+      };
       const choice = completion.choices[0];
-      record(p, { status: 200, served, usage: completion.usage, finish: choice?.finish_reason ?? null, response: completion });
+      record(p, {
+        status: 200,
+        served,
+        usage: completion.usage,
+        finish: choice?.finish_reason ?? null,
+        response: completion,
+      });
       return { served, completion };
     },
     /** Records a request refused before any route was tried (validation, preset, credentials). */
-    refused: (o: { principal: Principal; style: ApiStyle; stream: boolean; requestedModel: string | null; error: ApiError; started: number }) =>
-      requestLog.add(rowOf({ ...o, id: `gen-${uuidv7()}`, loggedBody: undefined }, { status: o.error.status, error: o.error.message })),
+    refused: (o: {
+      principal: Principal;
+      style: ApiStyle;
+      stream: boolean;
+      requestedModel: string | null;
+      error: ApiError;
+      started: number;
+    }) =>
+      requestLog.add(
+        rowOf(
+          { ...o, id: `gen-${uuidv7()}`, loggedBody: undefined },
+          { status: o.error.status, error: o.error.message },
+        ),
+      ),
     /** Drops the routing cache here at once and, with a bus, in every gateway. */
     async invalidate() {
       config.invalidate();
-      await opts.bus?.publish('routing', null).catch((err: Error) => opts.log.warn({ err }, 'could not announce a routing change; other gateways see it within their cache TTL'));
+      await opts.bus
+        ?.publish('routing', null)
+        .catch((err: Error) =>
+          opts.log.warn({ err }, 'could not announce a routing change; other gateways see it within their cache TTL'),
+        );
     },
     flush: () => requestLog.flush(),
     async close() {

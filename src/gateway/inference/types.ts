@@ -6,7 +6,15 @@ import type { Cancel } from '../../shared/http/cancel.ts';
 
 export { Cancel } from '../../shared/http/cancel.ts';
 import type { ChatChunk as WireChunk, ChatRequest, FinishReason, ToolCall, Usage } from '../../shared/openai.ts';
-export type { ChatMessage, ChatRequest, ChatTool, ChunkToolCall, FinishReason, ToolCall, Usage } from '../../shared/openai.ts';
+export type {
+  ChatMessage,
+  ChatRequest,
+  ChatTool,
+  ChunkToolCall,
+  FinishReason,
+  ToolCall,
+  Usage,
+} from '../../shared/openai.ts';
 
 /** On a chunk parsed from an OpenAI-style stream in the usual layout: the provider's own text
  * after its `model` field, which the chat route re-sends as is behind our id and model rather
@@ -30,7 +38,13 @@ export type Completion = {
   model: string;
   choices: {
     index: number;
-    message: { role: 'assistant'; content: string | null; reasoning?: string; tool_calls?: ToolCall[]; [PARTS]?: Part[] };
+    message: {
+      role: 'assistant';
+      content: string | null;
+      reasoning?: string;
+      tool_calls?: ToolCall[];
+      [PARTS]?: Part[];
+    };
     finish_reason: FinishReason | null;
   }[];
   system_fingerprint?: string | null;

@@ -54,7 +54,8 @@ function builtins(): AgentEntry[] {
     out.push({
       id: 'claude-code',
       name: 'Claude Code',
-      description: 'Anthropic’s coding agent through @zed-industries/claude-code-acp, its model requests served by the gateway’s /messages.',
+      description:
+        'Anthropic’s coding agent through @zed-industries/claude-code-acp, its model requests served by the gateway’s /messages.',
       command: [process.execPath, claude],
       env: {
         ANTHROPIC_BASE_URL: '{{origin}}/api',
@@ -80,7 +81,8 @@ function builtins(): AgentEntry[] {
     out.push({
       id: 'codex',
       name: 'Codex',
-      description: 'OpenAI’s coding agent through @zed-industries/codex-acp, its model requests served by the gateway’s /responses.',
+      description:
+        'OpenAI’s coding agent through @zed-industries/codex-acp, its model requests served by the gateway’s /responses.',
       command: [
         join(dirname(codexPkg), 'bin', 'codex-acp'),
         ...cfg('model_provider', 'cohort'),
@@ -110,7 +112,10 @@ export function loadCatalogue(opts: { file?: string } = {}): Catalogue {
       throw new Error(`COHORT_AGENTS_FILE: cannot read ${opts.file} (${(err as Error).message})`);
     }
     const list = z.array(AgentEntry).safeParse(parsed);
-    if (!list.success) throw new Error(`COHORT_AGENTS_FILE: ${list.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+    if (!list.success)
+      throw new Error(
+        `COHORT_AGENTS_FILE: ${list.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
+      );
     for (const e of list.data) byId.set(e.id, e);
   }
   const entries = [...byId.values()];

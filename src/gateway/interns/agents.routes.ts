@@ -13,7 +13,9 @@ const Agent = z.object({
 const AgentList = z.object({ data: z.array(Agent) });
 
 export const agentRoutes: RouteModule = (app, ctx) => {
-  const list = { data: ctx.agents.entries.map(({ id, name, description, supports }) => ({ id, name, description, supports })) };
+  const list = {
+    data: ctx.agents.entries.map(({ id, name, description, supports }) => ({ id, name, description, supports })),
+  };
   defineRoute(app, ctx, {
     method: 'GET',
     path: '/agents',

@@ -17,7 +17,17 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { assertChatStream as assertStream, daemonRequest, killGroup, parseSse, rest, startInternFixture, untilContent, type ChatResult, type InternFixture } from '../../../test/helpers/interns.ts';
+import {
+  assertChatStream as assertStream,
+  daemonRequest,
+  killGroup,
+  parseSse,
+  rest,
+  startInternFixture,
+  untilContent,
+  type ChatResult,
+  type InternFixture,
+} from '../../../test/helpers/interns.ts';
 import { getInternById, secretBinding } from './interns.ts';
 import { daemonPaths, type StatusResponse } from '../../shared/daemon-protocol.ts';
 import { nodeArgsFor } from '../../shared/entry.ts';
@@ -26,8 +36,16 @@ import { miniAgent } from '../../../test/helpers/daemon-fixture.ts';
 const REPLAY_BUFFER_EVENTS = 5;
 const ENV = { COHORT_REPLAY_BUFFER_EVENTS: String(REPLAY_BUFFER_EVENTS), COHORT_KEEPALIVE_MS: '300' };
 
-const user = (content: string, extra: Record<string, unknown> = {}) => ({ stream: true, messages: [{ role: 'user', content }], ...extra });
-const tool = (sessionId: string, id: string, content: string) => ({ stream: true, session_id: sessionId, messages: [{ role: 'tool', tool_call_id: id, content }] });
+const user = (content: string, extra: Record<string, unknown> = {}) => ({
+  stream: true,
+  messages: [{ role: 'user', content }],
+  ...extra,
+});
+const tool = (sessionId: string, id: string, content: string) => ({
+  stream: true,
+  session_id: sessionId,
+  messages: [{ role: 'tool', tool_call_id: id, content }],
+});
 const answer = (a: string) => JSON.stringify({ action: 'accept', content: { answer: a } });
 const text = (r: { chunks: any[] }) => r.chunks.map((c) => c.choices[0]?.delta.content ?? '').join('');
 const finish = (r: { chunks: any[] }) => r.chunks.map((c) => c.choices[0]?.finish_reason).filter(Boolean);
@@ -35,15 +53,29 @@ const callOf = (r: ChatResult) => r.chunks.flatMap((c) => c.choices[0]?.delta.to
 const final = (r: { chunks: any[] }) => r.chunks.at(-1);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-const ALREADY_ATTACHED = { error: { code: 409, message: 'another request is already attached to this run', metadata: { reason: 'attachment_failed', retryable: false } } };
+const ALREADY_ATTACHED = {
+  error: {
+    code: 409,
+    message: 'another request is already attached to this run',
+    metadata: { reason: 'attachment_failed', retryable: false },
+  },
+};
 const REPLAY_LOST = {
-  error: { code: 410, message: 'the run produced more output than the intern retains for replay; the paused stream cannot resume', metadata: { reason: 'attachment_failed', retryable: false } },
+  error: {
+    code: 410,
+    message: 'the run produced more output than the intern retains for replay; the paused stream cannot resume',
+    metadata: { reason: 'attachment_failed', retryable: false },
+  },
 };
 
 /** The intern's daemon address and secret, as the gateway holds them. */
 async function daemonOf(f: InternFixture, id: string) {
   const row = (await getInternById(f.gw.ctx.store.db, id))!;
-  return { hostname: row.hostname!, secret: f.gw.ctx.sealer.open(row.sealedSecret!, secretBinding.daemon(id)), dir: join(f.gw.dataDir, 'interns', id) };
+  return {
+    hostname: row.hostname!,
+    secret: f.gw.ctx.sealer.open(row.sealedSecret!, secretBinding.daemon(id)),
+    dir: join(f.gw.dataDir, 'interns', id),
+  };
 }
 async function daemonStatus(d: { hostname: string; secret: string }): Promise<StatusResponse> {
   const res = await daemonRequest(d.hostname, daemonPaths.status, { headers: { authorization: `Bearer ${d.secret}` } });
@@ -113,7 +145,11 @@ describe('§7 attachment_failed, end to end', () => {
 
   test('the replay buffer counts only output after the pause: a long run that then asks resumes (built-in agent)', async () => {
     const d = await daemonOf(f, id);
-    assert.equal((await daemonStatus(d)).limits.replay_buffer_events, REPLAY_BUFFER_EVENTS, 'the gateway passed COHORT_REPLAY_BUFFER_EVENTS to its daemon');
+    assert.equal(
+      (await daemonStatus(d)).limits.replay_buffer_events,
+      REPLAY_BUFFER_EVENTS,
+      'the gateway passed COHORT_REPLAY_BUFFER_EVENTS to its daemon',
+    );
     const paused = await f.chat(id, user('/repeat 50 x\n/ask Continue?\n/say resumed'));
     assertStream(paused);
     assert.equal(text(paused), Array(50).fill('x').join(' '));
@@ -134,20 +170,24 @@ describe('§7 attachment_failed, end to end', () => {
     await f.killDaemon(swapped);
     const dir = mkdtempSync(join(tmpdir(), 'cohort-attach-'));
     dirs.push(dir);
-    const child = spawn(process.execPath, [...nodeArgsFor(import.meta.url, '../../runtime/daemon/main'), '--dir', dir], {
-      detached: true,
-      stdio: ['ignore', 'pipe', 'ignore'],
-      env: {
-        PATH: process.env.PATH,
-        HOME: process.env.HOME,
-        COHORT_DAEMON_SECRET: d.secret,
-        COHORT_INTERN_ID: swapped,
-        COHORT_DAEMON_SOCKET: d.hostname.slice('unix:'.length),
-        COHORT_AGENT_COMMAND: JSON.stringify([miniAgent.command, ...miniAgent.args]),
-        COHORT_REPLAY_BUFFER_EVENTS: String(REPLAY_BUFFER_EVENTS),
-        LOG_LEVEL: 'warn',
+    const child = spawn(
+      process.execPath,
+      [...nodeArgsFor(import.meta.url, '../../runtime/daemon/main'), '--dir', dir],
+      {
+        detached: true,
+        stdio: ['ignore', 'pipe', 'ignore'],
+        env: {
+          PATH: process.env.PATH,
+          HOME: process.env.HOME,
+          COHORT_DAEMON_SECRET: d.secret,
+          COHORT_INTERN_ID: swapped,
+          COHORT_DAEMON_SOCKET: d.hostname.slice('unix:'.length),
+          COHORT_AGENT_COMMAND: JSON.stringify([miniAgent.command, ...miniAgent.args]),
+          COHORT_REPLAY_BUFFER_EVENTS: String(REPLAY_BUFFER_EVENTS),
+          LOG_LEVEL: 'warn',
+        },
       },
-    });
+    );
     own.push(child);
     const line = await new Promise<string>((resolve, reject) => {
       createInterface({ input: child.stdout! }).once('line', resolve);
@@ -161,12 +201,22 @@ describe('§7 attachment_failed, end to end', () => {
     assertStream(paused);
     assert.deepEqual(finish(paused), ['tool_calls']);
     const call = callOf(paused);
-    assert.deepEqual(JSON.parse(call.function.arguments), { kind: 'permission', operation: 'deploy', options: ['allow_once', 'reject_once'], title: 'Deploy the thing', input: null, sandbox: null });
+    assert.deepEqual(JSON.parse(call.function.arguments), {
+      kind: 'permission',
+      operation: 'deploy',
+      options: ['allow_once', 'reject_once'],
+      title: 'Deploy the thing',
+      input: null,
+      sandbox: null,
+    });
     assert.equal(final(paused).usage, null);
     const sid = final(paused).session_id;
 
     // run, usage and interaction events, then CHATTER text events while paused: more than the buffer holds.
-    await until('the agent chattered while paused', async () => ((await daemonStatus(d)).runs[0]?.last_seq ?? 0) >= 3 + CHATTER);
+    await until(
+      'the agent chattered while paused',
+      async () => ((await daemonStatus(d)).runs[0]?.last_seq ?? 0) >= 3 + CHATTER,
+    );
     const lost = await f.chat(swapped, tool(sid, call.id, 'allow_once'));
     assert.equal(lost.status, 410);
     assert.match(lost.headers.get('content-type')!, /^application\/json/);
@@ -176,7 +226,13 @@ describe('§7 attachment_failed, end to end', () => {
     await until('the refused run ended', async () => (await daemonStatus(d)).runs.length === 0);
     const retry = await f.chat(swapped, tool(sid, call.id, 'allow_once'));
     assert.equal(retry.status, 409);
-    assert.deepEqual(retry.body, { error: { code: 409, message: 'the interaction is no longer waiting: its run has ended', metadata: { reason: 'interaction_not_pending', retryable: false } } });
+    assert.deepEqual(retry.body, {
+      error: {
+        code: 409,
+        message: 'the interaction is no longer waiting: its run has ended',
+        metadata: { reason: 'interaction_not_pending', retryable: false },
+      },
+    });
 
     // The intern keeps serving: a new turn on a new session completes.
     const next = await f.chat(swapped, user('echo hello'));

@@ -15,7 +15,13 @@ export const InternMessage = z.discriminatedUnion('role', [
     role: z.literal('assistant'),
     content: Content.nullable().optional(),
     tool_calls: z
-      .array(z.object({ id: CallId, type: z.literal('function').optional(), function: z.object({ name: z.string(), arguments: z.string() }) }))
+      .array(
+        z.object({
+          id: CallId,
+          type: z.literal('function').optional(),
+          function: z.object({ name: z.string(), arguments: z.string() }),
+        }),
+      )
       .optional(),
   }),
   z.object({ role: z.literal('tool'), content: Content, tool_call_id: CallId }),
@@ -43,7 +49,10 @@ export const ToolCall = z.object({
   index: z.number().int(),
   id: z.string(),
   type: z.literal('function'),
-  function: z.object({ name: z.literal('service.provide_input'), arguments: z.string().describe('JSON of the interaction') }),
+  function: z.object({
+    name: z.literal('service.provide_input'),
+    arguments: z.string().describe('JSON of the interaction'),
+  }),
 });
 
 export const InternChunk = z.object({

@@ -6,7 +6,17 @@ import { hostname } from 'node:os';
 import { sql } from 'drizzle-orm';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { assertChatStream as assertShape, daemonAnswers, daemonRequest, parseSse, rest, startInternFixture, untilContent, type ChatResult, type InternFixture } from '../../../test/helpers/interns.ts';
+import {
+  assertChatStream as assertShape,
+  daemonAnswers,
+  daemonRequest,
+  parseSse,
+  rest,
+  startInternFixture,
+  untilContent,
+  type ChatResult,
+  type InternFixture,
+} from '../../../test/helpers/interns.ts';
 import { getInternById, secretBinding } from './interns.ts';
 import { daemonPaths } from '../../shared/daemon-protocol.ts';
 import { noSandbox } from '../../../test/helpers/sandbox.ts';
@@ -18,8 +28,16 @@ const ENV = {
   COHORT_INTERACTION_DEADLINE_MS: '1500',
   COHORT_MAX_PAUSED_RUNS: '2',
 };
-const user = (content: unknown, extra: Record<string, unknown> = {}) => ({ stream: true, messages: [{ role: 'user', content }], ...extra });
-const tool = (sessionId: string, id: string, content: string) => ({ stream: true, session_id: sessionId, messages: [{ role: 'tool', tool_call_id: id, content }] });
+const user = (content: unknown, extra: Record<string, unknown> = {}) => ({
+  stream: true,
+  messages: [{ role: 'user', content }],
+  ...extra,
+});
+const tool = (sessionId: string, id: string, content: string) => ({
+  stream: true,
+  session_id: sessionId,
+  messages: [{ role: 'tool', tool_call_id: id, content }],
+});
 const text = (r: ChatResult) => r.chunks.map((c) => c.choices[0]?.delta.content ?? '').join('');
 const final = (r: ChatResult) => r.chunks.at(-1);
 const finish = (r: ChatResult) => r.chunks.map((c) => c.choices[0]?.finish_reason).filter(Boolean);
@@ -56,7 +74,20 @@ describe('intern chat stream, end to end', () => {
       [{ stream: true, messages: [{ role: 'tool', tool_call_id: 'a', content: 'allow_once' }] }, /session_id/],
       [tool('s', '', 'x'), /tool_call_id/],
       [tool('s', 'i'.repeat(129), 'x'), /tool_call_id/],
-      [{ stream: true, messages: [{ role: 'assistant', content: null, tool_calls: [{ id: 'i'.repeat(129), function: { name: 'f', arguments: '{}' } }] }, { role: 'user', content: 'x' }] }, /tool_calls/],
+      [
+        {
+          stream: true,
+          messages: [
+            {
+              role: 'assistant',
+              content: null,
+              tool_calls: [{ id: 'i'.repeat(129), function: { name: 'f', arguments: '{}' } }],
+            },
+            { role: 'user', content: 'x' },
+          ],
+        },
+        /tool_calls/,
+      ],
     ];
     for (const [body, field] of cases) {
       const r = await f.chat(id, body);
@@ -64,7 +95,11 @@ describe('intern chat stream, end to end', () => {
       assert.match(r.body.error.message, field);
       assert.deepEqual(r.body.error.metadata, { reason: 'bad_request', retryable: false });
     }
-    const malformed = await fetch(`${f.gw.url}/interns/${id}/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${f.gw.keys.api_key}`, 'content-type': 'application/json' }, body: '{"stream":' });
+    const malformed = await fetch(`${f.gw.url}/interns/${id}/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${f.gw.keys.api_key}`, 'content-type': 'application/json' },
+      body: '{"stream":',
+    });
     assert.deepEqual((await malformed.json()).error.metadata, { reason: 'bad_request', retryable: false });
     // 32,000 characters, 64,000 UTF-16 units: within the limit.
     const emoji = await f.chat(id, user('😀'.repeat(32_000)));
@@ -73,14 +108,26 @@ describe('intern chat stream, end to end', () => {
   });
 
   test('§8 a body over 1 MiB is 413 payload_too_large before it is parsed', async () => {
-    const res = await fetch(`${f.gw.url}/interns/${id}/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${f.gw.keys.api_key}`, 'content-type': 'application/json' }, body: '{' + ' '.repeat(1_048_576) });
+    const res = await fetch(`${f.gw.url}/interns/${id}/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${f.gw.keys.api_key}`, 'content-type': 'application/json' },
+      body: '{' + ' '.repeat(1_048_576),
+    });
     assert.equal(res.status, 413);
-    assert.deepEqual(await res.json(), { error: { code: 413, message: 'request body exceeds 1 MiB (1048576 bytes)', metadata: { reason: 'payload_too_large', retryable: false } } });
+    assert.deepEqual(await res.json(), {
+      error: {
+        code: 413,
+        message: 'request body exceeds 1 MiB (1048576 bytes)',
+        metadata: { reason: 'payload_too_large', retryable: false },
+      },
+    });
   });
 
   test('§7 unknown intern 404 not_found; an intern not running 409 intern_not_ready', async () => {
     const r = await f.chat('5b0e2f9c-1111-4111-8111-111111111111', user('hi'));
-    assert.deepEqual(r.body, { error: { code: 404, message: 'resource not found: intern', metadata: { reason: 'not_found', retryable: false } } });
+    assert.deepEqual(r.body, {
+      error: { code: 404, message: 'resource not found: intern', metadata: { reason: 'not_found', retryable: false } },
+    });
     const queued = (await f.gw.call('POST', '/interns', { body: { name: 'idle' } })).body.id;
     const q = await f.chat(queued, user('hi'));
     assert.equal(q.status, 409);
@@ -92,9 +139,24 @@ describe('intern chat stream, end to end', () => {
   });
 
   test('§3 running → completed: role, reasoning, content, stop, final chunk with session and usage, [DONE]', async () => {
-    const r = await f.chat(id, user([{ type: 'text', text: '/think pondering\n' }, { type: 'text', text: '/say hello world' }], { temperature: 0.2, tools: [] }));
+    const r = await f.chat(
+      id,
+      user(
+        [
+          { type: 'text', text: '/think pondering\n' },
+          { type: 'text', text: '/say hello world' },
+        ],
+        { temperature: 0.2, tools: [] },
+      ),
+    );
     assertShape(r);
-    assert.equal(r.chunks.map((c) => c.choices[0]?.delta.reasoning ?? '').join('').trim(), 'pondering');
+    assert.equal(
+      r.chunks
+        .map((c) => c.choices[0]?.delta.reasoning ?? '')
+        .join('')
+        .trim(),
+      'pondering',
+    );
     assert.equal(text(r), 'hello world');
     assert.deepEqual(finish(r), ['stop']);
     const last = final(r);
@@ -115,7 +177,11 @@ describe('intern chat stream, end to end', () => {
     const call = callOf(r);
     assert.equal(call.type, 'function');
     assert.equal(call.function.name, 'service.provide_input');
-    assert.deepEqual(JSON.parse(call.function.arguments), { kind: 'elicitation', message: 'What is your name?', fields: [{ name: 'answer', type: 'string', required: true, options: [] }] });
+    assert.deepEqual(JSON.parse(call.function.arguments), {
+      kind: 'elicitation',
+      message: 'What is your name?',
+      fields: [{ name: 'answer', type: 'string', required: true, options: [] }],
+    });
     assert.equal(final(r).usage, null);
     const sid = final(r).session_id;
     const answer = JSON.stringify({ action: 'accept', content: { answer: 'Ada' } });
@@ -128,10 +194,18 @@ describe('intern chat stream, end to end', () => {
     const cont = await f.chat(id, {
       stream: true,
       session_id: sid,
-      messages: [{ role: 'user', content: 'x' }, { role: 'assistant', content: null, tool_calls: [call] }, { role: 'tool', tool_call_id: call.id, content: [{ type: 'text', text: answer }] }],
+      messages: [
+        { role: 'user', content: 'x' },
+        { role: 'assistant', content: null, tool_calls: [call] },
+        { role: 'tool', tool_call_id: call.id, content: [{ type: 'text', text: answer }] },
+      ],
     });
     assertShape(cont);
-    assert.deepEqual([...new Set(cont.chunks.map((c) => c.model))], ['local/scripted'], 'the continued stream carries the model the intern reported');
+    assert.deepEqual(
+      [...new Set(cont.chunks.map((c) => c.model))],
+      ['local/scripted'],
+      'the continued stream carries the model the intern reported',
+    );
     assert.match(text(cont), /Ada/);
     assert.deepEqual(finish(cont), ['stop']);
     assert.equal(final(cont).session_id, sid);
@@ -140,7 +214,9 @@ describe('intern chat stream, end to end', () => {
     assert.deepEqual(twice.body.error.metadata, { reason: 'interaction_not_pending', retryable: false });
   });
 
-  test('§3 manual mode asks permission; a rejected answer is 400 and the run stays paused; allow_once continues', { skip: noSandbox }, async () => {
+  test('§3 manual mode asks permission; a rejected answer is 400 and the run stays paused; allow_once continues', {
+    skip: noSandbox,
+  }, async () => {
     const r = await f.chat(id, user('/shell echo hi-from-shell', { approval_mode: 'manual' }));
     assertShape(r);
     const call = callOf(r);
@@ -160,7 +236,10 @@ describe('intern chat stream, end to end', () => {
     const r = await f.chat(id, user('/ask Still there?'));
     const sid = final(r).session_id;
     await sleep(2200);
-    const late = await f.chat(id, tool(sid, callOf(r).id, JSON.stringify({ action: 'accept', content: { answer: 'yes' } })));
+    const late = await f.chat(
+      id,
+      tool(sid, callOf(r).id, JSON.stringify({ action: 'accept', content: { answer: 'yes' } })),
+    );
     assert.equal(late.status, 409);
     assert.deepEqual(late.body.error.metadata, { reason: 'interaction_not_pending', retryable: false });
   });
@@ -185,13 +264,25 @@ describe('intern chat stream, end to end', () => {
       const busy = await f.chat(id, body);
       assert.equal(busy.status, 409, JSON.stringify(body));
       // Never another caller's session id: it is the only handle on their conversation.
-      assert.deepEqual(busy.body.error, { code: 409, message: 'another turn is running on this intern', metadata: { reason: 'busy', retryable: true } });
+      assert.deepEqual(busy.body.error, {
+        code: 409,
+        message: 'another turn is running on this intern',
+        metadata: { reason: 'busy', retryable: true },
+      });
       assert.match(busy.headers.get('retry-after')!, /^\d+$/);
     }
     const all = await rest(reader, seen);
-    assert.match(parseSse(all).chunks.map((c) => c.choices[0]?.delta.content ?? '').join(''), /and also this/);
+    assert.match(
+      parseSse(all)
+        .chunks.map((c) => c.choices[0]?.delta.content ?? '')
+        .join(''),
+      /and also this/,
+    );
     assert.match(all, /data: \[DONE\]/);
-    const after = await f.chat(id, tool(pSid, pCall.id, JSON.stringify({ action: 'accept', content: { answer: 'red' } })));
+    const after = await f.chat(
+      id,
+      tool(pSid, pCall.id, JSON.stringify({ action: 'accept', content: { answer: 'red' } })),
+    );
     assert.match(text(after), /red/);
   });
 
@@ -218,10 +309,17 @@ describe('intern chat stream, end to end', () => {
     const { reader, seen } = await untilContent(res);
     const row = (await getInternById(f.gw.ctx.store.db, id))!;
     const secret = f.gw.ctx.sealer.open(row.sealedSecret!, secretBinding.daemon(id));
-    const cancel = await daemonRequest(row.hostname!, daemonPaths.cancelSession('to-cancel'), { method: 'POST', headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' }, body: '{}' });
+    const cancel = await daemonRequest(row.hostname!, daemonPaths.cancelSession('to-cancel'), {
+      method: 'POST',
+      headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
+      body: '{}',
+    });
     assert.equal(cancel.status, 200);
     const all = await rest(reader, seen);
-    const chunks = all.split('\n\n').filter((b) => b.startsWith('data: {')).map((b) => JSON.parse(b.slice(6)));
+    const chunks = all
+      .split('\n\n')
+      .filter((b) => b.startsWith('data: {'))
+      .map((b) => JSON.parse(b.slice(6)));
     const err = chunks.find((c) => c.choices[0]?.finish_reason === 'error');
     assert.deepEqual(err.error.metadata, { reason: 'run_ended', retryable: false });
     assert.equal(err.error.code, 410);
@@ -242,7 +340,11 @@ describe('intern chat stream, end to end', () => {
     const r = await f.chat(id, user('/say quick\n/sleep 4000\n/say slow'));
     assertShape(r);
     const err = r.chunks.find((c) => c.choices[0]?.finish_reason === 'error');
-    assert.deepEqual(err.error, { code: 504, message: err.error.message, metadata: { reason: 'timeout', retryable: true } });
+    assert.deepEqual(err.error, {
+      code: 504,
+      message: err.error.message,
+      metadata: { reason: 'timeout', retryable: true },
+    });
     assert.equal(final(r).model, 'service/intern');
     await sleep(300);
   });
@@ -262,16 +364,20 @@ describe('intern chat stream, end to end', () => {
 
   test('§7 503 busy with Retry-After when the intern cannot hold another paused run', async () => {
     let last: ChatResult | null = null;
-    for (let i = 0; i < 4 && last?.status !== 503; i++) last = await f.chat(id, user(`/ask Question ${i}?`, { session_id: `cap-${i}` }));
+    for (let i = 0; i < 4 && last?.status !== 503; i++)
+      last = await f.chat(id, user(`/ask Question ${i}?`, { session_id: `cap-${i}` }));
     assert.ok(last);
-    const err = last.status === 503 ? last.body.error : last.chunks.find((c) => c.choices[0]?.finish_reason === 'error')?.error;
+    const err =
+      last.status === 503 ? last.body.error : last.chunks.find((c) => c.choices[0]?.finish_reason === 'error')?.error;
     assert.equal(err.code, 503);
     assert.deepEqual(err.metadata, { reason: 'busy', retryable: true });
     if (last.status === 503) assert.match(last.headers.get('retry-after')!, /^\d+$/);
   });
 
   test('standing instructions reach the agent, which calls the model with the intern’s own key and model', async () => {
-    await f.gw.call('PATCH', `/workspaces/${f.gw.keys.workspace_id}`, { body: { is_observability_io_logging_enabled: true, io_logging_sampling_rate: 1 } });
+    await f.gw.call('PATCH', `/workspaces/${f.gw.keys.workspace_id}`, {
+      body: { is_observability_io_logging_enabled: true, io_logging_sampling_rate: 1 },
+    });
     await sleep(2100); // the inference router caches a workspace's settings for 2 s
     const briefed = await f.intern('briefed', { instructions: 'Always answer in one word.', model: 'local/scripted' });
     assert.equal(text(await f.chat(briefed, user('/say fine'))), 'fine');
@@ -280,7 +386,9 @@ describe('intern chat stream, end to end', () => {
     let rows: Logged[] = [];
     for (let i = 0; i < 30 && !rows.length; i++) {
       await sleep(100); // the request log is written in batches
-      const res = await f.gw.ctx.store.db.execute(sql`select requested_model, request_body from inference_requests where api_key_id = ${row.apiKeyId}`);
+      const res = await f.gw.ctx.store.db.execute(
+        sql`select requested_model, request_body from inference_requests where api_key_id = ${row.apiKeyId}`,
+      );
       rows = (res as unknown as { rows: Logged[] }).rows;
     }
     assert.ok(rows.length > 0, 'the agent used the intern key');
@@ -294,7 +402,11 @@ describe('intern chat stream, end to end', () => {
     assert.deepEqual((await f.gw.call('POST', `/interns/${id2}/suspend`)).body, { suspended: true });
     const stopped = await f.chat(id2, user('/say hi'));
     assert.equal(stopped.status, 409);
-    assert.deepEqual(stopped.body.error, { code: 409, message: `the intern is not running (status stopped): it is suspended; POST /api/v1/interns/${id2}/provision starts it again`, metadata: { reason: 'intern_not_ready', retryable: true } });
+    assert.deepEqual(stopped.body.error, {
+      code: 409,
+      message: `the intern is not running (status stopped): it is suspended; POST /api/v1/interns/${id2}/provision starts it again`,
+      metadata: { reason: 'intern_not_ready', retryable: true },
+    });
     assert.equal(await daemonAnswers(first), false, 'the daemon is gone');
     assert.equal((await f.gw.call('POST', `/interns/${id2}/provision`)).status, 202);
     await f.gw.ctx.interns.idle();
@@ -317,7 +429,10 @@ describe('intern chat stream, end to end', () => {
     const { reader, seen } = await untilContent(res);
     await f.killDaemon(victim);
     const all = await rest(reader, seen);
-    const chunks = all.split('\n\n').filter((b) => b.startsWith('data: {')).map((b) => JSON.parse(b.slice(6)));
+    const chunks = all
+      .split('\n\n')
+      .filter((b) => b.startsWith('data: {'))
+      .map((b) => JSON.parse(b.slice(6)));
     const err = chunks.find((c) => c.choices[0]?.finish_reason === 'error');
     assert.equal(err.error.metadata.reason, 'stream_severed');
     assert.equal(err.error.metadata.retryable, true);
@@ -336,7 +451,11 @@ describe('intern chat stream, end to end', () => {
     assert.deepEqual((await f.gw.call('POST', `/interns/${paused}/suspend`)).body, { suspended: true });
     const { chunks, done } = parseSse(await rest(reader, seen));
     const err = chunks.find((c) => c.choices[0]?.finish_reason === 'error');
-    assert.deepEqual(err.error, { code: 410, message: 'the intern is stopping; the run was cancelled', metadata: { reason: 'run_ended', retryable: false } });
+    assert.deepEqual(err.error, {
+      code: 410,
+      message: 'the intern is stopping; the run was cancelled',
+      metadata: { reason: 'run_ended', retryable: false },
+    });
     assert.deepEqual(chunks.at(-1).choices, []);
     assert.equal(chunks.at(-1).usage, null);
     assert.equal(done, true);
@@ -347,13 +466,24 @@ describe('intern chat stream, end to end', () => {
     await f.killDaemon(lost);
     const gone = await f.chat(lost, user('/say hi'));
     assert.equal(gone.status, 502);
-    assert.deepEqual(gone.body.error, { code: 502, message: 'the intern could not be reached: ECONNREFUSED', metadata: { reason: 'intern_unreachable', retryable: true } });
+    assert.deepEqual(gone.body.error, {
+      code: 502,
+      message: 'the intern could not be reached: ECONNREFUSED',
+      metadata: { reason: 'intern_unreachable', retryable: true },
+    });
     await f.gw.ctx.interns.idle();
     const got = (await f.gw.call('GET', `/interns/${lost}`)).body;
-    assert.deepEqual([got.status, got.hostname, got.last_failure_message], ['failed', null, 'the daemon stopped answering (connection refused); provision the intern again']);
+    assert.deepEqual(
+      [got.status, got.hostname, got.last_failure_message],
+      ['failed', null, 'the daemon stopped answering (connection refused); provision the intern again'],
+    );
     const notReady = await f.chat(lost, user('/say hi'));
     assert.equal(notReady.status, 409);
-    assert.deepEqual(notReady.body.error, { code: 409, message: `the intern is not running (status failed): GET /api/v1/interns/${lost} says why in last_failure_message; POST /api/v1/interns/${lost}/provision starts it again`, metadata: { reason: 'intern_not_ready', retryable: true } });
+    assert.deepEqual(notReady.body.error, {
+      code: 409,
+      message: `the intern is not running (status failed): GET /api/v1/interns/${lost} says why in last_failure_message; POST /api/v1/interns/${lost}/provision starts it again`,
+      metadata: { reason: 'intern_not_ready', retryable: true },
+    });
     assert.equal((await f.gw.call('POST', `/interns/${lost}/provision`)).status, 202);
     await f.gw.ctx.interns.idle();
     const back = (await f.gw.call('GET', `/interns/${lost}`)).body;
@@ -367,8 +497,11 @@ describe('intern chat stream, end to end', () => {
     f.gw.ctx.interns.noticeRefused({ id: alive, hostname: row.hostname! });
     await f.gw.ctx.interns.idle();
     const after = (await f.gw.call('GET', `/interns/${alive}`)).body;
-    assert.deepEqual([after.status, (await getInternById(f.gw.ctx.store.db, alive))!.hostname], ['running', row.hostname]);
-    assert.equal(after.hostname, hostname(), 'the record names the host, not the daemon\'s address');
+    assert.deepEqual(
+      [after.status, (await getInternById(f.gw.ctx.store.db, alive))!.hostname],
+      ['running', row.hostname],
+    );
+    assert.equal(after.hostname, hostname(), "the record names the host, not the daemon's address");
     assert.equal(text(await f.chat(alive, user('/say still'))), 'still');
   });
 });

@@ -1,4 +1,3 @@
-
 import type { Sealer } from '../crypto/seal.ts';
 import { internNotReady, invalidRequest } from '../errors.ts';
 import { MAX_PROMPT_CHARS, promptTooLong, type TurnRequest } from '../../shared/daemon-protocol.ts';
@@ -7,9 +6,12 @@ import type { DaemonTarget } from './daemon-client.ts';
 import { secretBinding } from './interns.ts';
 import type { InternRow } from '../store/schema-interns.ts';
 
-export type ChatAction = { kind: 'turn'; body: TurnRequest } | { kind: 'answer'; sessionId: string; interactionId: string; answer: string };
+export type ChatAction =
+  | { kind: 'turn'; body: TurnRequest }
+  | { kind: 'answer'; sessionId: string; interactionId: string; answer: string };
 
-const text = (c: Extract<InternMessage, { role: 'user' }>['content']) => (typeof c === 'string' ? c : c.map((p) => p.text).join(''));
+const text = (c: Extract<InternMessage, { role: 'user' }>['content']) =>
+  typeof c === 'string' ? c : c.map((p) => p.text).join('');
 
 export function chatAction(req: ChatRequest): ChatAction {
   const i = req.messages.length - 1;
@@ -17,8 +19,12 @@ export function chatAction(req: ChatRequest): ChatAction {
   if (last.role === 'user') {
     const prompt = text(last.content);
     if (!prompt.length) throw invalidRequest(`messages.${i}.content: the prompt must not be empty`);
-    if (promptTooLong(prompt)) throw invalidRequest(`messages.${i}.content: the prompt exceeds ${MAX_PROMPT_CHARS} characters`);
-    return { kind: 'turn', body: { prompt, session_id: req.session_id, approval_mode: req.approval_mode ?? 'self-drive' } };
+    if (promptTooLong(prompt))
+      throw invalidRequest(`messages.${i}.content: the prompt exceeds ${MAX_PROMPT_CHARS} characters`);
+    return {
+      kind: 'turn',
+      body: { prompt, session_id: req.session_id, approval_mode: req.approval_mode ?? 'self-drive' },
+    };
   }
   if (last.role === 'tool') {
     if (!req.session_id) throw invalidRequest('session_id: required when the last message has role tool');

@@ -20,16 +20,35 @@ function feed(events: Ev[], s: MapState = initialState({ id: 'c1', created: 100 
   for (const c of chunks) InternChunk.parse(c);
   return { s, steps, chunks, last: steps.at(-1)! };
 }
-const deltas = (chunks: InternChunk[]) => chunks.map((c) => (c.choices[0] ? { ...c.choices[0].delta, finish: c.choices[0].finish_reason, model: c.model } : { final: true, session_id: c.session_id, usage: c.usage, model: c.model }));
+const deltas = (chunks: InternChunk[]) =>
+  chunks.map((c) =>
+    c.choices[0]
+      ? { ...c.choices[0].delta, finish: c.choices[0].finish_reason, model: c.model }
+      : { final: true, session_id: c.session_id, usage: c.usage, model: c.model },
+  );
 
 describe('daemon events to chunks', () => {
   test('bookkeeping events write nothing before the first output (the status is still open)', () => {
-    const { steps } = feed([...start, { type: 'model', model: 'local/scripted' }, { type: 'usage', usage }, { type: 'steered', text: 'x' }]);
-    assert.deepEqual(steps.map((s) => s.kind), ['hold', 'hold', 'hold', 'hold']);
+    const { steps } = feed([
+      ...start,
+      { type: 'model', model: 'local/scripted' },
+      { type: 'usage', usage },
+      { type: 'steered', text: 'x' },
+    ]);
+    assert.deepEqual(
+      steps.map((s) => s.kind),
+      ['hold', 'hold', 'hold', 'hold'],
+    );
   });
 
   test('§3 running → completed: role, content, reasoning, stop, final with session and usage; one id', () => {
-    const { chunks, last } = feed([...start, { type: 'model', model: 'm/1' }, { type: 'reasoning', text: 'hm' }, { type: 'text', text: 'hi' }, { type: 'completed', stop_reason: 'end_turn', usage, model: 'm/2' }]);
+    const { chunks, last } = feed([
+      ...start,
+      { type: 'model', model: 'm/1' },
+      { type: 'reasoning', text: 'hm' },
+      { type: 'text', text: 'hi' },
+      { type: 'completed', stop_reason: 'end_turn', usage, model: 'm/2' },
+    ]);
     assert.deepEqual(deltas(chunks), [
       { role: 'assistant', finish: null, model: 'm/1' },
       { reasoning: 'hm', finish: null, model: 'm/1' },
@@ -52,16 +71,40 @@ describe('daemon events to chunks', () => {
   });
 
   test('completed with no usage on the event keeps the last usage event', () => {
-    const { chunks } = feed([...start, { type: 'text', text: 'a' }, { type: 'usage', usage }, { type: 'completed', stop_reason: 'end_turn', usage: null, model: null }]);
+    const { chunks } = feed([
+      ...start,
+      { type: 'text', text: 'a' },
+      { type: 'usage', usage },
+      { type: 'completed', stop_reason: 'end_turn', usage: null, model: null },
+    ]);
     assert.deepEqual(chunks.at(-1)!.usage, usage);
   });
 
   test('§3 running → paused: one tool call, finish tool_calls, final with usage null, end', () => {
-    const interaction = { kind: 'permission' as const, operation: 'shell', options: ['allow_once' as const, 'reject_once' as const], title: null, input: null, sandbox: null };
-    const { chunks, last } = feed([...start, { type: 'text', text: 'let me' }, { type: 'usage', usage }, { type: 'interaction', interaction_id: 'i1', interaction, deadline_at: 'x' }]);
+    const interaction = {
+      kind: 'permission' as const,
+      operation: 'shell',
+      options: ['allow_once' as const, 'reject_once' as const],
+      title: null,
+      input: null,
+      sandbox: null,
+    };
+    const { chunks, last } = feed([
+      ...start,
+      { type: 'text', text: 'let me' },
+      { type: 'usage', usage },
+      { type: 'interaction', interaction_id: 'i1', interaction, deadline_at: 'x' },
+    ]);
     assert.equal(last.kind === 'write' && last.end, true);
     const calls = chunks.flatMap((c) => c.choices[0]?.delta.tool_calls ?? []);
-    assert.deepEqual(calls, [{ index: 0, id: 'i1', type: 'function', function: { name: 'service.provide_input', arguments: JSON.stringify(interaction) } }]);
+    assert.deepEqual(calls, [
+      {
+        index: 0,
+        id: 'i1',
+        type: 'function',
+        function: { name: 'service.provide_input', arguments: JSON.stringify(interaction) },
+      },
+    ]);
     assert.deepEqual(deltas(chunks.slice(-2)), [
       { finish: 'tool_calls', model: SERVICE_MODEL },
       { final: true, session_id: 's1', usage: null, model: SERVICE_MODEL },
@@ -69,7 +112,11 @@ describe('daemon events to chunks', () => {
   });
 
   test('elicitation arguments are the §2.2 question shape', () => {
-    const interaction = { kind: 'elicitation' as const, message: 'Name?', fields: [{ name: 'name', type: 'string', required: true, options: [] }] };
+    const interaction = {
+      kind: 'elicitation' as const,
+      message: 'Name?',
+      fields: [{ name: 'name', type: 'string', required: true, options: [] }],
+    };
     const { chunks } = feed([...start, { type: 'interaction', interaction_id: 'q', interaction, deadline_at: 'x' }]);
     assert.equal(chunks[0]!.choices[0]!.delta.role, 'assistant');
     assert.deepEqual(JSON.parse(chunks[1]!.choices[0]!.delta.tool_calls![0]!.function.arguments), interaction);
@@ -77,11 +124,40 @@ describe('daemon events to chunks', () => {
 
   test('§7 turn_failed before output is a status with the intern’s classification and Retry-After', () => {
     for (const retryable of [true, false]) {
-      const { last } = feed([...start, { type: 'failed', reason: 'turn_failed', status: 502, message: 'upstream 429', retryable, before_output: true, usage: null }]);
-      assert.deepEqual(last, { kind: 'refuse', refusal: { status: 502, reason: 'turn_failed', message: 'upstream 429', retryable, retryAfter: undefined } });
+      const { last } = feed([
+        ...start,
+        {
+          type: 'failed',
+          reason: 'turn_failed',
+          status: 502,
+          message: 'upstream 429',
+          retryable,
+          before_output: true,
+          usage: null,
+        },
+      ]);
+      assert.deepEqual(last, {
+        kind: 'refuse',
+        refusal: { status: 502, reason: 'turn_failed', message: 'upstream 429', retryable, retryAfter: undefined },
+      });
     }
-    const busy = feed([...start, { type: 'failed', reason: 'busy', status: 503, message: 'full', retryable: true, before_output: true, retry_after_seconds: 5, usage: null }]);
-    assert.deepEqual(busy.last, { kind: 'refuse', refusal: { status: 503, reason: 'busy', message: 'full', retryable: true, retryAfter: 5 } });
+    const busy = feed([
+      ...start,
+      {
+        type: 'failed',
+        reason: 'busy',
+        status: 503,
+        message: 'full',
+        retryable: true,
+        before_output: true,
+        retry_after_seconds: 5,
+        usage: null,
+      },
+    ]);
+    assert.deepEqual(busy.last, {
+      kind: 'refuse',
+      refusal: { status: 503, reason: 'busy', message: 'full', retryable: true, retryAfter: 5 },
+    });
   });
 
   test('§3 failure after the 200: error chunk with the error object, final with usage, end; §2.2 severed and timeout chunks carry service/intern', () => {
@@ -91,11 +167,28 @@ describe('daemon events to chunks', () => {
       { reason: 'timeout', status: 504, retryable: true, model: SERVICE_MODEL },
     ] as const;
     for (const row of rows) {
-      const { chunks, last } = feed([...start, { type: 'model', model: 'm/1' }, { type: 'text', text: 'a' }, { type: 'failed', reason: row.reason, status: row.status, message: 'agent exited', retryable: false, before_output: false, usage }]);
+      const { chunks, last } = feed([
+        ...start,
+        { type: 'model', model: 'm/1' },
+        { type: 'text', text: 'a' },
+        {
+          type: 'failed',
+          reason: row.reason,
+          status: row.status,
+          message: 'agent exited',
+          retryable: false,
+          before_output: false,
+          usage,
+        },
+      ]);
       assert.equal(last.kind === 'write' && last.end, true);
       const err = chunks.at(-2)!;
       assert.deepEqual(err.choices, [{ index: 0, delta: {}, finish_reason: 'error' }]);
-      assert.deepEqual(err.error, { code: row.status, message: 'agent exited', metadata: { reason: row.reason, retryable: row.retryable } }, row.reason);
+      assert.deepEqual(
+        err.error,
+        { code: row.status, message: 'agent exited', metadata: { reason: row.reason, retryable: row.retryable } },
+        row.reason,
+      );
       assert.equal(err.model, row.model, row.reason);
       assert.deepEqual(deltas([chunks.at(-1)!]), [{ final: true, session_id: 's1', usage, model: row.model }]);
     }
@@ -103,11 +196,22 @@ describe('daemon events to chunks', () => {
 
   test('§3 ended confirmed by the intern: 410 run_ended error chunk from the API, then final', () => {
     for (const pre of [[], [{ type: 'text', text: 'a' }]] as Ev[][]) {
-      const { chunks } = feed([...start, { type: 'model', model: 'm/1' }, ...pre, { type: 'ended', cause: 'cancelled', message: 'cancelled', usage: null }]);
+      const { chunks } = feed([
+        ...start,
+        { type: 'model', model: 'm/1' },
+        ...pre,
+        { type: 'ended', cause: 'cancelled', message: 'cancelled', usage: null },
+      ]);
       assert.equal(chunks[0]!.choices[0]!.delta.role, 'assistant');
-      assert.deepEqual(chunks.at(-2)!.error, { code: 410, message: 'cancelled', metadata: { reason: 'run_ended', retryable: false } });
+      assert.deepEqual(chunks.at(-2)!.error, {
+        code: 410,
+        message: 'cancelled',
+        metadata: { reason: 'run_ended', retryable: false },
+      });
       assert.equal(chunks.at(-2)!.model, SERVICE_MODEL);
-      assert.deepEqual(deltas([chunks.at(-1)!]), [{ final: true, session_id: 's1', usage: null, model: SERVICE_MODEL }]);
+      assert.deepEqual(deltas([chunks.at(-1)!]), [
+        { final: true, session_id: 's1', usage: null, model: SERVICE_MODEL },
+      ]);
     }
   });
 
@@ -116,7 +220,11 @@ describe('daemon events to chunks', () => {
     const after = mapApiEnding(s, { reason: 'stream_severed', status: 502, message: 'lost' });
     assert.ok(after.step.kind === 'write' && after.step.end);
     const chunks = after.step.kind === 'write' ? after.step.chunks : [];
-    assert.deepEqual(chunks[0]!.error, { code: 502, message: 'lost', metadata: { reason: 'stream_severed', retryable: true } });
+    assert.deepEqual(chunks[0]!.error, {
+      code: 502,
+      message: 'lost',
+      metadata: { reason: 'stream_severed', retryable: true },
+    });
     assert.deepEqual(deltas([chunks[1]!]), [{ final: true, session_id: 's1', usage, model: SERVICE_MODEL }]);
     s = feed(start).s;
     assert.deepEqual(mapApiEnding(s, { reason: 'stream_severed', status: 502, message: 'lost' }).step, {
@@ -128,13 +236,28 @@ describe('daemon events to chunks', () => {
   test('turn budget: 504 timeout error chunk (retryable) after output, 504 status before', () => {
     const { s } = feed([...start, { type: 'text', text: 'a' }]);
     const r = mapApiEnding(s, { reason: 'timeout', status: 504, message: 'budget' });
-    assert.deepEqual(r.step.kind === 'write' && r.step.chunks[0]!.error, { code: 504, message: 'budget', metadata: { reason: 'timeout', retryable: true } });
-    assert.equal(mapApiEnding(initialState({ id: 'x', created: 1 }), { reason: 'timeout', status: 504, message: 'b' }).step.kind, 'refuse');
+    assert.deepEqual(r.step.kind === 'write' && r.step.chunks[0]!.error, {
+      code: 504,
+      message: 'budget',
+      metadata: { reason: 'timeout', retryable: true },
+    });
+    assert.equal(
+      mapApiEnding(initialState({ id: 'x', created: 1 }), { reason: 'timeout', status: 504, message: 'b' }).step.kind,
+      'refuse',
+    );
   });
 
   test('nothing is written after the end', () => {
     const { s } = feed([...start, { type: 'completed', stop_reason: 'end_turn', usage: null, model: null }]);
-    assert.deepEqual(mapEvent(s, { seq: 9, type: 'text', text: 'late' }).step, { kind: 'write', chunks: [], end: false });
-    assert.deepEqual(mapApiEnding(s, { reason: 'stream_severed', status: 502, message: 'x' }).step, { kind: 'write', chunks: [], end: false });
+    assert.deepEqual(mapEvent(s, { seq: 9, type: 'text', text: 'late' }).step, {
+      kind: 'write',
+      chunks: [],
+      end: false,
+    });
+    assert.deepEqual(mapApiEnding(s, { reason: 'stream_severed', status: 502, message: 'x' }).step, {
+      kind: 'write',
+      chunks: [],
+      end: false,
+    });
   });
 });

@@ -22,30 +22,63 @@ export type MapState = {
 
 export type Refusal = { status: number; reason: Reason; message: string; retryable: boolean; retryAfter?: number };
 
-export type Step = { kind: 'hold' } | { kind: 'refuse'; refusal: Refusal } | { kind: 'write'; chunks: InternChunk[]; end: boolean };
+export type Step =
+  | { kind: 'hold' }
+  | { kind: 'refuse'; refusal: Refusal }
+  | { kind: 'write'; chunks: InternChunk[]; end: boolean };
 
 /** Failures the API itself detects, after or before the stream opened. */
 export type ApiEnding = { reason: 'stream_severed' | 'timeout'; status: number; message: string };
 
 /** `sessionId` is known up front when continuing a paused run (its stream has no `run` event). */
 export function initialState(opts: { id: string; created: number; sessionId?: string }): MapState {
-  return { id: opts.id, created: opts.created, model: null, sessionId: opts.sessionId ?? null, usage: null, opened: false, ended: false };
+  return {
+    id: opts.id,
+    created: opts.created,
+    model: null,
+    sessionId: opts.sessionId ?? null,
+    usage: null,
+    opened: false,
+    ended: false,
+  };
 }
 
 type Delta = InternChunk['choices'][number]['delta'];
 type Finish = InternChunk['choices'][number]['finish_reason'];
 
 function chunk(s: MapState, model: string, delta: Delta, finish: Finish = null): InternChunk {
-  return { id: s.id, object: 'chat.completion.chunk', created: s.created, model, choices: [{ index: 0, delta, finish_reason: finish }] };
+  return {
+    id: s.id,
+    object: 'chat.completion.chunk',
+    created: s.created,
+    model,
+    choices: [{ index: 0, delta, finish_reason: finish }],
+  };
 }
 
 function finalChunk(s: MapState, model: string, usage: Usage | null): InternChunk {
-  return { id: s.id, object: 'chat.completion.chunk', created: s.created, model, choices: [], session_id: s.sessionId, usage };
+  return {
+    id: s.id,
+    object: 'chat.completion.chunk',
+    created: s.created,
+    model,
+    choices: [],
+    session_id: s.sessionId,
+    usage,
+  };
 }
 
-function errorChunk(s: MapState, model: string, e: { status: number; message: string; reason: Reason; retryable: boolean }): InternChunk {
+function errorChunk(
+  s: MapState,
+  model: string,
+  e: { status: number; message: string; reason: Reason; retryable: boolean },
+): InternChunk {
   const c = chunk(s, model, {}, 'error');
-  c.error = { code: e.status, message: e.message, metadata: { reason: e.reason, retryable: retryableFor(e.reason, e.retryable) } };
+  c.error = {
+    code: e.status,
+    message: e.message,
+    metadata: { reason: e.reason, retryable: retryableFor(e.reason, e.retryable) },
+  };
   return c;
 }
 
@@ -59,7 +92,10 @@ function open(s: MapState, chunks: InternChunk[], end = false): { state: MapStat
   return { state: { ...s, opened: true, ended: end }, step: { kind: 'write', chunks: all, end } };
 }
 
-const quiet = (s: MapState): { state: MapState; step: Step } => ({ state: s, step: s.opened ? { kind: 'write', chunks: [], end: false } : { kind: 'hold' } });
+const quiet = (s: MapState): { state: MapState; step: Step } => ({
+  state: s,
+  step: s.opened ? { kind: 'write', chunks: [], end: false } : { kind: 'hold' },
+});
 
 export function mapEvent(s: MapState, e: RunEvent): { state: MapState; step: Step } {
   if (s.ended) return { state: s, step: { kind: 'write', chunks: [], end: false } };
@@ -77,17 +113,46 @@ export function mapEvent(s: MapState, e: RunEvent): { state: MapState; step: Ste
     case 'reasoning':
       return open(s, [chunk(s, modelOf(s), { reasoning: e.text })]);
     case 'interaction': {
-      const call = { index: 0, id: e.interaction_id, type: 'function' as const, function: { name: TOOL_NAME, arguments: JSON.stringify(e.interaction) } };
-      return open(s, [chunk(s, modelOf(s), { tool_calls: [call] }), chunk(s, modelOf(s), {}, 'tool_calls'), finalChunk(s, modelOf(s), null)], true);
+      const call = {
+        index: 0,
+        id: e.interaction_id,
+        type: 'function' as const,
+        function: { name: TOOL_NAME, arguments: JSON.stringify(e.interaction) },
+      };
+      return open(
+        s,
+        [
+          chunk(s, modelOf(s), { tool_calls: [call] }),
+          chunk(s, modelOf(s), {}, 'tool_calls'),
+          finalChunk(s, modelOf(s), null),
+        ],
+        true,
+      );
     }
     case 'completed': {
       const next = { ...s, model: e.model ?? s.model };
-      return open(next, [chunk(next, modelOf(next), {}, 'stop'), finalChunk(next, modelOf(next), e.usage ?? s.usage)], true);
+      return open(
+        next,
+        [chunk(next, modelOf(next), {}, 'stop'), finalChunk(next, modelOf(next), e.usage ?? s.usage)],
+        true,
+      );
     }
     case 'failed': {
       const retryable = retryableFor(e.reason, e.retryable);
       if (!s.opened && e.before_output) {
-        return { state: { ...s, ended: true }, step: { kind: 'refuse', refusal: { status: e.status, reason: e.reason, message: e.message, retryable, retryAfter: e.retry_after_seconds } } };
+        return {
+          state: { ...s, ended: true },
+          step: {
+            kind: 'refuse',
+            refusal: {
+              status: e.status,
+              reason: e.reason,
+              message: e.message,
+              retryable,
+              retryAfter: e.retry_after_seconds,
+            },
+          },
+        };
       }
       // A severed stream or a deadline is the API's ending whoever noticed it (SPEC §2.2): the daemon
       // reports these when it loses the agent, and they carry `service/intern` as the gateway's own do.

@@ -39,9 +39,25 @@ describe('daemon client refusals', () => {
     for (const kind of Object.keys(REFUSALS) as RefusalKind[]) {
       if (kind === 'unauthorized') continue;
       const r = REFUSALS[kind];
-      reply = { status: r.status, body: JSON.stringify(refusalBody(kind, `daemon says ${kind}`)), headers: r.reason === 'busy' ? { 'retry-after': '3' } : {} };
-      const err = await refused(answerInteraction(target(), { sessionId: 's', interactionId: 'i', answer: 'x' }).opened);
-      assert.deepEqual(errorBody(err, { metadata: true }), { error: { code: r.status, message: `daemon says ${kind}`, metadata: { reason: r.reason, retryable: r.retryable } } }, kind);
+      reply = {
+        status: r.status,
+        body: JSON.stringify(refusalBody(kind, `daemon says ${kind}`)),
+        headers: r.reason === 'busy' ? { 'retry-after': '3' } : {},
+      };
+      const err = await refused(
+        answerInteraction(target(), { sessionId: 's', interactionId: 'i', answer: 'x' }).opened,
+      );
+      assert.deepEqual(
+        errorBody(err, { metadata: true }),
+        {
+          error: {
+            code: r.status,
+            message: `daemon says ${kind}`,
+            metadata: { reason: r.reason, retryable: r.retryable },
+          },
+        },
+        kind,
+      );
       assert.deepEqual(err.headers, r.reason === 'busy' ? { 'retry-after': '3' } : {});
     }
     reply = { status: 409, body: JSON.stringify(refusalBody('busy', 'busy')) };
@@ -50,13 +66,22 @@ describe('daemon client refusals', () => {
   });
 
   test('a wrong secret or an unreadable refusal is 502 intern_rejected; no daemon is 502 intern_unreachable', async () => {
-    for (const r of [{ status: 401, body: '{"error":{"code":401,"message":"no"}}' }, { status: 500, body: '<html>' }]) {
+    for (const r of [
+      { status: 401, body: '{"error":{"code":401,"message":"no"}}' },
+      { status: 500, body: '<html>' },
+    ]) {
       reply = r;
       const err = await refused(startTurn(target(), { prompt: 'hi' }).opened);
-      assert.deepEqual(errorBody(err, { metadata: true }).error.metadata, { reason: 'intern_rejected', retryable: false });
+      assert.deepEqual(errorBody(err, { metadata: true }).error.metadata, {
+        reason: 'intern_rejected',
+        retryable: false,
+      });
       assert.equal(err.status, 502);
     }
     const err = await refused(startTurn({ baseUrl: 'http://127.0.0.1:9', secret: 's' }, { prompt: 'hi' }).opened);
-    assert.deepEqual(errorBody(err, { metadata: true }).error.metadata, { reason: 'intern_unreachable', retryable: true });
+    assert.deepEqual(errorBody(err, { metadata: true }).error.metadata, {
+      reason: 'intern_unreachable',
+      retryable: true,
+    });
   });
 });

@@ -5,14 +5,20 @@ import { egressRule, internalAddress, parseEgress } from './egress.ts';
 test('policy: none by default; hosts, wildcards, ports and addresses; bad entries name themselves', () => {
   assert.deepEqual(parseEgress(undefined), { rules: [] });
   assert.deepEqual(parseEgress('none'), { rules: [] });
-  assert.deepEqual(parseEgress('registry.npmjs.org, *.github.com,example.com:8443,203.0.113.7,[2001:db8::1]:443').rules, [
-    { host: 'registry.npmjs.org', wildcard: false, port: null },
-    { host: 'github.com', wildcard: true, port: null },
-    { host: 'example.com', wildcard: false, port: 8443 },
-    { host: '203.0.113.7', wildcard: false, port: null },
-    { host: '2001:db8::1', wildcard: false, port: 443 },
-  ]);
-  assert.throws(() => parseEgress('http://example.com'), /COHORT_INTERN_EGRESS: "http:\/\/example.com" is not a host, \*.domain, host:port or IP address/);
+  assert.deepEqual(
+    parseEgress('registry.npmjs.org, *.github.com,example.com:8443,203.0.113.7,[2001:db8::1]:443').rules,
+    [
+      { host: 'registry.npmjs.org', wildcard: false, port: null },
+      { host: 'github.com', wildcard: true, port: null },
+      { host: 'example.com', wildcard: false, port: 8443 },
+      { host: '203.0.113.7', wildcard: false, port: null },
+      { host: '2001:db8::1', wildcard: false, port: 443 },
+    ],
+  );
+  assert.throws(
+    () => parseEgress('http://example.com'),
+    /COHORT_INTERN_EGRESS: "http:\/\/example.com" is not a host, \*.domain, host:port or IP address/,
+  );
   assert.throws(() => parseEgress('*'), /"\*" is not a host/);
 });
 

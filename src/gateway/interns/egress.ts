@@ -20,7 +20,8 @@ export function parseEgress(spec: string | undefined): EgressPolicy {
   const rules = s.split(',').map((raw) => {
     const entry = raw.trim().toLowerCase();
     const m = /^(\*\.)?([a-z0-9.-]+|\[[0-9a-f:]+\])(?::(\d{1,5}))?$/.exec(entry);
-    if (!m || m[2]!.startsWith('.') || m[2]!.endsWith('.')) throw new Error(`COHORT_INTERN_EGRESS: "${raw.trim()}" is not a host, *.domain, host:port or IP address`);
+    if (!m || m[2]!.startsWith('.') || m[2]!.endsWith('.'))
+      throw new Error(`COHORT_INTERN_EGRESS: "${raw.trim()}" is not a host, *.domain, host:port or IP address`);
     return { host: m[2]!.replace(/^\[|\]$/g, ''), wildcard: m[1] !== undefined, port: m[3] ? Number(m[3]) : null };
   });
   return { rules };
@@ -43,18 +44,41 @@ export function internalAddress(ip: string): boolean {
   const v4 = ip.startsWith('::ffff:') ? ip.slice(7) : ip;
   if (isIP(v4) === 4) {
     const [a, b] = v4.split('.').map(Number) as [number, number];
-    return a === 0 || a === 10 || a === 127 || (a === 169 && b === 254) || (a === 172 && b >= 16 && b <= 31) || (a === 192 && b === 168) || (a === 100 && b >= 64 && b <= 127);
+    return (
+      a === 0 ||
+      a === 10 ||
+      a === 127 ||
+      (a === 169 && b === 254) ||
+      (a === 172 && b >= 16 && b <= 31) ||
+      (a === 192 && b === 168) ||
+      (a === 100 && b >= 64 && b <= 127)
+    );
   }
   const x = ip.toLowerCase();
-  return x === '::' || x === '::1' || x.startsWith('fc') || x.startsWith('fd') || x.startsWith('fe8') || x.startsWith('fe9') || x.startsWith('fea') || x.startsWith('feb');
+  return (
+    x === '::' ||
+    x === '::1' ||
+    x.startsWith('fc') ||
+    x.startsWith('fd') ||
+    x.startsWith('fe8') ||
+    x.startsWith('fe9') ||
+    x.startsWith('fea') ||
+    x.startsWith('feb')
+  );
 }
 
 function refuse(socket: Duplex, status: number, message: string): void {
-  socket.end(`HTTP/1.1 ${status} ${status === 403 ? 'Forbidden' : 'Bad Gateway'}\r\ncontent-type: text/plain\r\nconnection: close\r\n\r\n${message}\n`);
+  socket.end(
+    `HTTP/1.1 ${status} ${status === 403 ? 'Forbidden' : 'Bad Gateway'}\r\ncontent-type: text/plain\r\nconnection: close\r\n\r\n${message}\n`,
+  );
 }
 
 /** The HTTP server's `connect` handler: tunnels for interns' sockets within the policy, 403 otherwise. */
-export function egressHandler(opts: { policy: EgressPolicy; fromIntern: (socket: Duplex) => boolean; onTunnel?: (target: string, allowed: boolean) => void }) {
+export function egressHandler(opts: {
+  policy: EgressPolicy;
+  fromIntern: (socket: Duplex) => boolean;
+  onTunnel?: (target: string, allowed: boolean) => void;
+}) {
   return (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
     socket.on('error', () => {});
     const m = /^(\[[0-9a-fA-F:]+\]|[^:]+):(\d{1,5})$/.exec(req.url ?? '');
@@ -63,7 +87,8 @@ export function egressHandler(opts: { policy: EgressPolicy; fromIntern: (socket:
     const port = Number(m[2]);
     const rule = egressRule(opts.policy, host, port);
     opts.onTunnel?.(`${host}:${port}`, rule !== null);
-    if (!rule) return refuse(socket, 403, `${host}:${port} is not on this installation's egress list (COHORT_INTERN_EGRESS)`);
+    if (!rule)
+      return refuse(socket, 403, `${host}:${port} is not on this installation's egress list (COHORT_INTERN_EGRESS)`);
     const literal = isIP(rule.host) !== 0 && !rule.wildcard;
     void lookup(host, { all: true }).then(
       (addrs) => {
@@ -75,7 +100,11 @@ export function egressHandler(opts: { policy: EgressPolicy; fromIntern: (socket:
           if (head.length) upstream.write(head);
           upstream.pipe(socket).pipe(upstream);
         });
-        upstream.on('error', () => (upstream.readyState === 'opening' ? refuse(socket, 502, `could not connect to ${host}:${port}`) : socket.destroy()));
+        upstream.on('error', () =>
+          upstream.readyState === 'opening'
+            ? refuse(socket, 502, `could not connect to ${host}:${port}`)
+            : socket.destroy(),
+        );
         socket.on('close', () => upstream.destroy());
       },
       () => refuse(socket, 502, `could not resolve ${host}`),

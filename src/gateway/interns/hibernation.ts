@@ -43,7 +43,13 @@ export type Fleet = {
   /** After the daemon at `failed` refused a chat as going to sleep or stopping (or nothing listened
    * there): the daemon to retry on, once the record has moved on from it; null when it has not
    * (the daemon died, or is stopping for good), so the refusal stands. */
-  retarget(id: string, failed: DaemonTarget, how: 'refused' | 'not_ready', account: string, signal: AbortSignal): Promise<DaemonTarget | null>;
+  retarget(
+    id: string,
+    failed: DaemonTarget,
+    how: 'refused' | 'not_ready',
+    account: string,
+    signal: AbortSignal,
+  ): Promise<DaemonTarget | null>;
   /** Puts to sleep the awake interns whose daemons agree they were idle long enough. */
   sweep(): Promise<void>;
   stats(): { running: number; queued: number };
@@ -57,7 +63,8 @@ const POLL_MS = 50;
 /** Daemons asked to sleep at once by one sweep. */
 const SWEEP_CONCURRENCY = 4;
 
-const wakeFailed = (err: unknown) => internWakeFailed(scrub(err instanceof Error ? err.message : String(err)).slice(0, 300));
+const wakeFailed = (err: unknown) =>
+  internWakeFailed(scrub(err instanceof Error ? err.message : String(err)).slice(0, 300));
 
 export function createFleet(o: FleetOptions): Fleet {
   const { db, provisioner, log } = o;
@@ -71,7 +78,13 @@ export function createFleet(o: FleetOptions): Fleet {
   /** Claims the wake of a sleeping intern (or a stale transition) and starts its daemon. Null: the
    * claim went to someone else, or the record changed under the start; read it again. */
   async function start(row: InternRow): Promise<InternRow | null> {
-    const claimed = await setInternState(db, { id: row.id, from: ['running'], power: [row.power], powerAt: row.powerAt, patch: { power: 'waking', powerAt: new Date() } });
+    const claimed = await setInternState(db, {
+      id: row.id,
+      from: ['running'],
+      power: [row.power],
+      powerAt: row.powerAt,
+      patch: { power: 'waking', powerAt: new Date() },
+    });
     if (!claimed) return null;
     const t0 = performance.now();
     // Taken over from a gateway that died while putting it to sleep: its daemon may still run.
@@ -82,7 +95,20 @@ export function createFleet(o: FleetOptions): Fleet {
     } catch (err) {
       const message = scrub(err instanceof Error ? err.message : String(err)).slice(0, 1000);
       // As a failed provision: the intern shows why, and provisioning starts it again.
-      await setInternState(db, { id: row.id, from: ['running'], power: ['waking'], powerAt: claimed.powerAt, patch: { status: 'failed', power: 'awake', powerAt: null, hostname: null, daemonPid: null, lastFailureMessage: message } });
+      await setInternState(db, {
+        id: row.id,
+        from: ['running'],
+        power: ['waking'],
+        powerAt: claimed.powerAt,
+        patch: {
+          status: 'failed',
+          power: 'awake',
+          powerAt: null,
+          hostname: null,
+          daemonPid: null,
+          lastFailureMessage: message,
+        },
+      });
       log.warn({ intern: row.id, reason: message }, 'intern could not be woken; marked failed');
       throw wakeFailed(err);
     }
@@ -149,10 +175,22 @@ export function createFleet(o: FleetOptions): Fleet {
     const target = daemonTarget(o.sealer, row);
     if (!(await askToHibernate(target, o.idleMs))) return;
     // The daemon agreed and refuses new work from now on; the record says so before it stops.
-    const claimed = await setInternState(db, { id: row.id, from: ['running'], power: ['awake'], hostname: row.hostname!, patch: { power: 'sleeping', powerAt: new Date() } });
+    const claimed = await setInternState(db, {
+      id: row.id,
+      from: ['running'],
+      power: ['awake'],
+      hostname: row.hostname!,
+      patch: { power: 'sleeping', powerAt: new Date() },
+    });
     if (!claimed) return; // another gateway's sweep, or a provision, suspend or delete, has it
     await provisioner.stop({ id: row.id, pid: claimed.daemonPid });
-    const asleep = await setInternState(db, { id: row.id, from: ['running'], power: ['sleeping'], powerAt: claimed.powerAt, patch: { power: 'asleep', powerAt: new Date(), hostname: null, daemonPid: null } });
+    const asleep = await setInternState(db, {
+      id: row.id,
+      from: ['running'],
+      power: ['sleeping'],
+      powerAt: claimed.powerAt,
+      patch: { power: 'asleep', powerAt: new Date(), hostname: null, daemonPid: null },
+    });
     if (asleep) {
       o.onSleep?.();
       log.info({ intern: row.id }, 'intern idle: asleep');
@@ -163,7 +201,15 @@ export function createFleet(o: FleetOptions): Fleet {
     if (!o.idleMs || closed) return;
     const rows = await awakeInterns(db);
     for (let i = 0; i < rows.length && !closed; i += SWEEP_CONCURRENCY) {
-      await Promise.all(rows.slice(i, i + SWEEP_CONCURRENCY).map((r) => putToSleep(r).catch((err: unknown) => log.error({ err, intern: r.id }, 'putting an intern to sleep failed'))));
+      await Promise.all(
+        rows
+          .slice(i, i + SWEEP_CONCURRENCY)
+          .map((r) =>
+            putToSleep(r).catch((err: unknown) =>
+              log.error({ err, intern: r.id }, 'putting an intern to sleep failed'),
+            ),
+          ),
+      );
     }
   }
 
@@ -206,7 +252,8 @@ export function createFleet(o: FleetOptions): Fleet {
       for (let i = 0; i < polls; i++) {
         const row = await getInternById(db, id);
         if (!row) throw internNotFound();
-        if (row.power !== 'awake' || row.hostname !== failed.baseUrl || row.status !== 'running') return this.target(row, account, signal);
+        if (row.power !== 'awake' || row.hostname !== failed.baseUrl || row.status !== 'running')
+          return this.target(row, account, signal);
         if (i + 1 < polls) await sleep(POLL_MS);
         signal.throwIfAborted();
       }

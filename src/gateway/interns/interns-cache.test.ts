@@ -19,15 +19,32 @@ before(async () => {
   store = await openStore({});
   await migrate(store);
   const a = await createTestAccount(store.db, { name: 'cache' });
-  principal = { keyId: a.managementKeyId, keyHash: '', orgId: a.orgId, kind: 'standard', actsAs: 'user', userId: a.userId, subjectId: a.userId, workspaceId: a.workspaceId, creatorDeparted: false, granted: false, internsProgramme: true } as Principal;
+  principal = {
+    keyId: a.managementKeyId,
+    keyHash: '',
+    orgId: a.orgId,
+    kind: 'standard',
+    actsAs: 'user',
+    userId: a.userId,
+    subjectId: a.userId,
+    workspaceId: a.workspaceId,
+    creatorDeparted: false,
+    granted: false,
+    internsProgramme: true,
+  } as Principal;
 });
 after(() => store.close());
 
-const elsewhere = (id: string, status: 'running' | 'stopped') => store.db.update(interns).set({ status }).where(eq(interns.id, id));
+const elsewhere = (id: string, status: 'running' | 'stopped') =>
+  store.db.update(interns).set({ status }).where(eq(interns.id, id));
 const settle = () => new Promise((r) => setTimeout(r, 50));
 
 test('a running intern is cached for a TTL, served once more while a read refreshes it, and read again past two TTLs', async (t) => {
-  const { row } = await createIntern(store.db, { principal, sealer: createSealer(randomBytes(32)), body: { name: 'cached' } });
+  const { row } = await createIntern(store.db, {
+    principal,
+    sealer: createSealer(randomBytes(32)),
+    body: { name: 'cached' },
+  });
   await setInternState(store.db, { id: row.id, patch: { status: 'running', hostname: 'http://127.0.0.1:1' } });
   t.mock.timers.enable({ apis: ['Date'], now: Date.now() });
 
@@ -36,19 +53,35 @@ test('a running intern is cached for a TTL, served once more while a read refres
   assert.equal((await findInternForChat(store.db, { principal, id: row.id })).status, 'running', 'fresh: no read');
 
   t.mock.timers.tick(1_100);
-  assert.equal((await findInternForChat(store.db, { principal, id: row.id })).status, 'running', 'just expired: served while a read refreshes it');
+  assert.equal(
+    (await findInternForChat(store.db, { principal, id: row.id })).status,
+    'running',
+    'just expired: served while a read refreshes it',
+  );
   await settle();
-  assert.equal((await findInternForChat(store.db, { principal, id: row.id })).status, 'stopped', 'the refresh saw the change');
+  assert.equal(
+    (await findInternForChat(store.db, { principal, id: row.id })).status,
+    'stopped',
+    'the refresh saw the change',
+  );
 
   await elsewhere(row.id, 'running');
   assert.equal((await findInternForChat(store.db, { principal, id: row.id })).status, 'running');
   await elsewhere(row.id, 'stopped');
   t.mock.timers.tick(2_100);
-  assert.equal((await findInternForChat(store.db, { principal, id: row.id })).status, 'stopped', 'past two TTLs: read before answering');
+  assert.equal(
+    (await findInternForChat(store.db, { principal, id: row.id })).status,
+    'stopped',
+    'past two TTLs: read before answering',
+  );
 });
 
 test('a transition made here is not undone by a refresh that was already under way', async (t) => {
-  const { row } = await createIntern(store.db, { principal, sealer: createSealer(randomBytes(32)), body: { name: 'raced' } });
+  const { row } = await createIntern(store.db, {
+    principal,
+    sealer: createSealer(randomBytes(32)),
+    body: { name: 'raced' },
+  });
   await setInternState(store.db, { id: row.id, patch: { status: 'running', hostname: 'http://127.0.0.1:1' } });
   t.mock.timers.enable({ apis: ['Date'], now: Date.now() });
   await findInternForChat(store.db, { principal, id: row.id });
@@ -58,4 +91,3 @@ test('a transition made here is not undone by a refresh that was already under w
   await settle();
   assert.equal((await findInternForChat(store.db, { principal, id: row.id })).status, 'stopped');
 });
-

@@ -8,12 +8,22 @@ import { defineRoute } from '../http/route.ts';
 import { refusals } from '../http/openapi.ts';
 import type { Ctx } from '../context.ts';
 import { invalidRequest } from '../errors.ts';
-import { CreateIntern, IdempotencyKey, Intern, InternList, LifecycleError, ListInternsQuery, UpdateIntern } from './interns.schemas.ts';
+import {
+  CreateIntern,
+  IdempotencyKey,
+  Intern,
+  InternList,
+  LifecycleError,
+  ListInternsQuery,
+  UpdateIntern,
+} from './interns.schemas.ts';
 import { createIntern, findIntern, listInterns, toIntern, updateIntern } from './interns.ts';
 
 const errors = (...codes: number[]) => refusals(LifecycleError, ...codes);
 const Id = z.object({ id: z.string().describe('intern id') });
-const CreateHeaders = z.object({ 'idempotency-key': IdempotencyKey.optional().describe('retries with the same key return the same intern') });
+const CreateHeaders = z.object({
+  'idempotency-key': IdempotencyKey.optional().describe('retries with the same key return the same intern'),
+});
 const common = { tags: ['interns'], guard: 'interns' as const, errorStyle: 'chat' as const };
 /** Provision, suspend and delete take no body: one carrying any field is refused, not ignored. */
 const NoBody = z.strictObject({}).optional();
@@ -23,13 +33,17 @@ const DeleteBody = z.strictObject({ acknowledge_workspace_loss: z.boolean().opti
  * means no body, not a malformed one, on the routes that take none. */
 const emptyIsNone = (req: FastifyRequest, _reply: FastifyReply, done: () => void) => {
   const length = req.headers['content-length'];
-  if (length === '0' || (length === undefined && req.headers['transfer-encoding'] === undefined)) delete req.headers['content-type'];
+  if (length === '0' || (length === undefined && req.headers['transfer-encoding'] === undefined))
+    delete req.headers['content-type'];
   done();
 };
 
 /** `agent` must name an entry of the operator's catalogue. */
 function knownAgent<T extends { agent?: string }>(ctx: Ctx, body: T): T {
-  if (body.agent !== undefined && !ctx.agents.get(body.agent)) throw invalidRequest(`agent: unknown agent "${body.agent}"; this installation offers ${ctx.agents.ids().join(', ')}`);
+  if (body.agent !== undefined && !ctx.agents.get(body.agent))
+    throw invalidRequest(
+      `agent: unknown agent "${body.agent}"; this installation offers ${ctx.agents.ids().join(', ')}`,
+    );
   return body;
 }
 
@@ -47,7 +61,13 @@ export const internRoutes: RouteModule = (app, ctx) => {
     handler: async (req, reply, { headers, body }) => {
       knownAgent(ctx, body);
       const idempotencyKey = headers['idempotency-key'];
-      const { row, replayed } = await createIntern(db, { principal: principalOf(req), sealer: ctx.sealer, body, idempotencyKey, maxPerAccount: ctx.config.maxInternsPerAccount });
+      const { row, replayed } = await createIntern(db, {
+        principal: principalOf(req),
+        sealer: ctx.sealer,
+        body,
+        idempotencyKey,
+        maxPerAccount: ctx.config.maxInternsPerAccount,
+      });
       if (body.provision && !replayed) await ctx.interns.provision(row);
       const fresh = await findIntern(db, { principal: principalOf(req), id: row.id });
       return reply.code(201).send(toIntern(fresh));
@@ -71,7 +91,8 @@ export const internRoutes: RouteModule = (app, ctx) => {
     summary: 'Get an intern',
     params: Id,
     responses: { 200: { description: 'intern', schema: Intern }, ...errors(401, 403, 404, 500) },
-    handler: async (req, _reply, { params }) => toIntern(await findIntern(db, { principal: principalOf(req), id: params.id })),
+    handler: async (req, _reply, { params }) =>
+      toIntern(await findIntern(db, { principal: principalOf(req), id: params.id })),
   });
 
   defineRoute(app, ctx, {
@@ -82,7 +103,8 @@ export const internRoutes: RouteModule = (app, ctx) => {
     params: Id,
     body: UpdateIntern,
     responses: { 200: { description: 'updated', schema: Intern }, ...errors(400, 401, 403, 404, 409, 500) },
-    handler: async (req, _reply, { params, body }) => toIntern(await updateIntern(db, { principal: principalOf(req), id: params.id, body: knownAgent(ctx, body) })),
+    handler: async (req, _reply, { params, body }) =>
+      toIntern(await updateIntern(db, { principal: principalOf(req), id: params.id, body: knownAgent(ctx, body) })),
   });
 
   defineRoute(app, ctx, {
@@ -93,7 +115,10 @@ export const internRoutes: RouteModule = (app, ctx) => {
     params: Id,
     body: NoBody,
     onRequest: [emptyIsNone],
-    responses: { 202: { description: 'accepted', schema: z.object({ provisioning: z.literal(true) }) }, ...errors(401, 403, 404, 409, 500) },
+    responses: {
+      202: { description: 'accepted', schema: z.object({ provisioning: z.literal(true) }) },
+      ...errors(401, 403, 404, 409, 500),
+    },
     handler: async (req, reply, { params }) => {
       await ctx.interns.provision(await findIntern(db, { principal: principalOf(req), id: params.id }));
       return reply.code(202).send({ provisioning: true });
@@ -108,7 +133,10 @@ export const internRoutes: RouteModule = (app, ctx) => {
     params: Id,
     body: NoBody,
     onRequest: [emptyIsNone],
-    responses: { 200: { description: 'suspended', schema: z.object({ suspended: z.literal(true) }) }, ...errors(401, 403, 404, 409, 500) },
+    responses: {
+      200: { description: 'suspended', schema: z.object({ suspended: z.literal(true) }) },
+      ...errors(401, 403, 404, 409, 500),
+    },
     handler: async (req, _reply, { params }) => {
       await ctx.interns.suspend(await findIntern(db, { principal: principalOf(req), id: params.id }));
       return { suspended: true };
@@ -123,7 +151,10 @@ export const internRoutes: RouteModule = (app, ctx) => {
     params: Id,
     body: DeleteBody,
     onRequest: [emptyIsNone],
-    responses: { 202: { description: 'accepted', schema: z.object({ deleting: z.literal(true) }) }, ...errors(401, 403, 404, 500) },
+    responses: {
+      202: { description: 'accepted', schema: z.object({ deleting: z.literal(true) }) },
+      ...errors(401, 403, 404, 500),
+    },
     handler: async (req, reply, { params }) => {
       await ctx.interns.destroy(await findIntern(db, { principal: principalOf(req), id: params.id }));
       return reply.code(202).send({ deleting: true });

@@ -11,7 +11,10 @@ export const InternModel = z
   .string()
   .min(3)
   .max(256)
-  .regex(new RegExp(String.raw`^(?:[A-Za-z0-9][\w.-]*(?:\/[\w.+-]+)+(?::[\w.-]+)?|@preset\/${PRESET_SLUG_PATTERN})$`), 'must be provider/model (e.g. openai/gpt-4o) or @preset/<slug>');
+  .regex(
+    new RegExp(String.raw`^(?:[A-Za-z0-9][\w.-]*(?:\/[\w.+-]+)+(?::[\w.-]+)?|@preset\/${PRESET_SLUG_PATTERN})$`),
+    'must be provider/model (e.g. openai/gpt-4o) or @preset/<slug>',
+  );
 
 const fields = {
   name: StoredString.trim().min(1).max(100),
@@ -44,7 +47,15 @@ export const ListInternsQuery = z.strictObject({
   // The SDK sends `status=a,b`; other clients repeat the parameter (`status=a&status=b`).
   status: z
     .union([z.string(), z.array(z.string()).max(8)])
-    .transform((v) => [...new Set([v].flat().flatMap((s) => s.split(',')).map((x) => x.trim()).filter(Boolean))])
+    .transform((v) => [
+      ...new Set(
+        [v]
+          .flat()
+          .flatMap((s) => s.split(','))
+          .map((x) => x.trim())
+          .filter(Boolean),
+      ),
+    ])
     .pipe(z.array(InternStatus).min(1).max(8))
     .optional(),
   starting_after: z.string().min(1).max(512).optional(),
@@ -62,7 +73,9 @@ export const Intern = z.object({
   model: z.string().nullable(),
   agent: z.string(),
   status: InternStatus,
-  progress: z.object({ step_label: z.string(), step_number: z.number().int(), total_steps: z.number().int() }).nullable(),
+  progress: z
+    .object({ step_label: z.string(), step_number: z.number().int(), total_steps: z.number().int() })
+    .nullable(),
   hostname: z.string().nullable(),
   last_failure_message: z.string().nullable(),
   workspace_id: z.string(),
@@ -73,7 +86,11 @@ export const Intern = z.object({
 });
 export type Intern = z.infer<typeof Intern>;
 
-export const InternList = z.object({ data: z.array(Intern), has_more: z.boolean(), next_cursor: z.string().optional() });
+export const InternList = z.object({
+  data: z.array(Intern),
+  has_more: z.boolean(),
+  next_cursor: z.string().optional(),
+});
 
 export const LifecycleError = z.object({
   error: z.object({

@@ -15,7 +15,9 @@ for (const store of storeMatrix) {
     after(() => gw.close());
 
     test('create is 201 with every field of the intern shape and no secret', async () => {
-      const res = await gw.call('POST', '/interns', { body: { name: 'ada', description: 'd', instructions: 'be brief', model: 'local/scripted' } });
+      const res = await gw.call('POST', '/interns', {
+        body: { name: 'ada', description: 'd', instructions: 'be brief', model: 'local/scripted' },
+      });
       assert.equal(res.status, 201);
       const i = Intern.parse(res.body);
       assert.deepEqual(Object.keys(res.body).sort(), Object.keys(Intern.shape).sort());
@@ -37,14 +39,36 @@ for (const store of storeMatrix) {
       const c = await gw.call('POST', '/interns', { body: { name: 'bobby' }, headers });
       assert.equal(c.status, 400);
       assert.match(c.body.error.message, /Idempotency-Key/);
-      const empty = await gw.call('POST', '/interns', { body: { name: 'x' }, headers: { 'idempotency-key': 'k'.repeat(256) } });
+      const empty = await gw.call('POST', '/interns', {
+        body: { name: 'x' },
+        headers: { 'idempotency-key': 'k'.repeat(256) },
+      });
       assert.equal(empty.status, 400);
       // The same person, key and body through a key of another workspace is another request.
       const db = gw.ctx.store.db;
-      const elsewhere = (await gw.call('POST', '/workspaces', { body: { name: 'Elsewhere', slug: 'elsewhere' } })).body.data.id;
-      const there = (await createKey(db, { orgId: gw.keys.org_id, creatorUserId: gw.keys.user_id, kind: 'standard', workspaceId: elsewhere })).raw;
+      const elsewhere = (await gw.call('POST', '/workspaces', { body: { name: 'Elsewhere', slug: 'elsewhere' } })).body
+        .data.id;
+      const there = (
+        await createKey(db, {
+          orgId: gw.keys.org_id,
+          creatorUserId: gw.keys.user_id,
+          kind: 'standard',
+          workspaceId: elsewhere,
+        })
+      ).raw;
       const d = await gw.call('POST', '/interns', { key: there, body: { name: 'bob' }, headers });
-      assert.deepEqual([d.status, d.body.error], [400, { code: 400, message: 'invalid request parameters: Idempotency-Key: already used for a different request (another body or workspace)', metadata: { reason: 'bad_request', retryable: false } }]);
+      assert.deepEqual(
+        [d.status, d.body.error],
+        [
+          400,
+          {
+            code: 400,
+            message:
+              'invalid request parameters: Idempotency-Key: already used for a different request (another body or workspace)',
+            metadata: { reason: 'bad_request', retryable: false },
+          },
+        ],
+      );
     });
 
     test('duplicate name is 409; bad fields are 400 naming the field with metadata', async () => {
@@ -69,13 +93,19 @@ for (const store of storeMatrix) {
 
     test('list is newest first with cursor pagination and a status filter', async () => {
       const all = await gw.call('GET', '/interns');
-      assert.deepEqual(all.body.data.map((i: Intern) => i.name), ['bob', 'ada']);
+      assert.deepEqual(
+        all.body.data.map((i: Intern) => i.name),
+        ['bob', 'ada'],
+      );
       assert.equal(all.body.has_more, false);
       assert.equal('next_cursor' in all.body, false);
       const p1 = await gw.call('GET', '/interns?limit=1');
       assert.equal(p1.body.has_more, true);
       const p2 = await gw.call('GET', `/interns?limit=1&starting_after=${p1.body.next_cursor}`);
-      assert.deepEqual(p2.body.data.map((i: Intern) => i.name), ['ada']);
+      assert.deepEqual(
+        p2.body.data.map((i: Intern) => i.name),
+        ['ada'],
+      );
       assert.equal(p2.body.has_more, false);
       assert.equal((await gw.call('GET', '/interns?status=running,failed')).body.data.length, 0);
       assert.equal((await gw.call('GET', '/interns?status=queued')).body.data.length, 2);
@@ -90,13 +120,19 @@ for (const store of storeMatrix) {
       const acc = await createTestAccount(gw.ctx.store.db, { name: 'pager', orgId: gw.keys.org_id });
       const names = ['p1', 'p2', 'p3', 'p4'];
       const ids: string[] = [];
-      for (const name of names) ids.push((await gw.call('POST', '/interns', { key: acc.apiKey, body: { name } })).body.id);
+      for (const name of names)
+        ids.push((await gw.call('POST', '/interns', { key: acc.apiKey, body: { name } })).body.id);
       // As concurrent creates on PostgreSQL can be: microseconds apart, within one millisecond.
-      for (const [i, id] of ids.entries()) await gw.ctx.store.db.execute(sql`update interns set created_at = ${`2026-11-24T00:00:00.123${i * 2 + 1}00Z`}::timestamptz where id = ${id}`);
+      for (const [i, id] of ids.entries())
+        await gw.ctx.store.db.execute(
+          sql`update interns set created_at = ${`2026-11-24T00:00:00.123${i * 2 + 1}00Z`}::timestamptz where id = ${id}`,
+        );
       const seen: string[] = [];
       let cursor: string | undefined;
       do {
-        const page = await gw.call('GET', `/interns?limit=1${cursor ? `&starting_after=${cursor}` : ''}`, { key: acc.apiKey });
+        const page = await gw.call('GET', `/interns?limit=1${cursor ? `&starting_after=${cursor}` : ''}`, {
+          key: acc.apiKey,
+        });
         seen.push(...page.body.data.map((i: Intern) => i.name));
         cursor = page.body.next_cursor;
       } while (cursor);
@@ -107,12 +143,19 @@ for (const store of storeMatrix) {
       const [ada] = (await gw.call('GET', '/interns?limit=50')).body.data.filter((i: Intern) => i.name === 'ada');
       const got = await gw.call('GET', `/interns/${ada.id}`);
       assert.deepEqual(got.body, ada);
-      const patched = await gw.call('PATCH', `/interns/${ada.id}`, { body: { model: 'openai/gpt-4o:free', description: null } });
+      const patched = await gw.call('PATCH', `/interns/${ada.id}`, {
+        body: { model: 'openai/gpt-4o:free', description: null },
+      });
       assert.equal(patched.status, 200);
       assert.equal(patched.body.model, 'openai/gpt-4o:free');
       assert.equal(patched.body.description, null);
       // Any model a model request may name: multi-segment model ids, variants, presets.
-      for (const model of ['inferact-vllm/meta-llama/Llama-3.1-8B', 'anthropic/2/claude-sonnet-4', 'openai/gpt-4o:free', '@preset/My_Preset.v2']) {
+      for (const model of [
+        'inferact-vllm/meta-llama/Llama-3.1-8B',
+        'anthropic/2/claude-sonnet-4',
+        'openai/gpt-4o:free',
+        '@preset/My_Preset.v2',
+      ]) {
         const ok = await gw.call('PATCH', `/interns/${ada.id}`, { body: { model } });
         assert.deepEqual([ok.status, ok.body.model], [200, model]);
       }
@@ -123,7 +166,13 @@ for (const store of storeMatrix) {
       }
       for (const id of ['nope', '5b0e2f9c-1111-4111-8111-111111111111']) {
         const res = await gw.call('GET', `/interns/${id}`);
-        assert.deepEqual(res.body, { error: { code: 404, message: 'resource not found: intern', metadata: { reason: 'not_found', retryable: false } } });
+        assert.deepEqual(res.body, {
+          error: {
+            code: 404,
+            message: 'resource not found: intern',
+            metadata: { reason: 'not_found', retryable: false },
+          },
+        });
       }
     });
 
@@ -135,7 +184,8 @@ for (const store of storeMatrix) {
       const outsider = (await createKey(db, { orgId: org.id, creatorUserId: user.id, kind: 'standard' })).raw;
       const leaver = await createUser(db, { name: 'leaver' });
       await addMember(db, { orgId: gw.keys.org_id, userId: leaver.id });
-      const leaverKey = (await createKey(db, { orgId: gw.keys.org_id, creatorUserId: leaver.id, kind: 'standard' })).raw;
+      const leaverKey = (await createKey(db, { orgId: gw.keys.org_id, creatorUserId: leaver.id, kind: 'standard' }))
+        .raw;
       await removeMember(db, { orgId: gw.keys.org_id, userId: leaver.id });
       const id = (await gw.call('GET', '/interns')).body.data[0].id;
       const paths: [string, string, unknown?][] = [
@@ -152,8 +202,14 @@ for (const store of storeMatrix) {
         ['GET', '/interns/%E0%A4%A'],
       ];
       for (const [method, path, body] of paths) {
-        assert.deepEqual((await gw.call(method, path, { key: outsider, body })).body, { error: { code: 404, message: 'resource not found' } }, path);
-        assert.deepEqual((await gw.call(method, path, { key: null, body })).body, { error: { code: 401, message: 'missing authentication header' } });
+        assert.deepEqual(
+          (await gw.call(method, path, { key: outsider, body })).body,
+          { error: { code: 404, message: 'resource not found' } },
+          path,
+        );
+        assert.deepEqual((await gw.call(method, path, { key: null, body })).body, {
+          error: { code: 401, message: 'missing authentication header' },
+        });
         const dep = await gw.call(method, path, { key: leaverKey, body });
         assert.equal(dep.status, 403);
         assert.deepEqual(Object.keys(dep.body.error), ['code', 'message']);
@@ -163,17 +219,42 @@ for (const store of storeMatrix) {
     test('a long or badly encoded intern id: 404 not_found for a long one (no such intern), 400 bad_request with metadata for bad encoding', async () => {
       const stream = { stream: true, messages: [{ role: 'user', content: 'hi' }] };
       for (const path of [`/interns/${'i'.repeat(101)}`, `/interns/${'i'.repeat(5000)}/chat/completions`]) {
-        const res = await gw.call(path.endsWith('completions') ? 'POST' : 'GET', path, { body: path.endsWith('completions') ? stream : undefined });
-        assert.deepEqual(res.body, { error: { code: 404, message: 'resource not found: intern', metadata: { reason: 'not_found', retryable: false } } }, path.slice(0, 30));
+        const res = await gw.call(path.endsWith('completions') ? 'POST' : 'GET', path, {
+          body: path.endsWith('completions') ? stream : undefined,
+        });
+        assert.deepEqual(
+          res.body,
+          {
+            error: {
+              code: 404,
+              message: 'resource not found: intern',
+              metadata: { reason: 'not_found', retryable: false },
+            },
+          },
+          path.slice(0, 30),
+        );
       }
-      for (const [method, path] of [['GET', '/interns/%E0%A4%A'], ['POST', '/interns/%E0%A4%A/chat/completions']] as const) {
+      for (const [method, path] of [
+        ['GET', '/interns/%E0%A4%A'],
+        ['POST', '/interns/%E0%A4%A/chat/completions'],
+      ] as const) {
         const res = await gw.call(method, path, { body: method === 'POST' ? stream : undefined });
         assert.equal(res.status, 400);
-        assert.deepEqual(res.body, { error: { code: 400, message: 'invalid request parameters: path: malformed URL encoding', metadata: { reason: 'bad_request', retryable: false } } });
+        assert.deepEqual(res.body, {
+          error: {
+            code: 400,
+            message: 'invalid request parameters: path: malformed URL encoding',
+            metadata: { reason: 'bad_request', retryable: false },
+          },
+        });
         assert.match(res.headers.get('x-request-id') ?? '', /^[0-9a-f-]{36}$/);
       }
       const tooLong = await gw.call('GET', `/interns/${'i'.repeat(8_193)}`);
-      assert.deepEqual(tooLong.body.error, { code: 400, message: 'invalid request parameters: path: a path parameter exceeds 8192 characters', metadata: { reason: 'bad_request', retryable: false } });
+      assert.deepEqual(tooLong.body.error, {
+        code: 400,
+        message: 'invalid request parameters: path: a path parameter exceeds 8192 characters',
+        metadata: { reason: 'bad_request', retryable: false },
+      });
     });
 
     test('provision (202) fails visibly without a daemon binary or reaches running; suspend 200; delete 202 then gone', async () => {

@@ -55,7 +55,8 @@ export function toIntern(r: InternRow): Intern {
 /** The key's workspace; a `workspace_id` given in a request must be that one. */
 export function workspaceOf(p: Principal, given?: string): string {
   if (!p.workspaceId) throw keyWorkspaceDeleted('workspace_id');
-  if (given !== undefined && given.toLowerCase() !== p.workspaceId) throw invalidRequest("workspace_id: must be the API key's workspace");
+  if (given !== undefined && given.toLowerCase() !== p.workspaceId)
+    throw invalidRequest("workspace_id: must be the API key's workspace");
   return p.workspaceId;
 }
 
@@ -64,8 +65,7 @@ export const secretBinding = { daemon: (id: string) => id, apiKey: (id: string) 
 const bodyHash = (body: unknown) => createHash('sha256').update(JSON.stringify(body)).digest('hex');
 
 /** 409 when an account already has as many interns as the operator allows (each costs a runtime of its own). */
-const accountFull = (max: number) =>
-  tooManyInterns(max);
+const accountFull = (max: number) => tooManyInterns(max);
 
 export async function createIntern(
   db: Db,
@@ -77,12 +77,25 @@ export async function createIntern(
   // is another request (the prior intern is not visible there).
   const hash = bodyHash([workspaceId, body]);
   if (opts.idempotencyKey) {
-    const [prior] = await db.select().from(interns).where(and(eq(interns.orgId, p.orgId), eq(interns.creatorUserId, p.userId), eq(interns.idempotencyKey, opts.idempotencyKey)));
-    if (prior && prior.idempotencyHash !== hash) throw invalidRequest('Idempotency-Key: already used for a different request (another body or workspace)');
+    const [prior] = await db
+      .select()
+      .from(interns)
+      .where(
+        and(
+          eq(interns.orgId, p.orgId),
+          eq(interns.creatorUserId, p.userId),
+          eq(interns.idempotencyKey, opts.idempotencyKey),
+        ),
+      );
+    if (prior && prior.idempotencyHash !== hash)
+      throw invalidRequest('Idempotency-Key: already used for a different request (another body or workspace)');
     if (prior) return { row: prior, replayed: true };
   }
   if (body.vault_id) {
-    const [owner] = await db.select({ id: interns.id }).from(interns).where(and(eq(interns.workspaceId, workspaceId), eq(interns.vaultId, body.vault_id.toLowerCase())));
+    const [owner] = await db
+      .select({ id: interns.id })
+      .from(interns)
+      .where(and(eq(interns.workspaceId, workspaceId), eq(interns.vaultId, body.vault_id.toLowerCase())));
     if (!owner) throw invalidRequest('vault_id: no intern in this workspace owns that vault');
   }
   const id = randomUUID();
@@ -92,10 +105,18 @@ export async function createIntern(
       if (opts.maxPerAccount !== undefined) {
         // One creation at a time per account, so concurrent creates cannot pass the count together.
         await tx.execute(sql`select pg_advisory_xact_lock(hashtext(${p.orgId}))`);
-        const [{ n }] = (await tx.select({ n: count() }).from(interns).where(eq(interns.orgId, p.orgId))) as [{ n: number }];
+        const [{ n }] = (await tx.select({ n: count() }).from(interns).where(eq(interns.orgId, p.orgId))) as [
+          { n: number },
+        ];
         if (n >= opts.maxPerAccount) throw accountFull(opts.maxPerAccount);
       }
-      const key = await createKey(tx, { orgId: p.orgId, creatorUserId: p.userId, kind: 'standard', name: `intern ${body.name}`, workspaceId });
+      const key = await createKey(tx, {
+        orgId: p.orgId,
+        creatorUserId: p.userId,
+        kind: 'standard',
+        name: `intern ${body.name}`,
+        workspaceId,
+      });
       const [r] = await tx
         .insert(interns)
         .values({
@@ -136,7 +157,13 @@ export async function findIntern(db: Db, opts: { principal: Principal; id: strin
   const [row] = await db
     .select()
     .from(interns)
-    .where(and(eq(interns.id, opts.id.toLowerCase()), eq(interns.orgId, opts.principal.orgId), eq(interns.workspaceId, opts.principal.workspaceId)));
+    .where(
+      and(
+        eq(interns.id, opts.id.toLowerCase()),
+        eq(interns.orgId, opts.principal.orgId),
+        eq(interns.workspaceId, opts.principal.workspaceId),
+      ),
+    );
   if (!row) throw internNotFound();
   return row;
 }
@@ -208,19 +235,38 @@ export async function listInterns(db: Db, opts: { principal: Principal; query: L
     const c = decodeCursor(q.starting_after);
     conds.push(or(lt(interns.createdAt, c.at), and(eq(interns.createdAt, c.at), lt(interns.id, c.id)))!);
   }
-  const rows = await db.select().from(interns).where(and(...conds)).orderBy(desc(interns.createdAt), desc(interns.id)).limit(q.limit + 1);
+  const rows = await db
+    .select()
+    .from(interns)
+    .where(and(...conds))
+    .orderBy(desc(interns.createdAt), desc(interns.id))
+    .limit(q.limit + 1);
   const page = rows.slice(0, q.limit);
   const hasMore = rows.length > q.limit;
-  return { data: page.map(toIntern), has_more: hasMore, ...(hasMore ? { next_cursor: encodeCursor(page.at(-1)!) } : {}) };
+  return {
+    data: page.map(toIntern),
+    has_more: hasMore,
+    ...(hasMore ? { next_cursor: encodeCursor(page.at(-1)!) } : {}),
+  };
 }
 
-export async function updateIntern(db: Db, opts: { principal: Principal; id: string; body: UpdateIntern }): Promise<InternRow> {
+export async function updateIntern(
+  db: Db,
+  opts: { principal: Principal; id: string; body: UpdateIntern },
+): Promise<InternRow> {
   const current = await findIntern(db, opts);
   const b = opts.body;
   try {
     const [row] = await db
       .update(interns)
-      .set({ name: b.name, description: b.description, instructions: b.instructions, model: b.model, agent: b.agent, updatedAt: new Date() })
+      .set({
+        name: b.name,
+        description: b.description,
+        instructions: b.instructions,
+        model: b.model,
+        agent: b.agent,
+        updatedAt: new Date(),
+      })
       .where(eq(interns.id, current.id))
       .returning();
     if (!row) throw internNotFound();
@@ -231,13 +277,22 @@ export async function updateIntern(db: Db, opts: { principal: Principal; id: str
   }
 }
 
-export type InternPatch = Partial<Pick<InternRow, 'status' | 'progress' | 'hostname' | 'lastFailureMessage' | 'daemonPid' | 'power' | 'powerAt'>>;
+export type InternPatch = Partial<
+  Pick<InternRow, 'status' | 'progress' | 'hostname' | 'lastFailureMessage' | 'daemonPid' | 'power' | 'powerAt'>
+>;
 
 /** Lifecycle writes; `from` (and `power`, `powerAt`: the power state and its date as last read)
  * guard against racing another gateway's transition. */
 export async function setInternState(
   db: Db,
-  opts: { id: string; patch: InternPatch; from?: InternRow['status'][]; hostname?: string; power?: InternPower[]; powerAt?: Date | null },
+  opts: {
+    id: string;
+    patch: InternPatch;
+    from?: InternRow['status'][];
+    hostname?: string;
+    power?: InternPower[];
+    powerAt?: Date | null;
+  },
 ): Promise<InternRow | null> {
   forget(db, opts.id);
   const where = and(
@@ -245,9 +300,17 @@ export async function setInternState(
     opts.from ? inArray(interns.status, opts.from) : undefined,
     opts.hostname === undefined ? undefined : eq(interns.hostname, opts.hostname),
     opts.power ? inArray(interns.power, opts.power) : undefined,
-    opts.powerAt === undefined ? undefined : opts.powerAt === null ? isNull(interns.powerAt) : eq(interns.powerAt, opts.powerAt),
+    opts.powerAt === undefined
+      ? undefined
+      : opts.powerAt === null
+        ? isNull(interns.powerAt)
+        : eq(interns.powerAt, opts.powerAt),
   );
-  const [row] = await db.update(interns).set({ ...opts.patch, updatedAt: new Date() }).where(where).returning();
+  const [row] = await db
+    .update(interns)
+    .set({ ...opts.patch, updatedAt: new Date() })
+    .where(where)
+    .returning();
   return row ?? null;
 }
 
@@ -258,23 +321,36 @@ export async function deleteInternRow(db: Db, id: string): Promise<void> {
 
 /** Running interns whose daemon is up (every account): what a hibernation sweep asks. */
 export async function awakeInterns(db: Db): Promise<InternRow[]> {
-  return db.select().from(interns).where(and(eq(interns.status, 'running'), eq(interns.power, 'awake'), isNotNull(interns.hostname)));
+  return db
+    .select()
+    .from(interns)
+    .where(and(eq(interns.status, 'running'), eq(interns.power, 'awake'), isNotNull(interns.hostname)));
 }
 
 /** Running interns by power (every account), for the metrics. */
 export async function internsByPower(db: Db): Promise<Record<string, number>> {
-  const rows = await db.select({ power: interns.power, n: count() }).from(interns).where(eq(interns.status, 'running')).groupBy(interns.power);
+  const rows = await db
+    .select({ power: interns.power, n: count() })
+    .from(interns)
+    .where(eq(interns.status, 'running'))
+    .groupBy(interns.power);
   return Object.fromEntries(rows.map((r) => [r.power, Number(r.n)]));
 }
 
 /** Interns whose daemon a starting gateway must check (every account). */
 export async function internsWithDaemons(db: Db): Promise<InternRow[]> {
-  return db.select().from(interns).where(inArray(interns.status, ['running', 'provisioning', 'destroying']));
+  return db
+    .select()
+    .from(interns)
+    .where(inArray(interns.status, ['running', 'provisioning', 'destroying']));
 }
 
 export function openSecrets(sealer: Sealer, row: InternRow): { secret: string; apiKey: string } {
   if (!row.sealedSecret || !row.sealedApiKey) throw new Error('intern has no sealed secrets');
-  return { secret: sealer.open(row.sealedSecret, secretBinding.daemon(row.id)), apiKey: sealer.open(row.sealedApiKey, secretBinding.apiKey(row.id)) };
+  return {
+    secret: sealer.open(row.sealedSecret, secretBinding.daemon(row.id)),
+    apiKey: sealer.open(row.sealedApiKey, secretBinding.apiKey(row.id)),
+  };
 }
 
 /** How many interns have each status, across the store (for the metrics). */

@@ -46,7 +46,14 @@ class Superseded extends Error {
 const deleting = internDeleting;
 const message = (err: unknown) => scrub(err instanceof Error ? err.message : String(err)).slice(0, 1000);
 
-export function createInternLifecycle(opts: { db: Db; sealer: Sealer; provisioner: Provisioner; log: Logger; agents: Catalogue; gatewayUrl?: string }): InternLifecycle {
+export function createInternLifecycle(opts: {
+  db: Db;
+  sealer: Sealer;
+  provisioner: Provisioner;
+  log: Logger;
+  agents: Catalogue;
+  gatewayUrl?: string;
+}): InternLifecycle {
   const { db, provisioner, log } = opts;
   let gatewayUrl = opts.gatewayUrl ?? '';
   const tasks = new Set<Promise<void>>();
@@ -65,7 +72,10 @@ export function createInternLifecycle(opts: { db: Db; sealer: Sealer; provisione
 
   async function modelFor(row: InternRow): Promise<string> {
     if (row.model) return row.model;
-    const [ws] = await db.select({ m: workspaces.defaultTextModel }).from(workspaces).where(eq(workspaces.id, row.workspaceId));
+    const [ws] = await db
+      .select({ m: workspaces.defaultTextModel })
+      .from(workspaces)
+      .where(eq(workspaces.id, row.workspaceId));
     return ws?.m ?? DEFAULT_INTERN_MODEL;
   }
 
@@ -80,8 +90,19 @@ export function createInternLifecycle(opts: { db: Db; sealer: Sealer; provisione
   async function daemonSpec(row: InternRow): Promise<DaemonSpec> {
     const { secret, apiKey } = openSecrets(opts.sealer, row);
     const agent = opts.agents.get(row.agent);
-    if (!agent) throw new Error(`the intern's agent "${row.agent}" is not in this installation's catalogue (it offers ${opts.agents.ids().join(', ')}); choose another with PATCH /interns/{id}`);
-    return { internId: row.id, secret, apiKey, model: await modelFor(row), instructions: row.instructions ?? '', gatewayUrl, agent: { command: agent.command, env: agent.env, modes: agent.modes } };
+    if (!agent)
+      throw new Error(
+        `the intern's agent "${row.agent}" is not in this installation's catalogue (it offers ${opts.agents.ids().join(', ')}); choose another with PATCH /interns/{id}`,
+      );
+    return {
+      internId: row.id,
+      secret,
+      apiKey,
+      model: await modelFor(row),
+      instructions: row.instructions ?? '',
+      gatewayUrl,
+      agent: { command: agent.command, env: agent.env, modes: agent.modes },
+    };
   }
 
   async function runProvision(row: InternRow) {
@@ -93,13 +114,33 @@ export function createInternLifecycle(opts: { db: Db; sealer: Sealer; provisione
       // (the provisioner stops a daemon it already spawned) instead of after it is up.
       const spec = await daemonSpec(row);
       const handle = await provisioner.start(spec, async (s) => {
-        const still = await setInternState(db, { id: row.id, from: ['provisioning'], patch: { progress: { step_label: s.label, step_number: s.number, total_steps: s.total } } });
+        const still = await setInternState(db, {
+          id: row.id,
+          from: ['provisioning'],
+          patch: { progress: { step_label: s.label, step_number: s.number, total_steps: s.total } },
+        });
         if (!still) throw new Superseded();
       });
-      const done = await setInternState(db, { id: row.id, from: ['provisioning'], patch: { status: 'running', progress: null, hostname: handle.hostname, daemonPid: handle.pid, lastFailureMessage: null, power: 'awake', powerAt: null } });
+      const done = await setInternState(db, {
+        id: row.id,
+        from: ['provisioning'],
+        patch: {
+          status: 'running',
+          progress: null,
+          hostname: handle.hostname,
+          daemonPid: handle.pid,
+          lastFailureMessage: null,
+          power: 'awake',
+          powerAt: null,
+        },
+      });
       if (!done) await abandon(row.id, handle.pid);
     } catch (err) {
-      const failed = await setInternState(db, { id: row.id, from: ['provisioning'], patch: { status: 'failed', progress: null, hostname: null, daemonPid: null, lastFailureMessage: message(err) } });
+      const failed = await setInternState(db, {
+        id: row.id,
+        from: ['provisioning'],
+        patch: { status: 'failed', progress: null, hostname: null, daemonPid: null, lastFailureMessage: message(err) },
+      });
       if (!failed) await abandon(row.id, null);
     }
   }
@@ -114,7 +155,10 @@ export function createInternLifecycle(opts: { db: Db; sealer: Sealer; provisione
       if (row.apiKeyId) await revokeKey(db, row.apiKeyId);
       await deleteInternRow(db, row.id);
     } catch (err) {
-      await setInternState(db, { id: row.id, patch: { status: 'destroy_failed', progress: null, lastFailureMessage: message(err) } });
+      await setInternState(db, {
+        id: row.id,
+        patch: { status: 'destroy_failed', progress: null, lastFailureMessage: message(err) },
+      });
     }
   }
 
@@ -123,7 +167,11 @@ export function createInternLifecycle(opts: { db: Db; sealer: Sealer; provisione
       if (row.status === 'destroying' || row.status === 'destroy_failed') throw deleting();
       if (row.status === 'provisioning') return;
       const first = { step_label: 'queued', step_number: 1, total_steps: 3 };
-      const claimed = await setInternState(db, { id: row.id, from: [row.status], patch: { status: 'provisioning', progress: first, lastFailureMessage: null } });
+      const claimed = await setInternState(db, {
+        id: row.id,
+        from: [row.status],
+        patch: { status: 'provisioning', progress: first, lastFailureMessage: null },
+      });
       if (!claimed) return;
       const t = background('provision', row.id, () => runProvision(claimed));
       provisioning.set(row.id, t);
@@ -135,12 +183,20 @@ export function createInternLifecycle(opts: { db: Db; sealer: Sealer; provisione
       await provisioner.stop({ id: row.id, pid: row.daemonPid });
       // A wake under way here sees its claim lost and stops what it started.
       await wakeOf(row.id);
-      await setInternState(db, { id: row.id, from: ['stopped'], patch: { hostname: null, daemonPid: null, power: 'awake', powerAt: null } });
+      await setInternState(db, {
+        id: row.id,
+        from: ['stopped'],
+        patch: { hostname: null, daemonPid: null, power: 'awake', powerAt: null },
+      });
     },
     async destroy(row) {
       // Claimed from the status last read; if that changed meanwhile (a provision finished), from the new one.
       for (let r: InternRow | null = row, tries = 0; r && r.status !== 'destroying' && tries < 5; tries++) {
-        const claimed = await setInternState(db, { id: r.id, from: [r.status], patch: { status: 'destroying', progress: null } });
+        const claimed = await setInternState(db, {
+          id: r.id,
+          from: [r.status],
+          patch: { status: 'destroying', progress: null },
+        });
         if (claimed) return void background('delete', r.id, () => runDestroy(claimed));
         r = await getInternById(db, r.id);
       }
@@ -152,14 +208,34 @@ export function createInternLifecycle(opts: { db: Db; sealer: Sealer; provisione
         const stale = Date.now() - row.updatedAt.getTime() > STALE_MS;
         if (row.status === 'running' && !row.hostname) {
           // Restored from a backup: it starts again on its files.
-          const claimed = await setInternState(db, { id: row.id, from: ['running'], patch: { status: 'provisioning', progress: { step_label: 'queued', step_number: 1, total_steps: 3 } } });
+          const claimed = await setInternState(db, {
+            id: row.id,
+            from: ['running'],
+            patch: { status: 'provisioning', progress: { step_label: 'queued', step_number: 1, total_steps: 3 } },
+          });
           if (claimed) background('provision', row.id, () => runProvision(claimed));
         } else if (row.status === 'running') {
           if (row.hostname && (await provisioner.healthy(row.hostname))) continue;
           log.warn({ intern: row.id }, 'intern daemon not reachable at gateway start; marked failed');
-          await setInternState(db, { id: row.id, from: ['running'], patch: { status: 'failed', hostname: null, lastFailureMessage: 'the daemon was not running when the gateway started; provision the intern again' } });
+          await setInternState(db, {
+            id: row.id,
+            from: ['running'],
+            patch: {
+              status: 'failed',
+              hostname: null,
+              lastFailureMessage: 'the daemon was not running when the gateway started; provision the intern again',
+            },
+          });
         } else if (row.status === 'provisioning' && stale) {
-          await setInternState(db, { id: row.id, from: ['provisioning'], patch: { status: 'failed', progress: null, lastFailureMessage: 'provisioning was interrupted; provision the intern again' } });
+          await setInternState(db, {
+            id: row.id,
+            from: ['provisioning'],
+            patch: {
+              status: 'failed',
+              progress: null,
+              lastFailureMessage: 'provisioning was interrupted; provision the intern again',
+            },
+          });
         } else if (row.status === 'destroying' && stale) {
           const fresh = await getInternById(db, row.id);
           if (fresh) background('delete', row.id, () => runDestroy(fresh));
@@ -173,13 +249,24 @@ export function createInternLifecycle(opts: { db: Db; sealer: Sealer; provisione
         try {
           const before = await getInternById(db, id);
           // Gone to sleep meanwhile: refused because it sleeps, not because it died.
-          if (before?.status !== 'running' || before.power !== 'awake' || before.hostname !== hostname || (await provisioner.healthy(hostname))) return;
+          if (
+            before?.status !== 'running' ||
+            before.power !== 'awake' ||
+            before.hostname !== hostname ||
+            (await provisioner.healthy(hostname))
+          )
+            return;
           // Guarded by the address too: a provision meanwhile has started a new daemon elsewhere.
           const marked = await setInternState(db, {
             id,
             from: ['running'],
             hostname,
-            patch: { status: 'failed', hostname: null, daemonPid: null, lastFailureMessage: 'the daemon stopped answering (connection refused); provision the intern again' },
+            patch: {
+              status: 'failed',
+              hostname: null,
+              daemonPid: null,
+              lastFailureMessage: 'the daemon stopped answering (connection refused); provision the intern again',
+            },
           });
           if (!marked) return;
           log.warn({ intern: id }, 'intern daemon refused connections and failed its health check; marked failed');

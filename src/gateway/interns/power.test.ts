@@ -6,7 +6,13 @@ import { INTERN_POWER, INTERN_STATUSES, type InternPower } from '../store/schema
 
 const NOW = 1_000_000;
 const STALE = 30_000;
-const row = (o: Partial<PowerRow>): PowerRow => ({ status: 'running', power: 'awake', powerAt: null, hostname: 'unix:/run/d.sock', ...o });
+const row = (o: Partial<PowerRow>): PowerRow => ({
+  status: 'running',
+  power: 'awake',
+  powerAt: null,
+  hostname: 'unix:/run/d.sock',
+  ...o,
+});
 const fresh = new Date(NOW - 1_000);
 const old = new Date(NOW - STALE - 1);
 
@@ -24,7 +30,8 @@ for (const [name, r, want] of plans) test(`chat plan: ${name}`, () => assert.equ
 
 test('chat plan: every status but running is not ready, whatever the power', () => {
   for (const status of INTERN_STATUSES.filter((s) => s !== 'running'))
-    for (const power of INTERN_POWER) assert.equal(chatPlan(row({ status, power, powerAt: old }), NOW, STALE), 'not_ready', `${status}/${power}`);
+    for (const power of INTERN_POWER)
+      assert.equal(chatPlan(row({ status, power, powerAt: old }), NOW, STALE), 'not_ready', `${status}/${power}`);
 });
 
 const moves: [InternPower, PowerMove, InternPower | null][] = [
@@ -49,11 +56,16 @@ const moves: [InternPower, PowerMove, InternPower | null][] = [
   ['asleep', 'reset', 'awake'],
   ['waking', 'reset', 'awake'],
 ];
-for (const [from, m, to] of moves) test(`move: ${from} + ${m} → ${to ?? 'refused'}`, () => assert.equal(move(from, m), to));
+for (const [from, m, to] of moves)
+  test(`move: ${from} + ${m} → ${to ?? 'refused'}`, () => assert.equal(move(from, m), to));
 
 test('progress shows the power of a running intern, and nothing while awake', () => {
   assert.equal(powerProgress('awake'), null);
-  assert.deepEqual(powerProgress('asleep'), { step_label: 'asleep: the next chat wakes it', step_number: 1, total_steps: 1 });
+  assert.deepEqual(powerProgress('asleep'), {
+    step_label: 'asleep: the next chat wakes it',
+    step_number: 1,
+    total_steps: 1,
+  });
   assert.deepEqual(powerProgress('sleeping'), { step_label: 'falling asleep (idle)', step_number: 1, total_steps: 1 });
   assert.deepEqual(powerProgress('waking'), { step_label: 'waking up', step_number: 1, total_steps: 1 });
 });

@@ -69,10 +69,17 @@ describe('rate limits at the chat route', () => {
     daemon.close();
   });
 
-  const turn = (key: string) => gw.call('POST', `/interns/${id}/chat/completions`, { key, body: { stream: true, messages: [{ role: 'user', content: 'hi' }] } });
+  const turn = (key: string) =>
+    gw.call('POST', `/interns/${id}/chat/completions`, {
+      key,
+      body: { stream: true, messages: [{ role: 'user', content: 'hi' }] },
+    });
 
   test('turns beyond the limit of the user the key acts as are 429 with Retry-After; replies do not count', async () => {
-    const reply = await gw.call('POST', `/interns/${id}/chat/completions`, { key: gw.keys.api_key, body: { stream: true, session_id: 's', messages: [{ role: 'tool', tool_call_id: 'i', content: 'allow_once' }] } });
+    const reply = await gw.call('POST', `/interns/${id}/chat/completions`, {
+      key: gw.keys.api_key,
+      body: { stream: true, session_id: 's', messages: [{ role: 'tool', tool_call_id: 'i', content: 'allow_once' }] },
+    });
     assert.equal(reply.status, 502);
     assert.equal((await turn(gw.keys.api_key)).status, 502);
     assert.equal((await turn(gw.keys.management_key)).status, 502);
@@ -83,7 +90,16 @@ describe('rate limits at the chat route', () => {
   });
 
   test('keys acting as the organization share the organization’s counter, apart from the user’s', async () => {
-    const mk = async () => (await createKey(gw.ctx.store.db, { orgId: gw.keys.org_id, creatorUserId: gw.keys.user_id, kind: 'standard', actsAs: 'organization', workspaceId: gw.keys.workspace_id })).raw;
+    const mk = async () =>
+      (
+        await createKey(gw.ctx.store.db, {
+          orgId: gw.keys.org_id,
+          creatorUserId: gw.keys.user_id,
+          kind: 'standard',
+          actsAs: 'organization',
+          workspaceId: gw.keys.workspace_id,
+        })
+      ).raw;
     const [k1, k2] = [await mk(), await mk()];
     assert.equal((await turn(k1)).status, 502);
     assert.equal((await turn(k2)).status, 502);

@@ -13,7 +13,11 @@ export type TurnLimiter = {
 
 export const rateLimited = turnsLimited;
 
-export async function createTurnLimiter(opts: { perMinute: number; redisUrl?: string; keyPrefix?: string }): Promise<TurnLimiter> {
+export async function createTurnLimiter(opts: {
+  perMinute: number;
+  redisUrl?: string;
+  keyPrefix?: string;
+}): Promise<TurnLimiter> {
   const base = { points: opts.perMinute, duration: 60, keyPrefix: opts.keyPrefix ?? 'cohort:turns' };
   const memory = new RateLimiterMemory(base);
   let redis: Redis | null = null;

@@ -10,8 +10,23 @@
 // open streams), and a relayed batch costs a parse, a map and a write, with no promise between.
 import type { ServerResponse } from 'node:http';
 import { randomBytes } from 'node:crypto';
-import { type ApiError, clientClosed, gatewayStopping, internRefused, routeDeadline, turnBudgetSpent } from '../errors.ts';
-import { initialState, mapApiEnding, mapEvent, type ApiEnding, type MapState, type Refusal, type Step } from './chunks.ts';
+import {
+  type ApiError,
+  clientClosed,
+  gatewayStopping,
+  internRefused,
+  routeDeadline,
+  turnBudgetSpent,
+} from '../errors.ts';
+import {
+  initialState,
+  mapApiEnding,
+  mapEvent,
+  type ApiEnding,
+  type MapState,
+  type Refusal,
+  type Step,
+} from './chunks.ts';
 import { openSse, type OpenStreams, type SseWriter } from '../http/sse.ts';
 import { chunkEncoder, DONE as DONE_FRAME } from '../http/sse-frames.ts';
 import type { Opened, Pending } from './daemon-client.ts';
@@ -79,7 +94,11 @@ class RelayRun implements Sink<RunEvent> {
     this.o = o;
     this.res = o.res;
     this.timings = o.timings;
-    this.state = initialState({ id: `chatcmpl-${randomBytes(12).toString('hex')}`, created: Math.floor(Date.now() / 1000), sessionId: o.sessionId });
+    this.state = initialState({
+      id: `chatcmpl-${randomBytes(12).toString('hex')}`,
+      created: Math.floor(Date.now() / 1000),
+      sessionId: o.sessionId,
+    });
   }
 
   async start(): Promise<RelayResult> {
@@ -103,7 +122,13 @@ class RelayRun implements Sink<RunEvent> {
         const next = await this.race(events.next().catch(toDone));
         if (typeof next === 'string') throw this.refusal(next);
         // A daemon stream that ends with no terminal event was severed: before output, a status.
-        const frames = next.done ? this.ending({ reason: 'stream_severed', status: 502, message: 'the intern stream ended before the turn started' }) : this.map(next.value);
+        const frames = next.done
+          ? this.ending({
+              reason: 'stream_severed',
+              status: 502,
+              message: 'the intern stream ended before the turn started',
+            })
+          : this.map(next.value);
         if (frames.text || frames.end) {
           this.open(frames);
           return { kind: 'streamed' };
@@ -183,7 +208,13 @@ class RelayRun implements Sink<RunEvent> {
     this.o!.onOpen();
     this.o = null;
     this.wake = null;
-    this.sse = openSse(this.res, { keepaliveMs: this.timings.keepaliveMs, onGone: this.onGone, flatHead: true, registry, onShutdown: this.onShutdown });
+    this.sse = openSse(this.res, {
+      keepaliveMs: this.timings.keepaliveMs,
+      onGone: this.onGone,
+      flatHead: true,
+      registry,
+      onShutdown: this.onShutdown,
+    });
     this.emit(frames);
     if (!this.over) this.feed!.subscribe(this);
   }

@@ -58,9 +58,17 @@ test('queue: at most `concurrency` starts at once; one account waking many canno
     await g.p;
     return name;
   };
-  const all = [q.run('greedy', job('g1')), q.run('greedy', job('g2')), q.run('greedy', job('g3')), q.run('greedy', job('g4'))];
+  const all = [
+    q.run('greedy', job('g1')),
+    q.run('greedy', job('g2')),
+    q.run('greedy', job('g3')),
+    q.run('greedy', job('g4')),
+  ];
   // The greedy account has two starting and its share (two) waiting: a fifth is refused, another account is not.
-  await assert.rejects(q.run('greedy', job('g5')), (e: unknown) => e instanceof WakeRefused && e.why === 'account_full' && e.retryAfterS >= 1);
+  await assert.rejects(
+    q.run('greedy', job('g5')),
+    (e: unknown) => e instanceof WakeRefused && e.why === 'account_full' && e.retryAfterS >= 1,
+  );
   all.push(q.run('other', job('o1')));
   assert.deepEqual(started, ['g1', 'g2']);
   assert.deepEqual(q.stats(), { running: 2, queued: 3 });
@@ -75,7 +83,10 @@ test('queue: full over all accounts is refused queue_full', async () => {
   const q = createWakeQueue({ concurrency: 1, maxQueued: 2, maxQueuedPerAccount: 2 });
   const g = gate();
   const runs = ['a', 'b', 'c'].map((acc) => q.run(acc, () => g.p));
-  await assert.rejects(q.run('d', () => g.p), (e: unknown) => e instanceof WakeRefused && e.why === 'queue_full');
+  await assert.rejects(
+    q.run('d', () => g.p),
+    (e: unknown) => e instanceof WakeRefused && e.why === 'queue_full',
+  );
   g.open();
   await Promise.all(runs);
 });

@@ -80,7 +80,11 @@ export class WakeRefused extends Error {
     readonly why: Exclude<Admission, 'ok'>,
     readonly retryAfterS: number,
   ) {
-    super(why === 'queue_full' ? 'too many interns are waking up on this machine' : 'this account has too many interns waking up at once');
+    super(
+      why === 'queue_full'
+        ? 'too many interns are waking up on this machine'
+        : 'this account has too many interns waking up at once',
+    );
   }
 }
 
@@ -110,7 +114,10 @@ export function createWakeQueue(limits: WakeLimits): WakeQueue {
   return {
     run<T>(account: string, start: () => Promise<T>, signal?: AbortSignal): Promise<T> {
       const why = admit(limits, { running, queued: lines.size, accountQueued: lines.waiting(account) });
-      if (why !== 'ok') return Promise.reject(new WakeRefused(why, retryAfterSeconds({ queued: lines.size, concurrency: limits.concurrency, startMs })));
+      if (why !== 'ok')
+        return Promise.reject(
+          new WakeRefused(why, retryAfterSeconds({ queued: lines.size, concurrency: limits.concurrency, startMs })),
+        );
       return new Promise<T>((resolve, reject) => {
         const job: Job = {
           run: () => {

@@ -19,7 +19,8 @@ function filesUnder(dir: string): string[] {
     return statSync(p).isDirectory() ? filesUnder(p) : [p];
   });
 }
-const containing = (files: string[], needle: string) => files.filter((f) => readFileSync(f).includes(Buffer.from(needle)));
+const containing = (files: string[], needle: string) =>
+  files.filter((f) => readFileSync(f).includes(Buffer.from(needle)));
 
 describe('provider key secrecy', () => {
   const raw = `sk-live-${randomBytes(24).toString('hex')}`;
@@ -33,7 +34,10 @@ describe('provider key secrecy', () => {
   async function call(method: string, path: string, body?: unknown) {
     const res = await fetch(gw.url + path, {
       method,
-      headers: { authorization: `Bearer ${gw.bootstrap!.management_key}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+      headers: {
+        authorization: `Bearer ${gw.bootstrap!.management_key}`,
+        ...(body ? { 'content-type': 'application/json' } : {}),
+      },
       body: body ? JSON.stringify(body) : undefined,
     });
     const text = await res.text();
@@ -62,12 +66,23 @@ describe('provider key secrecy', () => {
     await gw.close();
 
     for (const secret of [raw, rotated]) {
-      assert.deepEqual(bodies.filter((b) => b.includes(secret)), [], 'a response carried the key');
-      assert.deepEqual(logs.filter((l) => l.includes(secret)), [], 'a log line carried the key');
+      assert.deepEqual(
+        bodies.filter((b) => b.includes(secret)),
+        [],
+        'a response carried the key',
+      );
+      assert.deepEqual(
+        logs.filter((l) => l.includes(secret)),
+        [],
+        'a log line carried the key',
+      );
     }
     assert.ok(logs.length > 0, 'the log capture saw the requests');
     const files = filesUnder(dataDir);
-    assert.ok(containing(files, marker).length > 0, 'the credential name reached the files, so the search is meaningful');
+    assert.ok(
+      containing(files, marker).length > 0,
+      'the credential name reached the files, so the search is meaningful',
+    );
     assert.deepEqual(containing(files, raw), []);
     assert.deepEqual(containing(files, rotated), []);
     assert.deepEqual(containing(files, raw.slice(8, 40)), [], 'no fragment of the key either');
@@ -79,7 +94,10 @@ describe('provider key secrecy (postgres rows)', { skip: postgresUrl ? false : '
     const raw = `sk-pg-${randomBytes(24).toString('hex')}`;
     const schema = `t_${randomBytes(6).toString('hex')}`;
     const dataDir = mkdtempSync(join(tmpdir(), 'cohort-secrecy-pg-'));
-    const gw = await startGateway({ config: loadConfig({ PORT: '0', COHORT_DATA_DIR: dataDir, LOG_LEVEL: 'silent' }), store: { databaseUrl: postgresUrl, pgSchema: schema, poolSize: 2 } });
+    const gw = await startGateway({
+      config: loadConfig({ PORT: '0', COHORT_DATA_DIR: dataDir, LOG_LEVEL: 'silent' }),
+      store: { databaseUrl: postgresUrl, pgSchema: schema, poolSize: 2 },
+    });
     const client = new pg.Client({ connectionString: postgresUrl });
     await client.connect();
     try {
@@ -89,10 +107,15 @@ describe('provider key secrecy (postgres rows)', { skip: postgresUrl ? false : '
         body: JSON.stringify({ key: raw, provider: 'openai' }),
       });
       assert.equal(res.status, 201);
-      const tables = await client.query(`select table_name from information_schema.tables where table_schema = $1`, [schema]);
+      const tables = await client.query(`select table_name from information_schema.tables where table_schema = $1`, [
+        schema,
+      ]);
       assert.ok(tables.rows.length >= 4);
       for (const { table_name } of tables.rows) {
-        const hits = await client.query(`select count(*)::int as n from ${schema}.${table_name} t where t::text like $1`, [`%${raw.slice(6, 40)}%`]);
+        const hits = await client.query(
+          `select count(*)::int as n from ${schema}.${table_name} t where t::text like $1`,
+          [`%${raw.slice(6, 40)}%`],
+        );
         assert.equal(hits.rows[0].n, 0, table_name);
       }
     } finally {

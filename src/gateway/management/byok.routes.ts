@@ -7,7 +7,14 @@ import { defineRoute } from '../http/route.ts';
 import { refusals } from '../http/openapi.ts';
 import { ManagementError } from '../http/common.schemas.ts';
 import { ByokCredential, ByokId, CreateByok, ListByokQuery, UpdateByok } from './byok.schemas.ts';
-import { createCredential, deleteCredential, findCredential, listCredentials, toCredential, updateCredential } from './byok.ts';
+import {
+  createCredential,
+  deleteCredential,
+  findCredential,
+  listCredentials,
+  toCredential,
+  updateCredential,
+} from './byok.ts';
 
 const One = z.object({ data: ByokCredential });
 const errors = (...codes: number[]) => refusals(ManagementError, ...codes);
@@ -37,9 +44,18 @@ export const byokRoutes: RouteModule = (app, ctx) => {
     path: '/byok',
     summary: "List provider credentials of a workspace (the account's default unless workspace_id is given)",
     query: ListByokQuery,
-    responses: { 200: { description: 'page', schema: z.object({ data: z.array(ByokCredential), total_count: z.number().int() }) }, ...errors(400, 401, 403, 500) },
+    responses: {
+      200: { description: 'page', schema: z.object({ data: z.array(ByokCredential), total_count: z.number().int() }) },
+      ...errors(400, 401, 403, 500),
+    },
     handler: async (req, _reply, { query: q }) => {
-      const { rows, total } = await listCredentials(db, { orgId: principalOf(req).orgId, workspaceId: q.workspace_id, provider: q.provider, offset: q.offset, limit: q.limit });
+      const { rows, total } = await listCredentials(db, {
+        orgId: principalOf(req).orgId,
+        workspaceId: q.workspace_id,
+        provider: q.provider,
+        offset: q.offset,
+        limit: q.limit,
+      });
       return { data: rows.map(toCredential), total_count: total };
     },
   });
@@ -51,7 +67,9 @@ export const byokRoutes: RouteModule = (app, ctx) => {
     summary: 'Get a provider credential',
     params: ByokId,
     responses: { 200: { description: 'credential', schema: One }, ...errors(400, 401, 403, 404, 500) },
-    handler: async (req, _reply, { params }) => ({ data: toCredential(await findCredential(db, { orgId: principalOf(req).orgId, id: params.id })) }),
+    handler: async (req, _reply, { params }) => ({
+      data: toCredential(await findCredential(db, { orgId: principalOf(req).orgId, id: params.id })),
+    }),
   });
 
   defineRoute(app, ctx, {
@@ -63,7 +81,11 @@ export const byokRoutes: RouteModule = (app, ctx) => {
     body: UpdateByok,
     onSend,
     responses: { 200: { description: 'updated', schema: One }, ...errors(400, 401, 403, 404, 500) },
-    handler: async (req, _reply, { params, body }) => ({ data: toCredential(await updateCredential(db, ctx.sealer, { orgId: principalOf(req).orgId, id: params.id, body })) }),
+    handler: async (req, _reply, { params, body }) => ({
+      data: toCredential(
+        await updateCredential(db, ctx.sealer, { orgId: principalOf(req).orgId, id: params.id, body }),
+      ),
+    }),
   });
 
   defineRoute(app, ctx, {
@@ -73,7 +95,10 @@ export const byokRoutes: RouteModule = (app, ctx) => {
     summary: 'Delete a provider credential',
     params: ByokId,
     onSend,
-    responses: { 200: { description: 'deleted', schema: z.object({ deleted: z.literal(true) }) }, ...errors(400, 401, 403, 404, 500) },
+    responses: {
+      200: { description: 'deleted', schema: z.object({ deleted: z.literal(true) }) },
+      ...errors(400, 401, 403, 404, 500),
+    },
     handler: async (req, _reply, { params }) => {
       await deleteCredential(db, { orgId: principalOf(req).orgId, id: params.id });
       return { deleted: true };

@@ -27,23 +27,26 @@ for (const store of storeMatrix) {
       const res = await gw.call('POST', '/byok', { body: { key: RAW, provider: 'openai' } });
       assert.equal(res.status, 201);
       const c = ByokCredential.strict().parse(res.body.data);
-      assert.deepEqual({ ...c, id: '', created_at: '' }, {
-        id: '',
-        created_at: '',
-        name: null,
-        provider: 'openai',
-        label: 'sk-pro...STUV',
-        workspace_id: gw.keys.workspace_id,
-        disabled: false,
-        is_byok_only: false,
-        is_fallback: false,
-        is_required: false,
-        declared_zdr: null,
-        sort_order: 0,
-        allowed_api_key_hashes: null,
-        allowed_models: null,
-        allowed_user_ids: null,
-      });
+      assert.deepEqual(
+        { ...c, id: '', created_at: '' },
+        {
+          id: '',
+          created_at: '',
+          name: null,
+          provider: 'openai',
+          label: 'sk-pro...STUV',
+          workspace_id: gw.keys.workspace_id,
+          disabled: false,
+          is_byok_only: false,
+          is_fallback: false,
+          is_required: false,
+          declared_zdr: null,
+          sort_order: 0,
+          allowed_api_key_hashes: null,
+          allowed_models: null,
+          allowed_user_ids: null,
+        },
+      );
       assert.ok(!JSON.stringify(res.body).includes(RAW));
     });
 
@@ -67,8 +70,13 @@ for (const store of storeMatrix) {
       assert.equal(c.sort_order, 1);
       assert.equal(c.workspace_id, gw.keys.workspace_id);
       assert.deepEqual(c.allowed_api_key_hashes, [mgmtHash]);
-      assert.deepEqual([c.declared_zdr, c.disabled, c.is_fallback, c.is_required, c.is_byok_only], [true, true, true, true, false]);
-      const third = await gw.call('POST', '/byok', { body: { key: 'anthropic-key-000000000', provider: 'anthropic', sort_order: 7 } });
+      assert.deepEqual(
+        [c.declared_zdr, c.disabled, c.is_fallback, c.is_required, c.is_byok_only],
+        [true, true, true, true, false],
+      );
+      const third = await gw.call('POST', '/byok', {
+        body: { key: 'anthropic-key-000000000', provider: 'anthropic', sort_order: 7 },
+      });
       assert.equal(third.body.data.sort_order, 7);
     });
 
@@ -108,32 +116,48 @@ for (const store of storeMatrix) {
       assert.equal(list.status, 200);
       assert.equal(list.body.total_count, 3);
       const openai = await gw.call('GET', `/byok?provider=openai&workspace_id=${gw.keys.workspace_id}`);
-      assert.deepEqual(openai.body.data.map((c: ByokCredential) => c.sort_order), [0, 1]);
+      assert.deepEqual(
+        openai.body.data.map((c: ByokCredential) => c.sort_order),
+        [0, 1],
+      );
       assert.equal((await gw.call('GET', `/byok?workspace_id=${other.workspaceId}`)).body.total_count, 0);
       assert.equal((await gw.call('GET', '/byok?workspace_id=nope')).status, 400);
       const id = openai.body.data[0].id as string;
       assert.equal((await gw.call('GET', `/byok/${id}`)).body.data.label, 'sk-pro...STUV');
 
-      const patched = await gw.call('PATCH', `/byok/${id}`, { body: { name: 'primary', is_byok_only: true, sort_order: 5, key: 'sk-rotated-abcdefghijklmnopqr' } });
+      const patched = await gw.call('PATCH', `/byok/${id}`, {
+        body: { name: 'primary', is_byok_only: true, sort_order: 5, key: 'sk-rotated-abcdefghijklmnopqr' },
+      });
       assert.equal(patched.status, 200);
-      assert.deepEqual([patched.body.data.name, patched.body.data.is_byok_only, patched.body.data.sort_order, patched.body.data.label], ['primary', true, 5, 'sk-rot...opqr']);
+      assert.deepEqual(
+        [patched.body.data.name, patched.body.data.is_byok_only, patched.body.data.sort_order, patched.body.data.label],
+        ['primary', true, 5, 'sk-rot...opqr'],
+      );
       const clash = await gw.call('PATCH', `/byok/${id}`, { body: { is_fallback: true } });
       assert.equal(clash.status, 400);
       assert.match(clash.body.error.message, /^invalid request parameters: is_byok_only: /);
       assert.equal((await gw.call('PATCH', `/byok/${id}`, { body: { provider: 'anthropic' } })).status, 400);
-      assert.equal((await gw.call('PATCH', `/byok/${id}`, { body: { allowed_api_key_hashes: [other.apiKeyHash] } })).status, 400);
+      assert.equal(
+        (await gw.call('PATCH', `/byok/${id}`, { body: { allowed_api_key_hashes: [other.apiKeyHash] } })).status,
+        400,
+      );
       const cleared = await gw.call('PATCH', `/byok/${id}`, { body: { allowed_models: null, name: null } });
       assert.deepEqual([cleared.body.data.allowed_models, cleared.body.data.name], [null, null]);
 
       assert.deepEqual((await gw.call('GET', '/byok/not-a-uuid')).body.error.code, 400);
-      assert.deepEqual((await gw.call('GET', '/byok/00000000-0000-4000-8000-000000000000')).body, { error: { code: 404, message: 'resource not found: credential' } });
+      assert.deepEqual((await gw.call('GET', '/byok/00000000-0000-4000-8000-000000000000')).body, {
+        error: { code: 404, message: 'resource not found: credential' },
+      });
       assert.deepEqual((await gw.call('DELETE', `/byok/${id}`)).body, { deleted: true });
       assert.equal((await gw.call('GET', `/byok/${id}`)).status, 404);
       assert.equal((await gw.call('DELETE', `/byok/${id}`)).status, 404);
     });
 
     test("another account's credential is 404 for get, patch and delete", async () => {
-      const theirs = await gw.call('POST', '/byok', { key: other.managementKey, body: { key: 'their-key-0000000000', provider: 'groq' } });
+      const theirs = await gw.call('POST', '/byok', {
+        key: other.managementKey,
+        body: { key: 'their-key-0000000000', provider: 'groq' },
+      });
       assert.equal(theirs.status, 201);
       assert.equal(theirs.body.data.workspace_id, other.workspaceId);
       const id = theirs.body.data.id;
@@ -147,16 +171,28 @@ for (const store of storeMatrix) {
       const ws = await gw.call('POST', '/workspaces', { body: { name: 'Spare', slug: 'spare' } });
       assert.equal((await gw.call('DELETE', `/workspaces/${gw.keys.workspace_id}`)).status, 200);
       // At once: the delete dropped this gateway's cached resolution of the key.
-      const gone = { error: { code: 400, message: "invalid request parameters: workspace_id: the account's default workspace was deleted, so workspace_id must be passed" } };
+      const gone = {
+        error: {
+          code: 400,
+          message:
+            "invalid request parameters: workspace_id: the account's default workspace was deleted, so workspace_id must be passed",
+        },
+      };
       const res = await gw.call('POST', '/byok', { body: { key: 'k-000000000000', provider: 'openai' } });
       assert.deepEqual([res.status, res.body], [400, gone]);
       const list = await gw.call('GET', '/byok');
       assert.deepEqual([list.status, list.body], [400, gone]);
-      const ok = await gw.call('POST', '/byok', { body: { key: 'k-000000000000', provider: 'openai', workspace_id: ws.body.data.id } });
+      const ok = await gw.call('POST', '/byok', {
+        body: { key: 'k-000000000000', provider: 'openai', workspace_id: ws.body.data.id },
+      });
       assert.equal(ok.status, 201);
       assert.equal(ok.body.data.sort_order, 0);
       assert.equal((await gw.call('GET', `/byok?workspace_id=${ws.body.data.id}`)).body.total_count, 1);
-      assert.equal((await gw.call('GET', `/byok?workspace_id=${gw.keys.workspace_id}`)).body.total_count, 0, 'credentials went with their workspace');
+      assert.equal(
+        (await gw.call('GET', `/byok?workspace_id=${gw.keys.workspace_id}`)).body.total_count,
+        0,
+        'credentials went with their workspace',
+      );
     });
   });
 }

@@ -63,7 +63,11 @@ async function defaultWorkspace(db: Db, orgId: string): Promise<string> {
 /** The credential's workspace: the given one (of this account), else the account's default. */
 async function resolveWorkspace(db: Db, opts: Account & { given?: string }): Promise<string> {
   if (!opts.given) return defaultWorkspace(db, opts.orgId);
-  const [ws] = await db.select({ id: workspaces.id }).from(workspaces).where(and(eq(workspaces.id, opts.given.toLowerCase()), eq(workspaces.orgId, opts.orgId))).limit(1);
+  const [ws] = await db
+    .select({ id: workspaces.id })
+    .from(workspaces)
+    .where(and(eq(workspaces.id, opts.given.toLowerCase()), eq(workspaces.orgId, opts.orgId)))
+    .limit(1);
   if (!ws) throw noSuchWorkspace();
   return ws.id;
 }
@@ -102,21 +106,31 @@ export async function createCredential(db: Db, sealer: Sealer, opts: Account & {
     return row!;
   } catch (err) {
     // The workspace was deleted after it was resolved above.
-    if (isForeignKeyViolation(err, 'workspace_id')) throw b.workspace_id ? noSuchWorkspace() : defaultWorkspaceDeleted();
+    if (isForeignKeyViolation(err, 'workspace_id'))
+      throw b.workspace_id ? noSuchWorkspace() : defaultWorkspaceDeleted();
     throw err;
   }
 }
 
 export async function findCredential(db: Db, opts: Account & { id: string }): Promise<Row> {
-  const [row] = await db.select().from(byokCredentials).where(and(eq(byokCredentials.id, opts.id.toLowerCase()), eq(byokCredentials.orgId, opts.orgId))).limit(1);
+  const [row] = await db
+    .select()
+    .from(byokCredentials)
+    .where(and(eq(byokCredentials.id, opts.id.toLowerCase()), eq(byokCredentials.orgId, opts.orgId)))
+    .limit(1);
   if (!row) throw resourceNotFound('credential');
   return row;
 }
 
-export async function updateCredential(db: Db, sealer: Sealer, opts: Account & { id: string; body: UpdateByok }): Promise<Row> {
+export async function updateCredential(
+  db: Db,
+  sealer: Sealer,
+  opts: Account & { id: string; body: UpdateByok },
+): Promise<Row> {
   const current = await findCredential(db, opts);
   const b = opts.body;
-  if ((b.is_byok_only ?? current.isByokOnly) && (b.is_fallback ?? current.isFallback)) throw invalidRequest(`is_byok_only: ${BYOK_ONLY_WITH_FALLBACK}`);
+  if ((b.is_byok_only ?? current.isByokOnly) && (b.is_fallback ?? current.isFallback))
+    throw invalidRequest(`is_byok_only: ${BYOK_ONLY_WITH_FALLBACK}`);
   await checkHashes(db, opts.orgId, b.allowed_api_key_hashes);
   const [row] = await db
     .update(byokCredentials)
@@ -146,7 +160,10 @@ export async function deleteCredential(db: Db, opts: Account & { id: string }): 
 }
 
 /** The workspace's credentials (the account's default workspace unless one is given), optionally of one provider. */
-export async function listCredentials(db: Db, opts: Account & { workspaceId?: string; provider?: string; offset: number; limit: number }) {
+export async function listCredentials(
+  db: Db,
+  opts: Account & { workspaceId?: string; provider?: string; offset: number; limit: number },
+) {
   const workspaceId = opts.workspaceId?.toLowerCase() ?? (await defaultWorkspace(db, opts.orgId));
   const where = and(
     eq(byokCredentials.orgId, opts.orgId),
@@ -154,7 +171,18 @@ export async function listCredentials(db: Db, opts: Account & { workspaceId?: st
     opts.provider ? eq(byokCredentials.provider, opts.provider) : undefined,
   );
   const [rows, [total]] = await Promise.all([
-    db.select().from(byokCredentials).where(where).orderBy(asc(byokCredentials.provider), asc(byokCredentials.isFallback), asc(byokCredentials.sortOrder), asc(byokCredentials.createdAt)).offset(opts.offset).limit(opts.limit),
+    db
+      .select()
+      .from(byokCredentials)
+      .where(where)
+      .orderBy(
+        asc(byokCredentials.provider),
+        asc(byokCredentials.isFallback),
+        asc(byokCredentials.sortOrder),
+        asc(byokCredentials.createdAt),
+      )
+      .offset(opts.offset)
+      .limit(opts.limit),
     db.select({ n: count() }).from(byokCredentials).where(where),
   ]);
   return { rows, total: total?.n ?? 0 };

@@ -18,11 +18,20 @@ for (const store of storeMatrix) {
     after(() => gw.close());
 
     const each = async (key: string | null, headers?: Record<string, string>) =>
-      Promise.all(MANAGEMENT_ROUTES.map(async (r) => ({ r, res: await gw.call(r.method, r.path({}), { key, headers, ...(r.body ? { body: {} } : {}) }) })));
+      Promise.all(
+        MANAGEMENT_ROUTES.map(async (r) => ({
+          r,
+          res: await gw.call(r.method, r.path({}), { key, headers, ...(r.body ? { body: {} } : {}) }),
+        })),
+      );
 
     test('no key is 401 "missing authentication header" on every route', async () => {
       for (const { r, res } of await each(null)) {
-        assert.deepEqual(res.body, { error: { code: 401, message: 'missing authentication header' } }, `${r.method} ${r.template}`);
+        assert.deepEqual(
+          res.body,
+          { error: { code: 401, message: 'missing authentication header' } },
+          `${r.method} ${r.template}`,
+        );
       }
     });
 
@@ -36,11 +45,15 @@ for (const store of storeMatrix) {
 
     test('an ordinary key is 403 "only management keys can perform this operation" on every route', async () => {
       for (const { r, res } of await each(gw.keys.api_key)) {
-        assert.deepEqual(res.body, { error: { code: 403, message: 'only management keys can perform this operation' } }, `${r.method} ${r.template}`);
+        assert.deepEqual(
+          res.body,
+          { error: { code: 403, message: 'only management keys can perform this operation' } },
+          `${r.method} ${r.template}`,
+        );
       }
     });
 
-    test("a management key whose creator left is 403 until it is granted", async () => {
+    test('a management key whose creator left is 403 until it is granted', async () => {
       assert.equal((await gw.call('GET', '/workspaces', { key: colleague.managementKey })).status, 200);
       assert.equal(await removeMember(gw.ctx.store.db, { orgId: gw.keys.org_id, userId: colleague.userId }), true);
       gw.ctx.auth.invalidate();
@@ -51,7 +64,11 @@ for (const store of storeMatrix) {
       gw.ctx.auth.invalidate();
       const list = await gw.call('GET', '/workspaces', { key: colleague.managementKey });
       assert.equal(list.status, 200);
-      assert.equal((await gw.call('POST', '/presets/granted/messages', { key: colleague.managementKey, body: { model: 'a/b' } })).status, 200);
+      assert.equal(
+        (await gw.call('POST', '/presets/granted/messages', { key: colleague.managementKey, body: { model: 'a/b' } }))
+          .status,
+        200,
+      );
     });
 
     test("another account's workspace, preset and credential are 404 by id or slug", async () => {

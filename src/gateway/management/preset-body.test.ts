@@ -15,32 +15,56 @@ function problem(style: BodyStyle, body: unknown): string {
 
 test('messages style: system string or text blocks, stop_sequences, non-config fields dropped', () => {
   const rows: [unknown, string, Record<string, unknown>][] = [
-    [{ model: 'a/b', max_tokens: 10, system: 'S', messages: [{ role: 'user', content: 'hi' }], stream: true }, 'S', { model: 'a/b', max_tokens: 10 }],
-    [{ system: [{ type: 'text', text: 'one' }, { type: 'text', text: 'two', cache_control: { type: 'ephemeral', ttl: '1h' } }] }, 'one\ntwo', { system_cache_control: { type: 'ephemeral', ttl: '1h' } }],
+    [
+      { model: 'a/b', max_tokens: 10, system: 'S', messages: [{ role: 'user', content: 'hi' }], stream: true },
+      'S',
+      { model: 'a/b', max_tokens: 10 },
+    ],
+    [
+      {
+        system: [
+          { type: 'text', text: 'one' },
+          { type: 'text', text: 'two', cache_control: { type: 'ephemeral', ttl: '1h' } },
+        ],
+      },
+      'one\ntwo',
+      { system_cache_control: { type: 'ephemeral', ttl: '1h' } },
+    ],
     [{ stop_sequences: ['X'], stop: 'ignored in this style', prompt: 'p' }, '', { stop: ['X'] }],
     [{ temperature: null, speed: null, route: 'fallback', user: 'u1' }, '', { route: 'fallback', user: 'u1' }],
     [{ unknown_field: { deep: 1 } }, '', {}],
   ];
-  for (const [body, system, config] of rows) assert.deepEqual(draft('messages', body), { systemPrompt: system, config }, JSON.stringify(body));
+  for (const [body, system, config] of rows)
+    assert.deepEqual(draft('messages', body), { systemPrompt: system, config }, JSON.stringify(body));
 });
 
 test('chat style: system and developer messages joined, max_completion_tokens wins, stop string becomes a list', () => {
   const body = {
-    messages: [{ role: 'system', content: 'A' }, { role: 'user', content: 'ignored' }, { role: 'developer', content: [{ type: 'text', text: 'B' }] }],
+    messages: [
+      { role: 'system', content: 'A' },
+      { role: 'user', content: 'ignored' },
+      { role: 'developer', content: [{ type: 'text', text: 'B' }] },
+    ],
     max_tokens: 9,
     max_completion_tokens: 5,
     stop: 'END',
     stream: true,
   };
   assert.deepEqual(draft('chat', body), { systemPrompt: 'A\n\nB', config: { max_tokens: 5, stop: ['END'] } });
-  assert.deepEqual(draft('chat', { max_tokens: 9, stop: ['a', 'b'] }), { systemPrompt: '', config: { max_tokens: 9, stop: ['a', 'b'] } });
+  assert.deepEqual(draft('chat', { max_tokens: 9, stop: ['a', 'b'] }), {
+    systemPrompt: '',
+    config: { max_tokens: 9, stop: ['a', 'b'] },
+  });
 });
 
 test('responses style: instructions and max_output_tokens; input ignored', () => {
-  assert.deepEqual(draft('responses', { instructions: 'I', max_output_tokens: 7, input: 'hello', max_tokens: 'not config here' }), {
-    systemPrompt: 'I',
-    config: { max_tokens: 7 },
-  });
+  assert.deepEqual(
+    draft('responses', { instructions: 'I', max_output_tokens: 7, input: 'hello', max_tokens: 'not config here' }),
+    {
+      systemPrompt: 'I',
+      config: { max_tokens: 7 },
+    },
+  );
 });
 
 test('every config parameter of SPEC §4.4 is kept with its field name', () => {
@@ -59,13 +83,33 @@ test('every config parameter of SPEC §4.4 is kept with its field name', () => {
     cache_control: { type: 'ephemeral' },
     fallbacks: [{ model: 'a/b' }, { model: 'c/d' }, { model: 'e/f' }],
     output_config: { effort: 'high', format: { type: 'json_schema', schema: { type: 'object' } } },
-    plugins: [{ id: 'auto-router', allowed_models: ['anthropic/*'], excluded_models: ['x/y'], cost_tier: 'low', enabled: true, pin_model: false }, { id: 'web', max_results: 3 }],
+    plugins: [
+      {
+        id: 'auto-router',
+        allowed_models: ['anthropic/*'],
+        excluded_models: ['x/y'],
+        cost_tier: 'low',
+        enabled: true,
+        pin_model: false,
+      },
+      { id: 'web', max_results: 3 },
+    ],
     provider: { allow_fallbacks: false, sort: { by: 'price', partition: 'none' }, order: ['openai'] },
     route: 'sort',
     session_id: 's'.repeat(256),
     speed: 'fast',
-    stop_server_tools_when: [{ type: 'step_count_is', step_count: 3 }, { type: 'max_cost', max_cost_in_dollars: 0.5 }],
-    trace: { trace_id: 't', trace_name: 'n', span_name: 's', generation_name: 'g', parent_span_id: 'p', custom: 'kept' },
+    stop_server_tools_when: [
+      { type: 'step_count_is', step_count: 3 },
+      { type: 'max_cost', max_cost_in_dollars: 0.5 },
+    ],
+    trace: {
+      trace_id: 't',
+      trace_name: 'n',
+      span_name: 's',
+      generation_name: 'g',
+      parent_span_id: 'p',
+      custom: 'kept',
+    },
     metadata: { user_id: 'u' },
     user: 'u'.repeat(256),
   };
@@ -84,7 +128,11 @@ test('bounds: a violation names the field', () => {
     ['messages', { route: 'model' }, /^route: /],
     ['messages', { speed: 'slow' }, /^speed: /],
     ['messages', { stop_server_tools_when: [] }, /^stop_server_tools_when: /],
-    ['messages', { stop_server_tools_when: [{ type: 'step_count_is', step_count: 0 }] }, /^stop_server_tools_when\.0\.step_count: /],
+    [
+      'messages',
+      { stop_server_tools_when: [{ type: 'step_count_is', step_count: 0 }] },
+      /^stop_server_tools_when\.0\.step_count: /,
+    ],
     ['messages', { cache_control: { type: 'persistent' } }, /^cache_control\.type: /],
     ['messages', { provider: { allow_fallbacks: 'yes' } }, /^provider\.allow_fallbacks: /],
     ['messages', { provider: { sort: 'cheapest' } }, /^provider\.sort: /],

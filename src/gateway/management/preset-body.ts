@@ -2,7 +2,13 @@
 // preset version: its system prompt and its configuration. Nulls mean "not set"; fields that are
 // not configuration are dropped. The route validates with STYLES[style].schema first.
 import { CONFIG_KEYS, type PresetConfig } from './preset-config.schemas.ts';
-import { ChatPresetBody, isSystemMessage, MessagesPresetBody, ResponsesPresetBody, SystemMessage } from './presets.schemas.ts';
+import {
+  ChatPresetBody,
+  isSystemMessage,
+  MessagesPresetBody,
+  ResponsesPresetBody,
+  SystemMessage,
+} from './presets.schemas.ts';
 
 export type BodyStyle = 'messages' | 'chat' | 'responses';
 export type PresetDraft = { systemPrompt: string; config: PresetConfig };

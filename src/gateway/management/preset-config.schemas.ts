@@ -16,13 +16,29 @@ export const FallbackModel = z.object({ model: ModelSlug }).strict();
 export const OutputConfig = z
   .object({
     effort: Effort.nullable().optional(),
-    format: z.object({ type: z.literal('json_schema'), schema: storedJson(z.record(z.string(), z.unknown())) }).strict().nullable().optional(),
-    task_budget: storedJson(z.looseObject({ type: z.string(), total: z.number().int().min(1) })).nullable().optional(),
+    format: z
+      .object({ type: z.literal('json_schema'), schema: storedJson(z.record(z.string(), z.unknown())) })
+      .strict()
+      .nullable()
+      .optional(),
+    task_budget: storedJson(z.looseObject({ type: z.string(), total: z.number().int().min(1) }))
+      .nullable()
+      .optional(),
   })
   .strict();
 
 const ROUTER_PLUGIN_IDS = ['auto-router', 'auto-beta-router'] as const;
-const OTHER_PLUGIN_IDS = ['context-compression', 'file-parser', 'fusion', 'moderation', 'pareto-router', 'response-healing', 'switchyard-router', 'web', 'web-fetch'] as const;
+const OTHER_PLUGIN_IDS = [
+  'context-compression',
+  'file-parser',
+  'fusion',
+  'moderation',
+  'pareto-router',
+  'response-healing',
+  'switchyard-router',
+  'web',
+  'web-fetch',
+] as const;
 
 /** The router plugins' settings are checked strictly; other plugins keep their own settings as given. */
 export const Plugin = z.discriminatedUnion('id', [
@@ -41,8 +57,15 @@ export const Plugin = z.discriminatedUnion('id', [
 ]);
 
 const ProviderSlugs = z.array(StoredString.min(1).max(128)).max(128).nullable().optional();
-const Price = z.union([z.number().min(0), z.string().regex(/^\d+(\.\d+)?$/)], { error: 'must be a non-negative number or decimal string' });
-const Percentiles = z.union([z.number().min(0), storedJson(z.looseObject({}))], { error: 'must be a non-negative number or an object of percentiles' }).nullable().optional();
+const Price = z.union([z.number().min(0), z.string().regex(/^\d+(\.\d+)?$/)], {
+  error: 'must be a non-negative number or decimal string',
+});
+const Percentiles = z
+  .union([z.number().min(0), storedJson(z.looseObject({}))], {
+    error: 'must be a non-negative number or an object of percentiles',
+  })
+  .nullable()
+  .optional();
 
 export const ProviderPreferences = z
   .object({
@@ -52,16 +75,28 @@ export const ProviderPreferences = z
     ignore: ProviderSlugs,
     only: ProviderSlugs,
     order: ProviderSlugs,
-    max_price: z.object({ prompt: Price, completion: Price, image: Price, audio: Price, request: Price }).partial().strict().optional(),
+    max_price: z
+      .object({ prompt: Price, completion: Price, image: Price, audio: Price, request: Price })
+      .partial()
+      .strict()
+      .optional(),
     preferred_max_latency: Percentiles,
     preferred_min_throughput: Percentiles,
     quantizations: z.array(StoredString.min(1).max(32)).max(32).nullable().optional(),
     require_parameters: z.boolean().nullable().optional(),
     sort: z
-      .union([
-        z.enum(['price', 'throughput', 'latency', 'exacto']),
-        z.object({ by: z.enum(['price', 'throughput', 'latency', 'exacto']).nullable().optional(), partition: z.enum(['model', 'none']).nullable().optional() }).strict(),
-      ], { error: 'must be price, throughput, latency, exacto or an object {by, partition}' })
+      .union(
+        [
+          z.enum(['price', 'throughput', 'latency', 'exacto']),
+          z
+            .object({
+              by: z.enum(['price', 'throughput', 'latency', 'exacto']).nullable().optional(),
+              partition: z.enum(['model', 'none']).nullable().optional(),
+            })
+            .strict(),
+        ],
+        { error: 'must be price, throughput, latency, exacto or an object {by, partition}' },
+      )
       .nullable()
       .optional(),
     zdr: z.boolean().nullable().optional(),
@@ -77,10 +112,18 @@ export const StopCondition = z.discriminatedUnion('type', [
 ]);
 
 const MetaKey = z.string().min(1).max(128);
-const MetaValue = z.union([z.string().max(2048), z.number(), z.boolean(), z.null()], { error: 'must be a string (at most 2048 characters), number, boolean or null' });
+const MetaValue = z.union([z.string().max(2048), z.number(), z.boolean(), z.null()], {
+  error: 'must be a string (at most 2048 characters), number, boolean or null',
+});
 /** Observability metadata: known keys have special handling, other keys pass through to broadcast destinations. */
-export const Trace = storedJson(z.record(MetaKey, MetaValue)).refine((t) => Object.keys(t).length <= 64, 'at most 64 keys');
-export const Metadata = storedJson(z.record(MetaKey, z.string().max(2048).nullable())).refine((t) => Object.keys(t).length <= 64, 'at most 64 keys');
+export const Trace = storedJson(z.record(MetaKey, MetaValue)).refine(
+  (t) => Object.keys(t).length <= 64,
+  'at most 64 keys',
+);
+export const Metadata = storedJson(z.record(MetaKey, z.string().max(2048).nullable())).refine(
+  (t) => Object.keys(t).length <= 64,
+  'at most 64 keys',
+);
 
 /** `route` is the deprecated alias of the provider sort partition. */
 export const ROUTE_PARTITION = { fallback: 'model', sort: 'none' } as const;

@@ -10,7 +10,16 @@ import { keyWorkspaceDeleted } from '../errors.ts';
 import { ManagementError, Pagination, PresetSlug } from '../http/common.schemas.ts';
 import { Preset, PresetVersion, PresetWithVersion, VersionParam } from './presets.schemas.ts';
 import { STYLES, type BodyStyle } from './preset-body.ts';
-import { createPresetVersion, findPreset, findVersion, listPresets, listVersions, presetWithVersion, toPreset, toVersion } from './presets.ts';
+import {
+  createPresetVersion,
+  findPreset,
+  findVersion,
+  listPresets,
+  listVersions,
+  presetWithVersion,
+  toPreset,
+  toVersion,
+} from './presets.ts';
 
 const One = z.object({ data: PresetWithVersion });
 const errors = (...codes: number[]) => refusals(ManagementError, ...codes);
@@ -19,7 +28,10 @@ const SLUG = 'preset slug (letters, digits and . _ ~ -, 1 to 100 characters; cas
 /** Creation checks the slug; reads look it up as given (an invalid one names no preset: 404). */
 const NewSlug = z.object({ slug: PresetSlug.describe(SLUG) });
 const Slug = z.object({ slug: z.string().describe(SLUG) });
-const SlugVersion = z.object({ slug: z.string().describe(SLUG), version: VersionParam.describe('version number, from 1') });
+const SlugVersion = z.object({
+  slug: z.string().describe(SLUG),
+  version: VersionParam.describe('version number, from 1'),
+});
 const common = { tags: ['presets'], guard: 'management' as const };
 
 /** The key's workspace; a key without one (the account's default was deleted) cannot address presets. */
@@ -45,11 +57,22 @@ export const presetRoutes: RouteModule = (app, ctx) => {
       body: schema as z.ZodType,
       onSend,
       before,
-      responses: { 200: { description: 'the preset with its new designated version', schema: One }, ...errors(400, 401, 403, 404, 409, 500) },
+      responses: {
+        200: { description: 'the preset with its new designated version', schema: One },
+        ...errors(400, 401, 403, 404, 409, 500),
+      },
       handler: async (req, _reply, { params, body }) => {
         const p = principalOf(req);
         const draft = toDraft(body as never);
-        return { data: await createPresetVersion(db, { workspaceId: workspaceOf(req), slug: params.slug, orgId: p.orgId, userId: p.userId, draft }) };
+        return {
+          data: await createPresetVersion(db, {
+            workspaceId: workspaceOf(req),
+            slug: params.slug,
+            orgId: p.orgId,
+            userId: p.userId,
+            draft,
+          }),
+        };
       },
     });
   }
@@ -61,7 +84,10 @@ export const presetRoutes: RouteModule = (app, ctx) => {
     summary: "List the presets of the key's workspace",
     query: Pagination,
     before,
-    responses: { 200: { description: 'page', schema: z.object({ data: z.array(Preset), total_count: z.number().int() }) }, ...errors(400, 401, 403, 500) },
+    responses: {
+      200: { description: 'page', schema: z.object({ data: z.array(Preset), total_count: z.number().int() }) },
+      ...errors(400, 401, 403, 500),
+    },
     handler: async (req, _reply, { query }) => {
       const { rows, total } = await listPresets(db, { workspaceId: workspaceOf(req), ...query });
       return { data: rows.map(toPreset), total_count: total };
@@ -76,7 +102,9 @@ export const presetRoutes: RouteModule = (app, ctx) => {
     params: Slug,
     before,
     responses: { 200: { description: 'preset', schema: One }, ...errors(400, 401, 403, 404, 500) },
-    handler: async (req, _reply, { params }) => ({ data: await presetWithVersion(db, await findPreset(db, { workspaceId: workspaceOf(req), slug: params.slug })) }),
+    handler: async (req, _reply, { params }) => ({
+      data: await presetWithVersion(db, await findPreset(db, { workspaceId: workspaceOf(req), slug: params.slug })),
+    }),
   });
 
   defineRoute(app, ctx, {
@@ -87,7 +115,10 @@ export const presetRoutes: RouteModule = (app, ctx) => {
     params: Slug,
     query: Pagination,
     before,
-    responses: { 200: { description: 'page', schema: z.object({ data: z.array(PresetVersion), total_count: z.number().int() }) }, ...errors(400, 401, 403, 404, 500) },
+    responses: {
+      200: { description: 'page', schema: z.object({ data: z.array(PresetVersion), total_count: z.number().int() }) },
+      ...errors(400, 401, 403, 404, 500),
+    },
     handler: async (req, _reply, { params, query }) => {
       const { rows, total } = await listVersions(db, { workspaceId: workspaceOf(req), slug: params.slug, ...query });
       return { data: rows.map(toVersion), total_count: total };
@@ -101,7 +132,14 @@ export const presetRoutes: RouteModule = (app, ctx) => {
     summary: 'Get one version of a preset',
     params: SlugVersion,
     before,
-    responses: { 200: { description: 'version', schema: z.object({ data: PresetVersion }) }, ...errors(400, 401, 403, 404, 500) },
-    handler: async (req, _reply, { params }) => ({ data: toVersion(await findVersion(db, { workspaceId: workspaceOf(req), slug: params.slug, version: params.version })) }),
+    responses: {
+      200: { description: 'version', schema: z.object({ data: PresetVersion }) },
+      ...errors(400, 401, 403, 404, 500),
+    },
+    handler: async (req, _reply, { params }) => ({
+      data: toVersion(
+        await findVersion(db, { workspaceId: workspaceOf(req), slug: params.slug, version: params.version }),
+      ),
+    }),
   });
 };

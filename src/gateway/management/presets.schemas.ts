@@ -7,13 +7,19 @@ import { CacheControl, configFields, PresetConfig, type ConfigKey } from './pres
 import { StoredString } from '../http/stored.schemas.ts';
 
 type NullableFields = { [K in ConfigKey]: z.ZodOptional<z.ZodNullable<(typeof configFields)[K]>> };
-const nullable = Object.fromEntries(Object.entries(configFields).map(([k, s]) => [k, s.nullable().optional()])) as NullableFields;
+const nullable = Object.fromEntries(
+  Object.entries(configFields).map(([k, s]) => [k, s.nullable().optional()]),
+) as NullableFields;
 const { stop: _stop, max_tokens: _maxTokens, ...common } = nullable;
 
 const noFallbacksWithModels = (b: { fallbacks?: unknown; models?: unknown }) => !(b.fallbacks && b.models);
 const refinement = { message: 'cannot be combined with models', path: ['fallbacks'] };
 
-const TextBlock = z.looseObject({ type: z.literal('text'), text: StoredString, cache_control: CacheControl.optional() });
+const TextBlock = z.looseObject({
+  type: z.literal('text'),
+  text: StoredString,
+  cache_control: CacheControl.optional(),
+});
 
 /** Anthropic messages style: `system` (string or text blocks) is the system prompt, `stop_sequences` the stop list. */
 export const MessagesPresetBody = z
@@ -21,23 +27,33 @@ export const MessagesPresetBody = z
     ...common,
     max_tokens: nullable.max_tokens,
     stop_sequences: nullable.stop,
-    system: z.union([StoredString, z.array(TextBlock).max(256)], { error: 'must be a string or an array of text blocks' }).nullable().optional(),
+    system: z
+      .union([StoredString, z.array(TextBlock).max(256)], { error: 'must be a string or an array of text blocks' })
+      .nullable()
+      .optional(),
   })
   .refine(noFallbacksWithModels, refinement);
 export type MessagesPresetBody = z.infer<typeof MessagesPresetBody>;
 
-const ChatContent = z.union([StoredString, z.array(z.looseObject({ type: z.literal('text'), text: StoredString }))], { error: 'must be a string or an array of text parts' });
+const ChatContent = z.union([StoredString, z.array(z.looseObject({ type: z.literal('text'), text: StoredString }))], {
+  error: 'must be a string or an array of text parts',
+});
 export const SystemMessage = z.looseObject({ role: z.enum(['system', 'developer']), content: ChatContent });
-export const isSystemMessage = (m: unknown) => typeof m === 'object' && m !== null && ['system', 'developer'].includes((m as { role?: unknown }).role as string);
+export const isSystemMessage = (m: unknown) =>
+  typeof m === 'object' && m !== null && ['system', 'developer'].includes((m as { role?: unknown }).role as string);
 
 /** Only system and developer messages are read (they become the system prompt); other messages are ignored. */
-const ChatMessages = z.array(z.unknown()).max(10_000).superRefine((msgs, ctx) => {
-  msgs.forEach((m, i) => {
-    if (!isSystemMessage(m)) return;
-    const r = SystemMessage.safeParse(m);
-    for (const issue of r.error?.issues ?? []) ctx.addIssue({ code: 'custom', path: [i, ...issue.path], message: issue.message });
+const ChatMessages = z
+  .array(z.unknown())
+  .max(10_000)
+  .superRefine((msgs, ctx) => {
+    msgs.forEach((m, i) => {
+      if (!isSystemMessage(m)) return;
+      const r = SystemMessage.safeParse(m);
+      for (const issue of r.error?.issues ?? [])
+        ctx.addIssue({ code: 'custom', path: [i, ...issue.path], message: issue.message });
+    });
   });
-});
 
 /** OpenAI chat style: system/developer messages are the system prompt; `max_completion_tokens` wins over `max_tokens`. */
 export const ChatPresetBody = z
@@ -45,7 +61,12 @@ export const ChatPresetBody = z
     ...common,
     max_tokens: nullable.max_tokens,
     max_completion_tokens: nullable.max_tokens,
-    stop: z.union([StoredString.min(1).max(256), configFields.stop], { error: 'must be a string or an array of at most 16 strings (each 1 to 256 characters)' }).nullable().optional(),
+    stop: z
+      .union([StoredString.min(1).max(256), configFields.stop], {
+        error: 'must be a string or an array of at most 16 strings (each 1 to 256 characters)',
+      })
+      .nullable()
+      .optional(),
     messages: ChatMessages.nullable().optional(),
   })
   .refine(noFallbacksWithModels, refinement);
@@ -87,4 +108,7 @@ export type Preset = z.infer<typeof Preset>;
 export const PresetWithVersion = Preset.extend({ designated_version: PresetVersion.nullable() });
 export type PresetWithVersion = z.infer<typeof PresetWithVersion>;
 
-export const VersionParam = z.string().regex(/^[1-9][0-9]{0,8}$/, 'must be a positive integer').transform(Number);
+export const VersionParam = z
+  .string()
+  .regex(/^[1-9][0-9]{0,8}$/, 'must be a positive integer')
+  .transform(Number);

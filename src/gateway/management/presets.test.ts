@@ -21,7 +21,15 @@ for (const store of storeMatrix) {
 
     test('messages body creates version 1: system becomes system_prompt, config fields persisted, the rest ignored', async () => {
       const res = await gw.call('POST', '/presets/support-bot/messages', {
-        body: { model: 'openai/gpt-4o', max_tokens: 512, system: 'You are helpful.', messages: [{ role: 'user', content: 'hi' }], stream: true, prompt: 'x', user: 'end-user-1' },
+        body: {
+          model: 'openai/gpt-4o',
+          max_tokens: 512,
+          system: 'You are helpful.',
+          messages: [{ role: 'user', content: 'hi' }],
+          stream: true,
+          prompt: 'x',
+          user: 'end-user-1',
+        },
       });
       assert.equal(res.status, 200);
       const p = PresetWithVersion.parse(res.body.data);
@@ -31,26 +39,39 @@ for (const store of storeMatrix) {
       assert.equal(p.workspace_id, gw.keys.workspace_id);
       assert.equal(p.creator_user_id, gw.keys.user_id);
       assert.equal(p.designated_version_id, p.designated_version!.id);
-      assert.deepEqual({ ...p.designated_version!, id: '', created_at: '', updated_at: '' }, {
-        id: '',
-        preset_id: p.id,
-        version: 1,
-        system_prompt: 'You are helpful.',
-        config: { model: 'openai/gpt-4o', max_tokens: 512, user: 'end-user-1' },
-        creator_id: gw.keys.user_id,
-        created_at: '',
-        updated_at: '',
-      });
+      assert.deepEqual(
+        { ...p.designated_version!, id: '', created_at: '', updated_at: '' },
+        {
+          id: '',
+          preset_id: p.id,
+          version: 1,
+          system_prompt: 'You are helpful.',
+          config: { model: 'openai/gpt-4o', max_tokens: 512, user: 'end-user-1' },
+          creator_id: gw.keys.user_id,
+          created_at: '',
+          updated_at: '',
+        },
+      );
     });
 
     test('chat and responses bodies add versions 2 and 3; the newest is designated', async () => {
       const chat = await gw.call('POST', '/presets/support-bot/chat/completions', {
-        body: { model: 'openai/gpt-4o-mini', messages: [{ role: 'system', content: 'Sys' }, { role: 'developer', content: 'Dev' }, { role: 'user', content: 'q' }], max_completion_tokens: 64 },
+        body: {
+          model: 'openai/gpt-4o-mini',
+          messages: [
+            { role: 'system', content: 'Sys' },
+            { role: 'developer', content: 'Dev' },
+            { role: 'user', content: 'q' },
+          ],
+          max_completion_tokens: 64,
+        },
       });
       assert.equal(chat.status, 200);
       assert.equal(chat.body.data.designated_version.version, 2);
       assert.equal(chat.body.data.designated_version.system_prompt, 'Sys\n\nDev');
-      const resp = await gw.call('POST', '/presets/support-bot/responses', { body: { model: 'x/y', instructions: 'Inst', input: 'hello', max_output_tokens: 32 } });
+      const resp = await gw.call('POST', '/presets/support-bot/responses', {
+        body: { model: 'x/y', instructions: 'Inst', input: 'hello', max_output_tokens: 32 },
+      });
       assert.equal(resp.status, 200);
       assert.deepEqual(resp.body.data.designated_version.config, { model: 'x/y', max_tokens: 32 });
       const got = await gw.call('GET', '/presets/support-bot');
@@ -65,16 +86,29 @@ for (const store of storeMatrix) {
       Preset.strict().parse(list.body.data[0]);
       const versions = await gw.call('GET', '/presets/support-bot/versions?limit=2');
       assert.equal(versions.body.total_count, 3);
-      assert.deepEqual(versions.body.data.map((v: PresetVersion) => v.version), [3, 2]);
+      assert.deepEqual(
+        versions.body.data.map((v: PresetVersion) => v.version),
+        [3, 2],
+      );
       const page2 = await gw.call('GET', '/presets/support-bot/versions?limit=2&offset=2');
-      assert.deepEqual(page2.body.data.map((v: PresetVersion) => v.version), [1]);
+      assert.deepEqual(
+        page2.body.data.map((v: PresetVersion) => v.version),
+        [1],
+      );
       const one = await gw.call('GET', '/presets/support-bot/versions/1');
       assert.equal(one.status, 200);
       assert.equal(PresetVersion.parse(one.body.data).system_prompt, 'You are helpful.');
-      assert.deepEqual((await gw.call('GET', '/presets/support-bot/versions/9')).body, { error: { code: 404, message: 'resource not found: preset version' } });
+      assert.deepEqual((await gw.call('GET', '/presets/support-bot/versions/9')).body, {
+        error: { code: 404, message: 'resource not found: preset version' },
+      });
       assert.equal((await gw.call('GET', '/presets/support-bot/versions/0')).status, 400);
-      assert.match((await gw.call('GET', '/presets/support-bot/versions/abc')).body.error.message, /^invalid request parameters: version: /);
-      assert.deepEqual((await gw.call('GET', '/presets/nope')).body, { error: { code: 404, message: 'resource not found: preset' } });
+      assert.match(
+        (await gw.call('GET', '/presets/support-bot/versions/abc')).body.error.message,
+        /^invalid request parameters: version: /,
+      );
+      assert.deepEqual((await gw.call('GET', '/presets/nope')).body, {
+        error: { code: 404, message: 'resource not found: preset' },
+      });
       assert.equal((await gw.call('GET', '/presets/nope/versions')).status, 404);
       assert.equal((await gw.call('GET', '/presets?limit=0')).status, 400);
     });
@@ -92,7 +126,9 @@ for (const store of storeMatrix) {
         ['messages', 'a string', 'body'],
       ];
       for (const [style, body, field] of cases) {
-        const res = await gw.call('POST', `/presets/support-bot/${style === 'chat' ? 'chat/completions' : style}`, { body });
+        const res = await gw.call('POST', `/presets/support-bot/${style === 'chat' ? 'chat/completions' : style}`, {
+          body,
+        });
         assert.equal(res.status, 400, JSON.stringify(body));
         assert.deepEqual(Object.keys(res.body.error), ['code', 'message']);
         assert.ok(res.body.error.message.startsWith(`invalid request parameters: ${field}`), res.body.error.message);
@@ -112,10 +148,14 @@ for (const store of storeMatrix) {
       );
       const ok = results.filter((r) => r.status === 200);
       for (const r of results) {
-        if (r.status !== 200) assert.deepEqual(r.body, { error: { code: 409, message: 'resource conflict, try again later' } });
+        if (r.status !== 200)
+          assert.deepEqual(r.body, { error: { code: 409, message: 'resource conflict, try again later' } });
       }
       const versions = ok.map((r) => r.body.data.designated_version.version as number).sort((a, b) => a - b);
-      assert.deepEqual(versions, Array.from({ length: ok.length }, (_, i) => i + 1));
+      assert.deepEqual(
+        versions,
+        Array.from({ length: ok.length }, (_, i) => i + 1),
+      );
       assert.ok(ok.length >= 1);
       const list = await gw.call('GET', '/presets/busy/versions?limit=100');
       assert.equal(list.body.total_count, ok.length);
@@ -124,13 +164,21 @@ for (const store of storeMatrix) {
 
     test('any URL-safe slug (§4.4): unreserved characters, case-sensitive, usable as @preset/<slug>', async () => {
       for (const slug of ['My_Preset.v2~beta', 'my_preset', 'a--b', 'UPPER']) {
-        const res = await gw.call('POST', `/presets/${slug}/messages`, { body: { model: 'local/scripted', system: `I am ${slug}.` } });
+        const res = await gw.call('POST', `/presets/${slug}/messages`, {
+          body: { model: 'local/scripted', system: `I am ${slug}.` },
+        });
         assert.equal(res.status, 200, slug);
         assert.equal(res.body.data.slug, slug);
-        assert.equal((await gw.call('GET', `/presets/${slug}`)).body.data.designated_version.system_prompt, `I am ${slug}.`);
+        assert.equal(
+          (await gw.call('GET', `/presets/${slug}`)).body.data.designated_version.system_prompt,
+          `I am ${slug}.`,
+        );
       }
       assert.equal((await gw.call('GET', '/presets/upper')).status, 404);
-      const viaModel = await gw.call('POST', '/chat/completions', { key: gw.keys.api_key, body: { model: '@preset/My_Preset.v2~beta', messages: [{ role: 'user', content: 'hi' }] } });
+      const viaModel = await gw.call('POST', '/chat/completions', {
+        key: gw.keys.api_key,
+        body: { model: '@preset/My_Preset.v2~beta', messages: [{ role: 'user', content: 'hi' }] },
+      });
       assert.equal(viaModel.status, 200);
       assert.equal(viaModel.body.model, 'local/scripted');
     });
@@ -138,13 +186,16 @@ for (const store of storeMatrix) {
     test("another account's preset is 404; its own slug space is separate", async () => {
       assert.equal((await gw.call('GET', '/presets/support-bot', { key: other.managementKey })).status, 404);
       assert.equal((await gw.call('GET', '/presets/support-bot/versions/1', { key: other.managementKey })).status, 404);
-      const mine = await gw.call('POST', '/presets/support-bot/messages', { key: other.managementKey, body: { model: 'o/m' } });
+      const mine = await gw.call('POST', '/presets/support-bot/messages', {
+        key: other.managementKey,
+        body: { model: 'o/m' },
+      });
       assert.equal(mine.body.data.designated_version.version, 1);
       assert.equal(mine.body.data.workspace_id, other.workspaceId);
       assert.equal((await gw.call('GET', '/presets', { key: other.managementKey })).body.total_count, 1);
     });
 
-    test("a key whose workspace is gone cannot address presets (400)", async () => {
+    test('a key whose workspace is gone cannot address presets (400)', async () => {
       await setDefaultWorkspace(gw.ctx.store.db, { orgId: gw.keys.org_id, workspaceId: null });
       gw.ctx.auth.invalidate();
       const res = await gw.call('GET', '/presets');

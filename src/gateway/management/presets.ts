@@ -48,13 +48,25 @@ export function toPreset(p: PresetRow): Preset {
 /** One transaction: the preset row (created if missing) is locked, so concurrent creates queue and
  * take consecutive versions; the unique (preset_id, version) constraint backs that up, and a create
  * that still collides is retried, then refused with the spec's 409. */
-async function addVersion(db: Db, opts: Scope & { orgId: string; userId: string; draft: PresetDraft }): Promise<PresetWithVersion> {
+async function addVersion(
+  db: Db,
+  opts: Scope & { orgId: string; userId: string; draft: PresetDraft },
+): Promise<PresetWithVersion> {
   return db.transaction(async (txn) => {
     const tx = txn as unknown as Db;
     const now = new Date();
     await tx
       .insert(presets)
-      .values({ id: randomUUID(), orgId: opts.orgId, workspaceId: opts.workspaceId, slug: opts.slug, name: opts.slug, creatorUserId: opts.userId, createdAt: now, updatedAt: now })
+      .values({
+        id: randomUUID(),
+        orgId: opts.orgId,
+        workspaceId: opts.workspaceId,
+        slug: opts.slug,
+        name: opts.slug,
+        creatorUserId: opts.userId,
+        createdAt: now,
+        updatedAt: now,
+      })
       .onConflictDoNothing();
     const [preset] = await tx
       .select()
@@ -62,17 +74,36 @@ async function addVersion(db: Db, opts: Scope & { orgId: string; userId: string;
       .where(and(eq(presets.workspaceId, opts.workspaceId), eq(presets.slug, opts.slug)))
       .for('update');
     if (!preset) throw resourceConflict();
-    const [top] = await tx.select({ v: max(presetVersions.version) }).from(presetVersions).where(eq(presetVersions.presetId, preset.id));
+    const [top] = await tx
+      .select({ v: max(presetVersions.version) })
+      .from(presetVersions)
+      .where(eq(presetVersions.presetId, preset.id));
     const [version] = await tx
       .insert(presetVersions)
-      .values({ id: randomUUID(), presetId: preset.id, version: (top?.v ?? 0) + 1, systemPrompt: opts.draft.systemPrompt, config: opts.draft.config, creatorId: opts.userId, createdAt: now, updatedAt: now })
+      .values({
+        id: randomUUID(),
+        presetId: preset.id,
+        version: (top?.v ?? 0) + 1,
+        systemPrompt: opts.draft.systemPrompt,
+        config: opts.draft.config,
+        creatorId: opts.userId,
+        createdAt: now,
+        updatedAt: now,
+      })
       .returning();
-    const [updated] = await tx.update(presets).set({ designatedVersionId: version!.id, updatedAt: now }).where(eq(presets.id, preset.id)).returning();
+    const [updated] = await tx
+      .update(presets)
+      .set({ designatedVersionId: version!.id, updatedAt: now })
+      .where(eq(presets.id, preset.id))
+      .returning();
     return { ...toPreset(updated!), designated_version: toVersion(version!) };
   });
 }
 
-export async function createPresetVersion(db: Db, opts: Scope & { orgId: string; userId: string; draft: PresetDraft }): Promise<PresetWithVersion> {
+export async function createPresetVersion(
+  db: Db,
+  opts: Scope & { orgId: string; userId: string; draft: PresetDraft },
+): Promise<PresetWithVersion> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await addVersion(db, opts);
@@ -85,20 +116,32 @@ export async function createPresetVersion(db: Db, opts: Scope & { orgId: string;
 }
 
 export async function findPreset(db: Db, opts: Scope): Promise<PresetRow> {
-  const [row] = await db.select().from(presets).where(and(eq(presets.workspaceId, opts.workspaceId), eq(presets.slug, opts.slug))).limit(1);
+  const [row] = await db
+    .select()
+    .from(presets)
+    .where(and(eq(presets.workspaceId, opts.workspaceId), eq(presets.slug, opts.slug)))
+    .limit(1);
   if (!row) throw resourceNotFound('preset');
   return row;
 }
 
 export async function presetWithVersion(db: Db, p: PresetRow): Promise<PresetWithVersion> {
-  const [v] = p.designatedVersionId ? await db.select().from(presetVersions).where(eq(presetVersions.id, p.designatedVersionId)).limit(1) : [];
+  const [v] = p.designatedVersionId
+    ? await db.select().from(presetVersions).where(eq(presetVersions.id, p.designatedVersionId)).limit(1)
+    : [];
   return { ...toPreset(p), designated_version: v ? toVersion(v) : null };
 }
 
 export async function listPresets(db: Db, opts: { workspaceId: string; offset: number; limit: number }) {
   const where = eq(presets.workspaceId, opts.workspaceId);
   const [rows, [total]] = await Promise.all([
-    db.select().from(presets).where(where).orderBy(asc(presets.createdAt), asc(presets.id)).offset(opts.offset).limit(opts.limit),
+    db
+      .select()
+      .from(presets)
+      .where(where)
+      .orderBy(asc(presets.createdAt), asc(presets.id))
+      .offset(opts.offset)
+      .limit(opts.limit),
     db.select({ n: count() }).from(presets).where(where),
   ]);
   return { rows, total: total?.n ?? 0 };
@@ -109,7 +152,13 @@ export async function listVersions(db: Db, opts: Scope & { offset: number; limit
   const preset = await findPreset(db, opts);
   const where = eq(presetVersions.presetId, preset.id);
   const [rows, [total]] = await Promise.all([
-    db.select().from(presetVersions).where(where).orderBy(desc(presetVersions.version)).offset(opts.offset).limit(opts.limit),
+    db
+      .select()
+      .from(presetVersions)
+      .where(where)
+      .orderBy(desc(presetVersions.version))
+      .offset(opts.offset)
+      .limit(opts.limit),
     db.select({ n: count() }).from(presetVersions).where(where),
   ]);
   return { rows, total: total?.n ?? 0 };

@@ -12,9 +12,18 @@ import { addMember, createKey, createOrganization, createUser, setDefaultWorkspa
 import { createWorkspace } from './workspaces.ts';
 import { workspaces } from '../store/schema.ts';
 
-const DEFAULT_GONE = { error: { code: 400, message: "invalid request parameters: workspace_id: the account's default workspace was deleted, so workspace_id must be passed" } };
-const keyGone = (field: string) => `invalid request parameters: ${field}: the key's workspace was deleted; use a key bound to an existing workspace`;
-const NO_SUCH = { error: { code: 400, message: 'invalid request parameters: workspace_id: no such workspace in this account' } };
+const DEFAULT_GONE = {
+  error: {
+    code: 400,
+    message:
+      "invalid request parameters: workspace_id: the account's default workspace was deleted, so workspace_id must be passed",
+  },
+};
+const keyGone = (field: string) =>
+  `invalid request parameters: ${field}: the key's workspace was deleted; use a key bound to an existing workspace`;
+const NO_SUCH = {
+  error: { code: 400, message: 'invalid request parameters: workspace_id: no such workspace in this account' },
+};
 const chat = { model: 'local/scripted', messages: [{ role: 'user', content: '/say hi' }] };
 
 /** An account in the interns programme with a default workspace and `w2`; keys unbound (acting in the default) and bound to w2. */
@@ -26,8 +35,16 @@ async function account(gw: TestGateway, name: string) {
   const defaultId = (await createWorkspace(db, { orgId, userId, body: { name: 'Default', slug: 'default' } })).id;
   await setDefaultWorkspace(db, { orgId, workspaceId: defaultId });
   const w2 = (await createWorkspace(db, { orgId, userId, body: { name: 'W2', slug: 'w2' } })).id;
-  const key = async (kind: 'management' | 'standard', workspaceId?: string) => (await createKey(db, { orgId, creatorUserId: userId, kind, workspaceId })).raw;
-  return { defaultId, w2, mgmt: await key('management'), std: await key('standard'), w2Mgmt: await key('management', w2), w2Std: await key('standard', w2) };
+  const key = async (kind: 'management' | 'standard', workspaceId?: string) =>
+    (await createKey(db, { orgId, creatorUserId: userId, kind, workspaceId })).raw;
+  return {
+    defaultId,
+    w2,
+    mgmt: await key('management'),
+    std: await key('standard'),
+    w2Mgmt: await key('management', w2),
+    w2Std: await key('standard', w2),
+  };
 }
 
 /** Resolves (and so caches) each key in the gateway. */
@@ -51,9 +68,19 @@ for (const store of storeMatrix) {
         assert.equal(res.body.data.workspace_id, a.defaultId);
       }
       const listed = await gw.call('GET', '/byok', { key: a.w2Mgmt });
-      assert.deepEqual([listed.status, listed.body.total_count, ...listed.body.data.map((c: { workspace_id: string }) => c.workspace_id)], [200, 2, a.defaultId, a.defaultId]);
+      assert.deepEqual(
+        [
+          listed.status,
+          listed.body.total_count,
+          ...listed.body.data.map((c: { workspace_id: string }) => c.workspace_id),
+        ],
+        [200, 2, a.defaultId, a.defaultId],
+      );
       // A management key may name any workspace of its account, so the default is no exception for a bound one.
-      const named = await gw.call('POST', '/byok', { key: a.mgmt, body: { key: 'sk-w2-000000000000', provider: 'openai', workspace_id: a.w2 } });
+      const named = await gw.call('POST', '/byok', {
+        key: a.mgmt,
+        body: { key: 'sk-w2-000000000000', provider: 'openai', workspace_id: a.w2 },
+      });
       assert.equal(named.body.data.workspace_id, a.w2);
       assert.equal((await gw.call('GET', `/byok?workspace_id=${a.w2}`, { key: a.w2Mgmt })).body.total_count, 1);
     });
@@ -64,7 +91,12 @@ for (const store of storeMatrix) {
       assert.deepEqual((await gw.call('DELETE', '/workspaces/default', { key: a.mgmt })).body, { deleted: true });
 
       for (const key of [a.mgmt, a.w2Mgmt]) {
-        assert.deepEqual(await gw.call('POST', '/byok', { key, body: { key: 'sk-x-0000000000', provider: 'openai' } }).then((r) => [r.status, r.body]), [400, DEFAULT_GONE]);
+        assert.deepEqual(
+          await gw
+            .call('POST', '/byok', { key, body: { key: 'sk-x-0000000000', provider: 'openai' } })
+            .then((r) => [r.status, r.body]),
+          [400, DEFAULT_GONE],
+        );
         assert.deepEqual(await gw.call('GET', '/byok', { key }).then((r) => [r.status, r.body]), [400, DEFAULT_GONE]);
       }
       const preset = await gw.call('POST', '/presets/after-del/messages', { key: a.mgmt, body: { model: 'a/b' } });
@@ -72,12 +104,27 @@ for (const store of storeMatrix) {
       const intern = await gw.call('POST', '/interns', { key: a.mgmt, body: { name: 'late' } });
       assert.deepEqual([intern.status, intern.body.error.message], [400, keyGone('workspace_id')]);
       const model = await gw.call('POST', '/chat/completions', { key: a.std, body: chat });
-      assert.deepEqual([model.status, model.body], [400, { error: { code: 400, message: keyGone('workspace'), metadata: { reason: 'bad_request', retryable: false } } }]);
+      assert.deepEqual(
+        [model.status, model.body],
+        [
+          400,
+          {
+            error: { code: 400, message: keyGone('workspace'), metadata: { reason: 'bad_request', retryable: false } },
+          },
+        ],
+      );
 
       // Keys bound to w2 carry on there; workspace_id named explicitly still works.
-      assert.equal((await gw.call('POST', '/presets/after-del/messages', { key: a.w2Mgmt, body: { model: 'a/b' } })).body.data.workspace_id, a.w2);
+      assert.equal(
+        (await gw.call('POST', '/presets/after-del/messages', { key: a.w2Mgmt, body: { model: 'a/b' } })).body.data
+          .workspace_id,
+        a.w2,
+      );
       assert.equal((await gw.call('POST', '/chat/completions', { key: a.w2Std, body: chat })).status, 200);
-      const named = await gw.call('POST', '/byok', { key: a.mgmt, body: { key: 'sk-x-0000000000', provider: 'openai', workspace_id: a.w2 } });
+      const named = await gw.call('POST', '/byok', {
+        key: a.mgmt,
+        body: { key: 'sk-x-0000000000', provider: 'openai', workspace_id: a.w2 },
+      });
       assert.deepEqual([named.status, named.body.data.workspace_id], [201, a.w2]);
     });
 
@@ -86,7 +133,13 @@ for (const store of storeMatrix) {
       const intern = await gw.call('POST', '/interns', { key: a.w2Std, body: { name: 'resident' } });
       assert.equal(intern.status, 201);
       const refused = await gw.call('DELETE', '/workspaces/w2', { key: a.mgmt });
-      assert.deepEqual([refused.status, refused.body], [409, { error: { code: 409, message: 'resource conflict: the workspace still has 1 intern; delete it first' } }]);
+      assert.deepEqual(
+        [refused.status, refused.body],
+        [
+          409,
+          { error: { code: 409, message: 'resource conflict: the workspace still has 1 intern; delete it first' } },
+        ],
+      );
       assert.equal((await gw.call('GET', '/workspaces/w2', { key: a.mgmt })).status, 200, 'nothing was deleted');
       assert.equal((await gw.call('GET', '/interns', { key: a.w2Std })).status, 200, 'nor any key revoked');
 
@@ -95,9 +148,16 @@ for (const store of storeMatrix) {
       assert.deepEqual((await gw.call('DELETE', '/workspaces/w2', { key: a.mgmt })).body, { deleted: true });
       // At once, in the gateway that deleted it: the keys bound to w2 are revoked, not moved to the default.
       for (const key of [a.w2Std, a.w2Mgmt]) {
-        assert.deepEqual(await gw.call('GET', '/interns', { key }).then((r) => [r.status, r.body]), [401, { error: { code: 401, message: 'invalid or revoked API key' } }]);
+        assert.deepEqual(await gw.call('GET', '/interns', { key }).then((r) => [r.status, r.body]), [
+          401,
+          { error: { code: 401, message: 'invalid or revoked API key' } },
+        ]);
       }
-      assert.equal((await gw.call('GET', '/interns', { key: a.std })).status, 200, 'unbound keys act in the default as before');
+      assert.equal(
+        (await gw.call('GET', '/interns', { key: a.std })).status,
+        200,
+        'unbound keys act in the default as before',
+      );
     });
 
     test('a stale resolution (the workspace deleted behind the cache): 400 from every insert, not a 500', async () => {
@@ -114,15 +174,30 @@ for (const store of storeMatrix) {
       const model = await gw.call('POST', '/chat/completions', { key: a.w2Std, body: chat });
       assert.deepEqual([model.status, model.body.error.message], [400, keyGone('workspace')]);
       // BYOK reads the default from the store (here it still names the deleted row), not from the cache.
-      assert.deepEqual(await gw.call('POST', '/byok', { key: a.mgmt, body: { key: 'sk-x-0000000000', provider: 'openai' } }).then((r) => [r.status, r.body]), [400, DEFAULT_GONE]);
-      assert.deepEqual(await gw.call('POST', '/byok', { key: a.mgmt, body: { key: 'sk-x-0000000000', provider: 'openai', workspace_id: a.w2 } }).then((r) => [r.status, r.body]), [400, NO_SUCH]);
+      assert.deepEqual(
+        await gw
+          .call('POST', '/byok', { key: a.mgmt, body: { key: 'sk-x-0000000000', provider: 'openai' } })
+          .then((r) => [r.status, r.body]),
+        [400, DEFAULT_GONE],
+      );
+      assert.deepEqual(
+        await gw
+          .call('POST', '/byok', {
+            key: a.mgmt,
+            body: { key: 'sk-x-0000000000', provider: 'openai', workspace_id: a.w2 },
+          })
+          .then((r) => [r.status, r.body]),
+        [400, NO_SUCH],
+      );
     });
   });
 }
 
 // A delete committed while a BYOK insert waits on the workspace row: the insert's foreign-key check
 // fails, which PostgreSQL alone can show (PGlite runs one statement at a time).
-describe('a workspace deleted during a BYOK insert (postgres)', { skip: postgresUrl ? false : 'DATABASE_URL is not set' }, () => {
+describe('a workspace deleted during a BYOK insert (postgres)', {
+  skip: postgresUrl ? false : 'DATABASE_URL is not set',
+}, () => {
   let gw: TestGateway;
   let client: pg.Client;
   before(async () => {
@@ -142,14 +217,20 @@ describe('a workspace deleted during a BYOK insert (postgres)', { skip: postgres
     await client.query('begin');
     // What DELETE /workspaces does, left uncommitted: the row stays visible to the request's reads and locked for its insert.
     await client.query('delete from workspaces where id = $1', [a.defaultId]);
-    await client.query('update organizations set default_workspace_id = null where default_workspace_id = $1', [a.defaultId]);
+    await client.query('update organizations set default_workspace_id = null where default_workspace_id = $1', [
+      a.defaultId,
+    ]);
     const pending = gw.call('POST', '/byok', { key: a.mgmt, body: { key: 'sk-race-0000000000', provider: 'openai' } });
     // Reads never wait on a writer, so a request blocked by this transaction is at its insert's
     // foreign-key check (pg_stat_activity's query text can lag behind the statement it runs).
     let waiting = 0;
     for (let i = 0; i < 200 && !waiting; i++) {
       await sleep(10);
-      waiting = (await client.query('select count(*)::int as n from pg_stat_activity where pg_backend_pid() = any(pg_blocking_pids(pid))')).rows[0].n;
+      waiting = (
+        await client.query(
+          'select count(*)::int as n from pg_stat_activity where pg_backend_pid() = any(pg_blocking_pids(pid))',
+        )
+      ).rows[0].n;
     }
     assert.equal(waiting, 1, 'the insert waits on the deleted row');
     await client.query('commit');

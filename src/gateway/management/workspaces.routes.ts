@@ -6,7 +6,14 @@ import { defineRoute } from '../http/route.ts';
 import { refusals } from '../http/openapi.ts';
 import { CreateWorkspace, UpdateWorkspace, Workspace } from './workspaces.schemas.ts';
 import { ManagementError, Pagination } from '../http/common.schemas.ts';
-import { createWorkspace, deleteWorkspace, findWorkspace, listWorkspaces, toWorkspace, updateWorkspace } from './workspaces.ts';
+import {
+  createWorkspace,
+  deleteWorkspace,
+  findWorkspace,
+  listWorkspaces,
+  toWorkspace,
+  updateWorkspace,
+} from './workspaces.ts';
 
 const One = z.object({ data: Workspace });
 const errors = (...codes: number[]) => refusals(ManagementError, ...codes);
@@ -38,7 +45,10 @@ export const workspaceRoutes: RouteModule = (app, ctx) => {
     path: '/workspaces',
     summary: 'List workspaces',
     query: Pagination,
-    responses: { 200: { description: 'page', schema: z.object({ data: z.array(Workspace), total_count: z.number().int() }) }, ...errors(400, 401, 403, 500) },
+    responses: {
+      200: { description: 'page', schema: z.object({ data: z.array(Workspace), total_count: z.number().int() }) },
+      ...errors(400, 401, 403, 500),
+    },
     handler: async (req, _reply, { query }) => {
       const { rows, total } = await listWorkspaces(db, { orgId: principalOf(req).orgId, ...query });
       return { data: rows.map(toWorkspace), total_count: total };
@@ -52,7 +62,9 @@ export const workspaceRoutes: RouteModule = (app, ctx) => {
     summary: 'Get a workspace',
     params: IdParam,
     responses: { 200: { description: 'workspace', schema: One }, ...errors(401, 403, 404, 500) },
-    handler: async (req, _reply, { params }) => ({ data: toWorkspace(await findWorkspace(db, { orgId: principalOf(req).orgId, idOrSlug: params.id })) }),
+    handler: async (req, _reply, { params }) => ({
+      data: toWorkspace(await findWorkspace(db, { orgId: principalOf(req).orgId, idOrSlug: params.id })),
+    }),
   });
 
   defineRoute(app, ctx, {
@@ -64,22 +76,35 @@ export const workspaceRoutes: RouteModule = (app, ctx) => {
     body: UpdateWorkspace,
     onSend,
     responses: { 200: { description: 'updated', schema: One }, ...errors(400, 401, 403, 404, 500) },
-    handler: async (req, _reply, { params, body }) => ({ data: toWorkspace(await updateWorkspace(db, { orgId: principalOf(req).orgId, idOrSlug: params.id, body })) }),
+    handler: async (req, _reply, { params, body }) => ({
+      data: toWorkspace(await updateWorkspace(db, { orgId: principalOf(req).orgId, idOrSlug: params.id, body })),
+    }),
   });
 
   defineRoute(app, ctx, {
     ...common,
     method: 'DELETE',
     path: '/workspaces/:id',
-    summary: 'Delete a workspace with its presets and credentials, revoking the keys bound to it (409 while it holds interns)',
+    summary:
+      'Delete a workspace with its presets and credentials, revoking the keys bound to it (409 while it holds interns)',
     params: IdParam,
     onSend,
-    responses: { 200: { description: 'deleted', schema: z.object({ deleted: z.literal(true) }) }, ...errors(401, 403, 404, 409, 500) },
+    responses: {
+      200: { description: 'deleted', schema: z.object({ deleted: z.literal(true) }) },
+      ...errors(401, 403, 404, 409, 500),
+    },
     handler: async (req, _reply, { params }) => {
       const id = await deleteWorkspace(db, { orgId: principalOf(req).orgId, idOrSlug: params.id });
       // Keys resolved to it would otherwise keep writing to it until their cache entry expires. The
       // delete is done either way; a lost announcement leaves other gateways to their cache TTL.
-      await ctx.auth.dropWorkspace(id).catch((err: Error) => req.log.warn({ err }, 'could not announce a deleted workspace; other gateways see it within their key cache TTL'));
+      await ctx.auth
+        .dropWorkspace(id)
+        .catch((err: Error) =>
+          req.log.warn(
+            { err },
+            'could not announce a deleted workspace; other gateways see it within their key cache TTL',
+          ),
+        );
       return { deleted: true };
     },
   });

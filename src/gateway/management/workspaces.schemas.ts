@@ -7,12 +7,19 @@ export const PROVIDER_SORTS = ['price', 'throughput', 'latency', 'exacto'] as co
 
 const fields = {
   name: StoredString.min(1).max(100),
-  slug: z.string().min(1).max(50).regex(SLUG_PATTERN, 'must be lowercase letters and digits in hyphen-separated groups'),
+  slug: z
+    .string()
+    .min(1)
+    .max(50)
+    .regex(SLUG_PATTERN, 'must be lowercase letters and digits in hyphen-separated groups'),
   description: StoredString.max(500).nullable(),
   default_image_model: ModelSlug.nullable(),
   default_text_model: ModelSlug.nullable(),
   default_provider_sort: z.enum(PROVIDER_SORTS).nullable(),
-  disabled_server_tools: z.array(z.enum(SERVER_TOOLS)).max(SERVER_TOOLS.length * 4).nullable(),
+  disabled_server_tools: z
+    .array(z.enum(SERVER_TOOLS))
+    .max(SERVER_TOOLS.length * 4)
+    .nullable(),
   include_byok_in_budgets: z.boolean(),
   io_logging_api_key_ids: z.array(StoredString.min(1).max(256)).max(1000).nullable(),
   io_logging_sampling_rate: z.number().min(0.0001).max(1),
@@ -21,11 +28,7 @@ const fields = {
   is_observability_io_logging_enabled: z.boolean(),
 };
 
-export const CreateWorkspace = z
-  .object(fields)
-  .partial()
-  .required({ name: true, slug: true })
-  .strict();
+export const CreateWorkspace = z.object(fields).partial().required({ name: true, slug: true }).strict();
 export type CreateWorkspace = z.infer<typeof CreateWorkspace>;
 
 export const UpdateWorkspace = z.object(fields).partial().strict();

@@ -13,7 +13,14 @@ for (const store of storeMatrix) {
 
     test('create returns 201 with every field of the workspace shape', async () => {
       const res = await gw.call('POST', '/workspaces', {
-        body: { name: 'Research', slug: 'research', description: 'R&D', default_text_model: 'openai/gpt-4o', disabled_server_tools: ['service:web_search', 'service:web_search'], io_logging_sampling_rate: 0.5 },
+        body: {
+          name: 'Research',
+          slug: 'research',
+          description: 'R&D',
+          default_text_model: 'openai/gpt-4o',
+          disabled_server_tools: ['service:web_search', 'service:web_search'],
+          io_logging_sampling_rate: 0.5,
+        },
       });
       assert.equal(res.status, 201);
       const ws = Workspace.parse(res.body.data);
@@ -30,7 +37,9 @@ for (const store of storeMatrix) {
     });
 
     test('patch by slug updates only the given fields and sets updated_at; empty tools clear', async () => {
-      const res = await gw.call('PATCH', '/workspaces/research', { body: { name: 'Research 2', disabled_server_tools: [] } });
+      const res = await gw.call('PATCH', '/workspaces/research', {
+        body: { name: 'Research 2', disabled_server_tools: [] },
+      });
       assert.equal(res.status, 200);
       assert.equal(res.body.data.name, 'Research 2');
       assert.equal(res.body.data.slug, 'research');
@@ -61,7 +70,10 @@ for (const store of storeMatrix) {
         assert.match(res.body.error.message, new RegExp(`^invalid request parameters: .*${field}`));
       }
       const list = await gw.call('GET', '/workspaces');
-      assert.deepEqual(list.body.data.map((w: { slug: string }) => w.slug), ['default', 'research']);
+      assert.deepEqual(
+        list.body.data.map((w: { slug: string }) => w.slug),
+        ['default', 'research'],
+      );
     });
 
     test('malformed JSON, wrong content type and duplicate slug are 400', async () => {
@@ -75,12 +87,19 @@ for (const store of storeMatrix) {
     });
 
     test('auth: no key 401, ordinary key 403, unknown workspace 404', async () => {
-      assert.deepEqual((await gw.call('POST', '/workspaces', { key: null, body: {} })).body, { error: { code: 401, message: 'missing authentication header' } });
-      assert.equal((await gw.call('GET', '/workspaces', { key: 'ck-not-a-real-key-at-all-xxxxxxxxxxxx' })).status, 401);
-      assert.deepEqual((await gw.call('POST', '/workspaces', { key: gw.keys.api_key, body: { name: 'a', slug: 'a' } })).body, {
-        error: { code: 403, message: 'only management keys can perform this operation' },
+      assert.deepEqual((await gw.call('POST', '/workspaces', { key: null, body: {} })).body, {
+        error: { code: 401, message: 'missing authentication header' },
       });
-      assert.deepEqual((await gw.call('PATCH', '/workspaces/nope', { body: { name: 'x' } })).body, { error: { code: 404, message: 'resource not found: workspace' } });
+      assert.equal((await gw.call('GET', '/workspaces', { key: 'ck-not-a-real-key-at-all-xxxxxxxxxxxx' })).status, 401);
+      assert.deepEqual(
+        (await gw.call('POST', '/workspaces', { key: gw.keys.api_key, body: { name: 'a', slug: 'a' } })).body,
+        {
+          error: { code: 403, message: 'only management keys can perform this operation' },
+        },
+      );
+      assert.deepEqual((await gw.call('PATCH', '/workspaces/nope', { body: { name: 'x' } })).body, {
+        error: { code: 404, message: 'resource not found: workspace' },
+      });
     });
 
     test('delete removes it; deleting the default leaves the account without one', async () => {

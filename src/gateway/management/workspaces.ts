@@ -57,11 +57,21 @@ function columns(body: UpdateWorkspace): Partial<typeof workspaces.$inferInsert>
 
 const slugTaken = () => invalidRequest('slug: a workspace with this slug already exists in the account');
 
-export async function createWorkspace(db: Db, opts: { orgId: string; userId: string; body: CreateWorkspace }): Promise<Row> {
+export async function createWorkspace(
+  db: Db,
+  opts: { orgId: string; userId: string; body: CreateWorkspace },
+): Promise<Row> {
   try {
     const [row] = await db
       .insert(workspaces)
-      .values({ ...columns(opts.body), id: randomUUID(), orgId: opts.orgId, createdBy: opts.userId, name: opts.body.name, slug: opts.body.slug })
+      .values({
+        ...columns(opts.body),
+        id: randomUUID(),
+        orgId: opts.orgId,
+        createdBy: opts.userId,
+        name: opts.body.name,
+        slug: opts.body.slug,
+      })
       .returning();
     return row!;
   } catch (err) {
@@ -74,7 +84,11 @@ export async function createWorkspace(db: Db, opts: { orgId: string; userId: str
 // database handle, parsed and planned once per connection): the hot path of GET /workspaces/{id}.
 function prepareFind(db: Db) {
   const where = (match: ReturnType<typeof eq>) =>
-    db.select().from(workspaces).where(and(eq(workspaces.orgId, sql.placeholder('orgId')), match)).limit(1);
+    db
+      .select()
+      .from(workspaces)
+      .where(and(eq(workspaces.orgId, sql.placeholder('orgId')), match))
+      .limit(1);
   return {
     id: where(eq(workspaces.id, sql.placeholder('key'))).prepare('cohort_workspace_by_id'),
     slug: where(eq(workspaces.slug, sql.placeholder('key'))).prepare('cohort_workspace_by_slug'),
@@ -87,12 +101,18 @@ export async function findWorkspace(db: Db, opts: { orgId: string; idOrSlug: str
   let find = prepared.get(db);
   if (!find) prepared.set(db, (find = prepareFind(db)));
   const byId = isUuid(opts.idOrSlug);
-  const [row] = await (byId ? find.id : find.slug).execute({ orgId: opts.orgId, key: byId ? opts.idOrSlug.toLowerCase() : opts.idOrSlug });
+  const [row] = await (byId ? find.id : find.slug).execute({
+    orgId: opts.orgId,
+    key: byId ? opts.idOrSlug.toLowerCase() : opts.idOrSlug,
+  });
   if (!row) throw resourceNotFound('workspace');
   return row;
 }
 
-export async function updateWorkspace(db: Db, opts: { orgId: string; idOrSlug: string; body: UpdateWorkspace }): Promise<Row> {
+export async function updateWorkspace(
+  db: Db,
+  opts: { orgId: string; idOrSlug: string; body: UpdateWorkspace },
+): Promise<Row> {
   const current = await findWorkspace(db, opts);
   try {
     const [row] = await db
@@ -111,14 +131,19 @@ export async function updateWorkspace(db: Db, opts: { orgId: string; idOrSlug: s
 export async function listWorkspaces(db: Db, opts: { orgId: string; offset: number; limit: number }) {
   const where = eq(workspaces.orgId, opts.orgId);
   const [rows, [total]] = await Promise.all([
-    db.select().from(workspaces).where(where).orderBy(asc(workspaces.createdAt), asc(workspaces.id)).offset(opts.offset).limit(opts.limit),
+    db
+      .select()
+      .from(workspaces)
+      .where(where)
+      .orderBy(asc(workspaces.createdAt), asc(workspaces.id))
+      .offset(opts.offset)
+      .limit(opts.limit),
     db.select({ n: count() }).from(workspaces).where(where),
   ]);
   return { rows, total: total?.n ?? 0 };
 }
 
-const holdsInterns = (n: number) =>
-  workspaceHoldsInterns(n);
+const holdsInterns = (n: number) => workspaceHoldsInterns(n);
 
 /** Deletes the workspace with its presets and credentials, and revokes the keys created for it;
  * deleting the default leaves the account without one. Refused while interns live in it: their
@@ -132,7 +157,10 @@ export async function deleteWorkspace(db: Db, opts: { orgId: string; idOrSlug: s
     const [held] = await tx.select({ n: count() }).from(interns).where(eq(interns.workspaceId, row.id));
     if (held!.n) throw holdsInterns(held!.n);
     // A key bound to this workspace ends with it, rather than falling back to the account's default.
-    await tx.update(apiKeys).set({ revokedAt: new Date() }).where(and(eq(apiKeys.workspaceId, row.id), isNull(apiKeys.revokedAt)));
+    await tx
+      .update(apiKeys)
+      .set({ revokedAt: new Date() })
+      .where(and(eq(apiKeys.workspaceId, row.id), isNull(apiKeys.revokedAt)));
     await tx.delete(workspaces).where(eq(workspaces.id, row.id));
     await tx
       .update(organizations)

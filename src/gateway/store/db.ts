@@ -15,10 +15,14 @@ import type { PGlite } from '@electric-sql/pglite';
 export type Db = PgDatabase<PgQueryResultHKT, typeof schema>;
 
 /** Runs raw SQL (several statements allowed) inside one transaction holding an advisory lock. */
-export type LockedExec = (fn: (exec: (sql: string) => Promise<Record<string, unknown>[]>) => Promise<void>) => Promise<void>;
+export type LockedExec = (
+  fn: (exec: (sql: string) => Promise<Record<string, unknown>[]>) => Promise<void>,
+) => Promise<void>;
 
 /** Runs `fn` with one consistent view of the whole database (a read-only snapshot; backups). */
-export type SnapshotRead = <T>(fn: (query: (sql: string) => Promise<Record<string, unknown>[]>) => Promise<T>) => Promise<T>;
+export type SnapshotRead = <T>(
+  fn: (query: (sql: string) => Promise<Record<string, unknown>[]>) => Promise<T>,
+) => Promise<T>;
 
 export type Store = {
   kind: 'pglite' | 'postgres';
@@ -55,12 +59,18 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
 /** Runs initdb for a new data dir in a child process, so its memory is returned when it exits. */
 async function initPgliteDir(dir: string): Promise<void> {
   if (existsSync(join(dir, 'PG_VERSION'))) return;
-  const child = spawn(process.execPath, [...nodeArgsFor(import.meta.url, './pglite-init'), dir], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, [...nodeArgsFor(import.meta.url, './pglite-init'), dir], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   let stderr = '';
   child.stderr.on('data', (d: Buffer) => (stderr += d));
   const [code] = (await once(child, 'exit')) as [number | null];
   if (code === 0) return;
-  const reason = stderr.split('\n').find((l) => /error/i.test(l))?.trim() ?? `exit code ${code}`;
+  const reason =
+    stderr
+      .split('\n')
+      .find((l) => /error/i.test(l))
+      ?.trim() ?? `exit code ${code}`;
   throw new Error(`could not create the PGlite data dir ${dir}: ${reason}`);
 }
 
@@ -69,7 +79,10 @@ async function openPglite({ dataDir, onLost }: StoreOptions): Promise<Store> {
   if (dataDir) mkdirSync(dataDir, { recursive: true });
   if (dir) await initPgliteDir(dir);
   // Loaded only here: a gateway on PostgreSQL never pays for PGlite's code. PGlite runs in a worker thread.
-  const [{ PgliteThread }, { drizzle: drizzlePglite }] = await Promise.all([import('./pglite-thread.ts'), import('drizzle-orm/pglite')]);
+  const [{ PgliteThread }, { drizzle: drizzlePglite }] = await Promise.all([
+    import('./pglite-thread.ts'),
+    import('drizzle-orm/pglite'),
+  ]);
   const client = new PgliteThread({ dir, onLost });
   await client.waitReady;
   return {
@@ -81,7 +94,8 @@ async function openPglite({ dataDir, onLost }: StoreOptions): Promise<Store> {
         await fn(async (sql) => (await tx.exec(sql)).flatMap((r) => r.rows as Record<string, unknown>[]));
       }) as Promise<void>,
     // PGlite has one connection: a transaction is a snapshot, and writes wait for it.
-    snapshot: (fn) => client.transaction((tx) => fn(async (sql) => (await tx.query(sql)).rows as Record<string, unknown>[])),
+    snapshot: (fn) =>
+      client.transaction((tx) => fn(async (sql) => (await tx.query(sql)).rows as Record<string, unknown>[])),
     close: () => client.close(),
   };
 }
@@ -90,7 +104,10 @@ async function openPostgres(url: string, opts: StoreOptions): Promise<Store> {
   const schemaName = opts.pgSchema;
   if (schemaName && !/^[a-z_][a-z0-9_]*$/.test(schemaName)) throw new Error('invalid schema name');
   // Loaded only for PostgreSQL: a gateway on PGlite does not carry the driver (about 3 MB of heap).
-  const [{ default: driver }, { drizzle: drizzlePg }] = await Promise.all([import('pg'), import('drizzle-orm/node-postgres')]);
+  const [{ default: driver }, { drizzle: drizzlePg }] = await Promise.all([
+    import('pg'),
+    import('drizzle-orm/node-postgres'),
+  ]);
   const pool = new driver.Pool({
     connectionString: url,
     max: opts.poolSize ?? 10,
@@ -100,9 +117,10 @@ async function openPostgres(url: string, opts: StoreOptions): Promise<Store> {
   });
   reportLostConnections(pool, opts.log);
   // "if not exists" still races when several processes start together; the loser's error is harmless
-  if (schemaName) await pool.query(`create schema if not exists ${schemaName}`).catch((err) => {
-    if (!isUniqueViolation(err)) throw err;
-  });
+  if (schemaName)
+    await pool.query(`create schema if not exists ${schemaName}`).catch((err) => {
+      if (!isUniqueViolation(err)) throw err;
+    });
   return {
     kind: 'postgres',
     db: drizzlePg({ client: pool, schema }) as unknown as Db,
@@ -154,7 +172,10 @@ function reportLostConnections(pool: pg.Pool, log?: Logger): void {
   const lost = (err: Error & { code?: string }, client: pg.ClientBase) => {
     if (reported.has(client)) return;
     reported.add(client);
-    log?.warn({ reason: scrub(err.message), code: err.code }, 'lost a PostgreSQL connection; the next query opens a new one');
+    log?.warn(
+      { reason: scrub(err.message), code: err.code },
+      'lost a PostgreSQL connection; the next query opens a new one',
+    );
   };
   pool.on('error', lost);
   pool.on('connect', (client) => client.on('error', (err) => lost(err, client)));

@@ -24,7 +24,9 @@ test('migrations apply once on PGlite; a second run applies nothing', async () =
   }
 });
 
-test('migrations apply once on PostgreSQL, also with two gateways starting together', { skip: !postgresUrl && 'DATABASE_URL is not set' }, async () => {
+test('migrations apply once on PostgreSQL, also with two gateways starting together', {
+  skip: !postgresUrl && 'DATABASE_URL is not set',
+}, async () => {
   const shared = sharedStore('postgres');
   try {
     const gateways = await Promise.all([shared.gateway(), shared.gateway(), shared.gateway()]);
@@ -32,10 +34,15 @@ test('migrations apply once on PostgreSQL, also with two gateways starting toget
       assert.equal(gateways.filter((g) => g.bootstrap).length, 1, 'exactly one gateway bootstraps');
       const db = gateways[0]!.ctx.store.db;
       const count = async (table: string) => {
-        const res = (await db.execute(sql.raw(`select count(*) as n from ${table}`))) as unknown as { rows: { n: string }[] };
+        const res = (await db.execute(sql.raw(`select count(*) as n from ${table}`))) as unknown as {
+          rows: { n: string }[];
+        };
         return Number(res.rows[0]!.n);
       };
-      assert.deepEqual([await count('schema_migrations'), await count('organizations'), await count('api_keys')], [FILES.length, 1, 2]);
+      assert.deepEqual(
+        [await count('schema_migrations'), await count('organizations'), await count('api_keys')],
+        [FILES.length, 1, 2],
+      );
       assert.deepEqual(await migrate(gateways[1]!.ctx.store), []);
     } finally {
       await Promise.all(gateways.map((g) => g.close()));

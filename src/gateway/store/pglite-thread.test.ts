@@ -13,12 +13,15 @@ test('PGlite in its thread: queries, errors with their fields, transactions, COP
     await db.query('insert into t (id, name, at) values ($1, $2, $3)', [1, 'one', '2026-01-02T03:04:05Z']);
     assert.deepEqual((await db.query('select id, name from t')).rows, [{ id: 1, name: 'one' }]);
     assert.deepEqual((await db.query('select id, name from t', [], { rowMode: 'array' })).rows, [[1, 'one']]);
-    const at = (await db.query<{ at: unknown }>('select at from t', [], { parsers: { 1184: (v: string) => v } })).rows[0]!.at;
+    const at = (await db.query<{ at: unknown }>('select at from t', [], { parsers: { 1184: (v: string) => v } }))
+      .rows[0]!.at;
     assert.equal(at, '2026-01-02 03:04:05+00');
   });
 
   await t.test('a database error keeps its code and constraint', async () => {
-    const err = (await db.query('insert into t (id, name) values (1, $1)', ['again']).catch((e: unknown) => e)) as Error & { code?: string; constraint?: string };
+    const err = (await db
+      .query('insert into t (id, name) values (1, $1)', ['again'])
+      .catch((e: unknown) => e)) as Error & { code?: string; constraint?: string };
     assert.ok(err instanceof Error);
     assert.equal(err.code, '23505');
     assert.equal(err.constraint, 't_pkey');
@@ -26,7 +29,12 @@ test('PGlite in its thread: queries, errors with their fields, transactions, COP
   });
 
   await t.test('a transaction commits when its function resolves, and rolls back when it throws', async () => {
-    assert.equal(await db.transaction(async (tx) => (await tx.query('insert into t (id, name) values (2, $1) returning id', ['two'])).rows.length), 1);
+    assert.equal(
+      await db.transaction(
+        async (tx) => (await tx.query('insert into t (id, name) values (2, $1) returning id', ['two'])).rows.length,
+      ),
+      1,
+    );
     await assert.rejects(
       db.transaction(async (tx) => {
         await tx.query('insert into t (id, name) values (3, $1)', ['three']);
@@ -56,13 +64,21 @@ test('PGlite in its thread: queries, errors with their fields, transactions, COP
   });
 
   await t.test('COPY from a blob', async () => {
-    await db.query("copy t (id, name) from '/dev/blob' with (format csv)", [], { blob: new Blob(['10,"ten, with a comma"\n11,eleven\n']) });
-    assert.deepEqual((await db.query('select id, name from t where id >= 10 order by id')).rows, [{ id: 10, name: 'ten, with a comma' }, { id: 11, name: 'eleven' }]);
+    await db.query("copy t (id, name) from '/dev/blob' with (format csv)", [], {
+      blob: new Blob(['10,"ten, with a comma"\n11,eleven\n']),
+    });
+    assert.deepEqual((await db.query('select id, name from t where id >= 10 order by id')).rows, [
+      { id: 10, name: 'ten, with a comma' },
+      { id: 11, name: 'eleven' },
+    ]);
   });
 
   await t.test('exec runs several statements', async () => {
     const results = await db.exec('select 1 as a; select 2 as b');
-    assert.deepEqual(results.map((r) => r.rows), [[{ a: 1 }], [{ b: 2 }]]);
+    assert.deepEqual(
+      results.map((r) => r.rows),
+      [[{ a: 1 }], [{ b: 2 }]],
+    );
   });
 });
 
@@ -83,7 +99,13 @@ test('a thread that ends while open is reported once through onLost, and every l
   await crashDatabaseThread({});
   const reason = 'the database thread exited (code 1): injected crash';
   await assert.rejects(db.query('select 1'), { message: reason });
-  await assert.rejects(db.transaction(async () => {}), { message: reason });
+  await assert.rejects(
+    db.transaction(async () => {}),
+    { message: reason },
+  );
   await db.close();
-  assert.deepEqual(lost.map((e) => e.message), [reason]);
+  assert.deepEqual(
+    lost.map((e) => e.message),
+    [reason],
+  );
 });

@@ -21,10 +21,15 @@ export type Call = {
   parsers?: number[];
   blob?: Blob;
 };
-export type Reply = { id: number; ok: true; value: unknown } | { id: number; ok: false; error: Record<string, unknown> };
+export type Reply =
+  | { id: number; ok: true; value: unknown }
+  | { id: number; ok: false; error: Record<string, unknown> };
 
 type QueryOptions = { rowMode?: 'array' | 'object'; parsers?: Record<number, unknown>; blob?: Blob };
-export type PgliteTx = { query<T>(sql: string, params?: unknown[], opts?: QueryOptions): Promise<Results<T>>; exec(sql: string): Promise<Results[]> };
+export type PgliteTx = {
+  query<T>(sql: string, params?: unknown[], opts?: QueryOptions): Promise<Results<T>>;
+  exec(sql: string): Promise<Results[]>;
+};
 
 export class PgliteThread implements PgliteTx {
   /** Resolves once the database is open (PGlite's own name for it). */
@@ -50,7 +55,9 @@ export class PgliteThread implements PgliteTx {
     let crash: Error | undefined;
     this.worker.on('error', (err) => this.failAll((crash = err)));
     this.worker.on('exit', (code) => {
-      this.failAll((this.gone = new Error(`the database thread exited (code ${code})${crash ? `: ${crash.message}` : ''}`)));
+      this.failAll(
+        (this.gone = new Error(`the database thread exited (code ${code})${crash ? `: ${crash.message}` : ''}`)),
+      );
       if (this.open) opts.onLost?.(this.gone);
     });
   }
@@ -84,7 +91,16 @@ export class PgliteThread implements PgliteTx {
   /** query and exec on the database (no tx) or in the open transaction `tx`. */
   private on(tx?: number): PgliteTx {
     return {
-      query: (sql, params = [], opts = {}) => this.call({ op: 'query', tx, sql, params, rowMode: opts.rowMode, parsers: opts.parsers && Object.keys(opts.parsers).map(Number), blob: opts.blob }) as never,
+      query: (sql, params = [], opts = {}) =>
+        this.call({
+          op: 'query',
+          tx,
+          sql,
+          params,
+          rowMode: opts.rowMode,
+          parsers: opts.parsers && Object.keys(opts.parsers).map(Number),
+          blob: opts.blob,
+        }) as never,
       exec: (sql) => this.call({ op: 'exec', tx, sql }) as never,
     };
   }

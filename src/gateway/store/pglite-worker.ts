@@ -14,7 +14,8 @@ const db = new PGlite((workerData as { dir?: string }).dir, PGLITE_OPTIONS);
 await db.waitReady;
 
 /** What the caller's parsers are for: drizzle passes identity parsers, keeping dates as text. */
-const identity = (types: number[] | undefined) => (types ? Object.fromEntries(types.map((t) => [t, (v: string) => v])) : undefined);
+const identity = (types: number[] | undefined) =>
+  types ? Object.fromEntries(types.map((t) => [t, (v: string) => v])) : undefined;
 
 type PGliteLike = Pick<Transaction, 'query' | 'exec'>;
 type Open = { tx: Transaction; finish: (commit: boolean) => void; ended: Promise<void> };
@@ -27,7 +28,9 @@ function begin(id: number): Promise<void> {
     let finish: (commit: boolean) => void = () => {};
     const ended = db
       .transaction((tx) => {
-        const done = new Promise<void>((resolve, reject) => (finish = (commit) => (commit ? resolve() : reject(ROLLBACK))));
+        const done = new Promise<void>(
+          (resolve, reject) => (finish = (commit) => (commit ? resolve() : reject(ROLLBACK))),
+        );
         open.set(id, { tx, finish, ended });
         entered();
         return done;
@@ -74,7 +77,11 @@ async function run(c: Call): Promise<unknown> {
 /** A database error's fields (code, constraint, detail, …) survive the trip; its stack is the caller's. */
 function errorFields(err: unknown): Record<string, unknown> {
   if (!(err instanceof Error)) return { message: String(err) };
-  return { ...Object.fromEntries(Object.entries(err).filter(([, v]) => typeof v !== 'function' && typeof v !== 'object')), name: err.name, message: err.message };
+  return {
+    ...Object.fromEntries(Object.entries(err).filter(([, v]) => typeof v !== 'function' && typeof v !== 'object')),
+    name: err.name,
+    message: err.message,
+  };
 }
 
 port.on('message', (c: Call) => {

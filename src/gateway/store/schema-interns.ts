@@ -3,7 +3,15 @@ import { integer, jsonb, pgTable, text, timestamp, uuid } from 'drizzle-orm/pg-c
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
 
-export const INTERN_STATUSES = ['queued', 'provisioning', 'running', 'failed', 'stopped', 'destroying', 'destroy_failed'] as const;
+export const INTERN_STATUSES = [
+  'queued',
+  'provisioning',
+  'running',
+  'failed',
+  'stopped',
+  'destroying',
+  'destroy_failed',
+] as const;
 export type InternStatus = (typeof INTERN_STATUSES)[number];
 /** Whether a running intern's daemon is up (docs/fleet.md); src/fleet/power.ts decides the moves. */
 export const INTERN_POWER = ['awake', 'sleeping', 'asleep', 'waking'] as const;

@@ -155,7 +155,9 @@ export class AgentProcess {
   }
 
   async loadSession(sessionId: string, cwd: string): Promise<void> {
-    const res = await this.call(this.conn.agent.request(methods.agent.session.load, { sessionId, cwd, mcpServers: [] }));
+    const res = await this.call(
+      this.conn.agent.request(methods.agent.session.load, { sessionId, cwd, mcpServers: [] }),
+    );
     this.remember(sessionId, res?.modes);
     // History replayed by the agent is dropped by the daemon; wait so it cannot leak into a run.
     await this.settle(sessionId);
@@ -176,7 +178,9 @@ export class AgentProcess {
 
   /** Resolves after every update the agent sent before its answer has been handled. */
   async prompt(sessionId: string, text: string): Promise<StopReason> {
-    const res = await this.call(this.conn.agent.request(methods.agent.session.prompt, { sessionId, prompt: [{ type: 'text', text }] }));
+    const res = await this.call(
+      this.conn.agent.request(methods.agent.session.prompt, { sessionId, prompt: [{ type: 'text', text }] }),
+    );
     await this.settle(sessionId);
     return res.stopReason;
   }

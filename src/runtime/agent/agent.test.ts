@@ -55,32 +55,54 @@ function start(extra: Record<string, string> = {}): Promise<AgentProcess> {
 async function said(a: AgentProcess, sessionId: string, prompt: string): Promise<string> {
   updates.length = 0;
   assert.equal(await a.prompt(sessionId, prompt), 'end_turn');
-  return updates.map((n) => (n.update.sessionUpdate === 'agent_message_chunk' && n.update.content.type === 'text' ? n.update.content.text : '')).join('');
+  return updates
+    .map((n) =>
+      n.update.sessionUpdate === 'agent_message_chunk' && n.update.content.type === 'text' ? n.update.content.text : '',
+    )
+    .join('');
 }
 
 test('files: read and write inside the work dir; paths and symlinks leading out are refused', async () => {
   const a = await start();
   try {
     const s = await a.newSession(work);
-    assert.equal(await said(a, s, '/tool write_file {"path": "notes/a.txt", "content": "hi there"}'), 'write_file: wrote 8 bytes to notes/a.txt');
+    assert.equal(
+      await said(a, s, '/tool write_file {"path": "notes/a.txt", "content": "hi there"}'),
+      'write_file: wrote 8 bytes to notes/a.txt',
+    );
     assert.equal(await said(a, s, '/tool read_file {"path": "notes/a.txt"}'), 'read_file: hi there');
-    assert.equal(await said(a, s, '/tool read_file {"path": "../../etc/passwd"}'), 'read_file: Error: ../../etc/passwd is outside the work directory');
+    assert.equal(
+      await said(a, s, '/tool read_file {"path": "../../etc/passwd"}'),
+      'read_file: Error: ../../etc/passwd is outside the work directory',
+    );
     symlinkSync('/etc', join(work, 'etc-link'));
-    assert.equal(await said(a, s, '/tool read_file {"path": "etc-link/hostname"}'), 'read_file: Error: etc-link/hostname is outside the work directory');
-    assert.equal(await said(a, s, '/tool write_file {"path": "etc-link/x", "content": "no"}'), 'write_file: Error: etc-link/x is outside the work directory');
+    assert.equal(
+      await said(a, s, '/tool read_file {"path": "etc-link/hostname"}'),
+      'read_file: Error: etc-link/hostname is outside the work directory',
+    );
+    assert.equal(
+      await said(a, s, '/tool write_file {"path": "etc-link/x", "content": "no"}'),
+      'write_file: Error: etc-link/x is outside the work directory',
+    );
   } finally {
     await a.stop();
   }
 });
 
-test('instructions are the system prompt; the shell sees none of the agent\'s COHORT_ settings', async () => {
+test("instructions are the system prompt; the shell sees none of the agent's COHORT_ settings", async () => {
   const a = await start();
   try {
     const s = await a.newSession(work);
     assert.equal(await said(a, s, '/shell env | grep -c COHORT_ || true'), 'shell: 0\n[exit 0]');
-    const body = model.requests.at(-1) as { messages: { role: string; content: string }[]; tools: { function: { name: string } }[] };
+    const body = model.requests.at(-1) as {
+      messages: { role: string; content: string }[];
+      tools: { function: { name: string } }[];
+    };
     assert.deepEqual(body.messages[0], { role: 'system', content: 'You are a careful intern.' });
-    assert.deepEqual(body.tools.map((t) => t.function.name), ['shell', 'read_file', 'write_file', 'ask_user']);
+    assert.deepEqual(
+      body.tools.map((t) => t.function.name),
+      ['shell', 'read_file', 'write_file', 'ask_user'],
+    );
   } finally {
     await a.stop();
   }
@@ -121,7 +143,10 @@ test('conversations persist: a new agent process loads the session and replays i
     updates.length = 0;
     await b.loadSession(s, work);
     assert.deepEqual(
-      updates.map((n) => [n.update.sessionUpdate, n.update.sessionUpdate.endsWith('_chunk') ? (n.update as { content: { text: string } }).content.text : '']),
+      updates.map((n) => [
+        n.update.sessionUpdate,
+        n.update.sessionUpdate.endsWith('_chunk') ? (n.update as { content: { text: string } }).content.text : '',
+      ]),
       [
         ['user_message_chunk', 'first message'],
         ['agent_message_chunk', 'You said: first message'],
@@ -129,7 +154,10 @@ test('conversations persist: a new agent process loads the session and replays i
     );
     await said(b, s, 'second');
     const body = model.requests.at(-1) as { messages: { content: string }[] };
-    assert.deepEqual(body.messages.map((m) => m.content), ['You are a careful intern.', 'first message', 'You said: first message', 'second']);
+    assert.deepEqual(
+      body.messages.map((m) => m.content),
+      ['You are a careful intern.', 'first message', 'You said: first message', 'second'],
+    );
   } finally {
     await b.stop();
   }
@@ -141,12 +169,16 @@ test('cancel mid-stream ends the turn cancelled and leaves no trace of it in the
     const s = await a.newSession(work);
     updates.length = 0;
     const turn = a.prompt(s, '/say going\n/sleep 60000');
-    while (!updates.some((n) => n.update.sessionUpdate === 'agent_message_chunk')) await new Promise((r) => setTimeout(r, 5));
+    while (!updates.some((n) => n.update.sessionUpdate === 'agent_message_chunk'))
+      await new Promise((r) => setTimeout(r, 5));
     await a.cancel(s);
     assert.equal(await turn, 'cancelled');
     await said(a, s, 'after');
     const body = model.requests.at(-1) as { messages: { content: string }[] };
-    assert.deepEqual(body.messages.map((m) => m.content), ['You are a careful intern.', 'after']);
+    assert.deepEqual(
+      body.messages.map((m) => m.content),
+      ['You are a careful intern.', 'after'],
+    );
   } finally {
     await a.stop();
   }

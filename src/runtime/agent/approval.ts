@@ -1,6 +1,14 @@
 // Manual-mode consent over ACP: a permission request before each shell call (remembering
 // *_always answers for the run), and ask_user questions as form elicitations.
-import { methods, fieldsToSchema, META_SANDBOX, type AgentContext, type AskField, type PermissionOptionKind, type RequestPermissionRequest } from '../acp/index.ts';
+import {
+  methods,
+  fieldsToSchema,
+  META_SANDBOX,
+  type AgentContext,
+  type AskField,
+  type PermissionOptionKind,
+  type RequestPermissionRequest,
+} from '../acp/index.ts';
 import type { AgentSession } from './sessions.ts';
 import type { Approval } from './tools.ts';
 

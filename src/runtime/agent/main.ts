@@ -28,7 +28,11 @@ function modes(s: AgentSession) {
     currentModeId: s.mode,
     availableModes: [
       { id: MODE_SELF_DRIVE, name: 'Self-drive', description: 'No asking; the shell runs unsandboxed.' },
-      { id: MODE_MANUAL, name: 'Manual', description: 'Asks before each shell call; the shell runs sandboxed until an escalation is allowed.' },
+      {
+        id: MODE_MANUAL,
+        name: 'Manual',
+        description: 'Asks before each shell call; the shell runs sandboxed until an escalation is allowed.',
+      },
     ],
   };
 }
@@ -63,14 +67,18 @@ export async function runAgent(_argv: string[] = [], env: NodeJS.ProcessEnv = pr
         if ((m.role !== 'user' && m.role !== 'assistant') || !m.content) continue;
         await client.notify(methods.client.session.update, {
           sessionId: s.id,
-          update: { sessionUpdate: m.role === 'user' ? 'user_message_chunk' : 'agent_message_chunk', content: { type: 'text', text: m.content } },
+          update: {
+            sessionUpdate: m.role === 'user' ? 'user_message_chunk' : 'agent_message_chunk',
+            content: { type: 'text', text: m.content },
+          },
         });
       }
       return { modes: modes(s) };
     })
     .onRequest(methods.agent.session.setMode, ({ params }) => {
       const s = session(params.sessionId);
-      if (params.modeId !== MODE_MANUAL && params.modeId !== MODE_SELF_DRIVE) throw RequestError.invalidParams(undefined, `unknown mode ${params.modeId}`);
+      if (params.modeId !== MODE_MANUAL && params.modeId !== MODE_SELF_DRIVE)
+        throw RequestError.invalidParams(undefined, `unknown mode ${params.modeId}`);
       s.mode = params.modeId;
       s.standing = {};
       return {};

@@ -11,13 +11,23 @@ const routeError = (code: number, message: string, retryable: boolean) =>
 
 test('an endpoint that classifies its own failure is believed; otherwise the status decides', () => {
   const rows: [status: number, body: string, message: string, retryable: boolean][] = [
-    [502, routeError(502, 'provider local: unexpected status 200: x', false), 'model endpoint answered 502: provider local: unexpected status 200: x', false],
+    [
+      502,
+      routeError(502, 'provider local: unexpected status 200: x', false),
+      'model endpoint answered 502: provider local: unexpected status 200: x',
+      false,
+    ],
     [502, routeError(502, 'provider p: overloaded', true), 'model endpoint answered 502: provider p: overloaded', true],
     [503, routeError(503, 'down for a moment', false), 'model endpoint answered 503: down for a moment', false],
     [400, routeError(400, 'bad', true), 'model endpoint answered 400: bad', true],
     [502, 'Bad Gateway', 'model endpoint answered 502: Bad Gateway', true],
     [500, JSON.stringify({ error: { message: 'oops' } }), 'model endpoint answered 500: oops', true],
-    [429, JSON.stringify({ error: { message: 'slow down', metadata: { retryable: 'yes' } } }), 'model endpoint answered 429: slow down', true],
+    [
+      429,
+      JSON.stringify({ error: { message: 'slow down', metadata: { retryable: 'yes' } } }),
+      'model endpoint answered 429: slow down',
+      true,
+    ],
     [408, '', 'model endpoint answered 408: ', true],
     [400, JSON.stringify({ error: { message: 'no such model' } }), 'model endpoint answered 400: no such model', false],
     [401, 'null', 'model endpoint answered 401: null', false],
@@ -36,7 +46,11 @@ test('a long detail is cut to 300 characters', () => {
 test('an error chunk after output fails the call with its classification; the text before it was handed out', async () => {
   const frames = (error: object) =>
     [
-      { id: 'g', model: 'm/x', choices: [{ index: 0, delta: { role: 'assistant', content: 'partial' }, finish_reason: null }] },
+      {
+        id: 'g',
+        model: 'm/x',
+        choices: [{ index: 0, delta: { role: 'assistant', content: 'partial' }, finish_reason: null }],
+      },
       { id: 'g', model: 'm/x', choices: [{ index: 0, delta: {}, finish_reason: 'error' }], error },
       { id: 'g', model: 'm/x', choices: [], usage: null },
     ]
@@ -51,14 +65,31 @@ test('an error chunk after output fails the call with its classification; the te
   const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   try {
     const rows: [error: object, message: string, status: number, retryable: boolean][] = [
-      [{ code: 502, message: 'provider p: connection reset', metadata: { reason: 'turn_failed', retryable: true } }, 'model stream failed (502): provider p: connection reset', 502, true],
-      [{ code: 400, message: 'context too long', metadata: { reason: 'turn_failed', retryable: false } }, 'model stream failed (400): context too long', 400, false],
+      [
+        { code: 502, message: 'provider p: connection reset', metadata: { reason: 'turn_failed', retryable: true } },
+        'model stream failed (502): provider p: connection reset',
+        502,
+        true,
+      ],
+      [
+        { code: 400, message: 'context too long', metadata: { reason: 'turn_failed', retryable: false } },
+        'model stream failed (400): context too long',
+        400,
+        false,
+      ],
       [{ message: 'overloaded' }, 'model stream failed (502): overloaded', 502, true],
     ];
     for (const [error, message, status, retryable] of rows) {
       body = frames(error);
       const said: string[] = [];
-      const call = streamChat({ baseUrl, apiKey: 'k', body: {}, signal: new AbortController().signal, onContent: (t) => said.push(t), onReasoning: () => {} });
+      const call = streamChat({
+        baseUrl,
+        apiKey: 'k',
+        body: {},
+        signal: new AbortController().signal,
+        onContent: (t) => said.push(t),
+        onReasoning: () => {},
+      });
       await assert.rejects(call, (e: unknown) => {
         assert.ok(e instanceof ModelCallError);
         assert.deepEqual([e.message, e.status, e.retryable], [message, status, retryable]);

@@ -7,7 +7,11 @@ import type { ChatMessage, ToolCall, Usage } from '../../shared/openai.ts';
 
 /** The messages of the agent's conversations: plain text, of the shared wire shape. */
 export type ConversationMessage = ChatMessage &
-  ({ role: 'system' | 'user'; content: string } | { role: 'assistant'; content: string | null; tool_calls?: ToolCall[] } | { role: 'tool'; tool_call_id: string; content: string });
+  (
+    | { role: 'system' | 'user'; content: string }
+    | { role: 'assistant'; content: string | null; tool_calls?: ToolCall[] }
+    | { role: 'tool'; tool_call_id: string; content: string }
+  );
 
 export type ChatResult = {
   message: Extract<ConversationMessage, { role: 'assistant' }>;
@@ -60,20 +64,34 @@ export function failureOf(status: number, text: string): ModelCallError {
   }
   const message = body?.error?.message;
   const detail = typeof message === 'string' ? message : text;
-  return new ModelCallError(`model endpoint answered ${status}: ${detail.slice(0, 300)}`, status, retryableOf(status, body?.error));
+  return new ModelCallError(
+    `model endpoint answered ${status}: ${detail.slice(0, 300)}`,
+    status,
+    retryableOf(status, body?.error),
+  );
 }
 
 /** An error chunk after the stream opened (`finish_reason: "error"`): the turn fails, not completes. */
 export function streamFailureOf(error: ErrorObject): ModelCallError {
   const status = typeof error.code === 'number' ? error.code : 502;
   const detail = typeof error.message === 'string' ? error.message : 'no message';
-  return new ModelCallError(`model stream failed (${status}): ${detail.slice(0, 300)}`, status, retryableOf(status, error));
+  return new ModelCallError(
+    `model stream failed (${status}): ${detail.slice(0, 300)}`,
+    status,
+    retryableOf(status, error),
+  );
 }
 
 type Chunk = {
   model?: string;
   error?: ErrorObject;
-  choices?: { delta?: { content?: string | null; reasoning?: string | null; tool_calls?: { index: number; id?: string; function?: { name?: string; arguments?: string } }[] } }[];
+  choices?: {
+    delta?: {
+      content?: string | null;
+      reasoning?: string | null;
+      tool_calls?: { index: number; id?: string; function?: { name?: string; arguments?: string } }[];
+    };
+  }[];
   usage?: Usage | null;
 };
 
@@ -82,13 +100,21 @@ export async function streamChat(opts: ChatCallOptions): Promise<ChatResult> {
   try {
     res = await fetch(`${opts.baseUrl.replace(/\/$/, '')}/chat/completions`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${opts.apiKey}`, accept: 'text/event-stream' },
+      headers: {
+        'content-type': 'application/json',
+        authorization: `Bearer ${opts.apiKey}`,
+        accept: 'text/event-stream',
+      },
       body: JSON.stringify({ ...opts.body, stream: true, stream_options: { include_usage: true } }),
       signal: opts.signal,
     });
   } catch (err) {
     if (opts.signal.aborted) throw err;
-    throw new ModelCallError(`model endpoint unreachable: ${(err as Error).cause ?? (err as Error).message}`, null, true);
+    throw new ModelCallError(
+      `model endpoint unreachable: ${(err as Error).cause ?? (err as Error).message}`,
+      null,
+      true,
+    );
   }
   if (!res.ok) throw failureOf(res.status, await res.text().catch(() => ''));
   let content = '';
@@ -143,7 +169,11 @@ export async function streamChat(opts: ChatCallOptions): Promise<ChatResult> {
   if (failed) throw failed;
   const toolCalls = calls.filter(Boolean);
   return {
-    message: { role: 'assistant', content: content === '' && toolCalls.length ? null : content, ...(toolCalls.length ? { tool_calls: toolCalls } : {}) },
+    message: {
+      role: 'assistant',
+      content: content === '' && toolCalls.length ? null : content,
+      ...(toolCalls.length ? { tool_calls: toolCalls } : {}),
+    },
     usage,
     model,
   };

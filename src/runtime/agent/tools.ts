@@ -30,14 +30,41 @@ export const TOOL_DEFINITIONS = [
     type: 'function',
     function: {
       name: 'shell',
-      description: 'Run a shell command in the work directory. In manual mode it runs sandboxed (no network, writes only in the work directory) unless escalate is true and the user allows it.',
-      parameters: { type: 'object', properties: { command: str('The command for /bin/sh -c'), escalate: { type: 'boolean', description: 'Ask to run outside the sandbox' } }, required: ['command'] },
+      description:
+        'Run a shell command in the work directory. In manual mode it runs sandboxed (no network, writes only in the work directory) unless escalate is true and the user allows it.',
+      parameters: {
+        type: 'object',
+        properties: {
+          command: str('The command for /bin/sh -c'),
+          escalate: { type: 'boolean', description: 'Ask to run outside the sandbox' },
+        },
+        required: ['command'],
+      },
     },
   },
-  { type: 'function', function: { name: 'read_file', description: 'Read a text file in the work directory.', parameters: { type: 'object', properties: { path: str('Path relative to the work directory') }, required: ['path'] } } },
   {
     type: 'function',
-    function: { name: 'write_file', description: 'Write a text file in the work directory.', parameters: { type: 'object', properties: { path: str('Path relative to the work directory'), content: str('The whole file content') }, required: ['path', 'content'] } },
+    function: {
+      name: 'read_file',
+      description: 'Read a text file in the work directory.',
+      parameters: {
+        type: 'object',
+        properties: { path: str('Path relative to the work directory') },
+        required: ['path'],
+      },
+    },
+  },
+  {
+    type: 'function',
+    function: {
+      name: 'write_file',
+      description: 'Write a text file in the work directory.',
+      parameters: {
+        type: 'object',
+        properties: { path: str('Path relative to the work directory'), content: str('The whole file content') },
+        required: ['path', 'content'],
+      },
+    },
   },
   {
     type: 'function',
@@ -48,7 +75,19 @@ export const TOOL_DEFINITIONS = [
         type: 'object',
         properties: {
           message: str('The question'),
-          fields: { type: 'array', items: { type: 'object', properties: { name: str('field name'), type: { type: 'string', enum: ['string', 'number', 'integer', 'boolean', 'array'] }, required: { type: 'boolean' }, options: { type: 'array', items: { type: 'string' } } }, required: ['name', 'type'] } },
+          fields: {
+            type: 'array',
+            items: {
+              type: 'object',
+              properties: {
+                name: str('field name'),
+                type: { type: 'string', enum: ['string', 'number', 'integer', 'boolean', 'array'] },
+                required: { type: 'boolean' },
+                options: { type: 'array', items: { type: 'string' } },
+              },
+              required: ['name', 'type'],
+            },
+          },
         },
         required: ['message'],
       },
@@ -61,7 +100,16 @@ const PathArgs = z.object({ path: z.string().min(1) });
 const WriteArgs = PathArgs.extend({ content: z.string() });
 const AskArgs = z.object({
   message: z.string().min(1),
-  fields: z.array(z.object({ name: z.string().min(1), type: z.string().default('string'), required: z.boolean().default(false), options: z.array(z.string()).default([]) })).default([{ name: 'answer', type: 'string', required: true, options: [] }]),
+  fields: z
+    .array(
+      z.object({
+        name: z.string().min(1),
+        type: z.string().default('string'),
+        required: z.boolean().default(false),
+        options: z.array(z.string()).default([]),
+      }),
+    )
+    .default([{ name: 'answer', type: 'string', required: true, options: [] }]),
 });
 
 async function shell(host: ToolHost, id: string, raw: unknown): Promise<string> {
@@ -71,7 +119,7 @@ async function shell(host: ToolHost, id: string, raw: unknown): Promise<string> 
     return 'Refused: manual mode runs shell commands only inside the bubblewrap sandbox, and bubblewrap cannot run on this host. Install the Debian package `bubblewrap` (or use self-drive mode).';
   }
   if (manual && a.escalate === true && !host.allowEscalation) {
-    return 'Refused: this installation does not allow running commands outside the sandbox (the operator\'s COHORT_ALLOW_ESCALATION is off). Run it inside the sandbox instead (escalate: false).';
+    return "Refused: this installation does not allow running commands outside the sandbox (the operator's COHORT_ALLOW_ESCALATION is off). Run it inside the sandbox instead (escalate: false).";
   }
   // Once an escalation was allowed for the run, the shell stays outside the sandbox.
   const escalated = manual && (a.escalate === true || host.session.standing.escalated === 'allow');
@@ -80,7 +128,14 @@ async function shell(host: ToolHost, id: string, raw: unknown): Promise<string> 
     if (verdict === 'cancelled') throw new TurnCancelled();
     if (verdict === 'reject') return 'The user rejected this command.';
   }
-  const r = await runShell({ command: a.command, workDir: host.session.cwd, sandboxed: manual && !escalated, env: host.shellEnv, signal: host.signal, bwrapPath: host.bwrapPath });
+  const r = await runShell({
+    command: a.command,
+    workDir: host.session.cwd,
+    sandboxed: manual && !escalated,
+    env: host.shellEnv,
+    signal: host.signal,
+    bwrapPath: host.bwrapPath,
+  });
   if (host.signal.aborted) throw new TurnCancelled();
   const status = r.exitCode === null ? `killed by ${r.signal}` : `exit ${r.exitCode}`;
   return `${r.output}${r.truncated ? '\n[output truncated]' : ''}[${status}]`;
@@ -120,7 +175,10 @@ export async function runTool(host: ToolHost, call: { id: string; name: string; 
       case 'shell':
         return await shell(host, call.id, args);
       case 'read_file':
-        return (await readFile(await confined(host.session.cwd, PathArgs.parse(args).path, false), 'utf8')).slice(0, 256 * 1024);
+        return (await readFile(await confined(host.session.cwd, PathArgs.parse(args).path, false), 'utf8')).slice(
+          0,
+          256 * 1024,
+        );
       case 'write_file': {
         const a = WriteArgs.parse(args);
         await writeFile(await confined(host.session.cwd, a.path, true), a.content);

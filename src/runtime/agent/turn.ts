@@ -1,6 +1,15 @@
 // One prompt turn: call the model, stream its text and reasoning to the client, run the tools it
 // asks for, feed results (and steering messages) back, until it stops. Usage is reported per call.
-import { methods, RequestError, META_MODEL, META_USAGE, type AgentContext, type SessionUpdate, type StopReason, type ToolKind } from '../acp/index.ts';
+import {
+  methods,
+  RequestError,
+  META_MODEL,
+  META_USAGE,
+  type AgentContext,
+  type SessionUpdate,
+  type StopReason,
+  type ToolKind,
+} from '../acp/index.ts';
 import type { AgentConfig } from './config.ts';
 import { streamChat, ModelCallError } from './openai.ts';
 import type { AgentSession } from './sessions.ts';
@@ -8,7 +17,13 @@ import { runTool, TOOL_DEFINITIONS, TurnCancelled, type ToolHost } from './tools
 import { approveShell, askUser } from './approval.ts';
 import { addUsage, addUsd, type TurnUsage } from './usage.ts';
 
-export type TurnOptions = { cfg: AgentConfig; session: AgentSession; prompt: string; client: AgentContext; shellEnv: NodeJS.ProcessEnv };
+export type TurnOptions = {
+  cfg: AgentConfig;
+  session: AgentSession;
+  prompt: string;
+  client: AgentContext;
+  shellEnv: NodeJS.ProcessEnv;
+};
 
 const TOOL_KINDS: Record<string, ToolKind> = { shell: 'execute', read_file: 'read', write_file: 'edit' };
 
@@ -44,8 +59,10 @@ export async function runTurn(o: TurnOptions): Promise<StopReason> {
         apiKey: o.cfg.apiKey,
         signal: turn.signal,
         body: { model: o.cfg.model, messages: [...system, ...s.messages], tools: TOOL_DEFINITIONS },
-        onContent: (text, model) => send({ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text }, ...meta(model) }),
-        onReasoning: (text, model) => send({ sessionUpdate: 'agent_thought_chunk', content: { type: 'text', text }, ...meta(model) }),
+        onContent: (text, model) =>
+          send({ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text }, ...meta(model) }),
+        onReasoning: (text, model) =>
+          send({ sessionUpdate: 'agent_thought_chunk', content: { type: 'text', text }, ...meta(model) }),
       });
       s.messages.push(r.message);
       if (r.usage) {
@@ -61,11 +78,23 @@ export async function runTurn(o: TurnOptions): Promise<StopReason> {
       }
       const calls = r.message.tool_calls ?? [];
       for (const call of calls) {
-        send({ sessionUpdate: 'tool_call', toolCallId: call.id, title: call.function.name, name: call.function.name, kind: TOOL_KINDS[call.function.name] ?? 'other', status: 'in_progress' });
+        send({
+          sessionUpdate: 'tool_call',
+          toolCallId: call.id,
+          title: call.function.name,
+          name: call.function.name,
+          kind: TOOL_KINDS[call.function.name] ?? 'other',
+          status: 'in_progress',
+        });
         await sent;
         const out = await runTool(host, { id: call.id, name: call.function.name, arguments: call.function.arguments });
         s.messages.push({ role: 'tool', tool_call_id: call.id, content: out });
-        send({ sessionUpdate: 'tool_call_update', toolCallId: call.id, status: 'completed', content: [{ type: 'content', content: { type: 'text', text: out } }] });
+        send({
+          sessionUpdate: 'tool_call_update',
+          toolCallId: call.id,
+          status: 'completed',
+          content: [{ type: 'content', content: { type: 'text', text: out } }],
+        });
       }
       if (turn.signal.aborted) throw new TurnCancelled();
       // A steering message that arrived during the last answer still gets a response this turn.
@@ -76,7 +105,8 @@ export async function runTurn(o: TurnOptions): Promise<StopReason> {
     // A turn that did not finish leaves no trace in the conversation.
     s.messages.length = before;
     if (turn.signal.aborted || err instanceof TurnCancelled) return 'cancelled';
-    if (err instanceof ModelCallError) throw new RequestError(-32603, err.message, { retryable: err.retryable, status: err.status });
+    if (err instanceof ModelCallError)
+      throw new RequestError(-32603, err.message, { retryable: err.retryable, status: err.status });
     throw err;
   } finally {
     await sent.catch(() => undefined);

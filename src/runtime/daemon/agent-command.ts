@@ -12,10 +12,15 @@ type ModelEndpoint = { baseUrl: string; apiKey: string; model: string } | undefi
 export function fill(value: string, model: ModelEndpoint): string {
   if (!model) return value;
   const origin = model.baseUrl ? new URL(model.baseUrl).origin : '';
-  return value.replaceAll('{{base_url}}', model.baseUrl).replaceAll('{{origin}}', origin).replaceAll('{{api_key}}', model.apiKey).replaceAll('{{model}}', model.model);
+  return value
+    .replaceAll('{{base_url}}', model.baseUrl)
+    .replaceAll('{{origin}}', origin)
+    .replaceAll('{{api_key}}', model.apiKey)
+    .replaceAll('{{model}}', model.model);
 }
 
-const fillEnv = (env: Record<string, string>, model: ModelEndpoint) => Object.fromEntries(Object.entries(env).map(([k, v]) => [k, fill(v, model)]));
+const fillEnv = (env: Record<string, string>, model: ModelEndpoint) =>
+  Object.fromEntries(Object.entries(env).map(([k, v]) => [k, fill(v, model)]));
 
 /** The agent's command line; under an intern uid, behind prlimit so its limits hold for all it starts. */
 function commandLine(o: ResolvedOptions): { command: string; args: string[] } {
@@ -23,14 +28,22 @@ function commandLine(o: ResolvedOptions): { command: string; args: string[] } {
   const agent = { command: o.agent.command, args: o.agent.args.map((a) => fill(a, o.model)) };
   if (!l) return agent;
   const mb = (n: number) => String(n * 1024 * 1024);
-  const limits = [`--nproc=${l.processes}`, `--data=${mb(l.memoryMb)}`, `--fsize=${mb(l.fileMb)}`, `--nofile=${l.openFiles}`, `--core=0`];
+  const limits = [
+    `--nproc=${l.processes}`,
+    `--data=${mb(l.memoryMb)}`,
+    `--fsize=${mb(l.fileMb)}`,
+    `--nofile=${l.openFiles}`,
+    `--core=0`,
+  ];
   return { command: '/usr/bin/prlimit', args: [...limits, '--', agent.command, ...agent.args] };
 }
 
 function environment(o: ResolvedOptions): NodeJS.ProcessEnv {
   // The daemon's own secret and settings stay out of the agent's environment; the operator's
   // COHORT_AGENT_* tuning (context window, step limit, bwrap path) passes through.
-  const env: NodeJS.ProcessEnv = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('COHORT_') || k.startsWith('COHORT_AGENT_')));
+  const env: NodeJS.ProcessEnv = Object.fromEntries(
+    Object.entries(process.env).filter(([k]) => !k.startsWith('COHORT_') || k.startsWith('COHORT_AGENT_')),
+  );
   delete env.COHORT_AGENT_COMMAND;
   env.COHORT_AGENT_STATE_DIR = join(o.dir, 'agent');
   env.COHORT_AGENT_ALLOW_ESCALATION = o.allowEscalation ? '1' : '0';

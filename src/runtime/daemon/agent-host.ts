@@ -73,7 +73,10 @@ export class AgentHost {
         this.loaded.add(known);
         return known;
       } catch (err) {
-        this.log.warn({ session: sessionId, err: toAgentCallError(err).message }, 'session could not be loaded; starting it afresh');
+        this.log.warn(
+          { session: sessionId, err: toAgentCallError(err).message },
+          'session could not be loaded; starting it afresh',
+        );
       }
     }
     const acp = await agent.newSession(this.workDir);

@@ -20,9 +20,19 @@ test('options from the environment and flags; flags win; defaults fill the rest'
   assert.deepEqual(o.agent, { command: 'my-agent', args: ['--acp', 'a b'] });
   assert.deepEqual(o.model, { baseUrl: 'http://gw/api/v1', apiKey: 'k', model: 'local/scripted' });
   const r = resolveOptions(o);
-  assert.deepEqual([r.host, r.interactionDeadlineMs, r.replayBufferEvents, r.maxPausedRuns, r.keepaliveMs], ['127.0.0.1', 1000, 10_000, 32, 15_000]);
-  assert.deepEqual(optionsFromEnv({ COHORT_DAEMON_SECRET: 's', COHORT_INTERN_DIR: '/d', COHORT_AGENT_COMMAND: 'other-agent --stdio' }).agent, { command: 'other-agent', args: ['--stdio'] });
-  assert.equal(resolveOptions({ secret: 's', dir: '/d' }).agent.args.at(-1)?.endsWith('src/runtime/agent/main.ts'), true);
+  assert.deepEqual(
+    [r.host, r.interactionDeadlineMs, r.replayBufferEvents, r.maxPausedRuns, r.keepaliveMs],
+    ['127.0.0.1', 1000, 10_000, 32, 15_000],
+  );
+  assert.deepEqual(
+    optionsFromEnv({ COHORT_DAEMON_SECRET: 's', COHORT_INTERN_DIR: '/d', COHORT_AGENT_COMMAND: 'other-agent --stdio' })
+      .agent,
+    { command: 'other-agent', args: ['--stdio'] },
+  );
+  assert.equal(
+    resolveOptions({ secret: 's', dir: '/d' }).agent.args.at(-1)?.endsWith('src/runtime/agent/main.ts'),
+    true,
+  );
 });
 
 test('inside an isolated runtime: a socket, the gateway sockets, the agent uid and limits; the secret given, not from the environment', () => {
@@ -40,7 +50,10 @@ test('inside an isolated runtime: a socket, the gateway sockets, the agent uid a
     [],
     { secret: 'from-stdin' },
   );
-  assert.deepEqual([o.secret, o.socket, o.gatewaySockets, o.agentUid, o.allowEscalation], ['from-stdin', '/run/cohort/d.sock', '/run/cohort/gw', 200001, true]);
+  assert.deepEqual(
+    [o.secret, o.socket, o.gatewaySockets, o.agentUid, o.allowEscalation],
+    ['from-stdin', '/run/cohort/d.sock', '/run/cohort/gw', 200001, true],
+  );
   assert.deepEqual(o.agentLimits, limits);
   // The base URL is the daemon's own forwarder, filled in once it listens.
   assert.deepEqual(o.model, { baseUrl: '', apiKey: '', model: 'local/scripted' });
@@ -48,7 +61,10 @@ test('inside an isolated runtime: a socket, the gateway sockets, the agent uid a
 });
 
 test('the secret and the intern directory are required', () => {
-  assert.throws(() => optionsFromEnv({ COHORT_INTERN_DIR: '/d' }), /COHORT_DAEMON_SECRET \(or the secret on stdin, with COHORT_DAEMON_SECRET_STDIN=1\) is required/);
+  assert.throws(
+    () => optionsFromEnv({ COHORT_INTERN_DIR: '/d' }),
+    /COHORT_DAEMON_SECRET \(or the secret on stdin, with COHORT_DAEMON_SECRET_STDIN=1\) is required/,
+  );
   assert.throws(() => optionsFromEnv({ COHORT_DAEMON_SECRET: 's' }), /COHORT_INTERN_DIR/);
 });
 
@@ -56,7 +72,10 @@ test("a catalogue agent's command and settings get the intern's model endpoint f
   const { fill } = await import('./agent-command.ts');
   const model = { baseUrl: 'http://127.0.0.1:40123/api/v1', apiKey: 'sk-intern', model: '@preset/coder' };
   assert.equal(fill('{{origin}}/api', model), 'http://127.0.0.1:40123/api');
-  assert.equal(fill('model_providers.cohort.base_url="{{base_url}}"', model), 'model_providers.cohort.base_url="http://127.0.0.1:40123/api/v1"');
+  assert.equal(
+    fill('model_providers.cohort.base_url="{{base_url}}"', model),
+    'model_providers.cohort.base_url="http://127.0.0.1:40123/api/v1"',
+  );
   assert.equal(fill('{{api_key}}:{{model}}:{{model}}', model), 'sk-intern:@preset/coder:@preset/coder');
   assert.equal(fill('{{origin}}', undefined), '{{origin}}');
 });

@@ -4,7 +4,6 @@ import type { AgentLimits } from '../../shared/daemon-protocol.ts';
 
 export type AgentCommand = { command: string; args: string[] };
 
-
 export type DaemonOptions = {
   /** Bearer secret the gateway presents; compared in constant time, never logged. */
   secret: string;
@@ -45,7 +44,8 @@ export type DaemonOptions = {
 };
 
 type Optional = 'model' | 'internId' | 'socket' | 'gatewaySockets' | 'agentUid' | 'agentLimits';
-export type ResolvedOptions = Required<Omit<DaemonOptions, Optional>> & Pick<DaemonOptions, Optional> & { internId: string | null };
+export type ResolvedOptions = Required<Omit<DaemonOptions, Optional>> &
+  Pick<DaemonOptions, Optional> & { internId: string | null };
 
 export function builtinAgent(): AgentCommand {
   return {
@@ -92,14 +92,19 @@ function agentFromEnv(v: string | undefined): AgentCommand | undefined {
 }
 
 /** `secret`: read from stdin by the caller, where the provisioner keeps it out of the environment. */
-export function optionsFromEnv(env: NodeJS.ProcessEnv, argv: string[] = [], opts: { secret?: string } = {}): DaemonOptions {
+export function optionsFromEnv(
+  env: NodeJS.ProcessEnv,
+  argv: string[] = [],
+  opts: { secret?: string } = {},
+): DaemonOptions {
   const flag = (name: string) => {
     const i = argv.indexOf(`--${name}`);
     return i >= 0 ? argv[i + 1] : undefined;
   };
   const secret = opts.secret ?? env.COHORT_DAEMON_SECRET;
   const dir = flag('dir') ?? env.COHORT_INTERN_DIR;
-  if (!secret) throw new Error('COHORT_DAEMON_SECRET (or the secret on stdin, with COHORT_DAEMON_SECRET_STDIN=1) is required');
+  if (!secret)
+    throw new Error('COHORT_DAEMON_SECRET (or the secret on stdin, with COHORT_DAEMON_SECRET_STDIN=1) is required');
   if (!dir) throw new Error('COHORT_INTERN_DIR (or --dir) is required');
   // Behind gateway sockets the base URL is the daemon's own forwarder: startDaemon sets it once that listens.
   const baseUrl = env.COHORT_AGENT_BASE_URL ?? (env.COHORT_GATEWAY_SOCKETS ? '' : undefined);
@@ -118,7 +123,10 @@ export function optionsFromEnv(env: NodeJS.ProcessEnv, argv: string[] = [], opts
     agentModes: env.COHORT_AGENT_MODES ? (JSON.parse(env.COHORT_AGENT_MODES) as Record<string, string>) : undefined,
     internId: env.COHORT_INTERN_ID,
     agent: agentFromEnv(env.COHORT_AGENT_COMMAND),
-    model: baseUrl !== undefined ? { baseUrl, apiKey: env.COHORT_AGENT_API_KEY ?? '', model: env.COHORT_AGENT_MODEL ?? 'local/scripted' } : undefined,
+    model:
+      baseUrl !== undefined
+        ? { baseUrl, apiKey: env.COHORT_AGENT_API_KEY ?? '', model: env.COHORT_AGENT_MODEL ?? 'local/scripted' }
+        : undefined,
     instructions: env.COHORT_AGENT_INSTRUCTIONS,
     interactionDeadlineMs: num(env.COHORT_INTERACTION_DEADLINE_MS),
     replayBufferEvents: num(env.COHORT_REPLAY_BUFFER_EVENTS),

@@ -50,7 +50,11 @@ const runOf = (session: string) => f.daemon.status().runs.find((r) => r.session_
 
 /** The same body whichever session holds the turn: another caller's session id is never disclosed. */
 const busyBody = {
-  error: { code: 409, message: 'another turn is running on this intern', metadata: { reason: 'busy', retryable: true } },
+  error: {
+    code: 409,
+    message: 'another turn is running on this intern',
+    metadata: { reason: 'busy', retryable: true },
+  },
 };
 
 function interactionOf(events: RunEvent[]) {
@@ -60,7 +64,10 @@ function interactionOf(events: RunEvent[]) {
 }
 
 test('auth: health is open, everything else needs the secret', async () => {
-  assert.deepEqual(await f.client.json('GET', daemonPaths.health), { status: 200, json: { status: 'ok', protocol: 1 } });
+  assert.deepEqual(await f.client.json('GET', daemonPaths.health), {
+    status: 200,
+    json: { status: 'ok', protocol: 1 },
+  });
   const res = await fetch(f.daemon.url + daemonPaths.status, { headers: { authorization: 'Bearer wrong' } });
   assert.equal(res.status, 401);
   assert.deepEqual(await res.json(), { error: { code: 401, message: 'missing or wrong daemon secret' } });
@@ -71,22 +78,40 @@ test('auth: health is open, everything else needs the secret', async () => {
 test('bad bodies are refused with bad_request before anything runs', async () => {
   const r = await f.client.json('POST', daemonPaths.turns, { prompt: '' });
   assert.equal(r.status, 400);
-  assert.deepEqual((r.json as { error: { metadata: unknown } }).error.metadata, { reason: 'bad_request', retryable: false });
+  assert.deepEqual((r.json as { error: { metadata: unknown } }).error.metadata, {
+    reason: 'bad_request',
+    retryable: false,
+  });
   const big = await f.client.open('POST', daemonPaths.turns, JSON.stringify({ prompt: 'x'.repeat(1_100_000) }));
   assert.equal(big.status, 413);
-  assert.deepEqual(big.json, { error: { code: 413, message: 'request body exceeds 1 MiB', metadata: { reason: 'payload_too_large', retryable: false } } });
+  assert.deepEqual(big.json, {
+    error: {
+      code: 413,
+      message: 'request body exceeds 1 MiB',
+      metadata: { reason: 'payload_too_large', retryable: false },
+    },
+  });
 });
 
 test('a turn streams run, model, reasoning, text, usage and completed with increasing seq', async () => {
   const r = await f.client.turn({ prompt: '/think plan it\n/say hello world' });
   assert.equal(r.status, 200);
   assert.deepEqual(shape(r.events), ['run', 'model', 'reasoning:plan it', 'text:hello world', 'usage', 'completed']);
-  assert.deepEqual(r.events.map((e) => e.seq), r.events.map((_, i) => i + 1));
+  assert.deepEqual(
+    r.events.map((e) => e.seq),
+    r.events.map((_, i) => i + 1),
+  );
   const run = r.events[0] as Extract<RunEvent, { type: 'run' }>;
   assert.match(run.session_id, /^sess_/);
   assert.equal(run.approval_mode, 'self-drive');
   const usage = { prompt_tokens: 6, completion_tokens: 4, total_tokens: 10 };
-  assert.deepEqual(r.events.at(-1), { seq: r.events.length, type: 'completed', stop_reason: 'end_turn', usage, model: 'local/scripted' });
+  assert.deepEqual(r.events.at(-1), {
+    seq: r.events.length,
+    type: 'completed',
+    stop_reason: 'end_turn',
+    usage,
+    model: 'local/scripted',
+  });
   assert.deepEqual((f.model.requests.at(-1) as { model: string }).model, 'local/scripted');
 });
 
@@ -95,18 +120,28 @@ test('sessions: later turns see the conversation, an unseen id is a new session,
   assert.equal((a.events[0] as { session_id: string }).session_id, 'mine-1');
   assert.deepEqual(shape(a.events), ['run', 'model', 'text:You said: remember cobalt', 'usage', 'completed']);
   await f.client.turn({ session_id: 'mine-1', prompt: 'what was it?' });
-  const contents = () => (f.model.requests.at(-1) as { messages: { content: string }[] }).messages.map((m) => m.content);
+  const contents = () =>
+    (f.model.requests.at(-1) as { messages: { content: string }[] }).messages.map((m) => m.content);
   assert.deepEqual(contents(), ['remember cobalt', 'You said: remember cobalt', 'what was it?']);
   await f.restart();
   const c = await f.client.turn({ session_id: 'mine-1', prompt: 'still there?' });
   assert.equal(c.status, 200);
-  assert.deepEqual(contents(), ['remember cobalt', 'You said: remember cobalt', 'what was it?', 'You said: what was it?', 'still there?']);
+  assert.deepEqual(contents(), [
+    'remember cobalt',
+    'You said: remember cobalt',
+    'what was it?',
+    'You said: what was it?',
+    'still there?',
+  ]);
   await f.client.turn({ session_id: 'mine-2', prompt: 'fresh' });
   assert.deepEqual(contents(), ['fresh']);
 });
 
 test('one turn per intern: other sessions and no session get busy; cancel ends the run, confirmed', async () => {
-  const a = await f.client.open('POST', daemonPaths.turns, { session_id: 'long', prompt: '/say started\n/sleep 60000\n/say never' });
+  const a = await f.client.open('POST', daemonPaths.turns, {
+    session_id: 'long',
+    prompt: '/say started\n/sleep 60000\n/say never',
+  });
   assert.ok(a.events);
   const head = await readUntil(a.events, (e) => e.type === 'text');
   const runId = (head[0] as { run_id: string }).run_id;
@@ -117,10 +152,20 @@ test('one turn per intern: other sessions and no session get busy; cancel ends t
     assert.equal(b.headers.get('retry-after'), '1');
   }
   // A reply is busy while another turn runs, before the interaction it names is looked up.
-  for (const session of ['long', 'nowhere']) assert.deepEqual((await f.client.answer(session, 'call_nope', 'allow_once')).json, busyBody);
-  assert.deepEqual(await f.client.json('POST', daemonPaths.cancelRun(runId)), { status: 200, json: { run_id: runId, session_id: 'long', phase: 'ended' } });
+  for (const session of ['long', 'nowhere'])
+    assert.deepEqual((await f.client.answer(session, 'call_nope', 'allow_once')).json, busyBody);
+  assert.deepEqual(await f.client.json('POST', daemonPaths.cancelRun(runId)), {
+    status: 200,
+    json: { run_id: runId, session_id: 'long', phase: 'ended' },
+  });
   const tail = await rest(a.events);
-  assert.deepEqual(tail.at(-1), { seq: tail.at(-1)!.seq, type: 'ended', cause: 'cancelled', message: 'the run was cancelled', usage: null });
+  assert.deepEqual(tail.at(-1), {
+    seq: tail.at(-1)!.seq,
+    type: 'ended',
+    cause: 'cancelled',
+    message: 'the run was cancelled',
+    usage: null,
+  });
   assert.equal((await f.client.turn({ prompt: 'free again' })).status, 200);
 });
 
@@ -144,7 +189,13 @@ test('a stopping daemon cancels its running turn and confirms the ending (ended,
   await f.restart();
   const tail = await rest(a.events);
   assert.deepEqual(shape(tail), ['ended']);
-  assert.deepEqual(tail[0], { seq: tail[0]!.seq, type: 'ended', cause: 'cancelled', message: 'the intern is stopping; the run was cancelled', usage: null });
+  assert.deepEqual(tail[0], {
+    seq: tail[0]!.seq,
+    type: 'ended',
+    cause: 'cancelled',
+    message: 'the intern is stopping; the run was cancelled',
+    usage: null,
+  });
 });
 
 test('steering: a message for the running session is delivered into the turn (202) and answered there', async () => {
@@ -160,10 +211,21 @@ test('steering: a message for the running session is delivered into the turn (20
   writeFileSync(gate, '');
   const events = [...head, ...(await rest(a.events))];
   rmSync(gate);
-  assert.deepEqual(shape(events), ['run', 'model', 'text:waiting', 'usage', 'steered', 'text:Noted: also do X\nshell: gate\n[exit 0]\nafter', 'usage', 'completed']);
+  assert.deepEqual(shape(events), [
+    'run',
+    'model',
+    'text:waiting',
+    'usage',
+    'steered',
+    'text:Noted: also do X\nshell: gate\n[exit 0]\nafter',
+    'usage',
+    'completed',
+  ]);
 });
 
-test('manual: permission pauses the run, which frees the lock; the shell is sandboxed; answers resume the stream', { skip: noSandbox }, async () => {
+test('manual: permission pauses the run, which frees the lock; the shell is sandboxed; answers resume the stream', {
+  skip: noSandbox,
+}, async () => {
   const cmd = `echo boxed > ${outside}/boxed.txt; echo in > in.txt; echo ran`;
   const a = await f.client.turn({ session_id: 'm1', approval_mode: 'manual', prompt: `/shell ${cmd}` });
   assert.deepEqual(shape(a.events), ['run', 'model', 'usage', 'interaction']);
@@ -179,7 +241,13 @@ test('manual: permission pauses the run, which frees the lock; the shell is sand
   assert.equal(runOf('m1')?.phase, 'paused');
 
   // While it waits, another session runs a whole turn.
-  assert.deepEqual(shape((await f.client.turn({ session_id: 'm2', prompt: 'meanwhile' })).events), ['run', 'model', 'text:You said: meanwhile', 'usage', 'completed']);
+  assert.deepEqual(shape((await f.client.turn({ session_id: 'm2', prompt: 'meanwhile' })).events), [
+    'run',
+    'model',
+    'text:You said: meanwhile',
+    'usage',
+    'completed',
+  ]);
 
   const r = await f.client.answer('m1', ask.interaction_id, 'allow_once');
   assert.equal(r.status, 200);
@@ -193,11 +261,22 @@ test('manual: permission pauses the run, which frees the lock; the shell is sand
   assert.equal(existsSync(join(outside, 'boxed.txt')), false);
 
   const again = await f.client.answer('m1', ask.interaction_id, 'allow_once');
-  assert.deepEqual(again.json, { error: { code: 409, message: 'the interaction is no longer waiting: its run has ended', metadata: { reason: 'interaction_not_pending', retryable: false } } });
+  assert.deepEqual(again.json, {
+    error: {
+      code: 409,
+      message: 'the interaction is no longer waiting: its run has ended',
+      metadata: { reason: 'interaction_not_pending', retryable: false },
+    },
+  });
 });
 
-test('manual: an allowed escalation runs outside the sandbox; self-drive runs unsandboxed without asking', { skip: noSandbox }, async () => {
-  const esc = await f.client.turn({ approval_mode: 'manual', prompt: `/tool shell {"command": "echo esc > ${outside}/esc.txt", "escalate": true}` });
+test('manual: an allowed escalation runs outside the sandbox; self-drive runs unsandboxed without asking', {
+  skip: noSandbox,
+}, async () => {
+  const esc = await f.client.turn({
+    approval_mode: 'manual',
+    prompt: `/tool shell {"command": "echo esc > ${outside}/esc.txt", "escalate": true}`,
+  });
   const ask = interactionOf(esc.events);
   const sid = (esc.events[0] as { session_id: string }).session_id;
   assert.equal((await f.client.answer(sid, ask.interaction_id, 'allow_once')).status, 200);
@@ -208,10 +287,15 @@ test('manual: an allowed escalation runs outside the sandbox; self-drive runs un
   assert.equal(existsSync(join(outside, 'free.txt')), true);
 });
 
-test('manual: where the operator does not allow escalation, it is refused without asking and nothing runs outside', { skip: noSandbox }, async () => {
+test('manual: where the operator does not allow escalation, it is refused without asking and nothing runs outside', {
+  skip: noSandbox,
+}, async () => {
   const strict = await startFixture({});
   try {
-    const esc = await strict.client.turn({ approval_mode: 'manual', prompt: `/tool shell {"command": "echo esc > ${outside}/refused.txt", "escalate": true}` });
+    const esc = await strict.client.turn({
+      approval_mode: 'manual',
+      prompt: `/tool shell {"command": "echo esc > ${outside}/refused.txt", "escalate": true}`,
+    });
     assert.deepEqual(shape(esc.events), [
       'run',
       'model',
@@ -226,34 +310,74 @@ test('manual: where the operator does not allow escalation, it is refused withou
   }
 });
 
-test('manual: allow_always and reject_always hold for the rest of the run; an allowed escalation unsandboxes it', { skip: noSandbox }, async () => {
-  const a = await f.client.turn({ session_id: 'aa', approval_mode: 'manual', prompt: '/shell echo one\n/shell echo two' });
+test('manual: allow_always and reject_always hold for the rest of the run; an allowed escalation unsandboxes it', {
+  skip: noSandbox,
+}, async () => {
+  const a = await f.client.turn({
+    session_id: 'aa',
+    approval_mode: 'manual',
+    prompt: '/shell echo one\n/shell echo two',
+  });
   const r = await f.client.answer('aa', interactionOf(a.events).interaction_id, 'allow_always');
-  assert.deepEqual(shape(r.events), ['model', 'text:shell: one\n[exit 0]', 'usage', 'text:shell: two\n[exit 0]', 'usage', 'completed']);
+  assert.deepEqual(shape(r.events), [
+    'model',
+    'text:shell: one\n[exit 0]',
+    'usage',
+    'text:shell: two\n[exit 0]',
+    'usage',
+    'completed',
+  ]);
 
-  const b = await f.client.turn({ session_id: 'rr', approval_mode: 'manual', prompt: '/shell echo one\n/shell echo two' });
+  const b = await f.client.turn({
+    session_id: 'rr',
+    approval_mode: 'manual',
+    prompt: '/shell echo one\n/shell echo two',
+  });
   const rr = await f.client.answer('rr', interactionOf(b.events).interaction_id, 'reject_always');
-  assert.deepEqual(shape(rr.events), ['model', 'text:shell: The user rejected this command.', 'usage', 'text:shell: The user rejected this command.', 'usage', 'completed']);
+  assert.deepEqual(shape(rr.events), [
+    'model',
+    'text:shell: The user rejected this command.',
+    'usage',
+    'text:shell: The user rejected this command.',
+    'usage',
+    'completed',
+  ]);
 
   // The mode belongs to the run: the next manual run on the same session asks again.
-  const c = await f.client.turn({ session_id: 'aa', approval_mode: 'manual', prompt: `/tool shell {"command": "echo x", "escalate": true}\n/shell echo y > ${outside}/after-esc.txt` });
+  const c = await f.client.turn({
+    session_id: 'aa',
+    approval_mode: 'manual',
+    prompt: `/tool shell {"command": "echo x", "escalate": true}\n/shell echo y > ${outside}/after-esc.txt`,
+  });
   const cc = await f.client.answer('aa', interactionOf(c.events).interaction_id, 'allow_always');
   assert.equal(cc.events.at(-1)?.type, 'completed');
   assert.equal(existsSync(join(outside, 'after-esc.txt')), true);
 });
 
-test('answers: unknown → 404, not offered → 400 (deadline unchanged), reject → stream continues', { skip: noSandbox }, async () => {
+test('answers: unknown → 404, not offered → 400 (deadline unchanged), reject → stream continues', {
+  skip: noSandbox,
+}, async () => {
   const a = await f.client.turn({ session_id: 'r1', approval_mode: 'manual', prompt: '/shell echo hi' });
   const ask = interactionOf(a.events);
   const deadline = runOf('r1')?.deadline_at;
   assert.equal(deadline, ask.deadline_at);
 
   const unknown = await f.client.answer('r1', 'call_nope', 'allow_once');
-  assert.deepEqual(unknown.json, { error: { code: 404, message: 'no interaction call_nope in session r1', metadata: { reason: 'interaction_unknown', retryable: false } } });
+  assert.deepEqual(unknown.json, {
+    error: {
+      code: 404,
+      message: 'no interaction call_nope in session r1',
+      metadata: { reason: 'interaction_unknown', retryable: false },
+    },
+  });
   assert.equal((await f.client.answer('other-session', ask.interaction_id, 'allow_once')).status, 404);
   const bad = await f.client.answer('r1', ask.interaction_id, 'maybe');
   assert.deepEqual(bad.json, {
-    error: { code: 400, message: 'answer must be one of allow_once, allow_always, reject_once, reject_always, cancel', metadata: { reason: 'bad_request', retryable: false } },
+    error: {
+      code: 400,
+      message: 'answer must be one of allow_once, allow_always, reject_once, reject_always, cancel',
+      metadata: { reason: 'bad_request', retryable: false },
+    },
   });
   assert.equal(runOf('r1')?.deadline_at, deadline);
 
@@ -261,7 +385,9 @@ test('answers: unknown → 404, not offered → 400 (deadline unchanged), reject
   assert.deepEqual(shape(r.events), ['model', 'text:shell: The user rejected this command.', 'usage', 'completed']);
 });
 
-test('one attachment per run: a reply while another request is attached gets 409 attachment_failed', { skip: noSandbox }, async () => {
+test('one attachment per run: a reply while another request is attached gets 409 attachment_failed', {
+  skip: noSandbox,
+}, async () => {
   const a = await f.client.turn({ session_id: 'att', approval_mode: 'manual', prompt: '/shell echo hi' });
   const ask = interactionOf(a.events);
   const runId = (a.events[0] as { run_id: string }).run_id;
@@ -269,20 +395,39 @@ test('one attachment per run: a reply while another request is attached gets 409
   assert.equal(watcher.status, 200);
   await until(() => runOf('att')?.attached === true);
   const r = await f.client.answer('att', ask.interaction_id, 'allow_once');
-  assert.deepEqual(r.json, { error: { code: 409, message: 'another request is already attached to this run', metadata: { reason: 'attachment_failed', retryable: false } } });
+  assert.deepEqual(r.json, {
+    error: {
+      code: 409,
+      message: 'another request is already attached to this run',
+      metadata: { reason: 'attachment_failed', retryable: false },
+    },
+  });
   assert.equal((await f.client.collect('GET', daemonPaths.events(runId, ask.seq))).status, 409);
   watcher.close();
   await until(() => runOf('att')?.attached === false);
   assert.equal(runOf('att')?.phase, 'paused');
-  assert.deepEqual(shape((await f.client.answer('att', ask.interaction_id, 'allow_once')).events), ['model', 'text:shell: hi\n[exit 0]', 'usage', 'completed']);
+  assert.deepEqual(shape((await f.client.answer('att', ask.interaction_id, 'allow_once')).events), [
+    'model',
+    'text:shell: hi\n[exit 0]',
+    'usage',
+    'completed',
+  ]);
 });
 
 test('questions: typed fields, malformed answers rejected, an accepted answer resumes the turn', async () => {
   const a = await f.client.turn({ session_id: 'q1', prompt: '/ask favourite colour?\n/say thanks' });
   const ask = interactionOf(a.events);
-  assert.deepEqual(ask.interaction, { kind: 'elicitation', message: 'favourite colour?', fields: [{ name: 'answer', type: 'string', required: true, options: [] }] });
-  const msg = async (answer: string) => ((await f.client.answer('q1', ask.interaction_id, answer)).json as { error: { message: string } }).error.message;
-  assert.equal(await msg('blue'), 'answer must be a JSON object string {"action": "accept"|"decline"|"cancel", "content": {...}}');
+  assert.deepEqual(ask.interaction, {
+    kind: 'elicitation',
+    message: 'favourite colour?',
+    fields: [{ name: 'answer', type: 'string', required: true, options: [] }],
+  });
+  const msg = async (answer: string) =>
+    ((await f.client.answer('q1', ask.interaction_id, answer)).json as { error: { message: string } }).error.message;
+  assert.equal(
+    await msg('blue'),
+    'answer must be a JSON object string {"action": "accept"|"decline"|"cancel", "content": {...}}',
+  );
   assert.equal(await msg('{"action":"accept","content":{}}'), 'field answer is required');
   assert.equal(await msg('{"action":"accept","content":{"answer":3}}'), 'field answer must be string');
   const r = await f.client.answer('q1', ask.interaction_id, '{"action":"accept","content":{"answer":"blue"}}');
@@ -299,11 +444,19 @@ test('a permission answered "cancel" ends the run, confirmed', { skip: noSandbox
 test('a new prompt on a session with a paused run supersedes it', { skip: noSandbox }, async () => {
   const a = await f.client.turn({ session_id: 's1', approval_mode: 'manual', prompt: '/shell echo hi' });
   const ask = interactionOf(a.events);
-  assert.deepEqual(shape((await f.client.turn({ session_id: 's1', prompt: 'never mind' })).events), ['run', 'model', 'text:You said: never mind', 'usage', 'completed']);
+  assert.deepEqual(shape((await f.client.turn({ session_id: 's1', prompt: 'never mind' })).events), [
+    'run',
+    'model',
+    'text:You said: never mind',
+    'usage',
+    'completed',
+  ]);
   assert.equal((await f.client.answer('s1', ask.interaction_id, 'allow_once')).status, 409);
 });
 
-test('a prompt for a paused session while another turn runs is refused busy and leaves the paused run alone', { skip: noSandbox }, async () => {
+test('a prompt for a paused session while another turn runs is refused busy and leaves the paused run alone', {
+  skip: noSandbox,
+}, async () => {
   const a = await f.client.turn({ session_id: 'keep', approval_mode: 'manual', prompt: '/shell echo kept' });
   const ask = interactionOf(a.events);
   const b = await f.client.open('POST', daemonPaths.turns, { session_id: 'runner', prompt: '/say go\n/sleep 60000' });
@@ -314,10 +467,17 @@ test('a prompt for a paused session while another turn runs is refused busy and 
   assert.equal(runOf('keep')?.phase, 'paused');
   assert.equal((await f.client.json('POST', daemonPaths.cancelSession('runner'))).status, 200);
   await rest(b.events);
-  assert.deepEqual(shape((await f.client.answer('keep', ask.interaction_id, 'allow_once')).events), ['model', 'text:shell: kept\n[exit 0]', 'usage', 'completed']);
+  assert.deepEqual(shape((await f.client.answer('keep', ask.interaction_id, 'allow_once')).events), [
+    'model',
+    'text:shell: kept\n[exit 0]',
+    'usage',
+    'completed',
+  ]);
 });
 
-test('the agent dying while a run is paused fails that run; the session lives on in a fresh agent', { skip: noSandbox }, async () => {
+test('the agent dying while a run is paused fails that run; the session lives on in a fresh agent', {
+  skip: noSandbox,
+}, async () => {
   await f.client.turn({ session_id: 'phoenix', prompt: 'remember ember' });
   const a = await f.client.turn({ session_id: 'phoenix', approval_mode: 'manual', prompt: '/shell echo hi' });
   const ask = interactionOf(a.events);
@@ -355,7 +515,7 @@ test('paused-run capacity: a pause past the limit fails the run with 503 busy', 
   assert.equal((await f.client.json('POST', daemonPaths.cancelSession('cap-1'))).status, 404);
 });
 
-test('a model failure fails the turn with the agent\'s own retryable classification', async () => {
+test("a model failure fails the turn with the agent's own retryable classification", async () => {
   const r429 = await f.client.turn({ prompt: '/fail 429' });
   assert.deepEqual(r429.events.at(-1), {
     seq: 2,

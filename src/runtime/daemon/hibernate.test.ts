@@ -16,8 +16,17 @@ before(async () => {
 after(() => f.close());
 
 const hibernate = (idle_ms: number) => f.client.json('POST', daemonPaths.hibernate, { idle_ms });
-const notIdle = { status: 409, json: { error: { code: 409, message: 'the intern is not idle', metadata: { reason: 'busy', retryable: true } } } };
-const sleepingBody = { error: { code: 409, message: 'the intern is going to sleep', metadata: { reason: 'intern_not_ready', retryable: true } } };
+const notIdle = {
+  status: 409,
+  json: { error: { code: 409, message: 'the intern is not idle', metadata: { reason: 'busy', retryable: true } } },
+};
+const sleepingBody = {
+  error: {
+    code: 409,
+    message: 'the intern is going to sleep',
+    metadata: { reason: 'intern_not_ready', retryable: true },
+  },
+};
 
 test('a sleep is refused while a run is paused (until its deadline) and before the idle time has passed, then granted; new work is refused after', async () => {
   assert.deepEqual(await hibernate(60_000), notIdle);
@@ -42,23 +51,47 @@ test('a sleep is refused while a run is paused (until its deadline) and before t
   // run ended (as before the sleep), not that the interaction is unknown.
   await f.restart();
   const late = await f.client.answer('q1', ask.interaction_id, '{"action":"accept","content":{"answer":"blue"}}');
-  assert.deepEqual({ status: late.status, json: late.json }, {
-    status: 409,
-    json: { error: { code: 409, message: 'the interaction is no longer waiting: its run has ended', metadata: { reason: 'interaction_not_pending', retryable: false } } },
-  });
+  assert.deepEqual(
+    { status: late.status, json: late.json },
+    {
+      status: 409,
+      json: {
+        error: {
+          code: 409,
+          message: 'the interaction is no longer waiting: its run has ended',
+          metadata: { reason: 'interaction_not_pending', retryable: false },
+        },
+      },
+    },
+  );
   const other = await f.client.answer('q2', ask.interaction_id, 'cancel');
-  assert.deepEqual({ status: other.status, json: other.json }, {
-    status: 404,
-    json: { error: { code: 404, message: `no interaction ${ask.interaction_id} in session q2`, metadata: { reason: 'interaction_unknown', retryable: false } } },
-  });
+  assert.deepEqual(
+    { status: other.status, json: other.json },
+    {
+      status: 404,
+      json: {
+        error: {
+          code: 404,
+          message: `no interaction ${ask.interaction_id} in session q2`,
+          metadata: { reason: 'interaction_unknown', retryable: false },
+        },
+      },
+    },
+  );
   const c = await f.client.turn({ session_id: 'q1', prompt: 'still there?' });
   assert.equal(c.status, 200);
   const contents = (f.model.requests.at(-1) as { messages: { content: string }[] }).messages.map((m) => m.content);
-  assert.deepEqual([contents[0], contents[1], contents.at(-1)], ['remember cobalt', 'You said: remember cobalt', 'still there?']);
+  assert.deepEqual(
+    [contents[0], contents[1], contents.at(-1)],
+    ['remember cobalt', 'You said: remember cobalt', 'still there?'],
+  );
 });
 
 test('a running turn keeps the intern awake; the idle time counts from when it ended', async () => {
-  const a = await f.client.open('POST', daemonPaths.turns, { session_id: 'long', prompt: '/say started\n/sleep 60000' });
+  const a = await f.client.open('POST', daemonPaths.turns, {
+    session_id: 'long',
+    prompt: '/say started\n/sleep 60000',
+  });
   assert.ok(a.events);
   await a.events.next();
   assert.deepEqual(await hibernate(0), notIdle);
@@ -72,6 +105,12 @@ test('a running turn keeps the intern awake; the idle time counts from when it e
 test('a malformed request is refused', async () => {
   assert.deepEqual(await f.client.json('POST', daemonPaths.hibernate, { idle_ms: -1 }), {
     status: 400,
-    json: { error: { code: 400, message: 'body must be {"idle_ms": integer >= 0}', metadata: { reason: 'bad_request', retryable: false } } },
+    json: {
+      error: {
+        code: 400,
+        message: 'body must be {"idle_ms": integer >= 0}',
+        metadata: { reason: 'bad_request', retryable: false },
+      },
+    },
   });
 });

@@ -30,7 +30,11 @@ class SseSink implements Sink {
   begin(): void {
     if (this.open) return;
     this.open = true;
-    this.res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
+    this.res.writeHead(200, {
+      'content-type': 'text/event-stream',
+      'cache-control': 'no-cache',
+      connection: 'keep-alive',
+    });
     this.res.flushHeaders();
     this.keepalive();
   }
@@ -70,7 +74,12 @@ function sendJson(res: ServerResponse, status: number, body: unknown, headers: R
 }
 
 function sendRefusal(res: ServerResponse, kind: RefusalKind, message: string, retryAfterS?: number): void {
-  sendJson(res, REFUSALS[kind].status, refusalBody(kind, message), retryAfterS === undefined ? {} : { 'retry-after': String(retryAfterS) });
+  sendJson(
+    res,
+    REFUSALS[kind].status,
+    refusalBody(kind, message),
+    retryAfterS === undefined ? {} : { 'retry-after': String(retryAfterS) },
+  );
 }
 
 function sendResult(res: ServerResponse, r: Result): void {
@@ -107,7 +116,8 @@ export function createDaemonServer(o: HttpOptions): Server {
   async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://daemon');
     const path = url.pathname;
-    if (req.method === 'GET' && path === '/v1/health') return sendJson(res, 200, { status: 'ok', protocol: DAEMON_PROTOCOL_VERSION });
+    if (req.method === 'GET' && path === '/v1/health')
+      return sendJson(res, 200, { status: 'ok', protocol: DAEMON_PROTOCOL_VERSION });
     if (!authorized(req)) return sendJson(res, 401, refusalBody('unauthorized', 'missing or wrong daemon secret'));
     if (req.method === 'GET' && path === '/v1/status') return sendJson(res, 200, o.intern.status());
     const sink = () => new SseSink(res, o.keepaliveMs);
@@ -115,19 +125,28 @@ export function createDaemonServer(o: HttpOptions): Server {
 
     if (req.method === 'POST' && path === '/v1/turns') {
       const p = TurnRequest.safeParse(body);
-      if (!p.success) return sendRefusal(res, 'bad_request', p.error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; '));
+      if (!p.success)
+        return sendRefusal(
+          res,
+          'bad_request',
+          p.error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; '),
+        );
       return sendResult(res, await o.intern.startTurn(p.data, sink()));
     }
     let m = /^\/v1\/sessions\/([^/]+)\/interactions\/([^/]+)$/.exec(path);
     if (req.method === 'POST' && m) {
       const p = AnswerRequest.safeParse(body);
       if (!p.success) return sendRefusal(res, 'bad_request', 'body must be {"answer": string}');
-      return sendResult(res, o.intern.answer(decodeURIComponent(m[1]!), decodeURIComponent(m[2]!), p.data.answer, sink()));
+      return sendResult(
+        res,
+        o.intern.answer(decodeURIComponent(m[1]!), decodeURIComponent(m[2]!), p.data.answer, sink()),
+      );
     }
     m = /^\/v1\/runs\/([^/]+)\/events$/.exec(path);
     if (req.method === 'GET' && m) {
       const after = Number(url.searchParams.get('after') ?? 0);
-      if (!Number.isInteger(after) || after < 0) return sendRefusal(res, 'bad_request', 'after must be a non-negative integer');
+      if (!Number.isInteger(after) || after < 0)
+        return sendRefusal(res, 'bad_request', 'after must be a non-negative integer');
       return sendResult(res, o.intern.attach(decodeURIComponent(m[1]!), after, sink()));
     }
     if (req.method === 'POST' && path === '/v1/hibernate') {
@@ -140,7 +159,8 @@ export function createDaemonServer(o: HttpOptions): Server {
     if (req.method === 'POST' && m) {
       const id = decodeURIComponent(m[2]!);
       const run = await o.intern.cancel(m[1] === 'runs' ? { runId: id } : { sessionId: id });
-      if (!run) return sendRefusal(res, 'run_not_found', m[1] === 'runs' ? `no run ${id}` : `no live run in session ${id}`);
+      if (!run)
+        return sendRefusal(res, 'run_not_found', m[1] === 'runs' ? `no run ${id}` : `no live run in session ${id}`);
       return sendJson(res, 200, { run_id: run.id, session_id: run.sessionId, phase: run.state.phase });
     }
     sendRefusal(res, 'run_not_found', `no route ${req.method} ${path}`);

@@ -17,20 +17,30 @@ export type Asked =
   | { kind: 'permission'; interaction: Interaction; optionIds: Map<string, string> }
   | { kind: 'elicitation'; interaction: Interaction; fields: AskField[] };
 
-export type AcpAnswer = { kind: 'permission'; response: RequestPermissionResponse } | { kind: 'elicitation'; response: CreateElicitationResponse };
+export type AcpAnswer =
+  | { kind: 'permission'; response: RequestPermissionResponse }
+  | { kind: 'elicitation'; response: CreateElicitationResponse };
 
 /** The decoded answer, whether it also ends the run, or why it was rejected. */
 export type Decoded = { ok: true; answer: AcpAnswer; cancelRun: boolean } | { ok: false; message: string };
 
 export function fromPermission(req: RequestPermissionRequest): Asked {
   const optionIds = new Map<string, string>();
-  for (const o of req.options) if (PermissionOptionKind.safeParse(o.kind).success && !optionIds.has(o.kind)) optionIds.set(o.kind, o.optionId);
+  for (const o of req.options)
+    if (PermissionOptionKind.safeParse(o.kind).success && !optionIds.has(o.kind)) optionIds.set(o.kind, o.optionId);
   const options = [...optionIds.keys()] as PermissionOptionKind[];
   const t = req.toolCall;
-  const input = t.rawInput !== null && typeof t.rawInput === 'object' && !Array.isArray(t.rawInput) ? (t.rawInput as Record<string, unknown>) : null;
+  const input =
+    t.rawInput !== null && typeof t.rawInput === 'object' && !Array.isArray(t.rawInput)
+      ? (t.rawInput as Record<string, unknown>)
+      : null;
   const where = t._meta?.[META_SANDBOX];
   const sandbox = where === 'inner' || where === 'escalated' ? where : null;
-  return { kind: 'permission', interaction: { kind: 'permission', operation: t.name ?? null, options, title: t.title ?? null, input, sandbox }, optionIds };
+  return {
+    kind: 'permission',
+    interaction: { kind: 'permission', operation: t.name ?? null, options, title: t.title ?? null, input, sandbox },
+    optionIds,
+  };
 }
 
 export function fromElicitation(req: CreateElicitationRequest): Asked | null {
@@ -42,7 +52,9 @@ export function fromElicitation(req: CreateElicitationRequest): Asked | null {
 
 /** The response that tells the agent the question was withdrawn (ACP's cancellation rule). */
 export function cancelledAnswer(kind: Asked['kind']): AcpAnswer {
-  return kind === 'permission' ? { kind, response: { outcome: { outcome: 'cancelled' } } } : { kind, response: { action: 'cancel' } };
+  return kind === 'permission'
+    ? { kind, response: { outcome: { outcome: 'cancelled' } } }
+    : { kind, response: { action: 'cancel' } };
 }
 
 /** The self-drive consent: the agent's allow option, preferring the narrowest. */
@@ -56,20 +68,34 @@ export function decodeAnswer(a: Asked, text: string): Decoded {
     if (text === 'cancel') return { ok: true, answer: cancelledAnswer('permission'), cancelRun: true };
     const id = a.optionIds.get(text);
     if (!id) return { ok: false, message: `answer must be one of ${[...a.optionIds.keys(), 'cancel'].join(', ')}` };
-    return { ok: true, answer: { kind: 'permission', response: { outcome: { outcome: 'selected', optionId: id } } }, cancelRun: false };
+    return {
+      ok: true,
+      answer: { kind: 'permission', response: { outcome: { outcome: 'selected', optionId: id } } },
+      cancelRun: false,
+    };
   }
   let v: unknown;
   try {
     v = JSON.parse(text);
   } catch {
-    return { ok: false, message: 'answer must be a JSON object string {"action": "accept"|"decline"|"cancel", "content": {...}}' };
+    return {
+      ok: false,
+      message: 'answer must be a JSON object string {"action": "accept"|"decline"|"cancel", "content": {...}}',
+    };
   }
-  if (typeof v !== 'object' || v === null || Array.isArray(v)) return { ok: false, message: 'answer must be a JSON object' };
+  if (typeof v !== 'object' || v === null || Array.isArray(v))
+    return { ok: false, message: 'answer must be a JSON object' };
   const { action, content } = v as { action?: unknown; content?: unknown };
-  if (action === 'decline' || action === 'cancel') return { ok: true, answer: { kind: 'elicitation', response: { action } }, cancelRun: false };
+  if (action === 'decline' || action === 'cancel')
+    return { ok: true, answer: { kind: 'elicitation', response: { action } }, cancelRun: false };
   if (action !== 'accept') return { ok: false, message: 'action must be accept, decline or cancel' };
-  if (typeof content !== 'object' || content === null || Array.isArray(content)) return { ok: false, message: 'accept needs a content object' };
+  if (typeof content !== 'object' || content === null || Array.isArray(content))
+    return { ok: false, message: 'accept needs a content object' };
   const problem = checkAnswer(a.fields, content as Record<string, unknown>);
   if (problem) return { ok: false, message: problem };
-  return { ok: true, answer: { kind: 'elicitation', response: { action: 'accept', content: content as Record<string, string> } }, cancelRun: false };
+  return {
+    ok: true,
+    answer: { kind: 'elicitation', response: { action: 'accept', content: content as Record<string, string> } },
+    cancelRun: false,
+  };
 }

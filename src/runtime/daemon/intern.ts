@@ -5,7 +5,13 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Logger } from 'pino';
 import { toAgentCallError, type AgentHandlers, type AgentProcess, type StopReason } from '../acp/index.ts';
-import { REFUSALS, type ApprovalMode, type RefusalKind, type RunEvent, type StatusResponse } from '../../shared/daemon-protocol.ts';
+import {
+  REFUSALS,
+  type ApprovalMode,
+  type RefusalKind,
+  type RunEvent,
+  type StatusResponse,
+} from '../../shared/daemon-protocol.ts';
 import type { ResolvedOptions } from './config.ts';
 import type { StartedAgent } from '../acp/spawn.ts';
 import { step, isTerminalPhase, type Effect, type Trigger } from './machine.ts';
@@ -13,12 +19,27 @@ import { Run, type Pending, type Sink } from './run.ts';
 import { AgentHost } from './agent-host.ts';
 import { MESSAGES, refusal, type Result } from './results.ts';
 import { eventsOf } from './updates.ts';
-import { cancelledAnswer, decodeAnswer, fromElicitation, fromPermission, selfDriveConsent, type AcpAnswer, type Asked } from './interactions.ts';
+import {
+  cancelledAnswer,
+  decodeAnswer,
+  fromElicitation,
+  fromPermission,
+  selfDriveConsent,
+  type AcpAnswer,
+  type Asked,
+} from './interactions.ts';
 
 export type { Result } from './results.ts';
 
 type Failure = { reason: 'turn_failed' | 'stream_severed'; message: string; retryable: boolean };
-type Ctx = { pending?: Pending; answer?: AcpAnswer; sink?: Sink; events?: RunEvent[]; stopReason?: StopReason; failure?: Failure };
+type Ctx = {
+  pending?: Pending;
+  answer?: AcpAnswer;
+  sink?: Sink;
+  events?: RunEvent[];
+  stopReason?: StopReason;
+  failure?: Failure;
+};
 
 /** Terminal runs kept for replay and for telling late answers "not pending". */
 const KEEP_ENDED_RUNS = 32;
@@ -98,7 +119,12 @@ export class Intern {
     switch (e) {
       case 'emit_interaction': {
         run.pending = ctx.pending!;
-        const ev = run.emit({ type: 'interaction', interaction_id: run.pending.id, interaction: run.pending.asked.interaction, deadline_at: new Date(run.pending.deadlineAt).toISOString() });
+        const ev = run.emit({
+          type: 'interaction',
+          interaction_id: run.pending.id,
+          interaction: run.pending.asked.interaction,
+          deadline_at: new Date(run.pending.deadlineAt).toISOString(),
+        });
         run.pending.seq = ev.seq;
         this.interactions.set(run.pending.id, { run, pending: run.pending });
         return;
@@ -106,9 +132,20 @@ export class Intern {
       case 'deny_interaction':
         return ctx.pending?.settle(cancelledAnswer(ctx.pending.asked.kind));
       case 'emit_completed':
-        return void run.emit({ type: 'completed', stop_reason: ctx.stopReason ?? 'end_turn', usage: run.usage, model: run.model });
+        return void run.emit({
+          type: 'completed',
+          stop_reason: ctx.stopReason ?? 'end_turn',
+          usage: run.usage,
+          model: run.model,
+        });
       case 'emit_failed':
-        return void run.emit({ type: 'failed', ...ctx.failure!, status: 502, before_output: !run.producedOutput, usage: run.usage });
+        return void run.emit({
+          type: 'failed',
+          ...ctx.failure!,
+          status: 502,
+          before_output: !run.producedOutput,
+          usage: run.usage,
+        });
       case 'emit_capacity_failure':
         return void run.emit({
           type: 'failed',
@@ -122,8 +159,18 @@ export class Intern {
         });
       case 'emit_ended': {
         const cause = run.state.cause;
-        const message = cause === 'deadline' ? 'the interaction deadline passed; the run was cancelled' : cause === 'shutdown' ? 'the intern is stopping; the run was cancelled' : 'the run was cancelled';
-        return void run.emit({ type: 'ended', cause: cause === 'deadline' ? 'deadline' : 'cancelled', message, usage: run.usage });
+        const message =
+          cause === 'deadline'
+            ? 'the interaction deadline passed; the run was cancelled'
+            : cause === 'shutdown'
+              ? 'the intern is stopping; the run was cancelled'
+              : 'the run was cancelled';
+        return void run.emit({
+          type: 'ended',
+          cause: cause === 'deadline' ? 'deadline' : 'cancelled',
+          message,
+          usage: run.usage,
+        });
       }
       case 'end_stream': {
         const sink = run.sink;
@@ -199,12 +246,17 @@ export class Intern {
 
   private drive(run: Run, agent: AgentProcess, text: string): void {
     agent.prompt(run.acpSessionId, text).then(
-      (stopReason) => this.apply(run, stopReason === 'cancelled' ? { kind: 'confirmed' } : { kind: 'complete' }, { stopReason }),
+      (stopReason) =>
+        this.apply(run, stopReason === 'cancelled' ? { kind: 'confirmed' } : { kind: 'complete' }, { stopReason }),
       (err: unknown) => {
         const e = toAgentCallError(err);
         const failure: Failure = agent.alive
           ? { reason: 'turn_failed', retryable: e.retryable ?? false, message: e.message }
-          : { reason: 'stream_severed', retryable: true, message: `the agent's connection broke before the turn finished: ${e.message}` };
+          : {
+              reason: 'stream_severed',
+              retryable: true,
+              message: `the agent's connection broke before the turn finished: ${e.message}`,
+            };
         this.apply(run, { kind: 'fail' }, { failure });
       },
     );
@@ -212,7 +264,10 @@ export class Intern {
 
   // ---- operations (one per endpoint) ----
 
-  async startTurn(req: { session_id?: string; prompt: string; approval_mode: ApprovalMode }, sink: Sink): Promise<Result> {
+  async startTurn(
+    req: { session_id?: string; prompt: string; approval_mode: ApprovalMode },
+    sink: Sink,
+  ): Promise<Result> {
     if (this.closing) return refusal('intern_not_ready', this.sleeping ? SLEEPING : 'the intern is shutting down');
     this.lastActive = Date.now();
     const live = req.session_id ? this.bySession.get(req.session_id) : undefined;
@@ -238,7 +293,10 @@ export class Intern {
     } catch (err) {
       this.lock = null;
       const down = !this.agents.current;
-      return refusal(down ? 'intern_unreachable' : 'intern_rejected', `the agent ${down ? 'could not be reached' : 'refused the session'}: ${toAgentCallError(err).message}`);
+      return refusal(
+        down ? 'intern_unreachable' : 'intern_rejected',
+        `the agent ${down ? 'could not be reached' : 'refused the session'}: ${toAgentCallError(err).message}`,
+      );
     }
     this.runs.set(run.id, run);
     this.byAcp.set(run.acpSessionId, run);
@@ -252,7 +310,8 @@ export class Intern {
 
   private async steer(run: Run, text: string): Promise<Result> {
     // The machine decides; delivery needs to await the agent, so it happens here, not in effect().
-    if (!step(run.state, { kind: 'steer' }).effects.includes('deliver_steer')) return this.busy('the session has no running turn to take the message');
+    if (!step(run.state, { kind: 'steer' }).effects.includes('deliver_steer'))
+      return this.busy('the session has no running turn to take the message');
     const agent = this.agents.current;
     if (!agent?.info.steering) return this.busy('this agent cannot take a message during a running turn');
     try {
@@ -272,15 +331,22 @@ export class Intern {
     // SPEC §4.1 rule 3: while another run holds the turn lock, a reply is busy whatever it names;
     // the lookup's own refusals come once the lock is free (or held by the reply's own run).
     if (this.lock && this.lock !== known?.run) return this.busy(MESSAGES.busy);
-    if (!known && this.forgotten.get(interactionId) === sessionId) return refusal('interaction_not_pending', MESSAGES.interaction_not_pending);
+    if (!known && this.forgotten.get(interactionId) === sessionId)
+      return refusal('interaction_not_pending', MESSAGES.interaction_not_pending);
     if (!known) return refusal('interaction_unknown', `no interaction ${interactionId} in session ${sessionId}`);
     const { run, pending } = known;
     if ((pending.answered || run.pending !== pending) && !isTerminalPhase(run.state.phase)) {
-      return run.state.attached ? refusal('already_attached', MESSAGES.already_attached) : refusal('interaction_not_pending', 'this interaction was already answered');
+      return run.state.attached
+        ? refusal('already_attached', MESSAGES.already_attached)
+        : refusal('interaction_not_pending', 'this interaction was already answered');
     }
     const decoded = decodeAnswer(pending.asked, text);
     const events = run.log.since(pending.seq);
-    const r = this.apply(run, { kind: 'answer', valid: decoded.ok, replayOk: events !== null }, { answer: decoded.ok ? decoded.answer : undefined, sink, events: events ?? [] });
+    const r = this.apply(
+      run,
+      { kind: 'answer', valid: decoded.ok, replayOk: events !== null },
+      { answer: decoded.ok ? decoded.answer : undefined, sink, events: events ?? [] },
+    );
     if (r) return refusal(r, decoded.ok ? MESSAGES[r] : decoded.message);
     if (decoded.ok && decoded.cancelRun) this.apply(run, { kind: 'cancel' });
     // The continued stream starts after the pause, past the model event the run reported before it.
@@ -312,7 +378,13 @@ export class Intern {
     if (this.sleeping) return { kind: 'granted' };
     if (this.closing) return { kind: 'refusal', refusal: 'intern_not_ready', message: 'the intern is shutting down' };
     const live = this.lock !== null || [...this.runs.values()].some((r) => !isTerminalPhase(r.state.phase));
-    if (live || Date.now() - this.lastActive < idleMs) return { kind: 'refusal', refusal: 'busy', message: 'the intern is not idle', retryAfterS: this.o.busyRetryAfterS };
+    if (live || Date.now() - this.lastActive < idleMs)
+      return {
+        kind: 'refusal',
+        refusal: 'busy',
+        message: 'the intern is not idle',
+        retryAfterS: this.o.busyRetryAfterS,
+      };
     this.closing = this.sleeping = true;
     const ended = [...this.interactions].map(([id, i]) => [id, i.run.sessionId] as [string, string]);
     const keep = [...this.forgotten, ...ended].slice(-KEEP_FORGOTTEN);
@@ -345,9 +417,21 @@ export class Intern {
       turn: this.lock && this.runs.has(this.lock.id) ? { run_id: this.lock.id, session_id: this.lock.sessionId } : null,
       runs: [...this.runs.values()]
         .filter((r) => !isTerminalPhase(r.state.phase))
-        .map((r) => ({ run_id: r.id, session_id: r.sessionId, phase: r.state.phase, attached: r.state.attached, last_seq: r.log.lastSeq, deadline_at: r.state.phase === 'paused' && r.pending ? new Date(r.pending.deadlineAt).toISOString() : null })),
+        .map((r) => ({
+          run_id: r.id,
+          session_id: r.sessionId,
+          phase: r.state.phase,
+          attached: r.state.attached,
+          last_seq: r.log.lastSeq,
+          deadline_at: r.state.phase === 'paused' && r.pending ? new Date(r.pending.deadlineAt).toISOString() : null,
+        })),
       sessions: this.agents.sessions.size,
-      limits: { interaction_deadline_ms: this.o.interactionDeadlineMs, replay_buffer_events: this.o.replayBufferEvents, max_paused_runs: this.o.maxPausedRuns, keepalive_ms: this.o.keepaliveMs },
+      limits: {
+        interaction_deadline_ms: this.o.interactionDeadlineMs,
+        replay_buffer_events: this.o.replayBufferEvents,
+        max_paused_runs: this.o.maxPausedRuns,
+        keepalive_ms: this.o.keepaliveMs,
+      },
       uptime_ms: Date.now() - this.startedAt,
     };
   }
@@ -370,7 +454,9 @@ export class Intern {
 function readForgotten(file: string): [string, string][] {
   try {
     const v = JSON.parse(readFileSync(file, 'utf8')) as unknown;
-    return Array.isArray(v) ? v.filter((e): e is [string, string] => Array.isArray(e) && typeof e[0] === 'string' && typeof e[1] === 'string') : [];
+    return Array.isArray(v)
+      ? v.filter((e): e is [string, string] => Array.isArray(e) && typeof e[0] === 'string' && typeof e[1] === 'string')
+      : [];
   } catch {
     return [];
   }

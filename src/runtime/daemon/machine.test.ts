@@ -33,7 +33,11 @@ test('running + failure → failed', () => {
 
 test('running + client disconnects → cancelling, then the confirmation ends it', () => {
   const a = step(running, { kind: 'detach' });
-  assert.deepEqual(a, { state: { phase: 'cancelling', attached: false, holdsLock: true, cause: 'client_closed' }, effects: ['cancel_agent'], refusal: null });
+  assert.deepEqual(a, {
+    state: { phase: 'cancelling', attached: false, holdsLock: true, cause: 'client_closed' },
+    effects: ['cancel_agent'],
+    refusal: null,
+  });
   assert.deepEqual(step(a.state, { kind: 'confirmed' }), {
     state: { phase: 'ended', attached: false, holdsLock: false, cause: 'client_closed' },
     effects: ['emit_ended', 'end_stream', 'release_lock', 'clear_deadline'],
@@ -67,23 +71,49 @@ test('paused + accepted reply → running, lock taken, answer delivered, stream 
 });
 
 test('paused + rejected reply → paused, deadline not touched', () => {
-  assert.deepEqual(step(paused, { ...answer, valid: false }), { state: paused, effects: [], refusal: 'answer_rejected' });
+  assert.deepEqual(step(paused, { ...answer, valid: false }), {
+    state: paused,
+    effects: [],
+    refusal: 'answer_rejected',
+  });
 });
 
 test('the daemon stops: a running or paused run is cancelled for shutdown, and the confirmation ends it', () => {
   for (const s of [running, paused]) {
     const a = step(s, { kind: 'cancel', cause: 'shutdown' });
-    assert.deepEqual(a, { state: { ...s, phase: 'cancelling', cause: 'shutdown' }, effects: ['clear_deadline', 'cancel_agent'], refusal: null });
-    assert.deepEqual(step(a.state, { kind: 'confirmed' }).state, { phase: 'ended', attached: false, holdsLock: false, cause: 'shutdown' });
+    assert.deepEqual(a, {
+      state: { ...s, phase: 'cancelling', cause: 'shutdown' },
+      effects: ['clear_deadline', 'cancel_agent'],
+      refusal: null,
+    });
+    assert.deepEqual(step(a.state, { kind: 'confirmed' }).state, {
+      phase: 'ended',
+      attached: false,
+      holdsLock: false,
+      cause: 'shutdown',
+    });
   }
   const closing = { ...running, phase: 'cancelling', attached: false, cause: 'client_closed' } as const;
-  assert.deepEqual(step(closing, { kind: 'cancel', cause: 'shutdown' }), { state: closing, effects: [], refusal: null });
+  assert.deepEqual(step(closing, { kind: 'cancel', cause: 'shutdown' }), {
+    state: closing,
+    effects: [],
+    refusal: null,
+  });
 });
 
 test('paused + deadline passes → cancelling, then ended', () => {
   const a = step(paused, { kind: 'deadline' });
-  assert.deepEqual(a, { state: { ...paused, phase: 'cancelling', cause: 'deadline' }, effects: ['cancel_agent'], refusal: null });
-  assert.deepEqual(step(a.state, { kind: 'confirmed' }).state, { phase: 'ended', attached: false, holdsLock: false, cause: 'deadline' });
+  assert.deepEqual(a, {
+    state: { ...paused, phase: 'cancelling', cause: 'deadline' },
+    effects: ['cancel_agent'],
+    refusal: null,
+  });
+  assert.deepEqual(step(a.state, { kind: 'confirmed' }).state, {
+    phase: 'ended',
+    attached: false,
+    holdsLock: false,
+    cause: 'deadline',
+  });
 });
 
 test('running + user message on the same session → steered, still running', () => {
@@ -107,7 +137,11 @@ test('replay dropped: attach → 410, reply → 410 and the unresumable run is c
 
 test('pause past the paused-run capacity → cancelled, then failed busy (503)', () => {
   const a = step(running, { kind: 'pause', pausedRuns: 2, maxPausedRuns: 2 });
-  assert.deepEqual(a, { state: { ...running, phase: 'cancelling', cause: 'capacity' }, effects: ['deny_interaction', 'cancel_agent'], refusal: null });
+  assert.deepEqual(a, {
+    state: { ...running, phase: 'cancelling', cause: 'capacity' },
+    effects: ['deny_interaction', 'cancel_agent'],
+    refusal: null,
+  });
   const b = step(a.state, { kind: 'confirmed' });
   assert.equal(b.state.phase, 'failed');
   assert.deepEqual(b.effects, ['emit_capacity_failure', 'end_stream', 'release_lock', 'clear_deadline']);

@@ -46,18 +46,32 @@ const TERMINAL: ReadonlySet<RunPhase> = new Set(['completed', 'failed', 'ended']
 export const isTerminalPhase = (p: RunPhase) => TERMINAL.has(p);
 
 const ok = (state: RunState, effects: Effect[] = []): Outcome => ({ state, effects, refusal: null });
-const refuse = (state: RunState, refusal: RefusalKind, effects: Effect[] = []): Outcome => ({ state, effects, refusal });
+const refuse = (state: RunState, refusal: RefusalKind, effects: Effect[] = []): Outcome => ({
+  state,
+  effects,
+  refusal,
+});
 const unlock = (s: RunState): Effect[] => (s.holdsLock ? ['release_lock'] : []);
 
 /** The run reaches a terminal phase: emit its event, close any stream, free the lock. */
 function finish(s: RunState, phase: RunPhase, emit: Effect): Outcome {
-  return ok({ phase, attached: false, holdsLock: false, cause: s.cause }, [emit, 'end_stream', ...unlock(s), 'clear_deadline']);
+  return ok({ phase, attached: false, holdsLock: false, cause: s.cause }, [
+    emit,
+    'end_stream',
+    ...unlock(s),
+    'clear_deadline',
+  ]);
 }
 
 export function step(s: RunState, t: Trigger): Outcome {
   if (isTerminalPhase(s.phase)) {
     if (t.kind === 'answer') return refuse(s, 'interaction_not_pending');
-    if (t.kind === 'attach') return s.attached ? refuse(s, 'already_attached') : t.replayOk ? ok({ ...s, attached: true }, ['attach']) : refuse(s, 'replay_lost');
+    if (t.kind === 'attach')
+      return s.attached
+        ? refuse(s, 'already_attached')
+        : t.replayOk
+          ? ok({ ...s, attached: true }, ['attach'])
+          : refuse(s, 'replay_lost');
     if (t.kind === 'detach') return ok({ ...s, attached: false });
     if (t.kind === 'pause') return ok(s, ['deny_interaction']);
     if (t.kind === 'steer') return refuse(s, 'busy');
@@ -66,16 +80,25 @@ export function step(s: RunState, t: Trigger): Outcome {
   switch (t.kind) {
     case 'pause':
       if (s.phase !== 'running') return ok(s, ['deny_interaction']);
-      if (t.pausedRuns >= t.maxPausedRuns) return ok({ ...s, phase: 'cancelling', cause: 'capacity' }, ['deny_interaction', 'cancel_agent']);
-      return ok({ ...s, phase: 'paused', attached: false, holdsLock: false }, ['emit_interaction', 'end_stream', ...unlock(s), 'start_deadline']);
+      if (t.pausedRuns >= t.maxPausedRuns)
+        return ok({ ...s, phase: 'cancelling', cause: 'capacity' }, ['deny_interaction', 'cancel_agent']);
+      return ok({ ...s, phase: 'paused', attached: false, holdsLock: false }, [
+        'emit_interaction',
+        'end_stream',
+        ...unlock(s),
+        'start_deadline',
+      ]);
     case 'complete':
       return s.phase === 'cancelling' ? step(s, { kind: 'confirmed' }) : finish(s, 'completed', 'emit_completed');
     case 'fail':
       return finish(s, 'failed', 'emit_failed');
     case 'confirmed':
-      return s.cause === 'capacity' ? finish(s, 'failed', 'emit_capacity_failure') : finish({ ...s, cause: s.cause ?? 'cancelled' }, 'ended', 'emit_ended');
+      return s.cause === 'capacity'
+        ? finish(s, 'failed', 'emit_capacity_failure')
+        : finish({ ...s, cause: s.cause ?? 'cancelled' }, 'ended', 'emit_ended');
     case 'detach':
-      if (s.phase === 'running' && s.attached) return ok({ ...s, phase: 'cancelling', attached: false, cause: 'client_closed' }, ['cancel_agent']);
+      if (s.phase === 'running' && s.attached)
+        return ok({ ...s, phase: 'cancelling', attached: false, cause: 'client_closed' }, ['cancel_agent']);
       return ok({ ...s, attached: false });
     case 'cancel':
       if (s.phase === 'cancelling') return ok(s);
@@ -86,8 +109,17 @@ export function step(s: RunState, t: Trigger): Outcome {
       if (s.phase !== 'paused') return refuse(s, s.attached ? 'already_attached' : 'interaction_not_pending');
       if (s.attached) return refuse(s, 'already_attached');
       if (!t.valid) return refuse(s, 'answer_rejected');
-      if (!t.replayOk) return refuse({ ...s, phase: 'cancelling', cause: 'cancelled' }, 'replay_lost', ['clear_deadline', 'cancel_agent']);
-      return ok({ ...s, phase: 'running', attached: true, holdsLock: true }, ['take_lock', 'clear_deadline', 'deliver_answer', 'attach']);
+      if (!t.replayOk)
+        return refuse({ ...s, phase: 'cancelling', cause: 'cancelled' }, 'replay_lost', [
+          'clear_deadline',
+          'cancel_agent',
+        ]);
+      return ok({ ...s, phase: 'running', attached: true, holdsLock: true }, [
+        'take_lock',
+        'clear_deadline',
+        'deliver_answer',
+        'attach',
+      ]);
     case 'attach':
       if (s.attached) return refuse(s, 'already_attached');
       if (!t.replayOk) return refuse(s, 'replay_lost');

@@ -21,9 +21,15 @@ export type RunningDaemon = { url: string; status(): StatusResponse; close(): Pr
 /** Starts a daemon in this process; resolves once its agent is initialized and it listens. */
 export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon> {
   const forwarder = options.gatewaySockets ? await startForwarder({ socketsDir: options.gatewaySockets }) : null;
-  const o = resolveOptions(forwarder && options.model ? { ...options, model: { ...options.model, baseUrl: forwarder.url } } : options);
+  const o = resolveOptions(
+    forwarder && options.model ? { ...options, model: { ...options.model, baseUrl: forwarder.url } } : options,
+  );
   const early = startAgentProcess(agentCommand(o));
-  const [{ pino }, { createDaemonServer }, { Intern }] = await Promise.all([import('pino'), import('./http.ts'), import('./intern.ts')]);
+  const [{ pino }, { createDaemonServer }, { Intern }] = await Promise.all([
+    import('pino'),
+    import('./http.ts'),
+    import('./intern.ts'),
+  ]);
   const log = pino({ name: 'cohort-daemon', level: o.logLevel, base: { intern: o.internId } }, pino.destination(2));
   const intern = new Intern(o, log, early);
   await intern.agents.ensure();
@@ -48,7 +54,8 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
   };
 }
 
-const httpUrl = ({ address, port }: AddressInfo) => `http://${address.includes(':') ? `[${address}]` : address}:${port}`;
+const httpUrl = ({ address, port }: AddressInfo) =>
+  `http://${address.includes(':') ? `[${address}]` : address}:${port}`;
 
 /** The first line of stdin (the provisioner writes the secret there and closes it). */
 async function readSecretLine(): Promise<string> {
@@ -61,7 +68,10 @@ async function readSecretLine(): Promise<string> {
 }
 
 /** `npx cohort daemon [--dir D] [--host H] [--port P]`; everything else from the environment (docs/guides/interns.md). */
-export async function runDaemon(argv: string[] = process.argv.slice(2), env: NodeJS.ProcessEnv = process.env): Promise<void> {
+export async function runDaemon(
+  argv: string[] = process.argv.slice(2),
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<void> {
   const secret = env.COHORT_DAEMON_SECRET_STDIN === '1' ? await readSecretLine() : undefined;
   const daemon = await startDaemon(optionsFromEnv(env, argv, { secret }));
   // The provisioner reads the address from this one stdout line.

@@ -17,18 +17,35 @@ test('runDaemon: env config, address on stdout, secrets never logged, SIGTERM st
   const dir = mkdtempSync(join(tmpdir(), 'cohort-daemon-proc-'));
   const secret = 'daemon-secret-7f3a9c';
   const apiKey = 'sk-intern-key-b81d2e';
-  const daemon = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('./main.ts', import.meta.url)), '--dir', dir], {
-    env: { PATH: process.env.PATH, COHORT_DAEMON_SECRET: secret, COHORT_AGENT_BASE_URL: model.url, COHORT_AGENT_API_KEY: apiKey, COHORT_AGENT_MODEL: 'local/scripted', COHORT_INTERN_ID: 'int_1', LOG_LEVEL: 'debug' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const daemon = spawn(
+    process.execPath,
+    ['--import', 'tsx', fileURLToPath(new URL('./main.ts', import.meta.url)), '--dir', dir],
+    {
+      env: {
+        PATH: process.env.PATH,
+        COHORT_DAEMON_SECRET: secret,
+        COHORT_AGENT_BASE_URL: model.url,
+        COHORT_AGENT_API_KEY: apiKey,
+        COHORT_AGENT_MODEL: 'local/scripted',
+        COHORT_INTERN_ID: 'int_1',
+        LOG_LEVEL: 'debug',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let stderr = '';
   daemon.stderr.setEncoding('utf8').on('data', (s: string) => (stderr += s));
   try {
-    const line = await new Promise<string>((resolve) => createInterface({ input: daemon.stdout }).once('line', resolve));
+    const line = await new Promise<string>((resolve) =>
+      createInterface({ input: daemon.stdout }).once('line', resolve),
+    );
     const { listening } = JSON.parse(line) as { listening: string };
     assert.match(listening, /^http:\/\/127\.0\.0\.1:\d+$/);
     const client = new DaemonClient(listening, secret);
-    const status = (await client.json('GET', daemonPaths.status)).json as { intern_id: string; agent: { pid: number; state: string } };
+    const status = (await client.json('GET', daemonPaths.status)).json as {
+      intern_id: string;
+      agent: { pid: number; state: string };
+    };
     assert.equal(status.intern_id, 'int_1');
     assert.equal(status.agent.state, 'ready');
 

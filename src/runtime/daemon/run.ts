@@ -1,7 +1,13 @@
 // One run: its state, its event log (what attachments replay), the stream it is attached to,
 // and the interaction it is paused on. The Intern drives it through the pure state machine.
 import { randomUUID } from 'node:crypto';
-import { endsStream, type ApprovalMode, type RunEvent, type RunEventBody, type Usage } from '../../shared/daemon-protocol.ts';
+import {
+  endsStream,
+  type ApprovalMode,
+  type RunEvent,
+  type RunEventBody,
+  type Usage,
+} from '../../shared/daemon-protocol.ts';
 import { EventLog } from './event-log.ts';
 import { initialRunState, type RunState } from './machine.ts';
 import type { AcpAnswer, Asked } from './interactions.ts';

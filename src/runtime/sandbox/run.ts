@@ -33,7 +33,12 @@ export function runShell(opts: RunShellOptions): Promise<ShellResult> {
     : ['/bin/sh', ['-c', opts.command]];
   return new Promise((resolve, reject) => {
     // detached: its own process group, so cancelling kills the whole command tree.
-    const child = spawn(file, args, { cwd: opts.workDir, env: opts.env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    const child = spawn(file, args, {
+      cwd: opts.workDir,
+      env: opts.env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
     const chunks: Buffer[] = [];
     let size = 0;
     let truncated = false;

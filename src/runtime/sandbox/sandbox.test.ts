@@ -52,7 +52,9 @@ test('a missing bubblewrap is detected', () => {
   assert.equal(sandboxAvailable('/nonexistent/bwrap'), false);
 });
 
-test('sandboxed: writes in the work dir land, writes outside do not; unsandboxed both land', { skip: noSandbox }, async () => {
+test('sandboxed: writes in the work dir land, writes outside do not; unsandboxed both land', {
+  skip: noSandbox,
+}, async () => {
   const cmd = `echo in > inside.txt; echo out > ${outside}/sandboxed.txt; echo done`;
   const boxed = await runShell({ command: cmd, workDir: work, sandboxed: true, env });
   assert.equal(existsSync(join(work, 'inside.txt')), true);
@@ -75,7 +77,13 @@ test('sandboxed: cannot connect to loopback; unsandboxed can', { skip: noSandbox
 });
 
 test('output is capped and marked truncated; abort kills the command', { skip: noSandbox }, async () => {
-  const big = await runShell({ command: 'yes | head -c 10000', workDir: work, sandboxed: false, env, maxOutputBytes: 100 });
+  const big = await runShell({
+    command: 'yes | head -c 10000',
+    workDir: work,
+    sandboxed: false,
+    env,
+    maxOutputBytes: 100,
+  });
   assert.equal(big.output.length, 100);
   assert.equal(big.truncated, true);
   const ac = new AbortController();

@@ -6,14 +6,23 @@ import assert from 'node:assert/strict';
 import { Body, type Flow, type Sink } from './body.ts';
 
 function setup() {
-  const flow = { calls: [] as string[], pause: () => flow.calls.push('pause'), resume: () => flow.calls.push('resume'), abort: (e: Error) => flow.calls.push(`abort ${e.message}`) };
+  const flow = {
+    calls: [] as string[],
+    pause: () => flow.calls.push('pause'),
+    resume: () => flow.calls.push('resume'),
+    abort: (e: Error) => flow.calls.push(`abort ${e.message}`),
+  };
   const body = new Body(flow as Flow);
   const feed = body.events((data) => {
     if (data === 'bad') throw new Error('bad event');
     return data === 'skip' ? null : data;
   });
   const got: string[] = [];
-  const sink: Sink<string> = { batch: (b) => got.push(b.join(',')), end: () => got.push('end'), error: (e) => got.push(`error ${(e as Error).message}`) };
+  const sink: Sink<string> = {
+    batch: (b) => got.push(b.join(',')),
+    end: () => got.push('end'),
+    error: (e) => got.push(`error ${(e as Error).message}`),
+  };
   /** One network read. */
   const send = (...pieces: string[]) => {
     for (const p of pieces) body.data(Buffer.from(p));
@@ -119,8 +128,15 @@ test('a body paused because its pull queue filled up is resumed when a sink take
   assert.deepEqual(flow.calls, ['pause']);
   const seen: string[] = [];
   feed.subscribe({ ...sink, batch: (b) => (seen.push(...b), b[0] === '0' ? feed.pause() : undefined) });
-  assert.deepEqual(seen, Array.from({ length: 16 }, (_, i) => String(i)));
-  assert.deepEqual(flow.calls, ['pause', 'resume', 'pause'], 'resumed before the queue is handed over, so the sink may pause again');
+  assert.deepEqual(
+    seen,
+    Array.from({ length: 16 }, (_, i) => String(i)),
+  );
+  assert.deepEqual(
+    flow.calls,
+    ['pause', 'resume', 'pause'],
+    'resumed before the queue is handed over, so the sink may pause again',
+  );
   assert.deepEqual(got, []);
 });
 

@@ -97,7 +97,12 @@ export class Body<T = unknown> implements Upstream, AsyncIterator<T[]>, Feed<T> 
   // ---- consumer side ----
   text(): Promise<string> {
     return new Promise((resolve, reject) => {
-      const done = () => (this.failure ? reject(this.failure) : this.ended ? resolve(Buffer.concat(this.buffered ?? []).toString('utf8')) : (this.wake = done));
+      const done = () =>
+        this.failure
+          ? reject(this.failure)
+          : this.ended
+            ? resolve(Buffer.concat(this.buffered ?? []).toString('utf8'))
+            : (this.wake = done);
       done();
     });
   }

@@ -10,7 +10,10 @@ import type { Socket } from 'node:net';
 export const CALL = Symbol('call');
 const IDLE_UNTIL = Symbol('idleUntil');
 
-export type Carrier = Socket & { [CALL]?: { onData(chunk: Buffer): void; onEnd(): void; abort(err: Error): void } | null; [IDLE_UNTIL]?: number };
+export type Carrier = Socket & {
+  [CALL]?: { onData(chunk: Buffer): void; onEnd(): void; abort(err: Error): void } | null;
+  [IDLE_UNTIL]?: number;
+};
 
 const SWEEP_MS = 1_000;
 

@@ -20,7 +20,9 @@ let origin = '';
 let seen = { conns: 0, closes: 0, requests: [] as string[], held: (): void => {} };
 let open = 0;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const until = async (ok: () => boolean) => { for (let i = 0; i < 200 && !ok(); i++) await sleep(10); };
+const until = async (ok: () => boolean) => {
+  for (let i = 0; i < 200 && !ok(); i++) await sleep(10);
+};
 const pad = 'x'.repeat(1000);
 const JSON_BODY = '{"ok":true,"text":"héllo"}';
 
@@ -35,7 +37,8 @@ const routes: Record<string, (req: IncomingMessage, res: ServerResponse) => void
   '/many': (_q, res) => {
     res.writeHead(200, { 'content-type': 'text/event-stream' });
     let i = 0; // each event after a 1 KB comment line, so the body takes many reads
-    const more = (): void => void (i < 2000 ? (res.write(`: ${pad}\ndata: ${i++}\n\n`) ? more() : res.once('drain', more)) : res.end());
+    const more = (): void =>
+      void (i < 2000 ? (res.write(`: ${pad}\ndata: ${i++}\n\n`) ? more() : res.once('drain', more)) : res.end());
     more();
   },
   '/endless': (_q, res) => {
@@ -54,7 +57,17 @@ const routes: Record<string, (req: IncomingMessage, res: ServerResponse) => void
     req.setEncoding('utf8').on('data', (d: string) => (body += d));
     req.on('end', () => {
       const h = req.headers;
-      res.end(JSON.stringify({ method: req.method, url: req.url, host: h.host, length: h['content-length'], type: h['content-type'], trace: h['x-trace'], body }));
+      res.end(
+        JSON.stringify({
+          method: req.method,
+          url: req.url,
+          host: h.host,
+          length: h['content-length'],
+          type: h['content-type'],
+          trace: h['x-trace'],
+          body,
+        }),
+      );
     });
   },
 };
@@ -81,8 +94,10 @@ function setup(t: TestContext, opts?: H1Options) {
   const client = new H1Client(opts);
   t.after(() => client.close());
   const toError = t.mock.fn((err: unknown) => ({ wrapped: (err as Error).message }));
-  const send = (path: string, { signal = new AbortController().signal, base = origin, ...r }: Partial<H1Request> & { signal?: AbortSignal } = {}) =>
-    client.request({ base, path, method: 'GET', headers: {}, ...r }, signal, toError);
+  const send = (
+    path: string,
+    { signal = new AbortController().signal, base = origin, ...r }: Partial<H1Request> & { signal?: AbortSignal } = {},
+  ) => client.request({ base, path, method: 'GET', headers: {}, ...r }, signal, toError);
   return { client, toError, send };
 }
 
@@ -101,7 +116,10 @@ test('a body as text, whatever the status', async (t) => {
 
 test('events arrive mapped, one batch per read, skipped events left out and a split event joined', async (t) => {
   const { send } = setup(t);
-  assert.deepEqual(await collect((await send('/events')).events((d) => (d === 'skip' || d === '[DONE]' ? null : Number(d)))), [[1, 3], [2]]);
+  assert.deepEqual(
+    await collect((await send('/events')).events((d) => (d === 'skip' || d === '[DONE]' ? null : Number(d)))),
+    [[1, 3], [2]],
+  );
 });
 
 test('a consumer slower than the server gets every event in order, the socket paused meanwhile', async (t) => {
@@ -118,7 +136,10 @@ test('a consumer slower than the server gets every event in order, the socket pa
     got.push(...batch);
     await new Promise((r) => setImmediate(r));
   }
-  assert.deepEqual(got, Array.from({ length: 2000 }, (_, i) => i));
+  assert.deepEqual(
+    got,
+    Array.from({ length: 2000 }, (_, i) => i),
+  );
   assert.ok(pauses > 0, 'the client socket was never paused');
 });
 
@@ -133,7 +154,10 @@ test('an abort before the head rejects with the abort reason and closes the conn
   ac.abort(gone);
   await assert.rejects(pending, (e) => e === gone);
   await until(() => seen.closes === 1);
-  assert.deepEqual({ ...seen, held: 0, mapped: toError.mock.callCount() }, { conns: 1, closes: 1, requests: ['GET /hold'], held: 0, mapped: 0 });
+  assert.deepEqual(
+    { ...seen, held: 0, mapped: toError.mock.callCount() },
+    { conns: 1, closes: 1, requests: ['GET /hold'], held: 0, mapped: 0 },
+  );
 });
 
 test('an abort mid-stream ends the events with the abort reason, closes the connection, and the socket is not reused', async (t) => {
@@ -143,10 +167,16 @@ test('an abort mid-stream ends the events with the abort reason, closes the conn
   const got: number[] = [...((await it.next()).value as number[])];
   const gone = new Error('client went away');
   ac.abort(gone);
-  await assert.rejects(async () => {
-    for (let r = await it.next(); !r.done; r = await it.next()) got.push(...r.value);
-  }, (e) => e === gone);
-  assert.deepEqual(got, Array.from({ length: got.length }, (_, i) => i));
+  await assert.rejects(
+    async () => {
+      for (let r = await it.next(); !r.done; r = await it.next()) got.push(...r.value);
+    },
+    (e) => e === gone,
+  );
+  assert.deepEqual(
+    got,
+    Array.from({ length: got.length }, (_, i) => i),
+  );
   await until(() => seen.closes === 1);
   assert.equal(await (await send('/json')).text(), JSON_BODY);
   assert.deepEqual([seen.conns, seen.closes, toError.mock.callCount()], [2, 1, 0]);
@@ -165,18 +195,33 @@ test('a refused connection rejects with the caller’s mapping of the error', as
   await once(gone.listen(0, '127.0.0.1'), 'listening');
   const free = (gone.address() as AddressInfo).port;
   await new Promise((r) => gone.close(r));
-  await assert.rejects(send('/', { base: `http://127.0.0.1:${free}` }), { wrapped: `connect ECONNREFUSED 127.0.0.1:${free}` });
-  assert.deepEqual(toError.mock.calls.map((c) => (c.arguments[0] as NodeJS.ErrnoException).code), ['ECONNREFUSED']);
+  await assert.rejects(send('/', { base: `http://127.0.0.1:${free}` }), {
+    wrapped: `connect ECONNREFUSED 127.0.0.1:${free}`,
+  });
+  assert.deepEqual(
+    toError.mock.calls.map((c) => (c.arguments[0] as NodeJS.ErrnoException).code),
+    ['ECONNREFUSED'],
+  );
 });
 
 test('a server that closes mid-body fails the events with the mapped error, after what did arrive', async (t) => {
-  const raw = createNetServer((s) => s.once('data', () => s.end('HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: 1000\r\n\r\ndata: a\n\n')));
+  const raw = createNetServer((s) =>
+    s.once('data', () =>
+      s.end('HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: 1000\r\n\r\ndata: a\n\n'),
+    ),
+  );
   await once(raw.listen(0, '127.0.0.1'), 'listening');
   t.after(() => raw.close());
   const { send, toError } = setup(t);
   const res = await send('/', { base: `http://127.0.0.1:${(raw.address() as AddressInfo).port}` });
   const got: string[][] = [];
-  await assert.rejects(collect(res.events((d) => d), got), { wrapped: 'the connection closed before the response ended' });
+  await assert.rejects(
+    collect(
+      res.events((d) => d),
+      got,
+    ),
+    { wrapped: 'the connection closed before the response ended' },
+  );
   assert.deepEqual([got, toError.mock.calls.map((c) => c.arguments[0] instanceof ParseError)], [[['a']], [true]]);
 });
 
@@ -221,15 +266,30 @@ test('an idle socket the server closed is not reused', async (t) => {
 
 test('a base URL with a path prefix, and the request line and headers as sent', async (t) => {
   const { send } = setup(t);
-  const res = await send('/echo', { base: `${origin}/v1/`, method: 'POST', headers: { 'content-type': 'application/json', 'x-trace': 'abc' }, body: '{"é":1}' });
-  assert.deepEqual(JSON.parse(await res.text()), { method: 'POST', url: '/v1/echo', host: `127.0.0.1:${port}`, length: '8', type: 'application/json', trace: 'abc', body: '{"é":1}' });
+  const res = await send('/echo', {
+    base: `${origin}/v1/`,
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-trace': 'abc' },
+    body: '{"é":1}',
+  });
+  assert.deepEqual(JSON.parse(await res.text()), {
+    method: 'POST',
+    url: '/v1/echo',
+    host: `127.0.0.1:${port}`,
+    length: '8',
+    type: 'application/json',
+    trace: 'abc',
+    body: '{"é":1}',
+  });
 });
 
 test('CR/LF in a header or a space in the path is refused through toError, and nothing is sent', async (t) => {
   const { send, toError } = setup(t);
   await (await send('/json')).text();
   await assert.rejects(send('/json', { headers: { 'x-a': 'b\r\nx-evil: 1' } }), { wrapped: 'invalid header x-a' });
-  await assert.rejects(send('/json', { headers: { 'x-a\r\nx-evil': '1' } }), { wrapped: 'invalid header x-a\r\nx-evil' });
+  await assert.rejects(send('/json', { headers: { 'x-a\r\nx-evil': '1' } }), {
+    wrapped: 'invalid header x-a\r\nx-evil',
+  });
   await assert.rejects(send('/json HTTP/1.1\r\nx-evil: 1\r\n\r\nGET /json'), { wrapped: 'invalid request path' });
   await assert.rejects(send('/a b'), { wrapped: 'invalid request path' });
   assert.equal(await (await send('/json')).text(), JSON_BODY);
@@ -241,8 +301,28 @@ test('https with a private CA, and a certificate it does not trust refused', asy
   if (!openssl) return t.skip('openssl is not on PATH');
   const dir = mkdtempSync(join(tmpdir(), 'cohort-h1-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
-  const args = ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1', '-subj', '/CN=127.0.0.1'];
-  const gen = spawnSync('openssl', [...args, '-addext', 'subjectAltName=IP:127.0.0.1', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem')]);
+  const args = [
+    'req',
+    '-x509',
+    '-newkey',
+    'ec',
+    '-pkeyopt',
+    'ec_paramgen_curve:prime256v1',
+    '-nodes',
+    '-days',
+    '1',
+    '-subj',
+    '/CN=127.0.0.1',
+  ];
+  const gen = spawnSync('openssl', [
+    ...args,
+    '-addext',
+    'subjectAltName=IP:127.0.0.1',
+    '-keyout',
+    join(dir, 'key.pem'),
+    '-out',
+    join(dir, 'cert.pem'),
+  ]);
   assert.equal(gen.status, 0, String(gen.stderr));
   const cert = readFileSync(join(dir, 'cert.pem'));
   const tls = createHttpsServer({ key: readFileSync(join(dir, 'key.pem')), cert }, (_q, res) => res.end('secret'));
@@ -253,5 +333,8 @@ test('https with a private CA, and a certificate it does not trust refused', asy
   assert.equal(await (await trusted.send('/', { base })).text(), 'secret');
   const strict = setup(t);
   await assert.rejects(strict.send('/', { base }), { wrapped: 'self-signed certificate' });
-  assert.equal((strict.toError.mock.calls[0]!.arguments[0] as NodeJS.ErrnoException).code, 'DEPTH_ZERO_SELF_SIGNED_CERT');
+  assert.equal(
+    (strict.toError.mock.calls[0]!.arguments[0] as NodeJS.ErrnoException).code,
+    'DEPTH_ZERO_SELF_SIGNED_CERT',
+  );
 });

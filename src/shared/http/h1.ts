@@ -41,11 +41,18 @@ const SAFE = /^[\x21-\x7e]+$/;
 const SAFE_VALUE = /^[\x20-\x7e]*$/;
 
 function endpoint(base: string): Endpoint {
-  if (base.startsWith('unix:')) return { host: 'localhost', port: 0, hostHeader: 'localhost', prefix: '', tls: false, socketPath: base.slice(5) };
+  if (base.startsWith('unix:'))
+    return { host: 'localhost', port: 0, hostHeader: 'localhost', prefix: '', tls: false, socketPath: base.slice(5) };
   const u = new URL(base);
   if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error(`unsupported protocol ${u.protocol}`);
   const tls = u.protocol === 'https:';
-  return { host: u.hostname.replace(/^\[|\]$/g, ''), port: Number(u.port || (tls ? 443 : 80)), hostHeader: u.host, prefix: u.pathname.replace(/\/$/, ''), tls };
+  return {
+    host: u.hostname.replace(/^\[|\]$/g, ''),
+    port: Number(u.port || (tls ? 443 : 80)),
+    hostHeader: u.host,
+    prefix: u.pathname.replace(/\/$/, ''),
+    tls,
+  };
 }
 
 function serialize(r: H1Request, ep: Endpoint): string {
@@ -136,7 +143,8 @@ class Call implements InFlight, ParserEvents {
   private complete(): void {
     this.finished = true;
     this.detach();
-    if (this.parser.reusableAfterEnd && !this.cancelled && this.idleMs > 0) this.client.release(this.key, this.socket, this.idleMs);
+    if (this.parser.reusableAfterEnd && !this.cancelled && this.idleMs > 0)
+      this.client.release(this.key, this.socket, this.idleMs);
     else this.socket.destroy();
     this.body.end();
   }
@@ -273,7 +281,10 @@ export class H1Client {
     socket.on('data', onData).on('end', onEnd).on('error', onError).on('close', onClose);
     if (this.timeoutMs) socket.setTimeout(this.timeoutMs, onTimeout);
     const connected = ep.tls ? 'secureConnect' : 'connect';
-    const timer = setTimeout(() => socket.destroy(Object.assign(new Error('connect timeout'), { code: 'ETIMEDOUT' })), this.connectTimeoutMs);
+    const timer = setTimeout(
+      () => socket.destroy(Object.assign(new Error('connect timeout'), { code: 'ETIMEDOUT' })),
+      this.connectTimeoutMs,
+    );
     // Both listeners go once either fires, so an open stream does not keep the spent timer.
     const done = () => {
       clearTimeout(timer);

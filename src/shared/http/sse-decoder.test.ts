@@ -46,12 +46,20 @@ const cases: [string, string | Buffer, string[], string[]?][] = [
   ['... also one starting a character', 'data: a\n\r\u00e9', ['a'], []],
   ['unterminated data never handed on', 'data: a\n\ndata: b\n', ['a']],
   ['unterminated line', 'data: a\n\ndata: b', ['a']],
-  ['unicode', 'data: h\u00e9llo \u20ac \u{1F600}\ndata: \u{10FFFF}\u4e2d\n\n', ['h\u00e9llo \u20ac \u{1F600}\n\u{10FFFF}\u4e2d']],
+  [
+    'unicode',
+    'data: h\u00e9llo \u20ac \u{1F600}\ndata: \u{10FFFF}\u4e2d\n\n',
+    ['h\u00e9llo \u20ac \u{1F600}\n\u{10FFFF}\u4e2d'],
+  ],
   ['a leading BOM stripped', '\uFEFFdata: a\n\n', ['a']],
   ['a BOM then a blank line', '\uFEFF\r\ndata: a\n\n', ['a']],
   ['only one BOM stripped', '\uFEFF\uFEFFdata: a\n\ndata: b\n\n', ['b']],
   ['a BOM later is text', 'data: a\n\n\uFEFFdata: b\n\ndata: \uFEFF\n\n', ['a', '\uFEFF']],
-  ['invalid UTF-8', Buffer.from('data: \xff\xe2\x82\n\ndata: \xed\xa0\x80\xc0\n\n', 'latin1'), ['\uFFFD\uFFFD', '\uFFFD\uFFFD\uFFFD\uFFFD']],
+  [
+    'invalid UTF-8',
+    Buffer.from('data: \xff\xe2\x82\n\ndata: \xed\xa0\x80\xc0\n\n', 'latin1'),
+    ['\uFFFD\uFFFD', '\uFFFD\uFFFD\uFFFD\uFFFD'],
+  ],
   ['an event per line ending style', Buffer.from('data: 1\n\ndata: 2\r\rdata: 3\r\n\r\n'), ['1', '2', '3']],
 ];
 
@@ -75,9 +83,15 @@ test('a line ending split across chunks, and lines across many chunks', () => {
 // Generated streams: any unicode, several data lines, other fields, comments, lines without colon,
 // any line ending per line, an optional BOM and trailing incomplete event, split at any byte.
 const text = fc
-  .oneof({ weight: 5, arbitrary: fc.string({ unit: 'binary', maxLength: 8 }) }, fc.string({ unit: 'binary', minLength: 40, maxLength: 120 }))
+  .oneof(
+    { weight: 5, arbitrary: fc.string({ unit: 'binary', maxLength: 8 }) },
+    fc.string({ unit: 'binary', minLength: 40, maxLength: 120 }),
+  )
   .map((s) => s.replace(/[\r\n]/g, ''));
-const name = fc.oneof(fc.constantFrom('data', 'event', 'id', 'retry', 'dat', 'data ', 'datax', 'Data', ''), text.map((s) => s.replace(/:/g, '')));
+const name = fc.oneof(
+  fc.constantFrom('data', 'event', 'id', 'retry', 'dat', 'data ', 'datax', 'Data', ''),
+  text.map((s) => s.replace(/:/g, '')),
+);
 const line = fc.oneof(
   { weight: 4, arbitrary: fc.tuple(fc.constantFrom('data:', 'data: ', 'data:  '), text).map(([f, v]) => f + v) },
   fc.constant('data'),
@@ -87,10 +101,14 @@ const line = fc.oneof(
   fc.tuple(name, text).map(([f, v]) => `${f}:${v}`),
 );
 const ending = fc.constantFrom('\n', '\r', '\r\n');
-const lines = (max: number) => fc.array(fc.tuple(line, ending), { maxLength: max }).map((ls) => ls.map(([l, e]) => l + e).join(''));
+const lines = (max: number) =>
+  fc.array(fc.tuple(line, ending), { maxLength: max }).map((ls) => ls.map(([l, e]) => l + e).join(''));
 const stream = fc
   .tuple(fc.boolean(), fc.array(fc.tuple(lines(4), ending), { maxLength: 6 }), lines(2), fc.option(line))
-  .map(([bom, events, tail, last]) => (bom ? '\uFEFF' : '') + events.map(([ls, blank]) => ls + blank).join('') + tail + (last ?? ''));
+  .map(
+    ([bom, events, tail, last]) =>
+      (bom ? '\uFEFF' : '') + events.map(([ls, blank]) => ls + blank).join('') + tail + (last ?? ''),
+  );
 const split = fc.oneof(fc.array(fc.nat(), { maxLength: 30 }), fc.constant(null));
 
 test('generated streams split anywhere decode as eventsource-parser does', () => {
@@ -112,7 +130,10 @@ test('an incomplete line kept over 16 MiB throws; a longer line within one chunk
   assert.throws(() => d.feed(Buffer.from('a')), { message: 'SSE line too long' });
   const out: string[] = [];
   new SseDecoder((data) => out.push(data)).feed(Buffer.from(`data: ${'x'.repeat(17 << 20)}\n\n`));
-  assert.deepEqual(out.map((o) => o.length), [17 << 20]);
+  assert.deepEqual(
+    out.map((o) => o.length),
+    [17 << 20],
+  );
 });
 
 test('an instance holds no function of its own besides onData', () => {

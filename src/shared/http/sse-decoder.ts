@@ -171,7 +171,9 @@ export class SseDecoder {
     let buf = this.buf;
     if (buf === null || buf.length < need) {
       // Unpooled, so a kept line never pins a shared 8 KiB pool slab; doubled for many small pieces.
-      const grown = Buffer.allocUnsafeSlow(Math.max(need, buf === null ? MIN_KEEP : Math.min(buf.length * 2, MAX_LINE)));
+      const grown = Buffer.allocUnsafeSlow(
+        Math.max(need, buf === null ? MIN_KEEP : Math.min(buf.length * 2, MAX_LINE)),
+      );
       if (buf !== null) copyBytes(buf, 0, len, grown, 0);
       this.buf = buf = grown;
     }
@@ -204,7 +206,13 @@ function lastBreak(b: Buffer): number {
  * `data` alone, whose value is empty), else -1. s[j] is its line ending or past the end of s.
  */
 function valueAt(s: string, i: number, j: number): number {
-  if (s.charCodeAt(i) !== 100 || s.charCodeAt(i + 1) !== 97 || s.charCodeAt(i + 2) !== 116 || s.charCodeAt(i + 3) !== 97) return -1;
+  if (
+    s.charCodeAt(i) !== 100 ||
+    s.charCodeAt(i + 1) !== 97 ||
+    s.charCodeAt(i + 2) !== 116 ||
+    s.charCodeAt(i + 3) !== 97
+  )
+    return -1;
   const c = i + 4;
   if (c === j) return j;
   if (s.charCodeAt(c) !== 58) return -1;
@@ -224,7 +232,8 @@ function partial(b: Buffer, i: number, n: number): boolean {
   if (m >= need) return false;
   if (m >= 2) {
     const d = b[i + 1]!;
-    if (d < (c === 0xe0 ? 0xa0 : c === 0xf0 ? 0x90 : 0x80) || d > (c === 0xed ? 0x9f : c === 0xf4 ? 0x8f : 0xbf)) return false;
+    if (d < (c === 0xe0 ? 0xa0 : c === 0xf0 ? 0x90 : 0x80) || d > (c === 0xed ? 0x9f : c === 0xf4 ? 0x8f : 0xbf))
+      return false;
   }
   return m < 3 || (b[i + 2]! & 0xc0) === 0x80;
 }

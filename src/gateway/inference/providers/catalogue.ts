@@ -25,7 +25,10 @@ export type ProviderInfo = {
 };
 
 /** SPEC §4.5's provider slugs. */
-export const PROVIDER_SLUGS = 'ai21 aion-labs akashml alibaba amazon-bedrock amazon-bedrock/claude-on-aws amazon-nova ambient anthropic anthropic/2 arcee-ai assemblyai atlas-cloud avian azure baidu baseten black-forest-labs byteplus cerebras chutes cirrascale clarifai claude-on-aws cloudflare cohere coreweave cosine crusoe darkbloom databricks decart deepgram deepinfra deepseek dekallm digitalocean featherless fireworks fish-audio friendli gmicloud google-ai-studio google-vertex groq heygen inception inceptron inferact-vllm inference-net infermatic inflection io-net ionstream krea liquid makora mancer mara meta minimax mistral modal modelrun modular moonshotai morph near-ai nebius nex-agi nextbit novita nvidia ollama open-inference openai parasail perceptron perplexity phala poolside primeintellect quiver recraft reka relace runway sail-research sakana sakana-ai sambanova seed siliconflow sourceful stepfun streamlake switchpoint tencent tenstorrent thinkingmachines together typesafe unbiased upstage venice voyageai wafer wandb wandb-legacy xai xiaomi z-ai'.split(' ');
+export const PROVIDER_SLUGS =
+  'ai21 aion-labs akashml alibaba amazon-bedrock amazon-bedrock/claude-on-aws amazon-nova ambient anthropic anthropic/2 arcee-ai assemblyai atlas-cloud avian azure baidu baseten black-forest-labs byteplus cerebras chutes cirrascale clarifai claude-on-aws cloudflare cohere coreweave cosine crusoe darkbloom databricks decart deepgram deepinfra deepseek dekallm digitalocean featherless fireworks fish-audio friendli gmicloud google-ai-studio google-vertex groq heygen inception inceptron inferact-vllm inference-net infermatic inflection io-net ionstream krea liquid makora mancer mara meta minimax mistral modal modelrun modular moonshotai morph near-ai nebius nex-agi nextbit novita nvidia ollama open-inference openai parasail perceptron perplexity phala poolside primeintellect quiver recraft reka relace runway sail-research sakana sakana-ai sambanova seed siliconflow sourceful stepfun streamlake switchpoint tencent tenstorrent thinkingmachines together typesafe unbiased upstage venice voyageai wafer wandb wandb-legacy xai xiaomi z-ai'.split(
+    ' ',
+  );
 
 /** Public OpenAI-compatible endpoints; a slug without one here needs COHORT_PROVIDER_<SLUG>_BASE_URL. */
 const OPENAI_COMPATIBLE: Record<string, string> = {
@@ -68,7 +71,8 @@ export function envName(slug: string): string {
 }
 
 /** The variable that configures `what` of a provider, as an operator types it: providerVar('amazon-bedrock', 'API_KEY') is COHORT_PROVIDER_AMAZON_BEDROCK_API_KEY. */
-export const providerVar = (slug: string, what: 'BASE_URL' | 'API_KEY' | 'ZDR'): string => `COHORT_PROVIDER_${envName(slug)}_${what}`;
+export const providerVar = (slug: string, what: 'BASE_URL' | 'API_KEY' | 'ZDR'): string =>
+  `COHORT_PROVIDER_${envName(slug)}_${what}`;
 
 export type ProviderTable = ReadonlyMap<string, ProviderInfo>;
 

@@ -39,7 +39,8 @@ const TIMEOUTS = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UN
 export function transportError(err: unknown, cancel: Cancel): unknown {
   if (cancel.aborted || err instanceof UpstreamError) return err;
   const code = (err as { code?: string }).code ?? 'unknown';
-  if (TIMEOUTS.has(code)) return new UpstreamError({ status: 0, timeout: true, message: 'the provider did not answer in time' });
+  if (TIMEOUTS.has(code))
+    return new UpstreamError({ status: 0, timeout: true, message: 'the provider did not answer in time' });
   return new UpstreamError({ status: 0, message: `could not reach the provider (${code})` });
 }
 
@@ -137,7 +138,14 @@ class Exchange implements Dispatcher.DispatchHandler, Flow {
 
 /** POSTs to `base` + `path` (base: the provider's URL, which may carry a path prefix such as /v1);
  * a cancellation closes the connection, before the answer or while its body streams. */
-export function post(opts: { client: HttpClient; base: string; path: string; headers: Record<string, string>; body: string; cancel: Cancel }): Promise<Upstream> {
+export function post(opts: {
+  client: HttpClient;
+  base: string;
+  path: string;
+  headers: Record<string, string>;
+  body: string;
+  cancel: Cancel;
+}): Promise<Upstream> {
   const { cancel } = opts;
   if (cancel.aborted) return Promise.reject(new Error('aborted'));
   let t: Target;
@@ -148,7 +156,10 @@ export function post(opts: { client: HttpClient; base: string; path: string; hea
   }
   const exchange = new Exchange(cancel);
   const headers = { 'content-type': 'application/json', ...opts.headers };
-  opts.client.dispatch({ origin: t.origin, path: t.prefix + opts.path, method: 'POST', headers, body: opts.body }, exchange);
+  opts.client.dispatch(
+    { origin: t.origin, path: t.prefix + opts.path, method: 'POST', headers, body: opts.body },
+    exchange,
+  );
   cancel.onCancel(exchange.onCancelled);
   return exchange.response;
 }

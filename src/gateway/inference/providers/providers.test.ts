@@ -4,13 +4,49 @@ import { envName, providerTable, splitModel } from './catalogue.ts';
 import { costOf, loadPriceTable } from '../prices.ts';
 
 test('providers: defaults, overrides from the environment, model slugs', () => {
-  const t = providerTable({ COHORT_PROVIDER_OPENAI_BASE_URL: 'http://127.0.0.1:9/v1/', COHORT_PROVIDER_OPENAI_API_KEY: 'sk-op', COHORT_PROVIDER_AMAZON_BEDROCK_ZDR: 'true' });
-  assert.deepEqual(t.get('openai'), { slug: 'openai', kind: 'openai', baseUrl: 'http://127.0.0.1:9/v1', sharedKey: 'sk-op', keyless: false, zdr: false, configured: true });
-  assert.deepEqual(t.get('anthropic'), { slug: 'anthropic', kind: 'anthropic', baseUrl: 'https://api.anthropic.com/v1', sharedKey: null, keyless: false, zdr: false, configured: false });
+  const t = providerTable({
+    COHORT_PROVIDER_OPENAI_BASE_URL: 'http://127.0.0.1:9/v1/',
+    COHORT_PROVIDER_OPENAI_API_KEY: 'sk-op',
+    COHORT_PROVIDER_AMAZON_BEDROCK_ZDR: 'true',
+  });
+  assert.deepEqual(t.get('openai'), {
+    slug: 'openai',
+    kind: 'openai',
+    baseUrl: 'http://127.0.0.1:9/v1',
+    sharedKey: 'sk-op',
+    keyless: false,
+    zdr: false,
+    configured: true,
+  });
+  assert.deepEqual(t.get('anthropic'), {
+    slug: 'anthropic',
+    kind: 'anthropic',
+    baseUrl: 'https://api.anthropic.com/v1',
+    sharedKey: null,
+    keyless: false,
+    zdr: false,
+    configured: false,
+  });
   // Ollama's default address is on this machine: without the operator's configuration it has none, and no keyless shared capacity.
-  assert.deepEqual(t.get('ollama'), { slug: 'ollama', kind: 'openai', baseUrl: null, sharedKey: null, keyless: false, zdr: true, configured: false });
+  assert.deepEqual(t.get('ollama'), {
+    slug: 'ollama',
+    kind: 'openai',
+    baseUrl: null,
+    sharedKey: null,
+    keyless: false,
+    zdr: true,
+    configured: false,
+  });
   const withOllama = providerTable({ COHORT_PROVIDER_OLLAMA_API_KEY: 'unused' }).get('ollama');
-  assert.deepEqual(withOllama, { slug: 'ollama', kind: 'openai', baseUrl: 'http://127.0.0.1:11434/v1', sharedKey: 'unused', keyless: true, zdr: true, configured: true });
+  assert.deepEqual(withOllama, {
+    slug: 'ollama',
+    kind: 'openai',
+    baseUrl: 'http://127.0.0.1:11434/v1',
+    sharedKey: 'unused',
+    keyless: true,
+    zdr: true,
+    configured: true,
+  });
   assert.equal(t.get('local')!.configured, true);
   assert.equal(t.get('amazon-bedrock')!.zdr, true);
   assert.equal(t.get('baidu')!.baseUrl, null);
@@ -32,6 +68,13 @@ test('providers: defaults, overrides from the environment, model slugs', () => {
 test('prices: cost per million tokens, cached prompt tokens at the cached rate, unknown models free', () => {
   const p = loadPriceTable();
   assert.equal(costOf(p, 'local/scripted', { prompt_tokens: 10, completion_tokens: 5 }), 0.00002);
-  assert.equal(costOf(p, 'openai/gpt-4o', { prompt_tokens: 1000, completion_tokens: 100, prompt_tokens_details: { cached_tokens: 400 } }), 0.0015 + 0.0005 + 0.001);
+  assert.equal(
+    costOf(p, 'openai/gpt-4o', {
+      prompt_tokens: 1000,
+      completion_tokens: 100,
+      prompt_tokens_details: { cached_tokens: 400 },
+    }),
+    0.0015 + 0.0005 + 0.001,
+  );
   assert.equal(costOf(p, 'nowhere/model', { prompt_tokens: 1000, completion_tokens: 1000 }), 0);
 });

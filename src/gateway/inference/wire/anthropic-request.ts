@@ -3,9 +3,25 @@
 // as function tools (server tools, `type: "service:…"`, stay as they are for the router). Pure.
 import type { ChatMessage, ChatRequest, ChatTool, ToolCall } from '../types.ts';
 
-type Block = { type: string; text?: string; thinking?: string; id?: string; name?: string; input?: unknown; tool_use_id?: string; content?: unknown; source?: { type?: string; media_type?: string; data?: string; url?: string } };
+type Block = {
+  type: string;
+  text?: string;
+  thinking?: string;
+  id?: string;
+  name?: string;
+  input?: unknown;
+  tool_use_id?: string;
+  content?: unknown;
+  source?: { type?: string; media_type?: string; data?: string; url?: string };
+};
 type AnthropicMessage = { role: 'user' | 'assistant'; content: string | Block[] };
-type AnthropicTool = { name?: string; type?: string; description?: string; input_schema?: unknown; [k: string]: unknown };
+type AnthropicTool = {
+  name?: string;
+  type?: string;
+  description?: string;
+  input_schema?: unknown;
+  [k: string]: unknown;
+};
 export type AnthropicBody = {
   messages: AnthropicMessage[];
   system?: string | { text: string }[];
@@ -17,10 +33,23 @@ export type AnthropicBody = {
 };
 
 /** Fields converted here; any other field is passed through as is. */
-const CONVERTED = new Set(['messages', 'system', 'tools', 'tool_choice', 'stop_sequences', 'metadata', 'top_k', 'thinking']);
+const CONVERTED = new Set([
+  'messages',
+  'system',
+  'tools',
+  'tool_choice',
+  'stop_sequences',
+  'metadata',
+  'top_k',
+  'thinking',
+]);
 
 const blockText = (content: unknown): string =>
-  typeof content === 'string' ? content : Array.isArray(content) ? content.map((b: Block) => (b.type === 'text' ? (b.text ?? '') : '')).join('') : '';
+  typeof content === 'string'
+    ? content
+    : Array.isArray(content)
+      ? content.map((b: Block) => (b.type === 'text' ? (b.text ?? '') : '')).join('')
+      : '';
 
 function imageUrl(b: Block): string {
   return b.source?.type === 'base64' ? `data:${b.source.media_type};base64,${b.source.data}` : (b.source?.url ?? '');
@@ -31,23 +60,48 @@ function convertMessage(m: AnthropicMessage): ChatMessage[] {
   if (m.role === 'assistant') {
     const calls: ToolCall[] = m.content
       .filter((b) => b.type === 'tool_use')
-      .map((b) => ({ id: b.id ?? '', type: 'function', function: { name: b.name ?? '', arguments: JSON.stringify(b.input ?? {}) } }));
+      .map((b) => ({
+        id: b.id ?? '',
+        type: 'function',
+        function: { name: b.name ?? '', arguments: JSON.stringify(b.input ?? {}) },
+      }));
     const text = blockText(m.content);
-    return [{ role: 'assistant', content: text === '' && calls.length ? null : text, ...(calls.length ? { tool_calls: calls } : {}) }];
+    return [
+      {
+        role: 'assistant',
+        content: text === '' && calls.length ? null : text,
+        ...(calls.length ? { tool_calls: calls } : {}),
+      },
+    ];
   }
   const results: ChatMessage[] = m.content
     .filter((b) => b.type === 'tool_result')
     .map((b) => ({ role: 'tool', tool_call_id: b.tool_use_id ?? '', content: blockText(b.content) }));
   type Part = { type: 'text'; text: string } | { type: 'image_url'; image_url: { url: string } };
-  const parts = m.content.flatMap((b): Part[] => (b.type === 'text' ? [{ type: 'text', text: b.text ?? '' }] : b.type === 'image' ? [{ type: 'image_url', image_url: { url: imageUrl(b) } }] : []));
+  const parts = m.content.flatMap((b): Part[] =>
+    b.type === 'text'
+      ? [{ type: 'text', text: b.text ?? '' }]
+      : b.type === 'image'
+        ? [{ type: 'image_url', image_url: { url: imageUrl(b) } }]
+        : [],
+  );
   const onlyText = parts.every((p) => p.type === 'text');
-  const user: ChatMessage[] = parts.length ? [{ role: 'user', content: onlyText ? parts.map((p) => (p.type === 'text' ? p.text : '')).join('') : parts }] : [];
+  const user: ChatMessage[] = parts.length
+    ? [{ role: 'user', content: onlyText ? parts.map((p) => (p.type === 'text' ? p.text : '')).join('') : parts }]
+    : [];
   return [...results, ...user];
 }
 
 function convertTool(t: AnthropicTool): ChatTool {
   if (t.type && t.type !== 'custom') return t as ChatTool;
-  return { type: 'function', function: { name: t.name ?? '', ...(t.description ? { description: t.description } : {}), parameters: t.input_schema ?? { type: 'object' } } };
+  return {
+    type: 'function',
+    function: {
+      name: t.name ?? '',
+      ...(t.description ? { description: t.description } : {}),
+      parameters: t.input_schema ?? { type: 'object' },
+    },
+  };
 }
 
 function convertChoice(c: AnthropicBody['tool_choice']): unknown {
@@ -63,7 +117,10 @@ export function fromMessagesBody(body: AnthropicBody): ChatRequest {
   const choice = convertChoice(body.tool_choice);
   return {
     ...rest,
-    messages: [...(system ? [{ role: 'system' as const, content: system }] : []), ...body.messages.flatMap(convertMessage)],
+    messages: [
+      ...(system ? [{ role: 'system' as const, content: system }] : []),
+      ...body.messages.flatMap(convertMessage),
+    ],
     ...(body.tools ? { tools: body.tools.map(convertTool) } : {}),
     ...(choice !== undefined ? { tool_choice: choice } : {}),
     ...(body.stop_sequences?.length ? { stop: body.stop_sequences } : {}),

@@ -28,7 +28,13 @@ export function anthropicErrorType(status: number): string {
   }
 }
 
-const STOP: Record<FinishReason, string> = { stop: 'end_turn', length: 'max_tokens', tool_calls: 'tool_use', content_filter: 'refusal', error: 'end_turn' };
+const STOP: Record<FinishReason, string> = {
+  stop: 'end_turn',
+  length: 'max_tokens',
+  tool_calls: 'tool_use',
+  content_filter: 'refusal',
+  error: 'end_turn',
+};
 
 function parseInput(args: string): unknown {
   try {
@@ -56,7 +62,9 @@ function textBlocks(m: Completion['choices'][number]['message'] | undefined) {
     ...(m?.reasoning ? [{ kind: 'thinking' as const, text: m.reasoning }] : []),
     ...(m?.content ? [{ kind: 'text' as const, text: m.content }] : []),
   ];
-  return parts.map((p) => (p.kind === 'thinking' ? { type: 'thinking', thinking: p.text, signature: '' } : { type: 'text', text: p.text }));
+  return parts.map((p) =>
+    p.kind === 'thinking' ? { type: 'thinking', thinking: p.text, signature: '' } : { type: 'text', text: p.text },
+  );
 }
 
 export function toMessage(c: Completion) {
@@ -64,7 +72,12 @@ export function toMessage(c: Completion) {
   const m = choice?.message;
   const content = [
     ...textBlocks(m),
-    ...(m?.tool_calls ?? []).map((t) => ({ type: 'tool_use', id: t.id, name: t.function.name, input: parseInput(t.function.arguments) })),
+    ...(m?.tool_calls ?? []).map((t) => ({
+      type: 'tool_use',
+      id: t.id,
+      name: t.function.name,
+      input: parseInput(t.function.arguments),
+    })),
   ];
   return {
     id: c.id.startsWith('msg_') ? c.id : `msg_${c.id}`,
@@ -93,7 +106,16 @@ export function messagesEncoder(opts: { model: string }) {
   const start = (id: string) => {
     if (started) return;
     started = true;
-    const message = { id: `msg_${id || randomUUID()}`, type: 'message', role: 'assistant', model: opts.model, content: [], stop_reason: null, stop_sequence: null, usage: anthropicUsage(null) };
+    const message = {
+      id: `msg_${id || randomUUID()}`,
+      type: 'message',
+      role: 'assistant',
+      model: opts.model,
+      content: [],
+      stop_reason: null,
+      stop_sequence: null,
+      usage: anthropicUsage(null),
+    };
     out += sse('message_start', { message });
   };
   const close = () => {
@@ -132,7 +154,11 @@ export function messagesEncoder(opts: { model: string }) {
           openBlock('tool', { type: 'tool_use', id: t.id, name: t.function?.name ?? '', input: {} });
           toolBlocks.set(t.index, block);
         }
-        if (t.function?.arguments) out += sse('content_block_delta', { index: toolBlocks.get(t.index) ?? block, delta: { type: 'input_json_delta', partial_json: t.function.arguments } });
+        if (t.function?.arguments)
+          out += sse('content_block_delta', {
+            index: toolBlocks.get(t.index) ?? block,
+            delta: { type: 'input_json_delta', partial_json: t.function.arguments },
+          });
       }
       if (choice.finish_reason) finish = choice.finish_reason;
       return flush();
@@ -140,7 +166,10 @@ export function messagesEncoder(opts: { model: string }) {
     end(): string {
       start('');
       close();
-      out += sse('message_delta', { delta: { stop_reason: STOP[finish ?? 'stop'], stop_sequence: null }, usage: anthropicUsage(usage) });
+      out += sse('message_delta', {
+        delta: { stop_reason: STOP[finish ?? 'stop'], stop_sequence: null },
+        usage: anthropicUsage(usage),
+      });
       out += sse('message_stop', {});
       return flush();
     },

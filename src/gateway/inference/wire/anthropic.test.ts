@@ -13,8 +13,20 @@ test('Anthropic request → chat request: system, tool results before text, tool
     system: [{ text: 'one' }, { text: 'two' }],
     messages: [
       { role: 'user', content: 'hi' },
-      { role: 'assistant', content: [{ type: 'text', text: 'calling' }, { type: 'tool_use', id: 't1', name: 'f', input: { a: 1 } }] },
-      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't1', content: [{ type: 'text', text: 'ok' }] }, { type: 'text', text: 'and?' }] },
+      {
+        role: 'assistant',
+        content: [
+          { type: 'text', text: 'calling' },
+          { type: 'tool_use', id: 't1', name: 'f', input: { a: 1 } },
+        ],
+      },
+      {
+        role: 'user',
+        content: [
+          { type: 'tool_result', tool_use_id: 't1', content: [{ type: 'text', text: 'ok' }] },
+          { type: 'text', text: 'and?' },
+        ],
+      },
     ],
     tools: [{ name: 'f', description: 'd', input_schema: { type: 'object' } }, { type: 'service:web_search' }],
     tool_choice: { type: 'any' },
@@ -27,11 +39,18 @@ test('Anthropic request → chat request: system, tool results before text, tool
     messages: [
       { role: 'system', content: 'one\n\ntwo' },
       { role: 'user', content: 'hi' },
-      { role: 'assistant', content: 'calling', tool_calls: [{ id: 't1', type: 'function', function: { name: 'f', arguments: '{"a":1}' } }] },
+      {
+        role: 'assistant',
+        content: 'calling',
+        tool_calls: [{ id: 't1', type: 'function', function: { name: 'f', arguments: '{"a":1}' } }],
+      },
       { role: 'tool', tool_call_id: 't1', content: 'ok' },
       { role: 'user', content: 'and?' },
     ],
-    tools: [{ type: 'function', function: { name: 'f', description: 'd', parameters: { type: 'object' } } }, { type: 'service:web_search' }],
+    tools: [
+      { type: 'function', function: { name: 'f', description: 'd', parameters: { type: 'object' } } },
+      { type: 'service:web_search' },
+    ],
     tool_choice: 'required',
     stop: ['END'],
     user: 'u1',
@@ -44,9 +63,19 @@ test('chat request → Anthropic body and back: roles merge, tool results are us
       messages: [
         { role: 'system', content: 'sys' },
         { role: 'user', content: 'q' },
-        { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: '{"x":2}' } }] },
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: '{"x":2}' } }],
+        },
         { role: 'tool', tool_call_id: 'c1', content: 'r1' },
-        { role: 'user', content: [{ type: 'text', text: 'more' }, { type: 'image_url', image_url: { url: 'data:image/png;base64,AAA' } }] },
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'more' },
+            { type: 'image_url', image_url: { url: 'data:image/png;base64,AAA' } },
+          ],
+        },
       ],
       tools: [{ type: 'function', function: { name: 'f', parameters: { type: 'object' } } }],
       tool_choice: { type: 'function', function: { name: 'f' } },
@@ -63,7 +92,14 @@ test('chat request → Anthropic body and back: roles merge, tool results are us
     messages: [
       { role: 'user', content: [{ type: 'text', text: 'q' }] },
       { role: 'assistant', content: [{ type: 'tool_use', id: 'c1', name: 'f', input: { x: 2 } }] },
-      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'c1', content: 'r1' }, { type: 'text', text: 'more' }, { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'AAA' } }] },
+      {
+        role: 'user',
+        content: [
+          { type: 'tool_result', tool_use_id: 'c1', content: 'r1' },
+          { type: 'text', text: 'more' },
+          { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'AAA' } },
+        ],
+      },
     ],
     tools: [{ name: 'f', description: undefined, input_schema: { type: 'object' } }],
     tool_choice: { type: 'tool', name: 'f' },
@@ -76,24 +112,59 @@ test('Anthropic message ↔ completion, stop reasons and cached usage', () => {
   const c = fromAnthropicMessage({
     id: 'msg_1',
     model: 'claude-x',
-    content: [{ type: 'thinking', thinking: 'hm' }, { type: 'text', text: 'hi' }, { type: 'tool_use', id: 't', name: 'f', input: { a: 1 } }],
+    content: [
+      { type: 'thinking', thinking: 'hm' },
+      { type: 'text', text: 'hi' },
+      { type: 'tool_use', id: 't', name: 'f', input: { a: 1 } },
+    ],
     stop_reason: 'tool_use',
     usage: { input_tokens: 5, output_tokens: 3, cache_read_input_tokens: 2 },
   });
-  assert.deepEqual(c.choices[0], { index: 0, message: { role: 'assistant', content: 'hi', reasoning: 'hm', tool_calls: [{ id: 't', type: 'function', function: { name: 'f', arguments: '{"a":1}' } }] }, finish_reason: 'tool_calls' });
-  assert.deepEqual(c.usage, { prompt_tokens: 7, completion_tokens: 3, total_tokens: 10, prompt_tokens_details: { cached_tokens: 2 } });
+  assert.deepEqual(c.choices[0], {
+    index: 0,
+    message: {
+      role: 'assistant',
+      content: 'hi',
+      reasoning: 'hm',
+      tool_calls: [{ id: 't', type: 'function', function: { name: 'f', arguments: '{"a":1}' } }],
+    },
+    finish_reason: 'tool_calls',
+  });
+  assert.deepEqual(c.usage, {
+    prompt_tokens: 7,
+    completion_tokens: 3,
+    total_tokens: 10,
+    prompt_tokens_details: { cached_tokens: 2 },
+  });
   const m = toMessage(c);
   assert.equal(m.stop_reason, 'tool_use');
-  assert.deepEqual(m.usage, { input_tokens: 5, output_tokens: 3, cache_read_input_tokens: 2, cache_creation_input_tokens: 0 });
-  for (const [stop, finish] of [['end_turn', 'stop'], ['max_tokens', 'length'], ['stop_sequence', 'stop'], ['refusal', 'content_filter']] as const) {
-    assert.equal(fromAnthropicMessage({ id: 'm', model: 'x', content: [], stop_reason: stop, usage: {} }).choices[0]!.finish_reason, finish);
+  assert.deepEqual(m.usage, {
+    input_tokens: 5,
+    output_tokens: 3,
+    cache_read_input_tokens: 2,
+    cache_creation_input_tokens: 0,
+  });
+  for (const [stop, finish] of [
+    ['end_turn', 'stop'],
+    ['max_tokens', 'length'],
+    ['stop_sequence', 'stop'],
+    ['refusal', 'content_filter'],
+  ] as const) {
+    assert.equal(
+      fromAnthropicMessage({ id: 'm', model: 'x', content: [], stop_reason: stop, usage: {} }).choices[0]!
+        .finish_reason,
+      finish,
+    );
   }
 });
 
 test('Anthropic events → chunks → Anthropic events round trip', () => {
   const next = anthropicChunker({ model: 'claude-x' });
   const events = [
-    { type: 'message_start', message: { id: 'msg_9', model: 'claude-x', content: [], stop_reason: null, usage: { input_tokens: 4 } } },
+    {
+      type: 'message_start',
+      message: { id: 'msg_9', model: 'claude-x', content: [], stop_reason: null, usage: { input_tokens: 4 } },
+    },
     { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } },
     { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'Hel' } },
     { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'lo' } },
@@ -105,22 +176,48 @@ test('Anthropic events → chunks → Anthropic events round trip', () => {
     { type: 'message_stop' },
   ];
   const chunks = events.map(next).filter((c): c is ChatChunk => c !== null);
-  assert.deepEqual(chunks.map((c) => c.choices[0]!.delta), [
-    { role: 'assistant', content: '' },
-    { content: 'Hel' },
-    { content: 'lo' },
-    { tool_calls: [{ index: 0, id: 'tu', type: 'function', function: { name: 'f', arguments: '' } }] },
-    { tool_calls: [{ index: 0, function: { arguments: '{"a":' } }] },
-    { tool_calls: [{ index: 0, function: { arguments: '1}' } }] },
-    {},
-  ]);
+  assert.deepEqual(
+    chunks.map((c) => c.choices[0]!.delta),
+    [
+      { role: 'assistant', content: '' },
+      { content: 'Hel' },
+      { content: 'lo' },
+      { tool_calls: [{ index: 0, id: 'tu', type: 'function', function: { name: 'f', arguments: '' } }] },
+      { tool_calls: [{ index: 0, function: { arguments: '{"a":' } }] },
+      { tool_calls: [{ index: 0, function: { arguments: '1}' } }] },
+      {},
+    ],
+  );
   assert.equal(chunks.at(-1)!.choices[0]!.finish_reason, 'tool_calls');
-  assert.deepEqual(chunks.at(-1)!.usage, { prompt_tokens: 4, completion_tokens: 6, total_tokens: 10, prompt_tokens_details: { cached_tokens: 0 } });
+  assert.deepEqual(chunks.at(-1)!.usage, {
+    prompt_tokens: 4,
+    completion_tokens: 6,
+    total_tokens: 10,
+    prompt_tokens_details: { cached_tokens: 0 },
+  });
   const enc = messagesEncoder({ model: 'claude-x' });
   const text = chunks.map((c) => enc.push(c)).join('') + enc.end();
-  const types = text.split('\n\n').filter(Boolean).map((f) => f.split('\n')[0]!.slice(7));
-  assert.deepEqual(types, ['message_start', 'content_block_start', 'content_block_delta', 'content_block_delta', 'content_block_stop', 'content_block_start', 'content_block_delta', 'content_block_delta', 'content_block_stop', 'message_delta', 'message_stop']);
-  assert.throws(() => next({ type: 'error', error: { type: 'overloaded_error', message: 'busy' } }), (e: { status: number }) => e.status === 529);
+  const types = text
+    .split('\n\n')
+    .filter(Boolean)
+    .map((f) => f.split('\n')[0]!.slice(7));
+  assert.deepEqual(types, [
+    'message_start',
+    'content_block_start',
+    'content_block_delta',
+    'content_block_delta',
+    'content_block_stop',
+    'content_block_start',
+    'content_block_delta',
+    'content_block_delta',
+    'content_block_stop',
+    'message_delta',
+    'message_stop',
+  ]);
+  assert.throws(
+    () => next({ type: 'error', error: { type: 'overloaded_error', message: 'busy' } }),
+    (e: { status: number }) => e.status === 529,
+  );
 });
 
 test('our error statuses as Anthropic error types, one row per status', () => {
@@ -137,14 +234,32 @@ test('our error statuses as Anthropic error types, one row per status', () => {
     [504, 'api_error'],
     [529, 'overloaded_error'],
   ];
-  assert.deepEqual(rows.map(([status]) => [status, anthropicErrorType(status)]), rows);
+  assert.deepEqual(
+    rows.map(([status]) => [status, anthropicErrorType(status)]),
+    rows,
+  );
 });
 
 test('a stream that fails after output closes its open block and ends with an error event of the right type', () => {
   const enc = messagesEncoder({ model: 'claude-x' });
-  const chunk: ChatChunk = { id: 'c', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta: { content: 'partial' }, finish_reason: null }] };
+  const chunk: ChatChunk = {
+    id: 'c',
+    object: 'chat.completion.chunk',
+    created: 1,
+    model: 'm',
+    choices: [{ index: 0, delta: { content: 'partial' }, finish_reason: null }],
+  };
   const text = enc.push(chunk) + enc.error('provider openai: slow down', 429);
-  const frames = text.split('\n\n').filter(Boolean).map((f) => ({ event: f.split('\n')[0]!.slice(7), data: JSON.parse(f.split('\n')[1]!.slice(6)) }));
-  assert.deepEqual(frames.map((f) => f.event), ['message_start', 'content_block_start', 'content_block_delta', 'content_block_stop', 'error']);
-  assert.deepEqual(frames.at(-1)!.data, { type: 'error', error: { type: 'rate_limit_error', message: 'provider openai: slow down' } });
+  const frames = text
+    .split('\n\n')
+    .filter(Boolean)
+    .map((f) => ({ event: f.split('\n')[0]!.slice(7), data: JSON.parse(f.split('\n')[1]!.slice(6)) }));
+  assert.deepEqual(
+    frames.map((f) => f.event),
+    ['message_start', 'content_block_start', 'content_block_delta', 'content_block_stop', 'error'],
+  );
+  assert.deepEqual(frames.at(-1)!.data, {
+    type: 'error',
+    error: { type: 'rate_limit_error', message: 'provider openai: slow down' },
+  });
 });

@@ -17,7 +17,13 @@ type InputItem = {
   arguments?: string;
   output?: string | ContentPart[];
 };
-type ResponsesTool = { type: string; name?: string; description?: string; parameters?: unknown; strict?: boolean | null };
+type ResponsesTool = {
+  type: string;
+  name?: string;
+  description?: string;
+  parameters?: unknown;
+  strict?: boolean | null;
+};
 export type ResponsesBody = {
   input: string | InputItem[];
   instructions?: string | null;
@@ -25,7 +31,10 @@ export type ResponsesBody = {
   tool_choice?: string | { type: string; name?: string };
   max_output_tokens?: number | null;
   reasoning?: { effort?: string | null } | null;
-  text?: { format?: { type: string; name?: string; schema?: unknown; strict?: boolean | null; description?: string }; verbosity?: string | null } | null;
+  text?: {
+    format?: { type: string; name?: string; schema?: unknown; strict?: boolean | null; description?: string };
+    verbosity?: string | null;
+  } | null;
   [k: string]: unknown;
 };
 
@@ -34,7 +43,15 @@ const CONVERTED = new Set(['input', 'instructions', 'tools', 'tool_choice', 'max
 /** Responses-only fields with no chat-completions counterpart: storage (nothing is stored, see
  * the README; the schema lets `previous_response_id` and `conversation` be null only, and a null
  * is dropped anyway), extra output (`include`, `top_logprobs`), limits chat providers do not know. */
-const DROPPED = new Set(['store', 'include', 'truncation', 'background', 'top_logprobs', 'max_tool_calls', 'stream_options']);
+const DROPPED = new Set([
+  'store',
+  'include',
+  'truncation',
+  'background',
+  'top_logprobs',
+  'max_tool_calls',
+  'stream_options',
+]);
 
 const partText = (p: ContentPart): string => p.text ?? p.refusal ?? '';
 
@@ -43,7 +60,9 @@ function contentOf(content: string | ContentPart[]): ChatMessage['content'] {
   if (typeof content === 'string') return content;
   if (!content.some((p) => p.type === 'input_image')) return content.map(partText).join('');
   return content.map((p) =>
-    p.type === 'input_image' ? { type: 'image_url', image_url: { url: p.image_url, ...(p.detail ? { detail: p.detail } : {}) } } : { type: 'text', text: partText(p) },
+    p.type === 'input_image'
+      ? { type: 'image_url', image_url: { url: p.image_url, ...(p.detail ? { detail: p.detail } : {}) } }
+      : { type: 'text', text: partText(p) },
   );
 }
 
@@ -51,7 +70,11 @@ function convertInput(items: InputItem[]): ChatMessage[] {
   const out: ChatMessage[] = [];
   for (const item of items) {
     if (item.type === 'function_call') {
-      const call: ToolCall = { id: item.call_id!, type: 'function', function: { name: item.name!, arguments: item.arguments! } };
+      const call: ToolCall = {
+        id: item.call_id!,
+        type: 'function',
+        function: { name: item.name!, arguments: item.arguments! },
+      };
       // Calls made in one turn belong to the assistant message before them (parallel calls are
       // consecutive items), as chat providers expect the tool messages to follow one such message.
       const last = out.at(-1);
@@ -59,10 +82,22 @@ function convertInput(items: InputItem[]): ChatMessage[] {
       else out.push({ role: 'assistant', content: null, tool_calls: [call] });
     } else if (item.type === 'function_call_output') {
       const output = item.output!;
-      out.push({ role: 'tool', tool_call_id: item.call_id!, content: typeof output === 'string' ? output : output.map(partText).join('') });
+      out.push({
+        role: 'tool',
+        tool_call_id: item.call_id!,
+        content: typeof output === 'string' ? output : output.map(partText).join(''),
+      });
     } else if (item.type === undefined || item.type === 'message') {
       const role = item.role!;
-      out.push({ role, content: role === 'user' ? contentOf(item.content!) : typeof item.content === 'string' ? item.content : item.content!.map(partText).join('') });
+      out.push({
+        role,
+        content:
+          role === 'user'
+            ? contentOf(item.content!)
+            : typeof item.content === 'string'
+              ? item.content
+              : item.content!.map(partText).join(''),
+      });
     }
   }
   return out;
@@ -70,7 +105,12 @@ function convertInput(items: InputItem[]): ChatMessage[] {
 
 function convertTool(t: ResponsesTool): ChatTool {
   if (t.type !== 'function') return t as ChatTool;
-  const fn = { name: t.name!, ...(t.description !== undefined ? { description: t.description } : {}), ...(t.parameters ? { parameters: t.parameters } : {}), ...(t.strict != null ? { strict: t.strict } : {}) };
+  const fn = {
+    name: t.name!,
+    ...(t.description !== undefined ? { description: t.description } : {}),
+    ...(t.parameters ? { parameters: t.parameters } : {}),
+    ...(t.strict != null ? { strict: t.strict } : {}),
+  };
   return { type: 'function', function: fn };
 }
 
@@ -88,8 +128,11 @@ function convertFormat(f: NonNullable<ResponsesBody['text']>['format']): unknown
 
 /** The chat-completions request for a Responses body; a null field is "not set", so a preset may fill it. */
 export function fromResponsesBody(body: ResponsesBody): ChatRequest {
-  const rest = Object.fromEntries(Object.entries(body).filter(([k, v]) => v !== null && !CONVERTED.has(k) && !DROPPED.has(k)));
-  const input = typeof body.input === 'string' ? [{ role: 'user' as const, content: body.input }] : convertInput(body.input);
+  const rest = Object.fromEntries(
+    Object.entries(body).filter(([k, v]) => v !== null && !CONVERTED.has(k) && !DROPPED.has(k)),
+  );
+  const input =
+    typeof body.input === 'string' ? [{ role: 'user' as const, content: body.input }] : convertInput(body.input);
   const choice = convertChoice(body.tool_choice);
   // OpenAI's hosted tools (web_search, namespace, local_shell, custom…) have no chat-completions
   // form: they are left out, as an agent that offers them (Codex does) still works with the rest.

@@ -52,7 +52,10 @@ export function responsesUsage(u: Usage | null | undefined) {
   const details = u?.prompt_tokens_details as { cached_tokens?: number; cache_write_tokens?: number } | undefined;
   return {
     input_tokens: u?.prompt_tokens ?? 0,
-    input_tokens_details: { cached_tokens: details?.cached_tokens ?? 0, cache_write_tokens: details?.cache_write_tokens ?? 0 },
+    input_tokens_details: {
+      cached_tokens: details?.cached_tokens ?? 0,
+      cache_write_tokens: details?.cache_write_tokens ?? 0,
+    },
     output_tokens: u?.completion_tokens ?? 0,
     output_tokens_details: { reasoning_tokens: u?.completion_tokens_details?.reasoning_tokens ?? 0 },
     total_tokens: u?.total_tokens ?? 0,
@@ -69,14 +72,41 @@ function statusOf(finish: FinishReason | null): { status: Status; incomplete_det
 
 const outputText = (text: string) => ({ type: 'output_text' as const, text, annotations: [], logprobs: [] });
 const reasoningText = (text: string) => ({ type: 'reasoning_text' as const, text });
-const messageItem = (id: string, text: string, status: Status) => ({ id, type: 'message' as const, status, role: 'assistant' as const, content: [outputText(text)] });
-const reasoningItem = (id: string, text: string) => ({ id, type: 'reasoning' as const, summary: [], content: [reasoningText(text)] });
-const callItem = (id: string, c: { call_id: string; name: string; arguments: string }, status: Status) => ({ id, type: 'function_call' as const, status, call_id: c.call_id, name: c.name, arguments: c.arguments });
+const messageItem = (id: string, text: string, status: Status) => ({
+  id,
+  type: 'message' as const,
+  status,
+  role: 'assistant' as const,
+  content: [outputText(text)],
+});
+const reasoningItem = (id: string, text: string) => ({
+  id,
+  type: 'reasoning' as const,
+  summary: [],
+  content: [reasoningText(text)],
+});
+const callItem = (id: string, c: { call_id: string; name: string; arguments: string }, status: Status) => ({
+  id,
+  type: 'function_call' as const,
+  status,
+  call_id: c.call_id,
+  name: c.name,
+  arguments: c.arguments,
+});
 type Item = ReturnType<typeof messageItem> | ReturnType<typeof reasoningItem> | ReturnType<typeof callItem>;
 
 const textOf = (output: Item[]) => output.map((i) => (i.type === 'message' ? i.content[0]!.text : '')).join('');
 
-function envelope(who: ResponseIdentity, s: { status: Status | 'failed'; output: Item[]; usage: Usage | null; error?: ResponseError | null; incomplete?: { reason: string } | null }) {
+function envelope(
+  who: ResponseIdentity,
+  s: {
+    status: Status | 'failed';
+    output: Item[];
+    usage: Usage | null;
+    error?: ResponseError | null;
+    incomplete?: { reason: string } | null;
+  },
+) {
   const done = s.status !== 'in_progress';
   return {
     id: responseId(who.requestId),
@@ -111,15 +141,23 @@ function envelope(who: ResponseIdentity, s: { status: Status | 'failed'; output:
 /** A completion's text and reasoning in the order produced where the provider says it, else the reasoning first. */
 function partsOf(m: Completion['choices'][number]['message'] | undefined): Part[] {
   return (
-    m?.[PARTS] ?? [...(m?.reasoning ? [{ kind: 'thinking' as const, text: m.reasoning }] : []), ...(m?.content ? [{ kind: 'text' as const, text: m.content }] : [])]
+    m?.[PARTS] ?? [
+      ...(m?.reasoning ? [{ kind: 'thinking' as const, text: m.reasoning }] : []),
+      ...(m?.content ? [{ kind: 'text' as const, text: m.content }] : []),
+    ]
   );
 }
 
 export function toResponse(c: Completion, who: ResponseIdentity) {
   const choice = c.choices[0];
   const parts = partsOf(choice?.message);
-  const output: Item[] = parts.map((p, i) => (p.kind === 'thinking' ? reasoningItem(itemId('rs', who.requestId, i), p.text) : messageItem(itemId('msg', who.requestId, i), p.text, 'completed')));
-  for (const t of choice?.message.tool_calls ?? []) output.push(callItem(itemId('fc', who.requestId, output.length), { call_id: t.id, ...t.function }, 'completed'));
+  const output: Item[] = parts.map((p, i) =>
+    p.kind === 'thinking'
+      ? reasoningItem(itemId('rs', who.requestId, i), p.text)
+      : messageItem(itemId('msg', who.requestId, i), p.text, 'completed'),
+  );
+  for (const t of choice?.message.tool_calls ?? [])
+    output.push(callItem(itemId('fc', who.requestId, output.length), { call_id: t.id, ...t.function }, 'completed'));
   const { status, incomplete_details } = statusOf(choice?.finish_reason ?? null);
   return envelope(who, { status, output, usage: c.usage ?? null, incomplete: incomplete_details });
 }
@@ -149,7 +187,8 @@ export function responsesEncoder(who: ResponseIdentity) {
     out = '';
     return s;
   };
-  const textItem = (t: OpenText, status: Status) => (t.kind === 'message' ? messageItem(t.id, t.text, status) : reasoningItem(t.id, t.text));
+  const textItem = (t: OpenText, status: Status) =>
+    t.kind === 'message' ? messageItem(t.id, t.text, status) : reasoningItem(t.id, t.text);
   const partOf = (t: OpenText) => (t.kind === 'message' ? outputText(t.text) : reasoningText(t.text));
   const callOf = (c: OpenCall, status: Status) => callItem(c.id, c, status);
 
@@ -169,15 +208,28 @@ export function responsesEncoder(who: ResponseIdentity) {
     closeText();
     const index = output.length;
     text = { kind, index, id: itemId(kind === 'message' ? 'msg' : 'rs', who.requestId, index), text: '' };
-    const empty = kind === 'message' ? { id: text.id, type: 'message', status: 'in_progress', role: 'assistant', content: [] } : { id: text.id, type: 'reasoning', summary: [], content: [] };
+    const empty =
+      kind === 'message'
+        ? { id: text.id, type: 'message', status: 'in_progress', role: 'assistant', content: [] }
+        : { id: text.id, type: 'reasoning', summary: [], content: [] };
     output[index] = textItem(text, 'in_progress');
     emit('response.output_item.added', { output_index: index, item: empty });
-    emit('response.content_part.added', { item_id: text.id, output_index: index, content_index: 0, part: partOf(text) });
+    emit('response.content_part.added', {
+      item_id: text.id,
+      output_index: index,
+      content_index: 0,
+      part: partOf(text),
+    });
     return text;
   };
   const closeCalls = () => {
     for (const c of calls.values()) {
-      emit('response.function_call_arguments.done', { item_id: c.id, output_index: c.index, name: c.name, arguments: c.arguments });
+      emit('response.function_call_arguments.done', {
+        item_id: c.id,
+        output_index: c.index,
+        name: c.name,
+        arguments: c.arguments,
+      });
       output[c.index] = callOf(c, 'completed');
       emit('response.output_item.done', { output_index: c.index, item: output[c.index] });
     }
@@ -206,19 +258,36 @@ export function responsesEncoder(who: ResponseIdentity) {
       if (d.reasoning) {
         const t = openText('reasoning');
         t.text += d.reasoning;
-        emit('response.reasoning_text.delta', { item_id: t.id, output_index: t.index, content_index: 0, delta: d.reasoning });
+        emit('response.reasoning_text.delta', {
+          item_id: t.id,
+          output_index: t.index,
+          content_index: 0,
+          delta: d.reasoning,
+        });
       }
       if (d.content) {
         const t = openText('message');
         t.text += d.content;
-        emit('response.output_text.delta', { item_id: t.id, output_index: t.index, content_index: 0, delta: d.content, logprobs: [] });
+        emit('response.output_text.delta', {
+          item_id: t.id,
+          output_index: t.index,
+          content_index: 0,
+          delta: d.content,
+          logprobs: [],
+        });
       }
       for (const tc of d.tool_calls ?? []) {
         let call = calls.get(tc.index);
         if (!call && tc.id) {
           closeText();
           const index = output.length;
-          call = { index, id: itemId('fc', who.requestId, index), call_id: tc.id, name: tc.function?.name ?? '', arguments: '' };
+          call = {
+            index,
+            id: itemId('fc', who.requestId, index),
+            call_id: tc.id,
+            name: tc.function?.name ?? '',
+            arguments: '',
+          };
           calls.set(tc.index, call);
           output[index] = callOf(call, 'in_progress');
           emit('response.output_item.added', { output_index: index, item: output[index] });
@@ -241,7 +310,11 @@ export function responsesEncoder(who: ResponseIdentity) {
       return flush();
     },
     error(e: { status: number; message: string; reason?: string; retryable: boolean }): string {
-      const error: ResponseError = { code: errorCode(e.status), message: e.message, ...(e.reason ? { metadata: { reason: e.reason, retryable: e.retryable } } : {}) };
+      const error: ResponseError = {
+        code: errorCode(e.status),
+        message: e.message,
+        ...(e.reason ? { metadata: { reason: e.reason, retryable: e.retryable } } : {}),
+      };
       emit('response.failed', { response: envelope(who, { status: 'failed', output: snapshot(), usage, error }) });
       return flush();
     },

@@ -5,20 +5,67 @@ import { echoOf, responsesEncoder, responsesUsage, toResponse, type ResponseIden
 import { PARTS, type ChatChunk, type Completion } from '../types.ts';
 import { responseFrames } from '../../../../test/helpers/inference-fixtures.ts';
 
-const call = (id: string, name: string, args: string) => ({ id, type: 'function' as const, function: { name, arguments: args } });
+const call = (id: string, name: string, args: string) => ({
+  id,
+  type: 'function' as const,
+  function: { name, arguments: args },
+});
 
 test('Responses request → chat request, case by case', () => {
   const cases: [string, ResponsesBody, Record<string, unknown>][] = [
-    ['a string input is one user message', { model: 'a/b', input: 'hi' }, { model: 'a/b', messages: [{ role: 'user', content: 'hi' }] }],
+    [
+      'a string input is one user message',
+      { model: 'a/b', input: 'hi' },
+      { model: 'a/b', messages: [{ role: 'user', content: 'hi' }] },
+    ],
     [
       'instructions lead as the system message; text parts join; system and developer items stay',
-      { input: [{ role: 'developer', content: [{ type: 'input_text', text: 'dev' }] }, { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'a' }, { type: 'input_text', text: 'b' }] }], instructions: 'Be brief.' },
-      { messages: [{ role: 'system', content: 'Be brief.' }, { role: 'developer', content: 'dev' }, { role: 'user', content: 'ab' }] },
+      {
+        input: [
+          { role: 'developer', content: [{ type: 'input_text', text: 'dev' }] },
+          {
+            type: 'message',
+            role: 'user',
+            content: [
+              { type: 'input_text', text: 'a' },
+              { type: 'input_text', text: 'b' },
+            ],
+          },
+        ],
+        instructions: 'Be brief.',
+      },
+      {
+        messages: [
+          { role: 'system', content: 'Be brief.' },
+          { role: 'developer', content: 'dev' },
+          { role: 'user', content: 'ab' },
+        ],
+      },
     ],
     [
       'a user image makes chat content parts',
-      { input: [{ role: 'user', content: [{ type: 'input_text', text: 'see' }, { type: 'input_image', image_url: 'data:image/png;base64,AA', detail: 'low' }] }] },
-      { messages: [{ role: 'user', content: [{ type: 'text', text: 'see' }, { type: 'image_url', image_url: { url: 'data:image/png;base64,AA', detail: 'low' } }] }] },
+      {
+        input: [
+          {
+            role: 'user',
+            content: [
+              { type: 'input_text', text: 'see' },
+              { type: 'input_image', image_url: 'data:image/png;base64,AA', detail: 'low' },
+            ],
+          },
+        ],
+      },
+      {
+        messages: [
+          {
+            role: 'user',
+            content: [
+              { type: 'text', text: 'see' },
+              { type: 'image_url', image_url: { url: 'data:image/png;base64,AA', detail: 'low' } },
+            ],
+          },
+        ],
+      },
     ],
     [
       'output text and function calls fold into one assistant message; outputs become tool messages; reasoning is dropped',
@@ -26,11 +73,25 @@ test('Responses request → chat request, case by case', () => {
         input: [
           { role: 'user', content: 'go' },
           { type: 'reasoning', summary: [] } as never,
-          { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'calling' }, { type: 'refusal', refusal: '!' }] },
+          {
+            type: 'message',
+            role: 'assistant',
+            content: [
+              { type: 'output_text', text: 'calling' },
+              { type: 'refusal', refusal: '!' },
+            ],
+          },
           { type: 'function_call', call_id: 'c1', name: 'f', arguments: '{"a":1}' },
           { type: 'function_call', call_id: 'c2', name: 'g', arguments: '{}' },
           { type: 'function_call_output', call_id: 'c1', output: 'one' },
-          { type: 'function_call_output', call_id: 'c2', output: [{ type: 'input_text', text: 't' }, { type: 'input_text', text: 'wo' }] },
+          {
+            type: 'function_call_output',
+            call_id: 'c2',
+            output: [
+              { type: 'input_text', text: 't' },
+              { type: 'input_text', text: 'wo' },
+            ],
+          },
           { type: 'function_call', call_id: 'c3', name: 'f', arguments: '{}' },
         ],
       },
@@ -48,15 +109,28 @@ test('Responses request → chat request, case by case', () => {
       'tools, tool choice, output cap, reasoning effort, JSON schema format, verbosity',
       {
         input: 'x',
-        tools: [{ type: 'function', name: 'f', description: 'd', parameters: { type: 'object' }, strict: true }, { type: 'function', name: 'g', parameters: null }, { type: 'service:web_search' }, { type: 'web_search' }, { type: 'namespace', name: 'mcp' }],
+        tools: [
+          { type: 'function', name: 'f', description: 'd', parameters: { type: 'object' }, strict: true },
+          { type: 'function', name: 'g', parameters: null },
+          { type: 'service:web_search' },
+          { type: 'web_search' },
+          { type: 'namespace', name: 'mcp' },
+        ],
         tool_choice: { type: 'function', name: 'f' },
         max_output_tokens: 64,
         reasoning: { effort: 'low' },
-        text: { format: { type: 'json_schema', name: 's', schema: { type: 'object' }, strict: true }, verbosity: 'low' },
+        text: {
+          format: { type: 'json_schema', name: 's', schema: { type: 'object' }, strict: true },
+          verbosity: 'low',
+        },
       },
       {
         messages: [{ role: 'user', content: 'x' }],
-        tools: [{ type: 'function', function: { name: 'f', description: 'd', parameters: { type: 'object' }, strict: true } }, { type: 'function', function: { name: 'g' } }, { type: 'service:web_search' }],
+        tools: [
+          { type: 'function', function: { name: 'f', description: 'd', parameters: { type: 'object' }, strict: true } },
+          { type: 'function', function: { name: 'g' } },
+          { type: 'service:web_search' },
+        ],
         tool_choice: { type: 'function', function: { name: 'f' } },
         max_tokens: 64,
         reasoning_effort: 'low',
@@ -71,41 +145,141 @@ test('Responses request → chat request, case by case', () => {
     ],
     [
       'nulls are "not set" (a preset fills them); storage fields are dropped; routing and other fields pass',
-      { input: 'x', temperature: null, instructions: null, max_output_tokens: null, store: false, include: ['reasoning.encrypted_content'], previous_response_id: null, preset: 'p', top_p: 0.5, parallel_tool_calls: false, prompt_cache_key: 'k', text: { format: { type: 'text' } } },
-      { preset: 'p', top_p: 0.5, parallel_tool_calls: false, prompt_cache_key: 'k', messages: [{ role: 'user', content: 'x' }] },
+      {
+        input: 'x',
+        temperature: null,
+        instructions: null,
+        max_output_tokens: null,
+        store: false,
+        include: ['reasoning.encrypted_content'],
+        previous_response_id: null,
+        preset: 'p',
+        top_p: 0.5,
+        parallel_tool_calls: false,
+        prompt_cache_key: 'k',
+        text: { format: { type: 'text' } },
+      },
+      {
+        preset: 'p',
+        top_p: 0.5,
+        parallel_tool_calls: false,
+        prompt_cache_key: 'k',
+        messages: [{ role: 'user', content: 'x' }],
+      },
     ],
   ];
   for (const [name, body, expected] of cases) assert.deepEqual(fromResponsesBody(body), expected, name);
 });
 
 const who = (echo = echoOf({})): ResponseIdentity => ({ requestId: 'gen-1', model: 'p/m', createdAt: 100, echo });
-const usage = { prompt_tokens: 5, completion_tokens: 3, total_tokens: 8, prompt_tokens_details: { cached_tokens: 2 }, completion_tokens_details: { reasoning_tokens: 1 }, cost: 0.5, is_byok: true };
+const usage = {
+  prompt_tokens: 5,
+  completion_tokens: 3,
+  total_tokens: 8,
+  prompt_tokens_details: { cached_tokens: 2 },
+  completion_tokens_details: { reasoning_tokens: 1 },
+  cost: 0.5,
+  is_byok: true,
+};
 
 test('chat usage → Responses usage', () => {
-  assert.deepEqual(responsesUsage(usage), { input_tokens: 5, input_tokens_details: { cached_tokens: 2, cache_write_tokens: 0 }, output_tokens: 3, output_tokens_details: { reasoning_tokens: 1 }, total_tokens: 8, cost: 0.5, is_byok: true });
-  assert.deepEqual(responsesUsage(null), { input_tokens: 0, input_tokens_details: { cached_tokens: 0, cache_write_tokens: 0 }, output_tokens: 0, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 0 });
-});
-
-test('echoOf: the request fields a response repeats, with their defaults', () => {
-  assert.deepEqual(echoOf({ input: 'x', instructions: 'i', temperature: 0.2, tools: [{ type: 'function', name: 'f' }], metadata: { a: 'b' }, user: 'u' }), {
-    instructions: 'i', max_output_tokens: null, metadata: { a: 'b' }, parallel_tool_calls: true, reasoning: null, temperature: 0.2, text: { format: { type: 'text' } }, tool_choice: 'auto', tools: [{ type: 'function', name: 'f' }], top_p: null, user: 'u',
+  assert.deepEqual(responsesUsage(usage), {
+    input_tokens: 5,
+    input_tokens_details: { cached_tokens: 2, cache_write_tokens: 0 },
+    output_tokens: 3,
+    output_tokens_details: { reasoning_tokens: 1 },
+    total_tokens: 8,
+    cost: 0.5,
+    is_byok: true,
+  });
+  assert.deepEqual(responsesUsage(null), {
+    input_tokens: 0,
+    input_tokens_details: { cached_tokens: 0, cache_write_tokens: 0 },
+    output_tokens: 0,
+    output_tokens_details: { reasoning_tokens: 0 },
+    total_tokens: 0,
   });
 });
 
-const completion = (message: Completion['choices'][number]['message'], finish: Completion['choices'][number]['finish_reason']): Completion => ({ id: 'gen-1', object: 'chat.completion', created: 1, model: 'p/m', choices: [{ index: 0, message, finish_reason: finish }], usage });
+test('echoOf: the request fields a response repeats, with their defaults', () => {
+  assert.deepEqual(
+    echoOf({
+      input: 'x',
+      instructions: 'i',
+      temperature: 0.2,
+      tools: [{ type: 'function', name: 'f' }],
+      metadata: { a: 'b' },
+      user: 'u',
+    }),
+    {
+      instructions: 'i',
+      max_output_tokens: null,
+      metadata: { a: 'b' },
+      parallel_tool_calls: true,
+      reasoning: null,
+      temperature: 0.2,
+      text: { format: { type: 'text' } },
+      tool_choice: 'auto',
+      tools: [{ type: 'function', name: 'f' }],
+      top_p: null,
+      user: 'u',
+    },
+  );
+});
+
+const completion = (
+  message: Completion['choices'][number]['message'],
+  finish: Completion['choices'][number]['finish_reason'],
+): Completion => ({
+  id: 'gen-1',
+  object: 'chat.completion',
+  created: 1,
+  model: 'p/m',
+  choices: [{ index: 0, message, finish_reason: finish }],
+  usage,
+});
 
 test('completion → response: items in the order produced, status by finish reason', () => {
-  const cases: [string, Completion, { status: string; incomplete_details: unknown; output: unknown[]; output_text: string }][] = [
+  const cases: [
+    string,
+    Completion,
+    { status: string; incomplete_details: unknown; output: unknown[]; output_text: string },
+  ][] = [
     [
       'parts in order, then the calls',
-      completion({ role: 'assistant', content: 'ab', reasoning: 'rr', tool_calls: [call('c1', 'f', '{}')], [PARTS]: [{ kind: 'text', text: 'a' }, { kind: 'thinking', text: 'rr' }, { kind: 'text', text: 'b' }] }, 'tool_calls'),
+      completion(
+        {
+          role: 'assistant',
+          content: 'ab',
+          reasoning: 'rr',
+          tool_calls: [call('c1', 'f', '{}')],
+          [PARTS]: [
+            { kind: 'text', text: 'a' },
+            { kind: 'thinking', text: 'rr' },
+            { kind: 'text', text: 'b' },
+          ],
+        },
+        'tool_calls',
+      ),
       {
         status: 'completed',
         incomplete_details: null,
         output: [
-          { id: 'msg_gen-1_0', type: 'message', status: 'completed', role: 'assistant', content: [{ type: 'output_text', text: 'a', annotations: [], logprobs: [] }] },
+          {
+            id: 'msg_gen-1_0',
+            type: 'message',
+            status: 'completed',
+            role: 'assistant',
+            content: [{ type: 'output_text', text: 'a', annotations: [], logprobs: [] }],
+          },
           { id: 'rs_gen-1_1', type: 'reasoning', summary: [], content: [{ type: 'reasoning_text', text: 'rr' }] },
-          { id: 'msg_gen-1_2', type: 'message', status: 'completed', role: 'assistant', content: [{ type: 'output_text', text: 'b', annotations: [], logprobs: [] }] },
+          {
+            id: 'msg_gen-1_2',
+            type: 'message',
+            status: 'completed',
+            role: 'assistant',
+            content: [{ type: 'output_text', text: 'b', annotations: [], logprobs: [] }],
+          },
           { id: 'fc_gen-1_3', type: 'function_call', status: 'completed', call_id: 'c1', name: 'f', arguments: '{}' },
         ],
         output_text: 'ab',
@@ -119,25 +293,53 @@ test('completion → response: items in the order produced, status by finish rea
         incomplete_details: { reason: 'max_output_tokens' },
         output: [
           { id: 'rs_gen-1_0', type: 'reasoning', summary: [], content: [{ type: 'reasoning_text', text: 'r' }] },
-          { id: 'msg_gen-1_1', type: 'message', status: 'completed', role: 'assistant', content: [{ type: 'output_text', text: 'x', annotations: [], logprobs: [] }] },
+          {
+            id: 'msg_gen-1_1',
+            type: 'message',
+            status: 'completed',
+            role: 'assistant',
+            content: [{ type: 'output_text', text: 'x', annotations: [], logprobs: [] }],
+          },
         ],
         output_text: 'x',
       },
     ],
-    ['filtered, no content', completion({ role: 'assistant', content: null }, 'content_filter'), { status: 'incomplete', incomplete_details: { reason: 'content_filter' }, output: [], output_text: '' }],
+    [
+      'filtered, no content',
+      completion({ role: 'assistant', content: null }, 'content_filter'),
+      { status: 'incomplete', incomplete_details: { reason: 'content_filter' }, output: [], output_text: '' },
+    ],
   ];
   for (const [name, c, expected] of cases) {
     const r = toResponse(c, who());
-    assert.deepEqual({ status: r.status, incomplete_details: r.incomplete_details, output: r.output, output_text: r.output_text }, expected, name);
-    assert.deepEqual([r.id, r.object, r.created_at, r.model, r.store, r.error, r.usage], ['resp_gen-1', 'response', 100, 'p/m', false, null, responsesUsage(usage)], name);
+    assert.deepEqual(
+      { status: r.status, incomplete_details: r.incomplete_details, output: r.output, output_text: r.output_text },
+      expected,
+      name,
+    );
+    assert.deepEqual(
+      [r.id, r.object, r.created_at, r.model, r.store, r.error, r.usage],
+      ['resp_gen-1', 'response', 100, 'p/m', false, null, responsesUsage(usage)],
+      name,
+    );
   }
 });
 
-const chunk = (delta: ChatChunk['choices'][number]['delta'], finish: ChatChunk['choices'][number]['finish_reason'] = null): ChatChunk => ({ id: 'x', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta, finish_reason: finish }] });
+const chunk = (
+  delta: ChatChunk['choices'][number]['delta'],
+  finish: ChatChunk['choices'][number]['finish_reason'] = null,
+): ChatChunk => ({
+  id: 'x',
+  object: 'chat.completion.chunk',
+  created: 1,
+  model: 'm',
+  choices: [{ index: 0, delta, finish_reason: finish }],
+});
 const usageChunk: ChatChunk = { id: 'x', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [], usage };
 
 /** One line per event: its type and the fields that locate and carry it. */
-const summary = ([t, d]: [string, any]) => [t, d.output_index ?? null, d.delta ?? d.text ?? d.arguments ?? d.item?.type ?? d.response?.status ?? null].join(' ');
+const summary = ([t, d]: [string, any]) =>
+  [t, d.output_index ?? null, d.delta ?? d.text ?? d.arguments ?? d.item?.type ?? d.response?.status ?? null].join(' ');
 
 test('chunks → events: reasoning, text, split and parallel tool-call arguments, completed with usage', () => {
   const e = responsesEncoder(who());
@@ -148,7 +350,9 @@ test('chunks → events: reasoning, text, split and parallel tool-call arguments
     e.push(chunk({ reasoning: ' r2' })),
     e.push(chunk({ content: 'a' })),
     e.push(chunk({ content: ' b' })),
-    e.push(chunk({ tool_calls: [{ index: 0, id: 'c1', type: 'function', function: { name: 'f', arguments: '{"q"' } }] })),
+    e.push(
+      chunk({ tool_calls: [{ index: 0, id: 'c1', type: 'function', function: { name: 'f', arguments: '{"q"' } }] }),
+    ),
     e.push(chunk({ tool_calls: [{ index: 1, id: 'c2', type: 'function', function: { name: 'g', arguments: '' } }] })),
     e.push(chunk({ tool_calls: [{ index: 0, function: { arguments: ':1}' } }] })),
     e.push(chunk({ tool_calls: [{ index: 1, function: { arguments: '{}' } }] })),
@@ -188,14 +392,28 @@ test('chunks → events: reasoning, text, split and parallel tool-call arguments
   const done = evs.at(-1)![1].response;
   assert.deepEqual(done.output, [
     { id: 'rs_gen-1_0', type: 'reasoning', summary: [], content: [{ type: 'reasoning_text', text: 'r1 r2' }] },
-    { id: 'msg_gen-1_1', type: 'message', status: 'completed', role: 'assistant', content: [{ type: 'output_text', text: 'a b', annotations: [], logprobs: [] }] },
+    {
+      id: 'msg_gen-1_1',
+      type: 'message',
+      status: 'completed',
+      role: 'assistant',
+      content: [{ type: 'output_text', text: 'a b', annotations: [], logprobs: [] }],
+    },
     { id: 'fc_gen-1_2', type: 'function_call', status: 'completed', call_id: 'c1', name: 'f', arguments: '{"q":1}' },
     { id: 'fc_gen-1_3', type: 'function_call', status: 'completed', call_id: 'c2', name: 'g', arguments: '{}' },
   ]);
   assert.deepEqual([done.output_text, done.usage, evs[0]![1].response.usage], ['a b', responsesUsage(usage), null]);
   assert.deepEqual(evs[3]![1].part, { type: 'reasoning_text', text: '' });
   assert.deepEqual(evs[10]![1].part, { type: 'output_text', text: '', annotations: [], logprobs: [] });
-  assert.deepEqual(evs[11]![1], { type: 'response.output_text.delta', item_id: 'msg_gen-1_1', output_index: 1, content_index: 0, delta: 'a', logprobs: [], sequence_number: 11 });
+  assert.deepEqual(evs[11]![1], {
+    type: 'response.output_text.delta',
+    item_id: 'msg_gen-1_1',
+    output_index: 1,
+    content_index: 0,
+    delta: 'a',
+    logprobs: [],
+    sequence_number: 11,
+  });
 });
 
 test('a finish by the output cap ends with response.incomplete; a failure with response.failed, open items incomplete', () => {
@@ -205,12 +423,29 @@ test('a finish by the output cap ends with response.incomplete; a failure with r
   assert.equal(incomplete.at(-1)![0], 'response.incomplete');
 
   const failing = responsesEncoder(who());
-  const evs = responseFrames(failing.start() + failing.push(chunk({ content: 'part' })) + failing.error({ status: 504, message: 'too slow', reason: 'timeout', retryable: true }));
+  const evs = responseFrames(
+    failing.start() +
+      failing.push(chunk({ content: 'part' })) +
+      failing.error({ status: 504, message: 'too slow', reason: 'timeout', retryable: true }),
+  );
   const [type, data] = evs.at(-1)!;
   assert.equal(type, 'response.failed');
-  assert.deepEqual([data.response.status, data.response.error, data.response.completed_at], ['failed', { code: 'server_error', message: 'too slow', metadata: { reason: 'timeout', retryable: true } }, null]);
-  assert.deepEqual(data.response.output, [{ id: 'msg_gen-1_0', type: 'message', status: 'incomplete', role: 'assistant', content: [{ type: 'output_text', text: 'part', annotations: [], logprobs: [] }] }]);
+  assert.deepEqual(
+    [data.response.status, data.response.error, data.response.completed_at],
+    ['failed', { code: 'server_error', message: 'too slow', metadata: { reason: 'timeout', retryable: true } }, null],
+  );
+  assert.deepEqual(data.response.output, [
+    {
+      id: 'msg_gen-1_0',
+      type: 'message',
+      status: 'incomplete',
+      role: 'assistant',
+      content: [{ type: 'output_text', text: 'part', annotations: [], logprobs: [] }],
+    },
+  ]);
   const limited = responsesEncoder(who());
-  const last = responseFrames(limited.start() + limited.error({ status: 429, message: 'slow down', retryable: true })).at(-1)![1];
+  const last = responseFrames(
+    limited.start() + limited.error({ status: 429, message: 'slow down', retryable: true }),
+  ).at(-1)![1];
   assert.deepEqual(last.response.error, { code: 'rate_limit_exceeded', message: 'slow down' });
 });

@@ -49,14 +49,23 @@ export function copyDisk(root: string, to: string): FileCount {
 }
 
 /** Mounts a disk image in a private mount namespace held by a helper process; `root` reaches it. */
-export async function mountImage(image: string, mountPoint: string): Promise<{ root: string; release(): Promise<void> }> {
+export async function mountImage(
+  image: string,
+  mountPoint: string,
+): Promise<{ root: string; release(): Promise<void> }> {
   const script = 'mount -o loop,nosuid,nodev "$1" "$2" && echo mounted && exec sleep 86400';
-  const child = spawn('/usr/bin/unshare', ['--mount', '--propagation', 'private', '--', '/bin/sh', '-c', script, 'cohort-mount', image, mountPoint], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(
+    '/usr/bin/unshare',
+    ['--mount', '--propagation', 'private', '--', '/bin/sh', '-c', script, 'cohort-mount', image, mountPoint],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
   let err = '';
   child.stderr.on('data', (d: Buffer) => (err += d));
   await new Promise<void>((resolve, reject) => {
     child.stdout.once('data', () => resolve());
-    child.once('exit', (code) => reject(new Error(`could not mount the intern's disk ${image} (${err.trim() || `exit ${code}`})`)));
+    child.once('exit', (code) =>
+      reject(new Error(`could not mount the intern's disk ${image} (${err.trim() || `exit ${code}`})`)),
+    );
   });
   return {
     root: `/proc/${child.pid}/root${mountPoint}`,

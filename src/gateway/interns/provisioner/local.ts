@@ -21,7 +21,6 @@ import { copyDisk, mountImage } from './files.ts';
 const STEPS = 3;
 const PROJECT_ROOT = fileURLToPath(new URL('../../../../', import.meta.url)).replace(/\/$/, '');
 
-
 export type IsolationOptions = {
   /** false only when the operator set COHORT_UNSAFE_NO_ISOLATION: daemons run as the gateway's own user. */
   enabled: boolean;
@@ -52,7 +51,14 @@ export type LocalProvisionerOptions = {
 function baseEnv(isolated: boolean): Record<string, string> {
   const keep = isolated ? ['LANG', 'TZ'] : ['PATH', 'HOME', 'LANG', 'TZ', 'TMPDIR', 'NODE_OPTIONS'];
   const env = Object.fromEntries(keep.filter((k) => process.env[k] !== undefined).map((k) => [k, process.env[k]!]));
-  return isolated ? { ...env, PATH: '/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin', HOME: `${IN_SANDBOX.intern}/home`, TMPDIR: '/tmp' } : env;
+  return isolated
+    ? {
+        ...env,
+        PATH: '/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin',
+        HOME: `${IN_SANDBOX.intern}/home`,
+        TMPDIR: '/tmp',
+      }
+    : env;
 }
 
 function alive(pid: number): boolean {
@@ -90,12 +96,20 @@ function daemonInside(pid: number): number | null {
 
 /** What a daemon that died while starting said: its error line (a stack's first), else its last lines. */
 function startFailure(log: string): string {
-  const lines = log.trim().split('\n').filter((l) => l.trim());
+  const lines = log
+    .trim()
+    .split('\n')
+    .filter((l) => l.trim());
   const error = lines.find((l) => /^\w*Error\b|^cohort daemon:|^bwrap:|^mount:|^unshare:/.test(l.trim()));
   return (error ?? lines.slice(-3).join(' | ')).trim().slice(0, 500);
 }
 
-async function readListening(logFile: string, from: number, child: { exited: boolean }, timeoutMs: number): Promise<string> {
+async function readListening(
+  logFile: string,
+  from: number,
+  child: { exited: boolean },
+  timeoutMs: number,
+): Promise<string> {
   const until = Date.now() + timeoutMs;
   while (Date.now() < until) {
     const text = existsSync(logFile) ? readFileSync(logFile).subarray(from).toString('utf8') : '';
@@ -112,10 +126,16 @@ function ensureDiskImage(file: string, mb: number): void {
   if (existsSync(file)) return;
   const tmp = `${file}.new`;
   writeFileSync(tmp, '', { mode: 0o600 });
-  const r = spawnSync('/usr/sbin/mkfs.ext4', ['-q', '-F', '-m', '5', '-E', 'lazy_itable_init=1,lazy_journal_init=1', tmp, `${mb}M`], { encoding: 'utf8' });
+  const r = spawnSync(
+    '/usr/sbin/mkfs.ext4',
+    ['-q', '-F', '-m', '5', '-E', 'lazy_itable_init=1,lazy_journal_init=1', tmp, `${mb}M`],
+    { encoding: 'utf8' },
+  );
   if (r.status !== 0) {
     rmSync(tmp, { force: true });
-    throw new Error(`could not create the intern's disk image (mkfs.ext4: ${(r.stderr || r.error?.message || '').trim().slice(0, 200)}); install e2fsprogs, or set COHORT_INTERN_DISK_MB=0 to run without a disk limit`);
+    throw new Error(
+      `could not create the intern's disk image (mkfs.ext4: ${(r.stderr || r.error?.message || '').trim().slice(0, 200)}); install e2fsprogs, or set COHORT_INTERN_DISK_MB=0 to run without a disk limit`,
+    );
   }
   spawnSync('/bin/mv', [tmp, file]);
 }
@@ -167,7 +187,9 @@ export function createLocalProvisioner(opts: LocalProvisionerOptions): Provision
       chmodSync(etc[k], 0o644);
     }
     const nodeArgs = nodeArgsFor(import.meta.url, '../../../runtime/daemon/main');
-    const code = ['dist', 'src', 'node_modules', 'package.json', 'tsconfig.json'].map((p) => join(PROJECT_ROOT, p)).filter((p) => existsSync(p));
+    const code = ['dist', 'src', 'node_modules', 'package.json', 'tsconfig.json']
+      .map((p) => join(PROJECT_ROOT, p))
+      .filter((p) => existsSync(p));
     const [file, args] = runtimeCommand({
       bwrapPath: iso.bwrapPath,
       internRoot: disk,

@@ -8,19 +8,30 @@ const opts: RuntimeOptions = {
   diskImage: '/data/interns/i1/disk.img',
   runDir: '/data/run/i/i1',
   gatewaysDir: '/data/run/gw',
-  etc: { passwd: '/data/interns/i1/etc/passwd', group: '/data/interns/i1/etc/group', hosts: '/data/interns/i1/etc/hosts' },
+  etc: {
+    passwd: '/data/interns/i1/etc/passwd',
+    group: '/data/interns/i1/etc/group',
+    hosts: '/data/interns/i1/etc/hosts',
+  },
   runtimePaths: ['/srv/cohort/dist', '/srv/cohort/node_modules'],
   uid: 200007,
   tmpBytes: 16 * 1024 * 1024,
   command: ['/usr/bin/node', '/srv/cohort/dist/daemon/main.js'],
 };
-const pairs = (argv: string[], flag: string) => argv.flatMap((a, i) => (a === flag ? [`${argv[i + 1]} ${argv[i + 2]}`] : []));
+const pairs = (argv: string[], flag: string) =>
+  argv.flatMap((a, i) => (a === flag ? [`${argv[i + 1]} ${argv[i + 2]}`] : []));
 
 test('the launcher: a private mount namespace, the disk image, the uid, then bwrap and the daemon last', () => {
   const [file, args] = runtimeCommand(opts);
   assert.equal(file, '/usr/bin/unshare');
   assert.deepEqual(args.slice(0, 6), ['--mount', '--propagation', 'private', '--', '/bin/sh', '-c']);
-  assert.deepEqual(args.slice(7, 12), ['cohort-launch', '/data/interns/i1/disk.img', '/data/interns/i1/disk', '200007', '/usr/bin/bwrap']);
+  assert.deepEqual(args.slice(7, 12), [
+    'cohort-launch',
+    '/data/interns/i1/disk.img',
+    '/data/interns/i1/disk',
+    '200007',
+    '/usr/bin/bwrap',
+  ]);
   assert.deepEqual(args.slice(-3), ['--', '/usr/bin/node', '/srv/cohort/dist/daemon/main.js']);
   // Without an image the launcher mounts nothing (an empty first argument).
   assert.equal(runtimeCommand({ ...opts, diskImage: null })[1][8], '');
@@ -28,7 +39,16 @@ test('the launcher: a private mount namespace, the disk image, the uid, then bwr
 
 test('bwrap: every namespace but the user one, capabilities cut to starting the agent, tied to the launcher', () => {
   const argv = runtimeCommand(opts)[1];
-  for (const ns of ['--unshare-pid', '--unshare-net', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try', '--die-with-parent', '--new-session']) assert.ok(argv.includes(ns), ns);
+  for (const ns of [
+    '--unshare-pid',
+    '--unshare-net',
+    '--unshare-ipc',
+    '--unshare-uts',
+    '--unshare-cgroup-try',
+    '--die-with-parent',
+    '--new-session',
+  ])
+    assert.ok(argv.includes(ns), ns);
   assert.equal(argv.includes('--unshare-user'), false);
   const caps = argv.flatMap((a, i) => (a === '--cap-add' || a === '--cap-drop' ? [`${a} ${argv[i + 1]}`] : []));
   assert.deepEqual(caps, ['--cap-drop ALL', '--cap-add CAP_SETUID', '--cap-add CAP_SETGID', '--cap-add CAP_KILL']);
@@ -38,10 +58,18 @@ test('the filesystem: only what is bound, the data dir never; the intern writabl
   const argv = runtimeCommand(opts)[1];
   assert.deepEqual(pairs(argv, '--bind'), ['/data/interns/i1/disk /intern', '/data/run/i/i1 /run/cohort']);
   const ro = pairs(argv, '--ro-bind');
-  assert.ok(ro.includes('/usr /usr') && ro.includes('/data/run/gw /run/cohort/gw') && ro.includes('/srv/cohort/dist /srv/cohort/dist'));
+  assert.ok(
+    ro.includes('/usr /usr') &&
+      ro.includes('/data/run/gw /run/cohort/gw') &&
+      ro.includes('/srv/cohort/dist /srv/cohort/dist'),
+  );
   assert.ok(ro.includes('/data/interns/i1/etc/passwd /etc/passwd'));
   const sources = argv.flatMap((a, i) => (['--bind', '--ro-bind', '--ro-bind-try'].includes(a) ? [argv[i + 1]!] : []));
-  assert.deepEqual(sources.filter((src) => src === '/' || src === '/data' || src === '/etc' || src === '/proc'), [], 'no bind of /, the data dir, /etc or the host /proc as a whole');
+  assert.deepEqual(
+    sources.filter((src) => src === '/' || src === '/data' || src === '/etc' || src === '/proc'),
+    [],
+    'no bind of /, the data dir, /etc or the host /proc as a whole',
+  );
   assert.ok(argv.join(' ').includes('--size 16777216 --perms 1777 --tmpfs /tmp'));
   assert.ok(argv.join(' ').includes('--chmod 0700 /run/cohort'));
 });
@@ -49,7 +77,9 @@ test('the filesystem: only what is bound, the data dir never; the intern writabl
 test('a project under /tmp stays visible: the private /tmp is mounted before anything is bound', () => {
   const argv = runtimeCommand({ ...opts, runtimePaths: ['/tmp/ci-clone/dist'] })[1];
   const tmpfs = argv.indexOf('/tmp', argv.indexOf('--tmpfs'));
-  const firstBind = argv.findIndex((a) => a === '--bind' || a === '--ro-bind' || a === '--ro-bind-try' || a === '--dir');
+  const firstBind = argv.findIndex(
+    (a) => a === '--bind' || a === '--ro-bind' || a === '--ro-bind-try' || a === '--dir',
+  );
   assert.ok(tmpfs > 0 && tmpfs < firstBind, 'the tmpfs comes first');
   assert.ok(argv.join(' ').includes('--ro-bind /tmp/ci-clone/dist /tmp/ci-clone/dist'));
   assert.ok(argv.join(' ').includes('--perms 0755 --dir /tmp/ci-clone'));
@@ -57,12 +87,23 @@ test('a project under /tmp stays visible: the private /tmp is mounted before any
 });
 
 test('parents: every directory above the bound paths, outermost first, for bwrap to make passable', () => {
-  assert.deepEqual(parents(['/srv/cohort/dist', '/etc/ssl/certs', '/usr']), ['/etc', '/srv', '/etc/ssl', '/srv/cohort']);
+  assert.deepEqual(parents(['/srv/cohort/dist', '/etc/ssl/certs', '/usr']), [
+    '/etc',
+    '/srv',
+    '/etc/ssl',
+    '/srv/cohort',
+  ]);
 });
 
 test("runtime paths: node's prefix when it is not under /usr, and the code's paths once each", () => {
-  assert.deepEqual(runtimePathsFor({ execPath: '/usr/bin/node', codePaths: ['/srv/c/dist', '/srv/c/dist/x', '/srv/c/node_modules'] }), ['/srv/c/dist', '/srv/c/node_modules']);
-  assert.deepEqual(runtimePathsFor({ execPath: '/opt/node/bin/node', codePaths: ['/srv/c/dist'] }), ['/opt/node', '/srv/c/dist']);
+  assert.deepEqual(
+    runtimePathsFor({ execPath: '/usr/bin/node', codePaths: ['/srv/c/dist', '/srv/c/dist/x', '/srv/c/node_modules'] }),
+    ['/srv/c/dist', '/srv/c/node_modules'],
+  );
+  assert.deepEqual(runtimePathsFor({ execPath: '/opt/node/bin/node', codePaths: ['/srv/c/dist'] }), [
+    '/opt/node',
+    '/srv/c/dist',
+  ]);
 });
 
 test('/etc files name the intern user by its uid', () => {

@@ -63,42 +63,112 @@ export type RuntimeOptions = {
 };
 
 /** Host paths every runtime reads: the OS userland and the files programs expect in /etc. */
-const SYSTEM_RO = ['/usr', '/etc/alternatives', '/etc/ssl/certs', '/etc/ssl/openssl.cnf', '/etc/ca-certificates', '/etc/ld.so.cache', '/etc/localtime', '/etc/nsswitch.conf'];
+const SYSTEM_RO = [
+  '/usr',
+  '/etc/alternatives',
+  '/etc/ssl/certs',
+  '/etc/ssl/openssl.cnf',
+  '/etc/ca-certificates',
+  '/etc/ld.so.cache',
+  '/etc/localtime',
+  '/etc/nsswitch.conf',
+];
 
 /** The programs that start an intern: [file, args] for spawn. */
 export function runtimeCommand(o: RuntimeOptions): [string, string[]] {
   const bwrap = [
     o.bwrapPath,
-    '--unshare-pid', '--unshare-net', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try',
-    '--hostname', 'intern',
-    '--die-with-parent', '--new-session',
+    '--unshare-pid',
+    '--unshare-net',
+    '--unshare-ipc',
+    '--unshare-uts',
+    '--unshare-cgroup-try',
+    '--hostname',
+    'intern',
+    '--die-with-parent',
+    '--new-session',
     // Root inside keeps only what starting the agent as the intern's uid needs; no_new_privs is bwrap's.
-    '--cap-drop', 'ALL', '--cap-add', 'CAP_SETUID', '--cap-add', 'CAP_SETGID', '--cap-add', 'CAP_KILL',
+    '--cap-drop',
+    'ALL',
+    '--cap-add',
+    'CAP_SETUID',
+    '--cap-add',
+    'CAP_SETGID',
+    '--cap-add',
+    'CAP_KILL',
     // Mounted before the binds: a project (or data dir) under /tmp is bound over the private /tmp, not hidden by it.
-    '--proc', '/proc',
-    '--dev', '/dev',
-    '--size', String(o.tmpBytes), '--perms', '1777', '--tmpfs', '/tmp',
+    '--proc',
+    '/proc',
+    '--dev',
+    '/dev',
+    '--size',
+    String(o.tmpBytes),
+    '--perms',
+    '1777',
+    '--tmpfs',
+    '/tmp',
     // bwrap makes the parents of a mount point 0700; the intern's uid must pass through them.
     // (Not /tmp itself, which keeps its 1777.)
     ...parents([...SYSTEM_RO, '/etc/passwd', IN_SANDBOX.gateways, ...o.runtimePaths])
       .filter((d) => d !== '/tmp')
       .flatMap((d) => ['--perms', '0755', '--dir', d]),
-    '--ro-bind', '/usr', '/usr',
-    '--symlink', 'usr/bin', '/bin', '--symlink', 'usr/sbin', '/sbin', '--symlink', 'usr/lib', '/lib', '--symlink', 'usr/lib64', '/lib64',
+    '--ro-bind',
+    '/usr',
+    '/usr',
+    '--symlink',
+    'usr/bin',
+    '/bin',
+    '--symlink',
+    'usr/sbin',
+    '/sbin',
+    '--symlink',
+    'usr/lib',
+    '/lib',
+    '--symlink',
+    'usr/lib64',
+    '/lib64',
     ...SYSTEM_RO.slice(1).flatMap((p) => ['--ro-bind-try', p, p]),
-    '--ro-bind', o.etc.passwd, '/etc/passwd',
-    '--ro-bind', o.etc.group, '/etc/group',
-    '--ro-bind', o.etc.hosts, '/etc/hosts',
+    '--ro-bind',
+    o.etc.passwd,
+    '/etc/passwd',
+    '--ro-bind',
+    o.etc.group,
+    '/etc/group',
+    '--ro-bind',
+    o.etc.hosts,
+    '/etc/hosts',
     ...unique(o.runtimePaths).flatMap((p) => ['--ro-bind', p, p]),
-    '--bind', o.internRoot, IN_SANDBOX.intern,
-    '--bind', o.runDir, IN_SANDBOX.run,
-    '--ro-bind', o.gatewaysDir, IN_SANDBOX.gateways,
-    '--chmod', '0700', IN_SANDBOX.run,
-    '--chdir', IN_SANDBOX.intern,
+    '--bind',
+    o.internRoot,
+    IN_SANDBOX.intern,
+    '--bind',
+    o.runDir,
+    IN_SANDBOX.run,
+    '--ro-bind',
+    o.gatewaysDir,
+    IN_SANDBOX.gateways,
+    '--chmod',
+    '0700',
+    IN_SANDBOX.run,
+    '--chdir',
+    IN_SANDBOX.intern,
     '--',
     ...o.command,
   ];
-  const launch = ['--mount', '--propagation', 'private', '--', '/bin/sh', '-c', LAUNCH_SCRIPT, 'cohort-launch', o.diskImage ?? '', o.internRoot, String(o.uid), ...bwrap];
+  const launch = [
+    '--mount',
+    '--propagation',
+    'private',
+    '--',
+    '/bin/sh',
+    '-c',
+    LAUNCH_SCRIPT,
+    'cohort-launch',
+    o.diskImage ?? '',
+    o.internRoot,
+    String(o.uid),
+    ...bwrap,
+  ];
   return ['/usr/bin/unshare', launch];
 }
 
@@ -115,7 +185,9 @@ export function parents(paths: string[]): string[] {
 /** Paths under one another are bound once (the outermost); order kept. */
 function unique(paths: string[]): string[] {
   const sorted = [...new Set(paths)].sort((a, b) => a.length - b.length);
-  const kept = sorted.filter((p, i) => !sorted.slice(0, i).some((q) => p === q || p.startsWith(q.endsWith('/') ? q : `${q}/`)));
+  const kept = sorted.filter(
+    (p, i) => !sorted.slice(0, i).some((q) => p === q || p.startsWith(q.endsWith('/') ? q : `${q}/`)),
+  );
   return paths.filter((p, i) => kept.includes(p) && paths.indexOf(p) === i);
 }
 

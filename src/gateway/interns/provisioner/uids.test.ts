@@ -13,7 +13,10 @@ test('uids: one per intern, the same again for the same intern, freed on release
     assert.equal(pool.claim('b'), 300001);
     assert.equal(pool.claim('a'), 300000);
     // Another process on the same data dir sees the claims.
-    assert.throws(() => createUidPool({ dir, base: 300000, size: 2 }).claim('c'), /no free intern uid in 300000\.\.300001; raise COHORT_INTERN_UID_COUNT/);
+    assert.throws(
+      () => createUidPool({ dir, base: 300000, size: 2 }).claim('c'),
+      /no free intern uid in 300000\.\.300001; raise COHORT_INTERN_UID_COUNT/,
+    );
     pool.release('a');
     assert.deepEqual(readdirSync(dir), ['300001']);
     assert.equal(pool.claim('c'), 300000);

@@ -34,7 +34,9 @@ export function createUidPool(opts: { dir: string; base: number; size: number })
           if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
         }
       }
-      throw new Error(`no free intern uid in ${opts.base}..${opts.base + opts.size - 1}; raise COHORT_INTERN_UID_COUNT`);
+      throw new Error(
+        `no free intern uid in ${opts.base}..${opts.base + opts.size - 1}; raise COHORT_INTERN_UID_COUNT`,
+      );
     },
     release(internId) {
       for (const [uid, owner] of owners()) if (owner === internId) rmSync(join(opts.dir, String(uid)), { force: true });

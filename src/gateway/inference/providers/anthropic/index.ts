@@ -36,7 +36,8 @@ export function anthropicAdapter(deps: { client: HttpClient }): ProviderAdapter 
       const res = await send(call, false);
       if (res.statusCode !== 200) throw await failure(res);
       const m = (await jsonBody(res)) as AnthropicMessage;
-      if (!m || !Array.isArray(m.content)) throw new UpstreamError({ status: 502, message: 'the provider answered with a malformed body' });
+      if (!m || !Array.isArray(m.content))
+        throw new UpstreamError({ status: 502, message: 'the provider answered with a malformed body' });
       return fromAnthropicMessage(m);
     },
   };

@@ -10,7 +10,9 @@ const DEFAULT_MAX_TOKENS = 4096;
 
 function imageBlock(url: string): Block {
   const m = /^data:([^;]+);base64,(.*)$/s.exec(url);
-  return m ? { type: 'image', source: { type: 'base64', media_type: m[1], data: m[2] } } : { type: 'image', source: { type: 'url', url } };
+  return m
+    ? { type: 'image', source: { type: 'base64', media_type: m[1], data: m[2] } }
+    : { type: 'image', source: { type: 'url', url } };
 }
 
 function userBlocks(content: unknown): Block[] {
@@ -32,14 +34,20 @@ function parseArgs(args: string): unknown {
 }
 
 function blocksOf(m: ChatMessage): { role: 'user' | 'assistant'; blocks: Block[] } {
-  if (m.role === 'tool') return { role: 'user', blocks: [{ type: 'tool_result', tool_use_id: m.tool_call_id, content: textOf(m.content) }] };
+  if (m.role === 'tool')
+    return { role: 'user', blocks: [{ type: 'tool_result', tool_use_id: m.tool_call_id, content: textOf(m.content) }] };
   if (m.role !== 'assistant') return { role: 'user', blocks: userBlocks(m.content) };
   const text = textOf(m.content);
   return {
     role: 'assistant',
     blocks: [
       ...(text ? [{ type: 'text', text }] : []),
-      ...(m.tool_calls ?? []).map((c) => ({ type: 'tool_use', id: c.id, name: c.function.name, input: parseArgs(c.function.arguments) })),
+      ...(m.tool_calls ?? []).map((c) => ({
+        type: 'tool_use',
+        id: c.id,
+        name: c.function.name,
+        input: parseArgs(c.function.arguments),
+      })),
     ],
   };
 }
@@ -53,10 +61,19 @@ function toolChoice(choice: unknown): Block | undefined {
 }
 
 const functionTools = (tools: ChatTool[] = []) =>
-  tools.filter((t) => t.type === 'function' && t.function).map((t) => ({ name: t.function!.name, description: t.function!.description, input_schema: t.function!.parameters ?? { type: 'object' } }));
+  tools
+    .filter((t) => t.type === 'function' && t.function)
+    .map((t) => ({
+      name: t.function!.name,
+      description: t.function!.description,
+      input_schema: t.function!.parameters ?? { type: 'object' },
+    }));
 
 export function toAnthropicBody(req: ChatRequest, opts: { model: string; stream: boolean }): Record<string, unknown> {
-  const system = req.messages.filter((m) => m.role === 'system' || m.role === 'developer').map((m) => textOf(m.content)).join('\n\n');
+  const system = req.messages
+    .filter((m) => m.role === 'system' || m.role === 'developer')
+    .map((m) => textOf(m.content))
+    .join('\n\n');
   const messages: AnthropicMessage[] = [];
   for (const m of req.messages) {
     if (m.role === 'system' || m.role === 'developer') continue;

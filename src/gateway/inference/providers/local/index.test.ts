@@ -4,7 +4,13 @@ import assert from 'node:assert/strict';
 import { localAdapter } from './index.ts';
 import { Cancel, type UpstreamCall } from '../../types.ts';
 
-const call = (content: string, cancel: Cancel): UpstreamCall => ({ model: 'scripted', body: { messages: [{ role: 'user', content }] }, baseUrl: '', apiKey: null, cancel });
+const call = (content: string, cancel: Cancel): UpstreamCall => ({
+  model: 'scripted',
+  body: { messages: [{ role: 'user', content }] },
+  baseUrl: '',
+  apiKey: null,
+  cancel,
+});
 const isAbort = (e: unknown) => e instanceof Error && e.name === 'AbortError';
 
 test('a cancellation stops a completion in its sleep', async () => {

@@ -3,7 +3,13 @@
 // would, before any output. May import: this folder, ../../types.ts.
 import { plan } from './scripted.ts';
 import { completion, streamChunks, SCRIPTED_MODEL } from './play.ts';
-import { UpstreamError, type ChatChunk, type Completion, type ProviderAdapter, type UpstreamCall } from '../../types.ts';
+import {
+  UpstreamError,
+  type ChatChunk,
+  type Completion,
+  type ProviderAdapter,
+  type UpstreamCall,
+} from '../../types.ts';
 import { randomUUID } from 'node:crypto';
 
 /** The scripted model's chunks, each its own batch (sleeps come between chunks). */

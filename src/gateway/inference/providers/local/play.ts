@@ -28,7 +28,9 @@ export type OkPlan = Extract<Plan, { kind: 'ok' }>;
 function deltaOf(step: Exclude<Step, { type: 'sleep' | 'repeat' }>): Delta {
   if (step.type === 'content') return { content: step.text };
   if (step.type === 'reasoning') return { reasoning: step.text };
-  return { tool_calls: [{ index: 0, id: step.id, type: 'function', function: { name: step.name, arguments: step.arguments } }] };
+  return {
+    tool_calls: [{ index: 0, id: step.id, type: 'function', function: { name: step.name, arguments: step.arguments } }],
+  };
 }
 
 /** Yields the chunks of a streamed response; the last one carries finish_reason and usage. */
@@ -36,7 +38,12 @@ export async function* streamChunks(
   p: OkPlan,
   opts: { id: string; model?: string; cancel?: Cancel; created?: number },
 ): AsyncGenerator<OpenAIChunk> {
-  const base = { id: opts.id, object: 'chat.completion.chunk' as const, created: opts.created ?? Math.floor(Date.now() / 1000), model: opts.model ?? SCRIPTED_MODEL };
+  const base = {
+    id: opts.id,
+    object: 'chat.completion.chunk' as const,
+    created: opts.created ?? Math.floor(Date.now() / 1000),
+    model: opts.model ?? SCRIPTED_MODEL,
+  };
   yield { ...base, choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }] };
   for (const step of p.steps) {
     if (step.type === 'sleep') {
@@ -45,7 +52,11 @@ export async function* streamChunks(
     }
     if (step.type === 'repeat') {
       // A counted loop over two prepared strings: no allocation per chunk beyond the chunk itself.
-      for (let i = 0; i < step.n; i++) yield { ...base, choices: [{ index: 0, delta: { content: i === 0 ? step.first : step.rest }, finish_reason: null }] };
+      for (let i = 0; i < step.n; i++)
+        yield {
+          ...base,
+          choices: [{ index: 0, delta: { content: i === 0 ? step.first : step.rest }, finish_reason: null }],
+        };
       continue;
     }
     yield { ...base, choices: [{ index: 0, delta: deltaOf(step), finish_reason: null }] };
@@ -70,14 +81,19 @@ function partsOf(steps: Step[]): Part[] {
   return parts;
 }
 
-const join = (parts: Part[], kind: Part['kind']) => parts.filter((p) => p.kind === kind).map((p) => p.text).join('');
+const join = (parts: Part[], kind: Part['kind']) =>
+  parts
+    .filter((p) => p.kind === kind)
+    .map((p) => p.text)
+    .join('');
 
 /** The non-streaming completion for a plan, after its sleeps. */
 export async function completion(p: OkPlan, opts: { id: string; model?: string; cancel?: Cancel }) {
   const toolCalls: { id: string; type: 'function'; function: { name: string; arguments: string } }[] = [];
   for (const step of p.steps) {
     if (step.type === 'sleep') await sleep(step.ms, undefined, { signal: opts.cancel?.signal });
-    else if (step.type === 'tool_call') toolCalls.push({ id: step.id, type: 'function', function: { name: step.name, arguments: step.arguments } });
+    else if (step.type === 'tool_call')
+      toolCalls.push({ id: step.id, type: 'function', function: { name: step.name, arguments: step.arguments } });
   }
   const parts = partsOf(p.steps);
   const content = join(parts, 'text');

@@ -1,6 +1,18 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { plan, parseLine, words, cutChars, countWords, MAX_REPEATS, MAX_REPEAT_CHARS, MAX_SLEEP_MS, type ScriptMessage, type Plan, type Step } from './scripted.ts';
+import {
+  plan,
+  parseLine,
+  words,
+  cutChars,
+  countWords,
+  MAX_REPEATS,
+  MAX_REPEAT_CHARS,
+  MAX_SLEEP_MS,
+  type ScriptMessage,
+  type Plan,
+  type Step,
+} from './scripted.ts';
 
 const tools = [{ function: { name: 'shell' } }, { function: { name: 'ask_user' } }, { function: { name: 'lookup' } }];
 const user = (content: string): ScriptMessage => ({ role: 'user', content });
@@ -12,7 +24,10 @@ function ok(p: Plan) {
 /** What a step adds to the text or the reasoning, a repeat's chunks built out. */
 const played = (s: Step, kind: 'content' | 'reasoning') =>
   s.type === kind ? s.text : kind === 'content' && s.type === 'repeat' ? s.first + s.rest.repeat(s.n - 1) : '';
-const produced = (p: Plan, kind: 'content' | 'reasoning') => ok(p).steps.map((s) => played(s, kind)).join('');
+const produced = (p: Plan, kind: 'content' | 'reasoning') =>
+  ok(p)
+    .steps.map((s) => played(s, kind))
+    .join('');
 const text = (p: Plan) => produced(p, 'content');
 const saying = (t: string): Step[] => words(t, false).map((w) => ({ type: 'content', text: w }));
 const limits = {
@@ -23,7 +38,10 @@ const limits = {
 test('a message with no directive is echoed', () => {
   const p = ok(plan({ messages: [user('hello there')] }));
   assert.equal(text(p), 'You said: hello there');
-  assert.deepEqual(p.steps.map((s) => s.type), ['content', 'content', 'content', 'content']);
+  assert.deepEqual(
+    p.steps.map((s) => s.type),
+    ['content', 'content', 'content', 'content'],
+  );
   assert.equal(p.finish, 'stop');
   assert.deepEqual(p.usage, { prompt_tokens: 2, completion_tokens: 4, total_tokens: 6 });
 });
@@ -43,13 +61,18 @@ test('/say streams a word at a time; lines are separated by newlines; plain line
 
 test('/sleep, /repeat and /fail', () => {
   const p = ok(plan({ messages: [user('/sleep 20\n/repeat 3 ab')] }));
-  assert.deepEqual(p.steps, [{ type: 'sleep', ms: 20 }, { type: 'repeat', n: 3, first: 'ab', rest: ' ab' }]);
+  assert.deepEqual(p.steps, [
+    { type: 'sleep', ms: 20 },
+    { type: 'repeat', n: 3, first: 'ab', rest: ' ab' },
+  ]);
   assert.equal(text(p), 'ab ab ab');
   assert.deepEqual(plan({ messages: [user('/fail 503')] }), { kind: 'fail', status: 503 });
 });
 
 test('/think lines, like text lines, start on a new line; /repeat chunks are spaced and follow the text on a new line', () => {
-  const p = ok(plan({ messages: [user('/think one two\n/think three four\n/say a\n/repeat 2 x\n/say b\n/repeat 0 y')] }));
+  const p = ok(
+    plan({ messages: [user('/think one two\n/think three four\n/say a\n/repeat 2 x\n/say b\n/repeat 0 y')] }),
+  );
   assert.deepEqual(p.steps, [
     { type: 'reasoning', text: 'one' },
     { type: 'reasoning', text: ' two' },
@@ -81,12 +104,20 @@ test('/repeat up to its limits is one step whatever N, its words counted; beyond
   const x10 = 'x'.repeat(10);
   const emoji10 = '😀'.repeat(10);
   const table: [script: string, steps: Step[], tokens: number][] = [
-    [`/repeat ${MAX_REPEATS} ab cd`, [{ type: 'repeat', n: MAX_REPEATS, first: 'ab cd', rest: ' ab cd' }], 2 * MAX_REPEATS],
+    [
+      `/repeat ${MAX_REPEATS} ab cd`,
+      [{ type: 'repeat', n: MAX_REPEATS, first: 'ab cd', rest: ' ab cd' }],
+      2 * MAX_REPEATS,
+    ],
     [`/repeat ${MAX_REPEATS + 1} x\n/say after`, saying(limits.repeat), countWords(limits.repeat)],
     [`/repeat 99999999999999999999999 x`, saying(limits.repeat), countWords(limits.repeat)],
     [`/repeat ${MAX_REPEATS} ${x10}`, [{ type: 'repeat', n: MAX_REPEATS, first: x10, rest: ` ${x10}` }], MAX_REPEATS],
     // The characters are counted as code points: ten emoji are ten characters.
-    [`/repeat ${MAX_REPEATS} ${emoji10}`, [{ type: 'repeat', n: MAX_REPEATS, first: emoji10, rest: ` ${emoji10}` }], MAX_REPEATS],
+    [
+      `/repeat ${MAX_REPEATS} ${emoji10}`,
+      [{ type: 'repeat', n: MAX_REPEATS, first: emoji10, rest: ` ${emoji10}` }],
+      MAX_REPEATS,
+    ],
   ];
   for (const [script, steps, tokens] of table) {
     const p = ok(plan({ messages: [user(script)] }));
@@ -106,10 +137,14 @@ test('the /repeat character limit is for the whole response', () => {
     [`/say a\n${half}\n${half}\n/say b`, `a\n${halfText}\n${halfText}\nb`],
     [`/say a\n${half}\n${half}\n/repeat 1 y\n/say b`, `a\n${halfText}\n${halfText}\n${limits.repeat}`],
     // Repetitions count over the response too: one-character lines that stay far under the character bound.
-    [`/repeat ${MAX_REPEATS / 2} x\n/repeat ${MAX_REPEATS / 2} x\n/repeat 1 x`, `x${' x'.repeat(MAX_REPEATS / 2 - 1)}\nx${' x'.repeat(MAX_REPEATS / 2 - 1)}\n${limits.repeat}`],
+    [
+      `/repeat ${MAX_REPEATS / 2} x\n/repeat ${MAX_REPEATS / 2} x\n/repeat 1 x`,
+      `x${' x'.repeat(MAX_REPEATS / 2 - 1)}\nx${' x'.repeat(MAX_REPEATS / 2 - 1)}\n${limits.repeat}`,
+    ],
   ];
   // Compared without assert.equal's diff, which would print a megabyte.
-  for (const [script, expected] of table) assert.ok(text(plan({ messages: [user(script)] })) === expected, script.slice(0, 40));
+  for (const [script, expected] of table)
+    assert.ok(text(plan({ messages: [user(script)] })) === expected, script.slice(0, 40));
 });
 
 test('/sleep is bounded: beyond the bound it is refused in text and the response stops', () => {
@@ -119,8 +154,17 @@ test('/sleep is bounded: beyond the bound it is refused in text and the response
     [`/say a\n/sleep ${2 ** 31}\n/say b`, saying(`a\n${limits.sleep}`)],
     [`/sleep ${MAX_SLEEP_MS + 1}`, saying(limits.sleep)],
     // The bound is the response's total, not each line's.
-    [`/sleep ${MAX_SLEEP_MS / 2}\n/sleep ${MAX_SLEEP_MS / 2}`, [{ type: 'sleep', ms: MAX_SLEEP_MS / 2 }, { type: 'sleep', ms: MAX_SLEEP_MS / 2 }]],
-    [`/sleep ${MAX_SLEEP_MS / 2}\n/sleep ${MAX_SLEEP_MS / 2}\n/sleep 1\n/say b`, [{ type: 'sleep', ms: MAX_SLEEP_MS / 2 }, { type: 'sleep', ms: MAX_SLEEP_MS / 2 }, ...saying(limits.sleep)]],
+    [
+      `/sleep ${MAX_SLEEP_MS / 2}\n/sleep ${MAX_SLEEP_MS / 2}`,
+      [
+        { type: 'sleep', ms: MAX_SLEEP_MS / 2 },
+        { type: 'sleep', ms: MAX_SLEEP_MS / 2 },
+      ],
+    ],
+    [
+      `/sleep ${MAX_SLEEP_MS / 2}\n/sleep ${MAX_SLEEP_MS / 2}\n/sleep 1\n/say b`,
+      [{ type: 'sleep', ms: MAX_SLEEP_MS / 2 }, { type: 'sleep', ms: MAX_SLEEP_MS / 2 }, ...saying(limits.sleep)],
+    ],
   ];
   for (const [script, steps] of table) assert.deepEqual(ok(plan({ messages: [user(script)] })).steps, steps, script);
 });
@@ -128,7 +172,7 @@ test('/sleep is bounded: beyond the bound it is refused in text and the response
 test('/shell ends the response with a tool call, the next response resumes after it', () => {
   const first = ok(plan({ messages: [user('/say before\n/shell echo hi\n/say after')], tools }));
   assert.equal(first.finish, 'tool_calls');
-  const call = first.steps.at(-1) as Extract<typeof first.steps[number], { type: 'tool_call' }>;
+  const call = first.steps.at(-1) as Extract<(typeof first.steps)[number], { type: 'tool_call' }>;
   assert.equal(call.name, 'shell');
   assert.equal(call.arguments, '{"command":"echo hi"}');
   const second = ok(
@@ -136,7 +180,11 @@ test('/shell ends the response with a tool call, the next response resumes after
       tools,
       messages: [
         user('/say before\n/shell echo hi\n/say after'),
-        { role: 'assistant', content: 'before', tool_calls: [{ id: call.id, function: { name: 'shell', arguments: call.arguments } }] },
+        {
+          role: 'assistant',
+          content: 'before',
+          tool_calls: [{ id: call.id, function: { name: 'shell', arguments: call.arguments } }],
+        },
         { role: 'tool', tool_call_id: call.id, content: 'hi\n' },
       ],
     }),
@@ -152,7 +200,11 @@ test('the tool result is cut at 500 characters, never inside a surrogate pair', 
         tools,
         messages: [
           user('/shell x'),
-          { role: 'assistant', content: null, tool_calls: [{ id: 'c1', function: { name: 'shell', arguments: '{}' } }] },
+          {
+            role: 'assistant',
+            content: null,
+            tool_calls: [{ id: 'c1', function: { name: 'shell', arguments: '{}' } }],
+          },
           { role: 'tool', tool_call_id: 'c1', content },
         ],
       }),
@@ -172,7 +224,11 @@ test('steered user messages are noted first', () => {
       tools,
       messages: [
         user('/ask name?\n/say bye'),
-        { role: 'assistant', content: null, tool_calls: [{ id: 'c1', function: { name: 'ask_user', arguments: '{}' } }] },
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [{ id: 'c1', function: { name: 'ask_user', arguments: '{}' } }],
+        },
         { role: 'tool', tool_call_id: 'c1', content: '{"answer":"Ann"}' },
         user('hurry up'),
       ],
@@ -218,16 +274,30 @@ test('parseLine and words', () => {
 test("an agent's <system-reminder> blocks are not part of the script (Claude Code sends one before each prompt)", () => {
   const reminder = '<system-reminder>\nAs you answer the user, use the following context: …\n</system-reminder>\n';
   assert.equal(text(plan({ messages: [user(`${reminder}Please run it.\n/say done`)] })), 'Please run it.\ndone');
-  const parts: ScriptMessage = { role: 'user', content: [{ type: 'text', text: reminder }, { type: 'text', text: '/say from the second block' }] };
+  const parts: ScriptMessage = {
+    role: 'user',
+    content: [
+      { type: 'text', text: reminder },
+      { type: 'text', text: '/say from the second block' },
+    ],
+  };
   assert.equal(text(plan({ messages: [parts] })), 'from the second block');
   // A message that is nothing but context opens no turn: there is nothing to answer.
   assert.equal(text(plan({ messages: [user('<system-reminder>x</system-reminder>')] })), '');
 });
 
 test("an agent's context messages (Codex's <environment_context>) are not the turn's opener", () => {
-  const ctx: ScriptMessage = { role: 'user', content: [{ type: 'input_text', text: '<environment_context>\n  <cwd>/intern/work</cwd>\n</environment_context>' }] };
-  assert.equal(text(plan({ messages: [{ role: 'developer', content: 'rules' }, ctx, user('/say from codex')] })), 'from codex');
+  const ctx: ScriptMessage = {
+    role: 'user',
+    content: [{ type: 'input_text', text: '<environment_context>\n  <cwd>/intern/work</cwd>\n</environment_context>' }],
+  };
+  assert.equal(
+    text(plan({ messages: [{ role: 'developer', content: 'rules' }, ctx, user('/say from codex')] })),
+    'from codex',
+  );
   // The next turn: its opener follows the assistant's answer, context or not.
-  const next = plan({ messages: [ctx, user('/say one'), { role: 'assistant', content: 'one' }, ctx, user('/say two')] });
+  const next = plan({
+    messages: [ctx, user('/say one'), { role: 'assistant', content: 'one' }, ctx, user('/say two')],
+  });
   assert.equal(text(next), 'two');
 });

@@ -21,7 +21,6 @@ export type Step =
   /** `n` (at least 1) content chunks, `first` then `rest` each time: played lazily, so a long repeat costs no memory up front. */
   | { type: 'repeat'; n: number; first: string; rest: string };
 
-
 export type Plan =
   | { kind: 'fail'; status: number }
   | { kind: 'ok'; steps: Step[]; finish: 'stop' | 'tool_calls'; usage: Usage };
@@ -37,7 +36,11 @@ export function textOf(content: unknown): string {
   if (typeof content === 'string') return content;
   if (Array.isArray(content)) {
     return content
-      .map((p) => (p && typeof p === 'object' && typeof (p as { text?: unknown }).text === 'string' ? (p as { text: string }).text : ''))
+      .map((p) =>
+        p && typeof p === 'object' && typeof (p as { text?: unknown }).text === 'string'
+          ? (p as { text: string }).text
+          : '',
+      )
       .join('');
   }
   return '';
@@ -53,7 +56,8 @@ export function scriptOf(content: unknown): string {
 }
 
 /** A user message that is only an agent's context (no words of its user) counts as a system message. */
-const contextOnly = (m: ScriptMessage) => m.role === 'user' && textOf(m.content).trim() !== '' && scriptOf(m.content).trim() === '';
+const contextOnly = (m: ScriptMessage) =>
+  m.role === 'user' && textOf(m.content).trim() !== '' && scriptOf(m.content).trim() === '';
 const conversational = (m: ScriptMessage) => m.role !== 'system' && m.role !== 'developer' && !contextOnly(m);
 
 export function countWords(text: string): number {
@@ -249,8 +253,7 @@ export function plan(req: ScriptRequest): Plan {
     else if (line.kind === 'sleep') {
       out.slept += line.ms;
       out.steps.push({ type: 'sleep', ms: line.ms });
-    }
-    else if (line.kind === 'repeat') out.repeat(line.n, line.text);
+    } else if (line.kind === 'repeat') out.repeat(line.n, line.text);
     else {
       out.call(callId(`${open}:${script}`, position), line.name, line.args);
       finish = 'tool_calls';
@@ -259,7 +262,12 @@ export function plan(req: ScriptRequest): Plan {
   }
 
   const prompt = messages.reduce((n, m) => n + countWords(textOf(m.content)), 0);
-  return { kind: 'ok', steps: out.steps, finish, usage: { prompt_tokens: prompt, completion_tokens: out.tokens, total_tokens: prompt + out.tokens } };
+  return {
+    kind: 'ok',
+    steps: out.steps,
+    finish,
+    usage: { prompt_tokens: prompt, completion_tokens: out.tokens, total_tokens: prompt + out.tokens },
+  };
 }
 
 function isJsonObject(text: string): boolean {

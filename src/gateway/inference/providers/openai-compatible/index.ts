@@ -3,9 +3,17 @@
 // is with the provider's model id; streams ask for usage in the last chunk.
 // May import: ../http.ts, ../../types.ts.
 import { failure, jsonBody, post, type HttpClient } from '../http.ts';
-import { UpstreamError, WIRE_TAIL, type ChatChunk, type Completion, type ProviderAdapter, type UpstreamCall } from '../../types.ts';
+import {
+  UpstreamError,
+  WIRE_TAIL,
+  type ChatChunk,
+  type Completion,
+  type ProviderAdapter,
+  type UpstreamCall,
+} from '../../types.ts';
 
-const headersFor = (apiKey: string | null): Record<string, string> => (apiKey ? { authorization: `Bearer ${apiKey}` } : {});
+const headersFor = (apiKey: string | null): Record<string, string> =>
+  apiKey ? { authorization: `Bearer ${apiKey}` } : {};
 
 /** The layout OpenAI, vLLM, Ollama, Groq and the rest send: id, object, created, model, then the rest. */
 const USUAL_HEAD = /^\{"id":"[^"\\]*","object":"chat\.completion\.chunk","created":(\d+),"model":"[^"\\]*",/;
@@ -22,7 +30,14 @@ const NO_CHOICES: ChatChunk['choices'] = Object.freeze([]) as unknown as ChatChu
 function unparsed(data: string): ChatChunk | null {
   const head = USUAL_HEAD.exec(data);
   if (!head || READ_KEYS.test(data) || !CHOICES.test(data) || data.charCodeAt(data.length - 1) !== 0x7d) return null;
-  return { id: '', object: 'chat.completion.chunk', created: Number(head[1]), model: '', choices: NO_CHOICES, [WIRE_TAIL]: data.slice(head[0].length) };
+  return {
+    id: '',
+    object: 'chat.completion.chunk',
+    created: Number(head[1]),
+    model: '',
+    choices: NO_CHOICES,
+    [WIRE_TAIL]: data.slice(head[0].length),
+  };
 }
 
 function parseChunk(data: string): ChatChunk {
@@ -32,8 +47,13 @@ function parseChunk(data: string): ChatChunk {
   } catch {
     throw new UpstreamError({ status: 502, message: 'the provider sent a malformed stream event' });
   }
-  if (chunk.error) throw new UpstreamError({ status: 502, message: String(chunk.error.message ?? 'the provider reported an error mid-stream') });
-  if (!Array.isArray(chunk.choices)) throw new UpstreamError({ status: 502, message: 'the provider sent a malformed stream event' });
+  if (chunk.error)
+    throw new UpstreamError({
+      status: 502,
+      message: String(chunk.error.message ?? 'the provider reported an error mid-stream'),
+    });
+  if (!Array.isArray(chunk.choices))
+    throw new UpstreamError({ status: 502, message: 'the provider sent a malformed stream event' });
   const head = USUAL_HEAD.exec(data);
   if (head) chunk[WIRE_TAIL] = data.slice(head[0].length);
   return chunk;
@@ -41,19 +61,33 @@ function parseChunk(data: string): ChatChunk {
 
 export function openaiCompatibleAdapter(deps: { client: HttpClient }): ProviderAdapter {
   const send = (call: UpstreamCall, body: Record<string, unknown>) =>
-    post({ client: deps.client, base: call.baseUrl, path: '/chat/completions', headers: headersFor(call.apiKey), body: JSON.stringify(body), cancel: call.cancel });
+    post({
+      client: deps.client,
+      base: call.baseUrl,
+      path: '/chat/completions',
+      headers: headersFor(call.apiKey),
+      body: JSON.stringify(body),
+      cancel: call.cancel,
+    });
   return {
     async stream(call, opts) {
-      const res = await send(call, { ...call.body, model: call.model, stream: true, stream_options: { include_usage: true } });
+      const res = await send(call, {
+        ...call.body,
+        model: call.model,
+        stream: true,
+        stream_options: { include_usage: true },
+      });
       if (res.statusCode !== 200) throw await failure(res);
-      if (opts?.wireOnly) return res.events((data) => (data === '[DONE]' ? null : (unparsed(data) ?? parseChunk(data))));
+      if (opts?.wireOnly)
+        return res.events((data) => (data === '[DONE]' ? null : (unparsed(data) ?? parseChunk(data))));
       return res.events((data) => (data === '[DONE]' ? null : parseChunk(data)));
     },
     async complete(call) {
       const res = await send(call, { ...call.body, model: call.model, stream: false });
       if (res.statusCode !== 200) throw await failure(res);
       const completion = (await jsonBody(res)) as Completion;
-      if (!completion || !Array.isArray(completion.choices)) throw new UpstreamError({ status: 502, message: 'the provider answered with a malformed body' });
+      if (!completion || !Array.isArray(completion.choices))
+        throw new UpstreamError({ status: 502, message: 'the provider answered with a malformed body' });
       return completion;
     },
   };
