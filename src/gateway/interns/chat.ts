@@ -52,7 +52,7 @@ function nextStep(status: string, id: string): string {
 
 export const notReady = (status: string, id: string) => internNotReady(status, nextStep(status, id));
 
-/** Where a chat reaches an awake intern's daemon (fleet/hibernation.ts wakes a sleeping one first). */
+/** Where a chat reaches an awake intern's daemon (hibernation.ts wakes a sleeping one first). */
 export function daemonTarget(sealer: Sealer, row: InternRow): DaemonTarget {
   if (row.status !== 'running' || !row.hostname || !row.sealedSecret) throw notReady(row.status, row.id);
   return { baseUrl: row.hostname, secret: sealer.open(row.sealedSecret, secretBinding.daemon(row.id)) };

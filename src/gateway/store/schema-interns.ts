@@ -13,7 +13,7 @@ export const INTERN_STATUSES = [
   'destroy_failed',
 ] as const;
 export type InternStatus = (typeof INTERN_STATUSES)[number];
-/** Whether a running intern's daemon is up (docs/fleet.md); src/fleet/power.ts decides the moves. */
+/** Whether a running intern's daemon is up (docs/fleet.md); src/gateway/interns/power.ts decides the moves. */
 export const INTERN_POWER = ['awake', 'sleeping', 'asleep', 'waking'] as const;
 export type InternPower = (typeof INTERN_POWER)[number];
 export type InternProgress = { step_label: string; step_number: number; total_steps: number };
