@@ -105,6 +105,9 @@ export async function runAgent(_argv: string[] = [], env: NodeJS.ProcessEnv = pr
       return {};
     });
   log.info({ model: cfg.model }, 'agent ready');
+  // Node loads its fetch machinery on first use (some 16 ms): done now, while the daemon that
+  // started this agent still loads (main.ts there), rather than in a woken intern's first turn.
+  setImmediate(() => new Request('http://127.0.0.1/'));
   await serveStdio(app);
   // The client is gone (stdin closed): stop any turn, and exit rather than linger on open sockets.
   for (const id of store.liveIds()) store.get(id)?.turn?.abort();
