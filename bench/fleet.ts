@@ -6,7 +6,9 @@
 // 300 ms and p99 < 1 s, awake unchanged, < 8 GB in all.
 //
 // Flags: --interns N (1000) --active A (50) --duration S (60, seconds of the active phase)
-//        --samples K (100, wakes of sleeping interns timed) --idle MS (5000, COHORT_INTERN_IDLE_MS)
+//        --samples K (100, wakes of sleeping interns timed beside the active ones)
+//        --alone J (30, wakes timed one at a time before, with nothing else running)
+//        --idle MS (5000, COHORT_INTERN_IDLE_MS)
 //        --disk MB (0, COHORT_INTERN_DISK_MB: plain directories) --parallel P (4, provisions at once)
 import { readdirSync, readFileSync, rmSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -28,6 +30,7 @@ const { values: a } = parseArgs({
     active: { type: 'string', default: '50' },
     duration: { type: 'string', default: '60' },
     samples: { type: 'string', default: '100' },
+    alone: { type: 'string', default: '30' },
     idle: { type: 'string', default: '5000' },
     disk: { type: 'string', default: '0' },
     parallel: { type: 'string', default: '4' },
@@ -37,6 +40,7 @@ const N = Number(a.interns);
 const ACTIVE = Math.min(N, Number(a.active));
 const DURATION_MS = Number(a.duration) * 1000;
 const SAMPLES = Number(a.samples);
+const ALONE = Number(a.alone);
 const IDLE_MS = Number(a.idle);
 const PARALLEL = Number(a.parallel);
 
@@ -185,27 +189,42 @@ try {
   const perSleeping = (asleepAt.gateway - base.gateway + asleepAt.interns.pssMiB) / N;
   process.stderr.write(`all ${N} asleep after ${((Date.now() - t0) / 1000).toFixed(0)} s\n`);
 
+  // A wake alone: sleeping interns woken one after another with nothing else running.
+  const sleepers = ids.slice(ACTIVE);
+  const aloneMs: number[] = [];
+  for (let k = 0; k < ALONE && sleepers.length; k++) {
+    const id = sleepers.splice(Math.floor(Math.random() * sleepers.length), 1)[0]!;
+    aloneMs.push(await turnMs(gw, id, '/say hello'));
+  }
+
   // Active phase: ACTIVE interns take turns at a model's pace (a turn streams for about 2 s, then
-  // the user reads and types for 2–5 s); meanwhile sleeping interns are woken one after another.
+  // the user reads and types for 2–5 s). They all wake at once first (reported apart); once they
+  // are awake, sleeping interns are woken one after another beside their turns.
   const wakeMs: number[] = [];
   const awakeMs: number[] = [];
   const activeWakeMs: number[] = [];
   const until = Date.now() + DURATION_MS;
   const turn =
     '/say Here is the first part of the answer.\n/sleep 1000\n/say And here is the rest of it, a second later.';
+  let allAwake!: () => void;
+  const awake = new Promise<void>((resolve) => {
+    allAwake = resolve;
+  });
   const workers = ids.slice(0, ACTIVE).map(async (id) => {
     activeWakeMs.push(await turnMs(gw, id, turn));
+    if (activeWakeMs.length === ACTIVE) allAwake();
     while (Date.now() < until) {
       await sleep(2000 + Math.random() * 3000);
       awakeMs.push(await turnMs(gw, id, turn));
     }
   });
-  const sleepers = ids.slice(ACTIVE);
   const sampler = (async () => {
+    await awake;
+    const spacing = Math.max(0, (until - Date.now()) / SAMPLES - 500);
     for (let k = 0; k < SAMPLES && sleepers.length; k++) {
       const id = sleepers.splice(Math.floor(Math.random() * sleepers.length), 1)[0]!;
       wakeMs.push(await turnMs(gw, id, '/say hello'));
-      await sleep(Math.max(0, DURATION_MS / SAMPLES - 500));
+      await sleep(spacing);
     }
   })();
   await Promise.all([...workers, sampler]);
@@ -220,7 +239,10 @@ try {
   );
   console.log('| turn | n | first content p50 (ms) | p90 (ms) | p99 (ms) | target |');
   console.log('|---|---|---|---|---|---|');
-  console.log(row('to a sleeping intern (sampler, one at a time)', wakeMs, 'p50 < 300, p99 < 1000'));
+  console.log(row('to a sleeping intern, alone (the fleet asleep)', aloneMs, 'p50 < 300, p99 < 1000'));
+  console.log(
+    row(`to a sleeping intern, one at a time beside the ${ACTIVE} active ones`, wakeMs, 'p50 < 300, p99 < 1000'),
+  );
   console.log(row(`to a sleeping intern (the ${ACTIVE} active ones, all at once, retrying on 503)`, activeWakeMs, ''));
   console.log(row('to an awake intern (active phase)', awakeMs, 'unchanged'));
   console.log(row('first turn after provisioning (awake)', firstTurnMs, ''));
