@@ -13,7 +13,6 @@ export type Admin = {
 };
 
 /** A refusal of an administrative action: a conflict with the current state (not a usage error). */
-const refused = adminConflict;
 
 /** Who created the default workspace of an organization made without a user (shown as `created_by`). */
 export const ADMIN_CREATOR = 'cohort-admin';
@@ -84,7 +83,8 @@ export async function createKey(
 ) {
   await organization(a.db, opts.orgId);
   const member = await store.findMembership(a.db, opts);
-  if (!member || member.leftAt) throw refused(`user ${opts.userId} is not a member of organization ${opts.orgId}`);
+  if (!member || member.leftAt)
+    throw adminConflict(`user ${opts.userId} is not a member of organization ${opts.orgId}`);
   const ws = opts.workspace ? await findWorkspace(a.db, { orgId: opts.orgId, idOrSlug: opts.workspace }) : null;
   return store.createKey(a.db, {
     orgId: opts.orgId,
@@ -100,7 +100,7 @@ export async function revokeKey(a: Admin, id: string) {
   const row = await store.revokeKey(a.db, id);
   if (!row) {
     const existing = await store.findKey(a.db, id);
-    throw existing ? refused(`key ${id} is already revoked`) : resourceNotFound(`key ${id}`);
+    throw existing ? adminConflict(`key ${id} is already revoked`) : resourceNotFound(`key ${id}`);
   }
   await a.announce(row.hash);
   return row;

@@ -1,6 +1,7 @@
 // Shapes shared by several resources.
 import { z } from 'zod';
 import { StoredString } from './stored.schemas.ts';
+import { refusals } from './openapi.ts';
 
 export const SLUG_PATTERN = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
 export const Uuid = z.uuid();
@@ -23,6 +24,8 @@ export const Pagination = z.object({
 });
 
 export const ManagementError = z.object({ error: z.object({ code: z.number().int(), message: z.string() }) });
+/** The refusals a management route documents, in the management error shape. */
+export const managementRefusals = (...codes: number[]) => refusals(ManagementError, ...codes);
 
 export const SERVER_TOOLS = [
   'service:advisor',

@@ -10,7 +10,7 @@ import type { Ctx } from '../context.ts';
 import { invalidRequest } from '../errors.ts';
 import { guard, type Guard } from './app.ts';
 import { capitalized as headerName, type Responses } from './openapi.ts';
-import { describeIssues, parseWith } from './validate.ts';
+import { parseWith } from './validate.ts';
 
 type Shape = z.ZodObject;
 type Out<S> = S extends z.ZodType ? z.output<S> : undefined;
@@ -48,15 +48,11 @@ export type RouteSpec<
   handler: (req: FastifyRequest, reply: FastifyReply, input: Inputs<P, Q, H, B>) => unknown;
 };
 
-function parseHeaders(schema: Shape, headers: FastifyRequest['headers']): unknown {
-  const r = schema.safeParse(headers);
-  if (r.success) return r.data;
-  const issue = r.error.issues[0]!;
-  const name = headerName(String(issue.path[0] ?? 'header'));
-  throw invalidRequest(
-    `${name} header: ${describeIssues({ ...r.error, issues: [{ ...issue, path: issue.path.slice(1) }] } as z.ZodError).replace(/^body: /, '')}`,
+/** A header refusal names the header as HTTP spells it: `Idempotency-Key header: …`. */
+const headerRefusal = (detail: string) =>
+  invalidRequest(
+    detail.replace(/(^|; )([a-z0-9-]+): /g, (_m, sep: string, key: string) => `${sep}${headerName(key)} header: `),
   );
-}
 
 export function defineRoute<
   P extends Shape | undefined = undefined,
@@ -93,7 +89,7 @@ export function defineRoute<
       const input = {
         params: spec.params ? parseWith(spec.params, req.params) : undefined,
         query: spec.query ? parseWith(spec.query, req.query) : undefined,
-        headers: spec.headers ? parseHeaders(spec.headers, req.headers) : undefined,
+        headers: spec.headers ? parseWith(spec.headers, req.headers, headerRefusal) : undefined,
         body: spec.body ? parseWith(spec.body, req.body) : undefined,
       } as Inputs<P, Q, H, B>;
       return spec.handler(req, reply, input);

@@ -4,8 +4,7 @@ import { z } from 'zod';
 import type { RouteModule } from '../http/app.ts';
 import { principalOf } from '../http/app.ts';
 import { defineRoute } from '../http/route.ts';
-import { refusals } from '../http/openapi.ts';
-import { ManagementError, Uuid } from '../http/common.schemas.ts';
+import { managementRefusals, Uuid } from '../http/common.schemas.ts';
 import { activity } from './activity.ts';
 
 const Query = z.strictObject({
@@ -47,7 +46,7 @@ export const activityRoutes: RouteModule = (app, ctx) => {
     query: Query,
     responses: {
       200: { description: 'the summary, oldest day first', schema: z.object({ data: z.array(Item) }) },
-      ...refusals(ManagementError, 400, 401, 403, 500),
+      ...managementRefusals(400, 401, 403, 500),
     },
     handler: async (req, _reply, { query }) => {
       // This gateway's own queued rows first; other gateways' reach the store within a second.

@@ -17,7 +17,6 @@ import type { CreateIntern, Intern, ListInternsQuery, UpdateIntern } from './int
 import { DEFAULT_AGENT } from './agent-catalogue.ts';
 
 export const internNotFound = () => resourceNotFound('intern');
-const nameTaken = internNameTaken;
 
 /** The host an intern's daemon runs on, never its address: a daemon in its sandbox listens on a
  * socket only the gateway reaches, and the record shows tenants no address to try. */
@@ -146,7 +145,7 @@ export async function createIntern(
     // The key's workspace was deleted after the key was resolved (a cached resolution, or a race).
     if (isForeignKeyViolation(err, 'workspace_id')) throw keyWorkspaceDeleted('workspace_id');
     if (isUniqueViolation(err, 'idempotency') && opts.idempotencyKey) return createIntern(db, opts);
-    if (isUniqueViolation(err)) throw nameTaken(body.name);
+    if (isUniqueViolation(err)) throw internNameTaken(body.name);
     throw err;
   }
 }
@@ -272,7 +271,7 @@ export async function updateIntern(
     if (!row) throw internNotFound();
     return row;
   } catch (err) {
-    if (isUniqueViolation(err)) throw nameTaken(b.name ?? current.name);
+    if (isUniqueViolation(err)) throw internNameTaken(b.name ?? current.name);
     throw err;
   }
 }

@@ -43,7 +43,6 @@ class Superseded extends Error {
   }
 }
 
-const deleting = internDeleting;
 const message = (err: unknown) => scrub(err instanceof Error ? err.message : String(err)).slice(0, 1000);
 
 export function createInternLifecycle(opts: {
@@ -164,7 +163,7 @@ export function createInternLifecycle(opts: {
 
   return {
     async provision(row) {
-      if (row.status === 'destroying' || row.status === 'destroy_failed') throw deleting();
+      if (row.status === 'destroying' || row.status === 'destroy_failed') throw internDeleting();
       if (row.status === 'provisioning') return;
       const first = { step_label: 'queued', step_number: 1, total_steps: 3 };
       const claimed = await setInternState(db, {
@@ -178,7 +177,7 @@ export function createInternLifecycle(opts: {
       void t.finally(() => provisioning.get(row.id) === t && provisioning.delete(row.id));
     },
     async suspend(row) {
-      if (row.status === 'destroying' || row.status === 'destroy_failed') throw deleting();
+      if (row.status === 'destroying' || row.status === 'destroy_failed') throw internDeleting();
       await setInternState(db, { id: row.id, patch: { status: 'stopped', progress: null } });
       await provisioner.stop({ id: row.id, pid: row.daemonPid });
       // A wake under way here sees its claim lost and stops what it started.

@@ -11,8 +11,6 @@ export type TurnLimiter = {
   close(): Promise<void>;
 };
 
-export const rateLimited = turnsLimited;
-
 export async function createTurnLimiter(opts: {
   perMinute: number;
   redisUrl?: string;
@@ -34,7 +32,7 @@ export async function createTurnLimiter(opts: {
       try {
         await limiter.consume(subjectId);
       } catch (res) {
-        if (res instanceof RateLimiterRes) throw rateLimited(Math.max(1, Math.ceil(res.msBeforeNext / 1000)));
+        if (res instanceof RateLimiterRes) throw turnsLimited(Math.max(1, Math.ceil(res.msBeforeNext / 1000)));
         throw res;
       }
     },

@@ -4,8 +4,7 @@ import { z } from 'zod';
 import type { RouteModule } from '../http/app.ts';
 import { dropsRoutingCache, principalOf } from '../http/app.ts';
 import { defineRoute } from '../http/route.ts';
-import { refusals } from '../http/openapi.ts';
-import { ManagementError } from '../http/common.schemas.ts';
+import { managementRefusals } from '../http/common.schemas.ts';
 import { ByokCredential, ByokId, CreateByok, ListByokQuery, UpdateByok } from './byok.schemas.ts';
 import {
   createCredential,
@@ -17,7 +16,6 @@ import {
 } from './byok.ts';
 
 const One = z.object({ data: ByokCredential });
-const errors = (...codes: number[]) => refusals(ManagementError, ...codes);
 const common = { tags: ['byok'], guard: 'management' as const };
 
 export const byokRoutes: RouteModule = (app, ctx) => {
@@ -31,7 +29,7 @@ export const byokRoutes: RouteModule = (app, ctx) => {
     summary: 'Create a provider credential',
     body: CreateByok,
     onSend,
-    responses: { 201: { description: 'created', schema: One }, ...errors(400, 401, 403, 500) },
+    responses: { 201: { description: 'created', schema: One }, ...managementRefusals(400, 401, 403, 500) },
     handler: async (req, reply, { body }) => {
       const row = await createCredential(db, ctx.sealer, { orgId: principalOf(req).orgId, body });
       return reply.code(201).send({ data: toCredential(row) });
@@ -46,7 +44,7 @@ export const byokRoutes: RouteModule = (app, ctx) => {
     query: ListByokQuery,
     responses: {
       200: { description: 'page', schema: z.object({ data: z.array(ByokCredential), total_count: z.number().int() }) },
-      ...errors(400, 401, 403, 500),
+      ...managementRefusals(400, 401, 403, 500),
     },
     handler: async (req, _reply, { query: q }) => {
       const { rows, total } = await listCredentials(db, {
@@ -66,7 +64,7 @@ export const byokRoutes: RouteModule = (app, ctx) => {
     path: '/byok/:id',
     summary: 'Get a provider credential',
     params: ByokId,
-    responses: { 200: { description: 'credential', schema: One }, ...errors(400, 401, 403, 404, 500) },
+    responses: { 200: { description: 'credential', schema: One }, ...managementRefusals(400, 401, 403, 404, 500) },
     handler: async (req, _reply, { params }) => ({
       data: toCredential(await findCredential(db, { orgId: principalOf(req).orgId, id: params.id })),
     }),
@@ -80,7 +78,7 @@ export const byokRoutes: RouteModule = (app, ctx) => {
     params: ByokId,
     body: UpdateByok,
     onSend,
-    responses: { 200: { description: 'updated', schema: One }, ...errors(400, 401, 403, 404, 500) },
+    responses: { 200: { description: 'updated', schema: One }, ...managementRefusals(400, 401, 403, 404, 500) },
     handler: async (req, _reply, { params, body }) => ({
       data: toCredential(
         await updateCredential(db, ctx.sealer, { orgId: principalOf(req).orgId, id: params.id, body }),
@@ -97,7 +95,7 @@ export const byokRoutes: RouteModule = (app, ctx) => {
     onSend,
     responses: {
       200: { description: 'deleted', schema: z.object({ deleted: z.literal(true) }) },
-      ...errors(400, 401, 403, 404, 500),
+      ...managementRefusals(400, 401, 403, 404, 500),
     },
     handler: async (req, _reply, { params }) => {
       await deleteCredential(db, { orgId: principalOf(req).orgId, id: params.id });

@@ -5,9 +5,8 @@ import type { FastifyRequest } from 'fastify';
 import type { RouteModule } from '../http/app.ts';
 import { dropsRoutingCache, principalOf } from '../http/app.ts';
 import { defineRoute } from '../http/route.ts';
-import { refusals } from '../http/openapi.ts';
 import { keyWorkspaceDeleted } from '../errors.ts';
-import { ManagementError, Pagination, PresetSlug } from '../http/common.schemas.ts';
+import { managementRefusals, Pagination, PresetSlug } from '../http/common.schemas.ts';
 import { Preset, PresetVersion, PresetWithVersion, VersionParam } from './presets.schemas.ts';
 import { STYLES, type BodyStyle } from './preset-body.ts';
 import {
@@ -22,7 +21,6 @@ import {
 } from './presets.ts';
 
 const One = z.object({ data: PresetWithVersion });
-const errors = (...codes: number[]) => refusals(ManagementError, ...codes);
 const PATHS: Record<BodyStyle, string> = { messages: 'messages', chat: 'chat/completions', responses: 'responses' };
 const SLUG = 'preset slug (letters, digits and . _ ~ -, 1 to 100 characters; case-sensitive)';
 /** Creation checks the slug; reads look it up as given (an invalid one names no preset: 404). */
@@ -59,7 +57,7 @@ export const presetRoutes: RouteModule = (app, ctx) => {
       before,
       responses: {
         200: { description: 'the preset with its new designated version', schema: One },
-        ...errors(400, 401, 403, 404, 409, 500),
+        ...managementRefusals(400, 401, 403, 404, 409, 500),
       },
       handler: async (req, _reply, { params, body }) => {
         const p = principalOf(req);
@@ -86,7 +84,7 @@ export const presetRoutes: RouteModule = (app, ctx) => {
     before,
     responses: {
       200: { description: 'page', schema: z.object({ data: z.array(Preset), total_count: z.number().int() }) },
-      ...errors(400, 401, 403, 500),
+      ...managementRefusals(400, 401, 403, 500),
     },
     handler: async (req, _reply, { query }) => {
       const { rows, total } = await listPresets(db, { workspaceId: workspaceOf(req), ...query });
@@ -101,7 +99,7 @@ export const presetRoutes: RouteModule = (app, ctx) => {
     summary: 'Get a preset with its designated version',
     params: Slug,
     before,
-    responses: { 200: { description: 'preset', schema: One }, ...errors(400, 401, 403, 404, 500) },
+    responses: { 200: { description: 'preset', schema: One }, ...managementRefusals(400, 401, 403, 404, 500) },
     handler: async (req, _reply, { params }) => ({
       data: await presetWithVersion(db, await findPreset(db, { workspaceId: workspaceOf(req), slug: params.slug })),
     }),
@@ -117,7 +115,7 @@ export const presetRoutes: RouteModule = (app, ctx) => {
     before,
     responses: {
       200: { description: 'page', schema: z.object({ data: z.array(PresetVersion), total_count: z.number().int() }) },
-      ...errors(400, 401, 403, 404, 500),
+      ...managementRefusals(400, 401, 403, 404, 500),
     },
     handler: async (req, _reply, { params, query }) => {
       const { rows, total } = await listVersions(db, { workspaceId: workspaceOf(req), slug: params.slug, ...query });
@@ -134,7 +132,7 @@ export const presetRoutes: RouteModule = (app, ctx) => {
     before,
     responses: {
       200: { description: 'version', schema: z.object({ data: PresetVersion }) },
-      ...errors(400, 401, 403, 404, 500),
+      ...managementRefusals(400, 401, 403, 404, 500),
     },
     handler: async (req, _reply, { params }) => ({
       data: toVersion(

@@ -3,9 +3,8 @@ import { z } from 'zod';
 import type { RouteModule } from '../http/app.ts';
 import { dropsRoutingCache, principalOf } from '../http/app.ts';
 import { defineRoute } from '../http/route.ts';
-import { refusals } from '../http/openapi.ts';
 import { CreateWorkspace, UpdateWorkspace, Workspace } from './workspaces.schemas.ts';
-import { ManagementError, Pagination } from '../http/common.schemas.ts';
+import { managementRefusals, Pagination } from '../http/common.schemas.ts';
 import {
   createWorkspace,
   deleteWorkspace,
@@ -16,7 +15,6 @@ import {
 } from './workspaces.ts';
 
 const One = z.object({ data: Workspace });
-const errors = (...codes: number[]) => refusals(ManagementError, ...codes);
 const IdParam = z.object({ id: z.string().describe('workspace UUID or slug') });
 const common = { tags: ['workspaces'], guard: 'management' as const };
 
@@ -31,7 +29,7 @@ export const workspaceRoutes: RouteModule = (app, ctx) => {
     summary: 'Create a workspace',
     body: CreateWorkspace,
     onSend,
-    responses: { 201: { description: 'created', schema: One }, ...errors(400, 401, 403, 500) },
+    responses: { 201: { description: 'created', schema: One }, ...managementRefusals(400, 401, 403, 500) },
     handler: async (req, reply, { body }) => {
       const p = principalOf(req);
       const row = await createWorkspace(db, { orgId: p.orgId, userId: p.userId, body });
@@ -47,7 +45,7 @@ export const workspaceRoutes: RouteModule = (app, ctx) => {
     query: Pagination,
     responses: {
       200: { description: 'page', schema: z.object({ data: z.array(Workspace), total_count: z.number().int() }) },
-      ...errors(400, 401, 403, 500),
+      ...managementRefusals(400, 401, 403, 500),
     },
     handler: async (req, _reply, { query }) => {
       const { rows, total } = await listWorkspaces(db, { orgId: principalOf(req).orgId, ...query });
@@ -61,7 +59,7 @@ export const workspaceRoutes: RouteModule = (app, ctx) => {
     path: '/workspaces/:id',
     summary: 'Get a workspace',
     params: IdParam,
-    responses: { 200: { description: 'workspace', schema: One }, ...errors(401, 403, 404, 500) },
+    responses: { 200: { description: 'workspace', schema: One }, ...managementRefusals(401, 403, 404, 500) },
     handler: async (req, _reply, { params }) => ({
       data: toWorkspace(await findWorkspace(db, { orgId: principalOf(req).orgId, idOrSlug: params.id })),
     }),
@@ -75,7 +73,7 @@ export const workspaceRoutes: RouteModule = (app, ctx) => {
     params: IdParam,
     body: UpdateWorkspace,
     onSend,
-    responses: { 200: { description: 'updated', schema: One }, ...errors(400, 401, 403, 404, 500) },
+    responses: { 200: { description: 'updated', schema: One }, ...managementRefusals(400, 401, 403, 404, 500) },
     handler: async (req, _reply, { params, body }) => ({
       data: toWorkspace(await updateWorkspace(db, { orgId: principalOf(req).orgId, idOrSlug: params.id, body })),
     }),
@@ -91,7 +89,7 @@ export const workspaceRoutes: RouteModule = (app, ctx) => {
     onSend,
     responses: {
       200: { description: 'deleted', schema: z.object({ deleted: z.literal(true) }) },
-      ...errors(401, 403, 404, 409, 500),
+      ...managementRefusals(401, 403, 404, 409, 500),
     },
     handler: async (req, _reply, { params }) => {
       const id = await deleteWorkspace(db, { orgId: principalOf(req).orgId, idOrSlug: params.id });

@@ -64,13 +64,12 @@ function environment(o: ResolvedOptions): NodeJS.ProcessEnv {
   return { ...env, ...fillEnv(o.agentEnv, o.model) };
 }
 
-/** The agent's working directory (created here). */
-export function workDirOf(o: ResolvedOptions): string {
-  const dir = join(o.dir, 'work');
-  mkdirSync(dir, { recursive: true });
-  return dir;
-}
+/** The agent's working directory, where its sessions run. */
+export const workDirOf = (o: ResolvedOptions): string => join(o.dir, 'work');
 
+/** The command that starts the agent; its working directory is made here, before the process starts in it. */
 export function agentCommand(o: ResolvedOptions): AgentCommand {
-  return { ...commandLine(o), cwd: workDirOf(o), uid: o.agentUid, env: environment(o) };
+  const cwd = workDirOf(o);
+  mkdirSync(cwd, { recursive: true });
+  return { ...commandLine(o), cwd, uid: o.agentUid, env: environment(o) };
 }
