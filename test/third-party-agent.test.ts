@@ -152,6 +152,36 @@ test('steering an agent without the extension is refused busy', async () => {
   await until(() => f.daemon.status().runs.length === 0);
 });
 
+test('an agent that ignores a cancel is restarted after the grace: the run ends, the intern is free again', async () => {
+  const d = await startFixture({ agent: miniAgent, cancelGraceMs: 300 });
+  try {
+    const a = await d.client.open('POST', daemonPaths.turns, { session_id: 'deaf', prompt: 'deaf' });
+    assert.ok(a.events);
+    const first = await a.events.next();
+    const runId = (first.value as { run_id: string }).run_id;
+    const pid = d.daemon.status().agent.pid;
+    a.close();
+    await until(() => d.daemon.status().runs.length === 0);
+    const replay = await d.client.collect('GET', daemonPaths.events(runId, 0));
+    assert.deepEqual(shape(replay.events), ['run', 'usage', 'failed']);
+    assert.deepEqual(replay.events.at(-1), {
+      seq: 3,
+      type: 'failed',
+      reason: 'stream_severed',
+      status: 502,
+      message: 'the agent did not confirm the cancel within 300 ms and was restarted',
+      retryable: true,
+      before_output: true,
+      usage: { prompt_tokens: 42, completion_tokens: 0, total_tokens: 42, cost: 0.25 },
+    });
+    const next = await d.client.turn({ session_id: 'deaf', prompt: 'echo awake' });
+    assert.deepEqual(shape(next.events), ['run', 'usage', 'text:turn 1: awake', 'completed']);
+    assert.notEqual(d.daemon.status().agent.pid, pid);
+  } finally {
+    await d.close();
+  }
+});
+
 test('an agent failing a turn: turn_failed with its classification', async () => {
   const r = await f.client.turn({ prompt: 'fail' });
   assert.deepEqual(r.events.at(-1), {

@@ -2,7 +2,7 @@
 // own, no steering, no session/load), driven by the prompt's first word. Proves any ACP agent works
 // behind the daemon. Commands: `echo TEXT`, `permission`, `chatter N` (asks, then streams N
 // chunks while the question is pending), `count N` (N chunks sent without awaiting), `crash`,
-// `fail`, `hang` (until cancelled).
+// `fail`, `hang` (until cancelled), `deaf` (never ends, and ignores cancels).
 import {
   agent,
   methods,
@@ -13,7 +13,17 @@ import {
 } from '../../src/runtime/acp/index.ts';
 
 const turns = new Map<string, number>();
-const cancels = new Map<string, () => void>();
+/** Each session's current turn, cancelled or not: a cancel can arrive while the turn is still
+ * reporting usage, before it reaches the command that waits for it. */
+const cancels = new Map<string, { cancelled: Promise<void>; cancel: () => void }>();
+
+function cancellable(sessionId: string) {
+  let cancel!: () => void;
+  const cancelled = new Promise<void>((resolve) => (cancel = resolve));
+  const turn = { cancelled, cancel };
+  cancels.set(sessionId, turn);
+  return turn;
+}
 
 function say(client: AgentContext, sessionId: string, text: string) {
   return client.notify(methods.client.session.update, {
@@ -58,9 +68,10 @@ const app = agent({ name: 'mini-agent' })
       throw RequestError.invalidParams(undefined, `no mode ${params.modeId}`);
     return {};
   })
-  .onNotification(methods.agent.session.cancel, ({ params }) => cancels.get(params.sessionId)?.())
+  .onNotification(methods.agent.session.cancel, ({ params }) => cancels.get(params.sessionId)?.cancel())
   .onRequest(methods.agent.session.prompt, async ({ params, client }) => {
     const sid = params.sessionId;
+    const turn = cancellable(sid);
     const text = params.prompt.map((b) => (b.type === 'text' ? b.text : '')).join('');
     const [cmd = '', ...rest] = text.split(' ');
     const n = (turns.get(sid) ?? 0) + 1;
@@ -84,8 +95,9 @@ const app = agent({ name: 'mini-agent' })
       await say(client, sid, 'about to crash');
       process.exit(3);
     } else if (cmd === 'fail') throw new RequestError(-32603, 'mini agent failure', { retryable: false });
+    else if (cmd === 'deaf') await new Promise(() => undefined);
     else if (cmd === 'hang') {
-      await new Promise<void>((resolve) => cancels.set(sid, resolve));
+      await turn.cancelled;
       return { stopReason: 'cancelled' };
     }
     return { stopReason: 'end_turn' };

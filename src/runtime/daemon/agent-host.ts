@@ -85,6 +85,13 @@ export class AgentHost {
     return acp;
   }
 
+  /** Kills the live agent (its calls fail, so its runs end); the next turn starts a fresh one. */
+  async restart(): Promise<void> {
+    const agent = this.agent;
+    this.agent = null;
+    await agent?.stop();
+  }
+
   async stop(): Promise<void> {
     this.stopping = true;
     const agent = this.agent ?? (await this.starting?.catch(() => null));

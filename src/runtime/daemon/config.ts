@@ -38,6 +38,9 @@ export type DaemonOptions = {
   replayBufferEvents?: number;
   maxPausedRuns?: number;
   keepaliveMs?: number;
+  /** How long the agent has to confirm a cancel before the daemon restarts it, so an agent that
+   * ignores `session/cancel` cannot hold the intern busy forever. */
+  cancelGraceMs?: number;
   /** Retry-After (seconds) on busy refusals. */
   busyRetryAfterS?: number;
   logLevel?: string;
@@ -76,6 +79,7 @@ export function resolveOptions(o: DaemonOptions): ResolvedOptions {
     replayBufferEvents: o.replayBufferEvents ?? 10_000,
     maxPausedRuns: o.maxPausedRuns ?? 32,
     keepaliveMs: o.keepaliveMs ?? 15_000,
+    cancelGraceMs: o.cancelGraceMs ?? 30_000,
     busyRetryAfterS: o.busyRetryAfterS ?? 1,
     logLevel: o.logLevel ?? 'info',
   };
@@ -132,6 +136,7 @@ export function optionsFromEnv(
     replayBufferEvents: num(env.COHORT_REPLAY_BUFFER_EVENTS),
     maxPausedRuns: num(env.COHORT_MAX_PAUSED_RUNS),
     keepaliveMs: num(env.COHORT_DAEMON_KEEPALIVE_MS),
+    cancelGraceMs: num(env.COHORT_DAEMON_CANCEL_GRACE_MS),
     logLevel: env.LOG_LEVEL,
   };
 }

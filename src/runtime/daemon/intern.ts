@@ -70,7 +70,7 @@ export class Intern {
 
   constructor(
     private readonly o: ResolvedOptions,
-    log: Logger,
+    private readonly log: Logger,
     /** The agent's process, when the daemon started it before loading (main.ts). */
     early?: StartedAgent,
   ) {
@@ -194,6 +194,7 @@ export class Intern {
       case 'cancel_agent':
         if (p && !p.answered) p.settle(cancelledAnswer(p.asked.kind));
         void this.agents.current?.cancel(run.acpSessionId);
+        this.watchCancel(run);
         return;
       case 'deliver_answer':
         p!.answered = true;
@@ -204,6 +205,23 @@ export class Intern {
         else ctx.sink!.onClose(() => this.closed(run, ctx.sink!));
         return;
     }
+  }
+
+  /** An agent that does not confirm a cancel in time is restarted: its prompt call then fails, which
+   * ends the run and frees the lock (and fails the agent's other runs, which it was not serving either). */
+  private watchCancel(run: Run): void {
+    if (run.cancelWatch) return;
+    run.cancelWatch = setTimeout(() => {
+      if (isTerminalPhase(run.state.phase) || this.closing) return;
+      this.log.warn(
+        { run: run.id, grace_ms: this.o.cancelGraceMs },
+        'the agent did not confirm a cancel: restarting it',
+      );
+      run.unconfirmed = true;
+      void this.agents.restart();
+    }, this.o.cancelGraceMs);
+    run.cancelWatch.unref();
+    void run.done.then(() => clearTimeout(run.cancelWatch!));
   }
 
   private closed(run: Run, sink: Sink): void {
@@ -255,7 +273,9 @@ export class Intern {
           : {
               reason: 'stream_severed',
               retryable: true,
-              message: `the agent's connection broke before the turn finished: ${e.message}`,
+              message: run.unconfirmed
+                ? `the agent did not confirm the cancel within ${this.o.cancelGraceMs} ms and was restarted`
+                : `the agent's connection broke before the turn finished: ${e.message}`,
             };
         this.apply(run, { kind: 'fail' }, { failure });
       },

@@ -35,6 +35,10 @@ export class Run {
   usage: Usage | null = null;
   model: string | null = null;
   producedOutput = false;
+  /** Started when the agent is asked to cancel this run (Intern.watchCancel). */
+  cancelWatch: NodeJS.Timeout | null = null;
+  /** The agent never confirmed this run's cancel and was restarted. */
+  unconfirmed = false;
   readonly log: EventLog;
   readonly done: Promise<void>;
   markDone!: () => void;
