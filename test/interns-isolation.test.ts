@@ -152,6 +152,53 @@ describe('a hostile tenant inside its intern', { skip: noSandbox }, () => {
     });
   }
 
+  /** The nice value of every thread of the node processes (daemon, agent) under a launcher. */
+  function nodeThreadNices(launcher: number): number[] {
+    const stat = (path: string) => {
+      const s = readFileSync(path, 'utf8');
+      // comm, in parentheses, may hold spaces: the fields after it are space separated
+      return {
+        comm: s.slice(s.indexOf('(') + 1, s.lastIndexOf(')')),
+        rest: s.slice(s.lastIndexOf(')') + 2).split(' '),
+      };
+    };
+    const children = new Map<number, number[]>();
+    const comms = new Map<number, string>();
+    for (const p of readdirSync('/proc').filter((e) => /^\d+$/.test(e))) {
+      try {
+        const { comm, rest } = stat(`/proc/${p}/stat`);
+        const ppid = Number(rest[1]);
+        children.set(ppid, [...(children.get(ppid) ?? []), Number(p)]);
+        comms.set(Number(p), comm);
+      } catch {}
+    }
+    const nices: number[] = [];
+    const queue = [launcher];
+    while (queue.length) {
+      const pid = queue.shift()!;
+      queue.push(...(children.get(pid) ?? []));
+      if (comms.get(pid) !== 'node') continue;
+      for (const t of readdirSync(`/proc/${pid}/task`))
+        nices.push(Number(stat(`/proc/${pid}/task/${t}/stat`).rest[16]));
+    }
+    return nices;
+  }
+
+  test("CPU priority: a tenant's first command already runs at nice 10; the daemon and agent lower themselves after the first turn", async () => {
+    const c = await f.intern('tenant-c');
+    assert.equal(await shell(c, "awk '{print $19}' /proc/self/stat"), '10\n[exit 0]');
+    const launcher = (await getInternById(f.gw.ctx.store.db, c))!.daemonPid!;
+    let nices = nodeThreadNices(launcher);
+    for (let i = 0; i < 100 && nices.some((n) => n !== 10); i++) {
+      await new Promise((r) => setTimeout(r, 20));
+      nices = nodeThreadNices(launcher);
+    }
+    assert.ok(nices.length >= 4, `the daemon's and the agent's threads: ${nices}`);
+    assert.deepEqual([...new Set(nices)], [10]);
+    assert.equal((await f.gw.call('DELETE', `/interns/${c}`)).status, 202);
+    await f.gw.ctx.interns.idle();
+  });
+
   test('memory: a process past its limit fails, the intern and the gateway carry on', async () => {
     const out = await shell(
       a,

@@ -20,6 +20,7 @@ import {
 import { agentConfigFromEnv, shellEnv } from './config.ts';
 import { SessionStore, type AgentSession } from './sessions.ts';
 import { runTurn } from './turn.ts';
+import { lowerPriorityLater } from '../../shared/priority.ts';
 
 const SteerParams = z.object({ sessionId: z.string(), text: z.string().min(1) });
 
@@ -43,6 +44,9 @@ export async function runAgent(_argv: string[] = [], env: NodeJS.ProcessEnv = pr
   const log = pino({ name: 'cohort-agent', level: env.LOG_LEVEL ?? 'info' }, pino.destination(2));
   const store = new SessionStore(join(cfg.stateDir, 'sessions'));
   const env4shell = shellEnv(env);
+  // Started for a wake, the agent keeps its starter's priority for its first turn, but lowers it
+  // before any command runs, so nothing a tenant runs is ever above the intern's priority.
+  const settle = lowerPriorityLater(cfg.nice, 5_000);
   const session = (id: string) => {
     const s = store.get(id) ?? store.load(id);
     if (!s) throw RequestError.resourceNotFound(id);
@@ -87,11 +91,14 @@ export async function runAgent(_argv: string[] = [], env: NodeJS.ProcessEnv = pr
       const s = session(params.sessionId);
       const prompt = params.prompt.map((b) => (b.type === 'text' ? b.text : '')).join('');
       try {
-        return { stopReason: await runTurn({ cfg, session: s, prompt, client, shellEnv: env4shell }) };
+        return {
+          stopReason: await runTurn({ cfg, session: s, prompt, client, shellEnv: env4shell, beforeCommand: settle }),
+        };
       } catch (err) {
         log.info({ session: s.id, err: (err as Error).message }, 'turn failed');
         throw err;
       } finally {
+        settle();
         store.save(s);
       }
     })

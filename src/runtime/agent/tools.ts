@@ -16,6 +16,8 @@ export type ToolHost = {
   shellEnv: NodeJS.ProcessEnv;
   bwrapPath: string;
   allowEscalation: boolean;
+  /** Called before a command starts (the agent lowers its priority first, so no command runs above it). */
+  beforeCommand(): void;
   /** Asks permission for a shell call; remembers *_always answers in session.standing. */
   approve(call: { toolCallId: string; command: string; escalated: boolean }): Promise<Approval>;
   ask(call: { toolCallId: string; message: string; fields: AskField[] }): Promise<string>;
@@ -128,6 +130,7 @@ async function shell(host: ToolHost, id: string, raw: unknown): Promise<string> 
     if (verdict === 'cancelled') throw new TurnCancelled();
     if (verdict === 'reject') return 'The user rejected this command.';
   }
+  host.beforeCommand();
   const r = await runShell({
     command: a.command,
     workDir: host.session.cwd,

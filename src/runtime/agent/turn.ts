@@ -23,6 +23,7 @@ export type TurnOptions = {
   prompt: string;
   client: AgentContext;
   shellEnv: NodeJS.ProcessEnv;
+  beforeCommand?: () => void;
 };
 
 const TOOL_KINDS: Record<string, ToolKind> = { shell: 'execute', read_file: 'read', write_file: 'edit' };
@@ -45,6 +46,7 @@ export async function runTurn(o: TurnOptions): Promise<StopReason> {
     shellEnv: o.shellEnv,
     bwrapPath: o.cfg.bwrapPath,
     allowEscalation: o.cfg.allowEscalation,
+    beforeCommand: o.beforeCommand ?? (() => undefined),
     approve: (call) => approveShell(o.client, s, call),
     ask: (q) => askUser(o.client, s, q),
   };

@@ -22,8 +22,15 @@ export function fill(value: string, model: ModelEndpoint): string {
 const fillEnv = (env: Record<string, string>, model: ModelEndpoint) =>
   Object.fromEntries(Object.entries(env).map(([k, v]) => [k, fill(v, model)]));
 
-/** The agent's command line; under an intern uid, behind prlimit so its limits hold for all it starts. */
+/** The agent's command line; under an intern uid, behind prlimit so its limits hold for all it
+ * starts; behind `nice` when it does not lower its priority itself. */
 function commandLine(o: ResolvedOptions): { command: string; args: string[] } {
+  const line = limited(o);
+  if (o.nice === undefined || o.builtinAgent) return line;
+  return { command: '/usr/bin/nice', args: ['-n', String(o.nice), '--', line.command, ...line.args] };
+}
+
+function limited(o: ResolvedOptions): { command: string; args: string[] } {
   const l = o.agentLimits;
   const agent = { command: o.agent.command, args: o.agent.args.map((a) => fill(a, o.model)) };
   if (!l) return agent;
@@ -55,6 +62,7 @@ function environment(o: ResolvedOptions): NodeJS.ProcessEnv {
     env.NO_PROXY = env.no_proxy = '127.0.0.1,localhost';
   }
   env.LOG_LEVEL = o.logLevel;
+  if (o.nice !== undefined && o.builtinAgent) env.COHORT_AGENT_NICE = String(o.nice);
   if (o.instructions) env.COHORT_AGENT_INSTRUCTIONS = o.instructions;
   if (o.model) {
     env.COHORT_AGENT_BASE_URL = o.model.baseUrl;

@@ -41,14 +41,22 @@ export type DaemonOptions = {
   /** How long the agent has to confirm a cancel before the daemon restarts it, so an agent that
    * ignores `session/cancel` cannot hold the intern busy forever. */
   cancelGraceMs?: number;
+  /** The CPU priority (nice) of this intern's processes once it has started: the daemon and the
+   * built-in agent start at the caller's priority and lower themselves after their first turn (or
+   * 5 s); any other agent starts under `nice`. Unset: nothing changes priority. */
+  nice?: number;
   /** Retry-After (seconds) on busy refusals. */
   busyRetryAfterS?: number;
   logLevel?: string;
 };
 
-type Optional = 'model' | 'internId' | 'socket' | 'gatewaySockets' | 'agentUid' | 'agentLimits';
+type Optional = 'model' | 'internId' | 'socket' | 'gatewaySockets' | 'agentUid' | 'agentLimits' | 'nice';
 export type ResolvedOptions = Required<Omit<DaemonOptions, Optional>> &
-  Pick<DaemonOptions, Optional> & { internId: string | null };
+  Pick<DaemonOptions, Optional> & {
+    internId: string | null;
+    /** The agent is cohort's own (it lowers its priority itself, see `nice`). */
+    builtinAgent: boolean;
+  };
 
 export function builtinAgent(): AgentCommand {
   return {
@@ -71,6 +79,8 @@ export function resolveOptions(o: DaemonOptions): ResolvedOptions {
     allowEscalation: o.allowEscalation ?? false,
     egressProxy: o.egressProxy ?? false,
     agent: o.agent ?? builtinAgent(),
+    builtinAgent: o.agent === undefined,
+    nice: o.nice,
     model: o.model,
     instructions: o.instructions ?? '',
     agentEnv: o.agentEnv ?? {},
@@ -137,6 +147,7 @@ export function optionsFromEnv(
     maxPausedRuns: num(env.COHORT_MAX_PAUSED_RUNS),
     keepaliveMs: num(env.COHORT_DAEMON_KEEPALIVE_MS),
     cancelGraceMs: num(env.COHORT_DAEMON_CANCEL_GRACE_MS),
+    nice: num(env.COHORT_DAEMON_NICE),
     logLevel: env.LOG_LEVEL,
   };
 }

@@ -68,13 +68,20 @@ export class Intern {
   private readonly forgotten: Map<string, string>;
   private readonly forgottenFile: string;
 
+  private readonly onRunEnded: () => void;
+
   constructor(
     private readonly o: ResolvedOptions,
     private readonly log: Logger,
-    /** The agent's process, when the daemon started it before loading (main.ts). */
-    early?: StartedAgent,
+    more: {
+      /** The agent's process, when the daemon started it before loading (main.ts). */
+      early?: StartedAgent;
+      /** Called as each run ends (main.ts lowers the daemon's priority after the first). */
+      onRunEnded?: () => void;
+    } = {},
   ) {
-    this.agents = new AgentHost(o, this.handlers(), log, early);
+    this.onRunEnded = more.onRunEnded ?? (() => undefined);
+    this.agents = new AgentHost(o, this.handlers(), log, more.early);
     this.forgottenFile = join(o.dir, 'daemon', 'ended-interactions.json');
     this.forgotten = new Map(readForgotten(this.forgottenFile));
   }
@@ -232,6 +239,7 @@ export class Intern {
 
   private retire(run: Run): void {
     this.lastActive = Date.now();
+    this.onRunEnded();
     if (this.byAcp.get(run.acpSessionId) === run) this.byAcp.delete(run.acpSessionId);
     run.markDone();
     this.ended.push(run);

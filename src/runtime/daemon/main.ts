@@ -13,8 +13,12 @@ import { startForwarder } from './forward.ts';
 import { rmSync } from 'node:fs';
 import { startAgentProcess } from '../acp/spawn.ts';
 import { agentCommand } from './agent-command.ts';
+import { lowerPriorityLater } from '../../shared/priority.ts';
 
 export type { DaemonOptions } from './config.ts';
+
+/** How long a started intern's processes keep their starter's priority at most. */
+const SETTLE_MS = 5_000;
 
 export type RunningDaemon = { url: string; status(): StatusResponse; close(): Promise<void> };
 
@@ -31,7 +35,10 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
     import('./intern.ts'),
   ]);
   const log = pino({ name: 'cohort-daemon', level: o.logLevel, base: { intern: o.internId } }, pino.destination(2));
-  const intern = new Intern(o, log, early);
+  // Until its first turn ends (or 5 s pass) the daemon keeps its starter's priority: a wake's
+  // first turn is the one a caller waits for (docs/fleet.md).
+  const settle = lowerPriorityLater(o.nice, SETTLE_MS);
+  const intern = new Intern(o, log, { early, onRunEnded: settle });
   await intern.agents.ensure();
   const server = createDaemonServer({ intern, secret: o.secret, keepaliveMs: o.keepaliveMs, log });
   if (o.socket) rmSync(o.socket, { force: true });

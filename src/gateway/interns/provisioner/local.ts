@@ -19,6 +19,8 @@ import { isolationProblem } from './check.ts';
 import { copyDisk, mountImage } from './files.ts';
 
 const STEPS = 3;
+/** An isolated intern's CPU priority once started: below the gateway, which stays responsive to everyone. */
+const INTERN_NICE = 10;
 const PROJECT_ROOT = fileURLToPath(new URL('../../../../', import.meta.url)).replace(/\/$/, '');
 
 export type IsolationOptions = {
@@ -212,6 +214,7 @@ export function createLocalProvisioner(opts: LocalProvisionerOptions): Provision
         COHORT_AGENT_UID: String(uid),
         COHORT_AGENT_LIMITS: JSON.stringify(iso.limits),
         COHORT_INTERN_EGRESS_PROXY: iso.egress ? '1' : '0',
+        COHORT_DAEMON_NICE: String(INTERN_NICE),
       },
     };
   }

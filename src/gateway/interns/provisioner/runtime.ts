@@ -16,7 +16,8 @@ export const IN_SANDBOX = {
 } as const;
 
 /** The shell launcher (run as root in a private mount namespace): mounts the intern's disk image,
- * prepares its directories for the intern's uid, then becomes bubblewrap at a lower priority. */
+ * prepares its directories for the intern's uid, then becomes bubblewrap (the daemon lowers its own
+ * priority once started: COHORT_DAEMON_NICE). */
 export const LAUNCH_SCRIPT = [
   'set -e',
   // The gateway's umask (077) would make the directories bwrap creates (/etc, /run) unreadable to the intern's uid.
@@ -37,7 +38,7 @@ export const LAUNCH_SCRIPT = [
   // this shell (killing it ends every process inside) and not to the gateway, which may restart.
   // A background job's stdin would be /dev/null, so the secret's pipe passes on as fd 3.
   'exec 3<&0',
-  'nice -n 10 "$@" <&3 3<&- &',
+  '"$@" <&3 3<&- &',
   'exec 3<&-',
   'wait $!',
 ].join('\n');
