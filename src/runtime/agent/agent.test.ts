@@ -108,6 +108,17 @@ test("instructions are the system prompt; the shell sees none of the agent's COH
   }
 });
 
+test('a command past the time limit is killed with everything it started, and the model is told', async () => {
+  const a = await start({ COHORT_AGENT_COMMAND_TIMEOUT_MS: '300' });
+  try {
+    const s = await a.newSession(work);
+    const text = await said(a, s, '/shell echo started; (sleep 30 &) ; sleep 30');
+    assert.equal(text, 'shell: started\n[killed after 0.3 s, the time limit for a command]');
+  } finally {
+    await a.stop();
+  }
+});
+
 test('manual mode where bubblewrap cannot run: shell calls are refused, never run unsandboxed', async () => {
   const a = await start({ COHORT_AGENT_BWRAP: '/nonexistent/bwrap' });
   try {

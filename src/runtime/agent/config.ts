@@ -19,6 +19,8 @@ export type AgentConfig = {
   bwrapPath: string;
   /** Whether manual mode may run a command outside its sandbox when the user allows it (the operator's COHORT_ALLOW_ESCALATION). */
   allowEscalation: boolean;
+  /** A shell command is killed after this long (COHORT_AGENT_COMMAND_TIMEOUT_MS; 0: no limit). */
+  commandTimeoutMs: number;
   /** The priority (nice) to lower to after the first turn, the first command or 5 s (COHORT_AGENT_NICE, set by the daemon). */
   nice: number | undefined;
 };
@@ -39,6 +41,7 @@ export function agentConfigFromEnv(env: NodeJS.ProcessEnv): AgentConfig {
     maxSteps: Number(env.COHORT_AGENT_MAX_STEPS ?? 50),
     bwrapPath: env.COHORT_AGENT_BWRAP ?? BWRAP_PATH,
     allowEscalation: env.COHORT_AGENT_ALLOW_ESCALATION === '1',
+    commandTimeoutMs: Number(env.COHORT_AGENT_COMMAND_TIMEOUT_MS ?? 120_000),
     nice: env.COHORT_AGENT_NICE ? Number(env.COHORT_AGENT_NICE) : undefined,
   };
 }

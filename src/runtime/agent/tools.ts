@@ -16,6 +16,8 @@ export type ToolHost = {
   shellEnv: NodeJS.ProcessEnv;
   bwrapPath: string;
   allowEscalation: boolean;
+  /** A shell command is killed after this long (0: no limit). */
+  commandTimeoutMs: number;
   /** Called before a command starts (the agent lowers its priority first, so no command runs above it). */
   beforeCommand(): void;
   /** Asks permission for a shell call; remembers *_always answers in session.standing. */
@@ -138,9 +140,14 @@ async function shell(host: ToolHost, id: string, raw: unknown): Promise<string> 
     env: host.shellEnv,
     signal: host.signal,
     bwrapPath: host.bwrapPath,
+    timeoutMs: host.commandTimeoutMs,
   });
   if (host.signal.aborted) throw new TurnCancelled();
-  const status = r.exitCode === null ? `killed by ${r.signal}` : `exit ${r.exitCode}`;
+  const status = r.timedOut
+    ? `killed after ${host.commandTimeoutMs / 1000} s, the time limit for a command`
+    : r.exitCode === null
+      ? `killed by ${r.signal}`
+      : `exit ${r.exitCode}`;
   return `${r.output}${r.truncated ? '\n[output truncated]' : ''}[${status}]`;
 }
 

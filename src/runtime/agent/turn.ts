@@ -46,6 +46,7 @@ export async function runTurn(o: TurnOptions): Promise<StopReason> {
     shellEnv: o.shellEnv,
     bwrapPath: o.cfg.bwrapPath,
     allowEscalation: o.cfg.allowEscalation,
+    commandTimeoutMs: o.cfg.commandTimeoutMs,
     beforeCommand: o.beforeCommand ?? (() => undefined),
     approve: (call) => approveShell(o.client, s, call),
     ask: (q) => askUser(o.client, s, q),

@@ -2,7 +2,14 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { BWRAP_PATH, bwrapArgv } from './bwrap.ts';
 
-export type ShellResult = { exitCode: number | null; signal: string | null; output: string; truncated: boolean };
+export type ShellResult = {
+  exitCode: number | null;
+  signal: string | null;
+  output: string;
+  truncated: boolean;
+  /** Killed because it ran past `timeoutMs`. */
+  timedOut: boolean;
+};
 
 export type RunShellOptions = {
   command: string;
@@ -12,6 +19,8 @@ export type RunShellOptions = {
   signal?: AbortSignal;
   maxOutputBytes?: number;
   bwrapPath?: string;
+  /** The command (its whole process group) is killed after this long; 0 or unset: no limit. */
+  timeoutMs?: number;
 };
 
 const probed = new Map<string, boolean>();
@@ -58,10 +67,18 @@ export function runShell(opts: RunShellOptions): Promise<ShellResult> {
       }
     };
     opts.signal?.addEventListener('abort', kill, { once: true });
+    let timedOut = false;
+    const timer = opts.timeoutMs
+      ? setTimeout(() => {
+          timedOut = true;
+          kill();
+        }, opts.timeoutMs)
+      : null;
     child.on('error', reject);
     child.on('close', (code, sig) => {
       opts.signal?.removeEventListener('abort', kill);
-      resolve({ exitCode: code, signal: sig, output: Buffer.concat(chunks).toString('utf8'), truncated });
+      if (timer) clearTimeout(timer);
+      resolve({ exitCode: code, signal: sig, output: Buffer.concat(chunks).toString('utf8'), truncated, timedOut });
     });
   });
 }
