@@ -2,7 +2,8 @@
 // .js) it is plain node on the sibling .js; from source (tests, development, .ts) node with the
 // tsx loader, which is resolved from here because the child may run in a directory of its own.
 // May import: node only; shared by the gateway, the store, the daemon and the provisioner.
-import { extname } from 'node:path';
+import { existsSync } from 'node:fs';
+import { dirname, extname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 
@@ -11,6 +12,30 @@ export function nodeArgsFor(from: string, relative: string): string[] {
   const ext = extname(fileURLToPath(from));
   const file = fileURLToPath(new URL(`${relative}${ext}`, from));
   return ext === '.ts' ? ['--import', import.meta.resolve('tsx'), file] : [file];
+}
+
+/** The V8 startup snapshot the build made of a program (dist/…/main.js → main.<node>-<arch>.blob):
+ * named for the Node that made it, since only that Node can load it. */
+export const snapshotOf = (file: string): string => file.replace(/\.js$/, `.${process.version}-${process.arch}.blob`);
+
+/** As nodeArgsFor, for a program that is started often (the daemon and the agent, once per wake):
+ * from its startup snapshot where the build made one for this Node, so its modules need not load.
+ * Its own arguments go after these (the `--` ends Node's options). */
+export function startArgsFor(from: string, relative: string): string[] {
+  const args = nodeArgsFor(from, relative);
+  const blob = args.length === 1 ? snapshotOf(args[0]!) : '';
+  return blob && existsSync(blob) ? ['--snapshot-blob', blob, '--'] : args;
+}
+
+/** In a process started from a snapshot: the URL its bundle's modules see as `import.meta.url`
+ * (the build defines it as this global), which is main.js beside the blob. */
+export function adoptSnapshotLocation(): void {
+  const i = process.execArgv.indexOf('--snapshot-blob');
+  const blob = process.execArgv[i + 1];
+  if (i < 0 || !blob) throw new Error('not started from a snapshot');
+  (globalThis as { __cohortModuleUrl?: string }).__cohortModuleUrl = pathToFileURL(
+    join(dirname(resolve(blob)), 'main.js'),
+  ).href;
 }
 
 /** A worker thread running `relative` next to the module at `from`. From source the worker

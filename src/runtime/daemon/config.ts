@@ -1,5 +1,5 @@
 // Daemon options, and how they are read from the environment (`npx cohort daemon`).
-import { nodeArgsFor } from '../../shared/entry.ts';
+import { startArgsFor } from '../../shared/entry.ts';
 import type { AgentLimits } from '../../shared/daemon-protocol.ts';
 
 export type AgentCommand = { command: string; args: string[] };
@@ -61,7 +61,7 @@ export type ResolvedOptions = Required<Omit<DaemonOptions, Optional>> &
 export function builtinAgent(): AgentCommand {
   return {
     command: process.execPath,
-    args: nodeArgsFor(import.meta.url, '../agent/main'),
+    args: startArgsFor(import.meta.url, '../agent/main'),
   };
 }
 

@@ -9,7 +9,7 @@ import { chmodSync, closeSync, existsSync, mkdirSync, openSync, readFileSync, rm
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { nodeArgsFor } from '../../../shared/entry.ts';
+import { startArgsFor } from '../../../shared/entry.ts';
 import { daemonHealthy } from '../daemon-client.ts';
 import type { DaemonHandle, DaemonSpec, Provisioner } from './index.ts';
 import type { AgentLimits } from '../../../shared/daemon-protocol.ts';
@@ -188,7 +188,7 @@ export function createLocalProvisioner(opts: LocalProvisionerOptions): Provision
       // Readable by the intern's uid inside, whatever the gateway's umask.
       chmodSync(etc[k], 0o644);
     }
-    const nodeArgs = nodeArgsFor(import.meta.url, '../../../runtime/daemon/main');
+    const nodeArgs = startArgsFor(import.meta.url, '../../../runtime/daemon/main');
     const code = ['dist', 'src', 'node_modules', 'package.json', 'tsconfig.json']
       .map((p) => join(PROJECT_ROOT, p))
       .filter((p) => existsSync(p));
@@ -222,7 +222,7 @@ export function createLocalProvisioner(opts: LocalProvisionerOptions): Provision
   function unsandboxed(spec: DaemonSpec, dir: string): { file: string; args: string[]; env: Record<string, string> } {
     return {
       file: process.execPath,
-      args: [...nodeArgsFor(import.meta.url, '../../../runtime/daemon/main'), '--dir', dir],
+      args: [...startArgsFor(import.meta.url, '../../../runtime/daemon/main'), '--dir', dir],
       // Like an isolated daemon it reaches whichever gateway runs on this host through the gateways'
       // sockets, so a gateway restarted on another port does not strand it; an operator's public URL
       // (a gateway elsewhere) is used as given.
