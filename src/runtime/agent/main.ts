@@ -54,12 +54,18 @@ export async function runAgent(_argv: string[] = [], env: NodeJS.ProcessEnv = pr
   };
 
   const app = agent({ name: 'cohort-agent' })
-    .onRequest(methods.agent.initialize, () => ({
-      protocolVersion: PROTOCOL_VERSION,
-      agentCapabilities: { loadSession: true },
-      agentInfo: { name: 'cohort-agent', version: '0.1.0' },
-      _meta: { [META_STEERING]: true },
-    }))
+    .onRequest(methods.agent.initialize, () => {
+      // Node loads its fetch machinery on first use (some 16 ms): done once this answer is on its
+      // way, while the daemon goes on to listen, rather than before it (the daemon waits for the
+      // answer) or in a woken intern's first turn.
+      setImmediate(() => new Request('http://127.0.0.1/'));
+      return {
+        protocolVersion: PROTOCOL_VERSION,
+        agentCapabilities: { loadSession: true },
+        agentInfo: { name: 'cohort-agent', version: '0.1.0' },
+        _meta: { [META_STEERING]: true },
+      };
+    })
     .onRequest(methods.agent.session.new, ({ params }) => {
       const s = store.create(params.cwd);
       return { sessionId: s.id, modes: modes(s) };
@@ -112,9 +118,6 @@ export async function runAgent(_argv: string[] = [], env: NodeJS.ProcessEnv = pr
       return {};
     });
   log.info({ model: cfg.model }, 'agent ready');
-  // Node loads its fetch machinery on first use (some 16 ms): done now, while the daemon that
-  // started this agent still loads (main.ts there), rather than in a woken intern's first turn.
-  setImmediate(() => new Request('http://127.0.0.1/'));
   await serveStdio(app);
   // The client is gone (stdin closed): stop any turn, and exit rather than linger on open sockets.
   for (const id of store.liveIds()) store.get(id)?.turn?.abort();

@@ -2,6 +2,7 @@
 // clean environment with the model endpoint filled in, its working directory. Node built-ins only,
 // so the daemon can start its agent before loading the rest of itself (main.ts).
 import { mkdirSync } from 'node:fs';
+import { getPriority } from 'node:os';
 import { join } from 'node:path';
 import type { AgentCommand } from '../acp/spawn.ts';
 import type { ResolvedOptions } from './config.ts';
@@ -26,8 +27,9 @@ const fillEnv = (env: Record<string, string>, model: ModelEndpoint) =>
  * starts; behind `nice` when it does not lower its priority itself. */
 function commandLine(o: ResolvedOptions): { command: string; args: string[] } {
   const line = limited(o);
-  if (o.nice === undefined || o.builtinAgent) return line;
-  return { command: '/usr/bin/nice', args: ['-n', String(o.nice), '--', line.command, ...line.args] };
+  // `nice -n` adds to the daemon's own priority, which is lowered after its first turn.
+  const by = o.nice === undefined || o.builtinAgent ? 0 : o.nice - getPriority();
+  return by > 0 ? { command: '/usr/bin/nice', args: ['-n', String(by), '--', line.command, ...line.args] } : line;
 }
 
 function limited(o: ResolvedOptions): { command: string; args: string[] } {

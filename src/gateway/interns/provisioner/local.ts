@@ -5,7 +5,17 @@
 // reaches it on stdin, never in an environment or argv.
 // May import: src/shared/daemon-protocol.ts, ../daemon-client.ts (health), ./runtime, ./uids, node built-ins.
 import { spawn, spawnSync } from 'node:child_process';
-import { chmodSync, closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  closeSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  rmSync,
+  watch,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -113,14 +123,23 @@ async function readListening(
   timeoutMs: number,
 ): Promise<string> {
   const until = Date.now() + timeoutMs;
-  while (Date.now() < until) {
-    const text = existsSync(logFile) ? readFileSync(logFile).subarray(from).toString('utf8') : '';
-    const m = /\{"listening":"((?:http:\/\/|unix:)[^"]+)"\}/.exec(text);
-    if (m) return m[1]!;
-    if (child.exited) throw new Error(`the daemon exited during start: ${startFailure(text)}`);
-    await sleep(20);
+  // A watch wakes this as soon as the daemon writes (a wake's caller is waiting); the short poll
+  // covers whatever a watch misses.
+  let changed: (() => void) | null = null;
+  const watcher = watch(logFile, () => changed?.());
+  watcher.on('error', () => undefined);
+  try {
+    while (Date.now() < until) {
+      const text = existsSync(logFile) ? readFileSync(logFile).subarray(from).toString('utf8') : '';
+      const m = /\{"listening":"((?:http:\/\/|unix:)[^"]+)"\}/.exec(text);
+      if (m) return m[1]!;
+      if (child.exited) throw new Error(`the daemon exited during start: ${startFailure(text)}`);
+      await Promise.race([sleep(20), new Promise<void>((resolve) => (changed = resolve))]);
+    }
+    throw new Error(`the daemon did not report its address within ${timeoutMs} ms`);
+  } finally {
+    watcher.close();
   }
-  throw new Error(`the daemon did not report its address within ${timeoutMs} ms`);
 }
 
 /** A sparse ext4 image whose root the launcher fills; made once, kept across starts. */
