@@ -1,5 +1,5 @@
 // A woken intern's processes start at the gateway's CPU priority, so the interns already awake do
-// not slow its start, and lower themselves once it is over (docs/fleet.md, "Priority").
+// not slow its start, and lower themselves once it is over (docs/fleet.md, "Startup snapshots and priority").
 import { readdirSync } from 'node:fs';
 import { getPriority, setPriority } from 'node:os';
 
