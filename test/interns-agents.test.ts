@@ -9,20 +9,8 @@ import { startInternFixture, type ChatResult, type InternFixture } from './helpe
 import { getInternById, openSecrets } from '../src/gateway/interns/interns.ts';
 import { inferenceRequests } from '../src/gateway/store/schema-inference.ts';
 import { noSandbox } from './helpers/sandbox.ts';
+import { user, tool, text, callOf, finish } from './helpers/chat.ts';
 
-const text = (r: ChatResult) => r.chunks.map((c) => c.choices[0]?.delta.content ?? '').join('');
-const callOf = (r: ChatResult) => r.chunks.flatMap((c) => c.choices[0]?.delta.tool_calls ?? [])[0];
-const finish = (r: ChatResult) => r.chunks.map((c) => c.choices[0]?.finish_reason).filter(Boolean);
-const user = (content: string, extra: Record<string, unknown> = {}) => ({
-  stream: true,
-  messages: [{ role: 'user', content }],
-  ...extra,
-});
-const tool = (sessionId: string, id: string, content: string) => ({
-  stream: true,
-  session_id: sessionId,
-  messages: [{ role: 'tool', tool_call_id: id, content }],
-});
 const bash = (command: string) => `Please run it.\n/tool Bash ${JSON.stringify({ command, description: 'a step' })}`;
 const codexInstalled = (() => {
   try {

@@ -7,12 +7,8 @@ import OpenAI from 'openai';
 import fc from 'fast-check';
 import { startInternFixture, type InternFixture } from './helpers/interns.ts';
 import { REASONS } from '../src/gateway/errors.ts';
+import { user } from './helpers/chat.ts';
 
-const user = (content: string, extra: Record<string, unknown> = {}) => ({
-  stream: true,
-  messages: [{ role: 'user', content }],
-  ...extra,
-});
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function readUntil(res: Response, marker: string) {

@@ -8,6 +8,7 @@ import pg from 'pg';
 import { freePort, gatewayProcesses, killDaemonsUnder, type GatewayProcess } from './helpers/gateway-process.ts';
 import { callProcess, runningInternOn } from './helpers/interns.ts';
 import { noSandbox } from './helpers/sandbox.ts';
+import { text } from './helpers/chat.ts';
 
 const postgresUrl = process.env.DATABASE_URL;
 const answer = (a: string) => JSON.stringify({ action: 'accept', content: { answer: a } });
@@ -33,8 +34,6 @@ const reply = (gw: GatewayProcess, id: string, p: { sessionId: string; callId: s
     { stream: true, session_id: p.sessionId, messages: [{ role: 'tool', tool_call_id: p.callId, content: answer(a) }] },
     gw.keys().api_key,
   );
-
-const text = (r: { chunks: any[] }) => r.chunks.map((c) => c.choices[0]?.delta.content ?? '').join('');
 
 describe('intern runs survive gateway processes', () => {
   const pool = gatewayProcesses('cohort-faults-');

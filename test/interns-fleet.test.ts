@@ -7,12 +7,13 @@ import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { assertChatStream, startInternFixture, type ChatResult, type InternFixture } from './helpers/interns.ts';
+import { assertChatStream, startInternFixture, type InternFixture } from './helpers/interns.ts';
 import { startTestGateway, postgresUrl, type TestGateway } from './helpers/gateway.ts';
 import { freePort } from './helpers/gateway-process.ts';
 import { createTestAccount } from './helpers/accounts.ts';
 import { noSandbox } from './helpers/sandbox.ts';
 import { getInternById } from '../src/gateway/interns/interns.ts';
+import { text } from './helpers/chat.ts';
 
 const ENV = { COHORT_INTERN_IDLE_MS: '300', COHORT_INTERACTION_DEADLINE_MS: '2000', COHORT_INTERN_DISK_MB: '64' };
 const say = (content: string, session_id?: string) => ({
@@ -20,7 +21,6 @@ const say = (content: string, session_id?: string) => ({
   ...(session_id ? { session_id } : {}),
   messages: [{ role: 'user', content }],
 });
-const text = (r: ChatResult) => r.chunks.map((c) => c.choices[0]?.delta.content ?? '').join('');
 const ASLEEP = { step_label: 'asleep: the next chat wakes it', step_number: 1, total_steps: 1 };
 
 /** Waits (up to 30 s) until the intern's record shows it asleep; returns the record. */

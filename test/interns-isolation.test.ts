@@ -7,23 +7,12 @@ import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { connect, createServer, type AddressInfo, type Server } from 'node:net';
-import { startInternFixture, type ChatResult, type InternFixture } from './helpers/interns.ts';
+import { startInternFixture, type InternFixture } from './helpers/interns.ts';
 import { getInternById, openSecrets } from '../src/gateway/interns/interns.ts';
 import { noSandbox } from './helpers/sandbox.ts';
 import { revokeKey } from '../src/gateway/access/identity-store.ts';
+import { user, tool, text, callOf } from './helpers/chat.ts';
 
-const user = (content: string, extra: Record<string, unknown> = {}) => ({
-  stream: true,
-  messages: [{ role: 'user', content }],
-  ...extra,
-});
-const tool = (sessionId: string, id: string, content: string) => ({
-  stream: true,
-  session_id: sessionId,
-  messages: [{ role: 'tool', tool_call_id: id, content }],
-});
-const text = (r: ChatResult) => r.chunks.map((c) => c.choices[0]?.delta.content ?? '').join('');
-const callOf = (r: ChatResult) => r.chunks.flatMap((c) => c.choices[0]?.delta.tool_calls ?? [])[0];
 const MODES = ['self-drive', 'manual'] as const;
 type Mode = (typeof MODES)[number];
 

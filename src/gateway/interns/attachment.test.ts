@@ -25,32 +25,18 @@ import {
   rest,
   startInternFixture,
   untilContent,
-  type ChatResult,
   type InternFixture,
 } from '../../../test/helpers/interns.ts';
 import { getInternById, secretBinding } from './interns.ts';
 import { daemonPaths, type StatusResponse } from '../../shared/daemon-protocol.ts';
 import { nodeArgsFor } from '../../shared/entry.ts';
 import { miniAgent } from '../../../test/helpers/daemon-fixture.ts';
+import { user, tool, text, callOf, finish, final } from '../../../test/helpers/chat.ts';
 
 const REPLAY_BUFFER_EVENTS = 5;
 const ENV = { COHORT_REPLAY_BUFFER_EVENTS: String(REPLAY_BUFFER_EVENTS), COHORT_KEEPALIVE_MS: '300' };
 
-const user = (content: string, extra: Record<string, unknown> = {}) => ({
-  stream: true,
-  messages: [{ role: 'user', content }],
-  ...extra,
-});
-const tool = (sessionId: string, id: string, content: string) => ({
-  stream: true,
-  session_id: sessionId,
-  messages: [{ role: 'tool', tool_call_id: id, content }],
-});
 const answer = (a: string) => JSON.stringify({ action: 'accept', content: { answer: a } });
-const text = (r: { chunks: any[] }) => r.chunks.map((c) => c.choices[0]?.delta.content ?? '').join('');
-const finish = (r: { chunks: any[] }) => r.chunks.map((c) => c.choices[0]?.finish_reason).filter(Boolean);
-const callOf = (r: ChatResult) => r.chunks.flatMap((c) => c.choices[0]?.delta.tool_calls ?? [])[0];
-const final = (r: { chunks: any[] }) => r.chunks.at(-1);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const ALREADY_ATTACHED = {

@@ -20,6 +20,7 @@ import {
 import { getInternById, secretBinding } from './interns.ts';
 import { daemonPaths } from '../../shared/daemon-protocol.ts';
 import { noSandbox } from '../../../test/helpers/sandbox.ts';
+import { user, tool, text, callOf, finish, final } from '../../../test/helpers/chat.ts';
 
 const ENV = {
   COHORT_KEEPALIVE_MS: '300',
@@ -28,20 +29,6 @@ const ENV = {
   COHORT_INTERACTION_DEADLINE_MS: '1500',
   COHORT_MAX_PAUSED_RUNS: '2',
 };
-const user = (content: unknown, extra: Record<string, unknown> = {}) => ({
-  stream: true,
-  messages: [{ role: 'user', content }],
-  ...extra,
-});
-const tool = (sessionId: string, id: string, content: string) => ({
-  stream: true,
-  session_id: sessionId,
-  messages: [{ role: 'tool', tool_call_id: id, content }],
-});
-const text = (r: ChatResult) => r.chunks.map((c) => c.choices[0]?.delta.content ?? '').join('');
-const final = (r: ChatResult) => r.chunks.at(-1);
-const finish = (r: ChatResult) => r.chunks.map((c) => c.choices[0]?.finish_reason).filter(Boolean);
-const callOf = (r: ChatResult) => r.chunks.flatMap((c) => c.choices[0]?.delta.tool_calls ?? [])[0];
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('intern chat stream, end to end', () => {
