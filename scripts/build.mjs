@@ -5,7 +5,7 @@
 import { spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const stamp = join(root, 'dist', '.built');
@@ -70,7 +70,8 @@ for (const entry of ['runtime/daemon/main.js', 'runtime/agent/main.js']) {
 // Each also becomes a V8 startup snapshot: its modules loaded and evaluated here, once, so a start
 // deserializes them (some 80 ms less per process on a wake; docs/fleet.md). Only the Node that made
 // a snapshot can load it, hence the version in its name; where none can be made the programs
-// start from main.js as before (src/shared/entry.ts, startArgsFor).
+// start from main.js as before (src/shared/entry.ts, startArgsFor, whose naming rule this uses).
+const { snapshotOf } = await import(pathToFileURL(join(root, 'dist', 'shared', 'entry.js')).href);
 for (const name of ['daemon', 'agent']) {
   const dir = join(root, 'dist', 'runtime', name);
   const entry = join(dir, 'snapshot.cjs');
@@ -84,11 +85,11 @@ for (const name of ['daemon', 'agent']) {
     format: 'cjs',
     target: 'node20',
     logLevel: 'warning',
-    // The bundle's modules learn where they live when a process starts (adoptSnapshotLocation).
+    // The bundle's modules learn where they live when a process starts (runFromSnapshot in src/shared/entry.ts).
     define: { 'import.meta.url': 'globalThis.__cohortModuleUrl' },
     logOverride: { 'empty-import-meta': 'silent' },
   });
-  const blob = join(dir, `main.${process.version}-${process.arch}.blob`);
+  const blob = snapshotOf(join(dir, 'main.js'));
   const made = spawnSync(process.execPath, ['--snapshot-blob', blob, '--build-snapshot', entry], {
     cwd: dir,
     env: { PATH: process.env.PATH },

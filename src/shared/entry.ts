@@ -5,6 +5,7 @@
 import { existsSync } from 'node:fs';
 import { dirname, extname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { startupSnapshot } from 'node:v8';
 import { Worker } from 'node:worker_threads';
 
 /** Node arguments that run `relative` (no extension, e.g. '../daemon/main') next to the module at `from` (its import.meta.url). */
@@ -27,9 +28,22 @@ export function startArgsFor(from: string, relative: string): string[] {
   return blob && existsSync(blob) ? ['--snapshot-blob', blob, '--'] : args;
 }
 
-/** In a process started from a snapshot: the URL its bundle's modules see as `import.meta.url`
- * (the build defines it as this global), which is main.js beside the blob. */
-export function adoptSnapshotLocation(): void {
+/** The main function of a program made into a startup snapshot (scripts/build.mjs bundles its
+ * snapshot.ts): a process started from the snapshot learns where it lives, then runs; a failure
+ * is one line on stderr and exit 1. */
+export function runFromSnapshot(program: string, run: () => Promise<void>): void {
+  startupSnapshot.setDeserializeMainFunction(() => {
+    adoptSnapshotLocation();
+    run().catch((err: unknown) => {
+      process.stderr.write(`cohort ${program}: ${(err as Error).message}\n`);
+      process.exit(1);
+    });
+  });
+}
+
+/** The URL the bundle's modules see as `import.meta.url` (the build defines it as this global):
+ * main.js beside the blob. */
+function adoptSnapshotLocation(): void {
   const i = process.execArgv.indexOf('--snapshot-blob');
   const blob = process.execArgv[i + 1];
   if (i < 0 || !blob) throw new Error('not started from a snapshot');

@@ -21,9 +21,12 @@ export function lowerPriority(nice: number): void {
   }
 }
 
+/** How long a started intern's processes keep their starter's priority at most. */
+const KEEP_STARTER_PRIORITY_MS = 5_000;
+
 /** Lowers the priority once: at the returned function's first call, or after `afterMs`, whichever
  * comes first. No `nice`: nothing to do (an unisolated intern keeps its priority). */
-export function lowerPriorityLater(nice: number | undefined, afterMs: number): () => void {
+export function lowerPriorityLater(nice: number | undefined, afterMs = KEEP_STARTER_PRIORITY_MS): () => void {
   if (nice === undefined) return () => undefined;
   let done = false;
   const now = () => {

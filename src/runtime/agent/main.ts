@@ -46,7 +46,7 @@ export async function runAgent(_argv: string[] = [], env: NodeJS.ProcessEnv = pr
   const env4shell = shellEnv(env);
   // Started for a wake, the agent keeps its starter's priority for its first turn, but lowers it
   // before any command runs, so nothing a tenant runs is ever above the intern's priority.
-  const settle = lowerPriorityLater(cfg.nice, 5_000);
+  const settle = lowerPriorityLater(cfg.nice);
   const session = (id: string) => {
     const s = store.get(id) ?? store.load(id);
     if (!s) throw RequestError.resourceNotFound(id);

@@ -17,9 +17,6 @@ import { lowerPriorityLater } from '../../shared/priority.ts';
 
 export type { DaemonOptions } from './config.ts';
 
-/** How long a started intern's processes keep their starter's priority at most. */
-const SETTLE_MS = 5_000;
-
 export type RunningDaemon = { url: string; status(): StatusResponse; close(): Promise<void> };
 
 /** Starts a daemon in this process; resolves once its agent is initialized and it listens. */
@@ -37,7 +34,7 @@ export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon
   const log = pino({ name: 'cohort-daemon', level: o.logLevel, base: { intern: o.internId } }, pino.destination(2));
   // Until its first turn ends (or 5 s pass) the daemon keeps its starter's priority: a wake's
   // first turn is the one a caller waits for (docs/fleet.md).
-  const settle = lowerPriorityLater(o.nice, SETTLE_MS);
+  const settle = lowerPriorityLater(o.nice);
   const intern = new Intern(o, log, { early, onRunEnded: settle });
   await intern.agents.ensure();
   const server = createDaemonServer({ intern, secret: o.secret, keepaliveMs: o.keepaliveMs, log });

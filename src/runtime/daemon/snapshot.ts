@@ -3,19 +3,12 @@
 // per wake, deserializes them instead (docs/fleet.md). Nothing may run at build time that a
 // process must do for itself (random ids above all: a cache filled here would repeat in every
 // daemon), so all work happens in the main function.
-import { startupSnapshot } from 'node:v8';
-import { adoptSnapshotLocation } from '../../shared/entry.ts';
+import { runFromSnapshot } from '../../shared/entry.ts';
 import { runDaemon } from './main.ts';
 // What main.ts loads only after it has started the agent, loaded here, into the snapshot (not
 // ./http.ts: Node 20 cannot load node:http while it makes a snapshot).
 import 'pino';
 import './intern.ts';
 
-startupSnapshot.setDeserializeMainFunction(() => {
-  adoptSnapshotLocation();
-  // No script in argv: the daemon's own arguments follow Node's path directly.
-  runDaemon(process.argv.slice(1)).catch((err: unknown) => {
-    process.stderr.write(`cohort daemon: ${(err as Error).message}\n`);
-    process.exit(1);
-  });
-});
+// No script in argv: the daemon's own arguments follow Node's path directly.
+runFromSnapshot('daemon', () => runDaemon(process.argv.slice(1)));
