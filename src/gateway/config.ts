@@ -87,6 +87,8 @@ const Env = z
     // ---- hibernation and the wake queue (docs/fleet.md) ----
     /** Idle time after which a running intern's daemon and agent are stopped (it wakes on the next chat); 0: never. */
     COHORT_INTERN_IDLE_MS: limit(300_000),
+    /** Sandboxes whose daemon and built-in agent are started ahead, so a wake (or a provision) only hands one its intern; 0: none. */
+    COHORT_WARM_SPARES: z.coerce.number().int().min(0).max(64).default(1),
     /** Sleeping interns' daemons one gateway starts at once. */
     COHORT_WAKE_CONCURRENCY: int(availableParallelism()),
     /** Wakes that may wait for a start, over all accounts (beyond: 503 busy). */
@@ -149,7 +151,11 @@ export type Config = {
   isolation: IsolationOptions;
   maxInternsPerAccount: number;
   /** Hibernation: idle time before an intern sleeps (0: never), and the wake queue's limits. */
-  fleet: { idleMs: number; wake: { concurrency: number; maxQueued: number; maxQueuedPerAccount: number } };
+  fleet: {
+    idleMs: number;
+    spares: number;
+    wake: { concurrency: number; maxQueued: number; maxQueuedPerAccount: number };
+  };
   egress: EgressPolicy;
   agentsFile?: string;
   maxJsonDepth: number;
@@ -214,6 +220,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     maxInternsPerAccount: e.COHORT_MAX_INTERNS_PER_ACCOUNT,
     fleet: {
       idleMs: e.COHORT_INTERN_IDLE_MS,
+      spares: e.COHORT_WARM_SPARES,
       wake: {
         concurrency: e.COHORT_WAKE_CONCURRENCY,
         maxQueued: e.COHORT_WAKE_QUEUE,

@@ -114,6 +114,8 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     daemonEnv,
     isolation: config.isolation,
     publicUrl: config.publicUrl,
+    spares: config.fleet.spares,
+    onSpareError: (message) => log.warn({ reason: message }, 'warm spare'),
   });
   const turnLimiter = await createTurnLimiter({ perMinute: config.turnsPerMinute, redisUrl: config.redisUrl });
   const slots = await createConcurrencyLimiter({ limits: config.concurrency, redisUrl: config.redisUrl });
@@ -181,6 +183,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
   const release = async () => {
     clearInterval(refusalReport);
     await ctx.fleet.close();
+    await provisioner.close?.();
     await ctx.turnLimiter.close();
     await ctx.slots.close();
     await ctx.health.close();

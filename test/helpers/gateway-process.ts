@@ -70,6 +70,9 @@ export async function startGatewayProcess(opts: {
       HOST: '127.0.0.1',
       PORT: String(opts.port),
       COHORT_DATA_DIR: opts.dataDir,
+      // Warm spares are tested where they are the subject (test/interns-spares.test.ts): elsewhere
+      // each gateway would start a sandbox its test never uses.
+      COHORT_WARM_SPARES: '0',
       ...opts.env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -103,14 +106,20 @@ export async function startGatewayProcess(opts: {
   };
 }
 
-/** Kills daemons whose command line names a directory under `<dataDir>/interns` (the local provisioner's layout). */
+/** Kills daemons whose command line names a directory under `<dataDir>/interns`, or a warm spare
+ * under `<dataDir>/run/spares` (the local provisioner's layout): all of them, or one intern's. */
 export function killDaemonsUnder(dataDir: string, internId = '') {
+  let spare = internId ? '' : join(dataDir, 'run', 'spares');
+  try {
+    if (internId) spare = readFileSync(join(dataDir, 'interns', internId, 'spare'), 'utf8').trim();
+  } catch {}
+  const names = [join(dataDir, 'interns', internId), ...(spare ? [spare] : [])];
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     try {
       // Each daemon leads its own process group (its agent is in it too).
-      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(join(dataDir, 'interns', internId)))
-        process.kill(-Number(entry), 'SIGKILL');
+      const line = readFileSync(`/proc/${entry}/cmdline`, 'utf8');
+      if (names.some((n) => line.includes(n))) process.kill(-Number(entry), 'SIGKILL');
     } catch {}
   }
 }

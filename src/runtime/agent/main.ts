@@ -4,6 +4,7 @@
 // May import: src/shared, src/runtime/acp, src/runtime/sandbox, node and npm packages. stdout is the ACP channel: logs go to stderr.
 import { pathToFileURL } from 'node:url';
 import { join } from 'node:path';
+import { hostname } from 'node:os';
 import { z } from 'zod';
 import { pino } from 'pino';
 import {
@@ -21,6 +22,7 @@ import { agentConfigFromEnv, shellEnv } from './config.ts';
 import { SessionStore, type AgentSession } from './sessions.ts';
 import { runTurn } from './turn.ts';
 import { lowerPriorityLater } from '../../shared/priority.ts';
+import { takeAssignment } from './spare.ts';
 
 const SteerParams = z.object({ sessionId: z.string(), text: z.string().min(1) });
 
@@ -40,8 +42,14 @@ function modes(s: AgentSession) {
 
 /** `npx cohort agent`: takes no arguments (configuration is the environment, see agent/config.ts). */
 export async function runAgent(_argv: string[] = [], env: NodeJS.ProcessEnv = process.env): Promise<void> {
+  // A warm spare's agent learns its intern (and becomes its uid) first.
+  if (env.COHORT_AGENT_SPARE === '1') await takeAssignment();
   const cfg = agentConfigFromEnv(env);
-  const log = pino({ name: 'cohort-agent', level: env.LOG_LEVEL ?? 'info' }, pino.destination(2));
+  // pid and hostname given here: pino's own are read when it loads, which for a startup snapshot is the build.
+  const log = pino(
+    { name: 'cohort-agent', level: env.LOG_LEVEL ?? 'info', base: { pid: process.pid, hostname: hostname() } },
+    pino.destination(2),
+  );
   const store = new SessionStore(join(cfg.stateDir, 'sessions'));
   const env4shell = shellEnv(env);
   // Started for a wake, the agent keeps its starter's priority for its first turn, but lowers it

@@ -32,7 +32,9 @@ function commandLine(o: ResolvedOptions): { command: string; args: string[] } {
   return by > 0 ? { command: '/usr/bin/nice', args: ['-n', String(by), '--', line.command, ...line.args] } : line;
 }
 
-function limited(o: ResolvedOptions): { command: string; args: string[] } {
+/** The agent's command line behind prlimit where the intern has limits (a warm spare starts the
+ * built-in agent's this way before its intern is known: the limits are the installation's). */
+export function limited(o: ResolvedOptions): { command: string; args: string[] } {
   const l = o.agentLimits;
   const agent = { command: o.agent.command, args: o.agent.args.map((a) => fill(a, o.model)) };
   if (!l) return agent;

@@ -11,21 +11,25 @@ import type { StatusResponse } from '../../shared/daemon-protocol.ts';
 import { optionsFromEnv, resolveOptions, type DaemonOptions } from './config.ts';
 import { startForwarder } from './forward.ts';
 import { rmSync } from 'node:fs';
-import { startAgentProcess } from '../acp/spawn.ts';
-import { agentCommand } from './agent-command.ts';
+import { startAgentProcess, type StartedAgent } from '../acp/spawn.ts';
+import { agentCommand, limited } from './agent-command.ts';
+import { assignAgent, parseAssignment, SPARE_WAITING, startSpareAgent } from './spare.ts';
 import { lowerPriorityLater } from '../../shared/priority.ts';
 
 export type { DaemonOptions } from './config.ts';
 
 export type RunningDaemon = { url: string; status(): StatusResponse; close(): Promise<void> };
 
-/** Starts a daemon in this process; resolves once its agent is initialized and it listens. */
-export async function startDaemon(options: DaemonOptions): Promise<RunningDaemon> {
+/** Starts a daemon in this process; resolves once its agent is initialized and it listens. `spare`:
+ * the built-in agent's process a warm spare started before it knew its intern (spare.ts). */
+export async function startDaemon(options: DaemonOptions, spare?: StartedAgent): Promise<RunningDaemon> {
   const forwarder = options.gatewaySockets ? await startForwarder({ socketsDir: options.gatewaySockets }) : null;
   const o = resolveOptions(
     forwarder && options.model ? { ...options, model: { ...options.model, baseUrl: forwarder.url } } : options,
   );
-  const early = startAgentProcess(agentCommand(o));
+  const command = agentCommand(o);
+  if (spare && !o.builtinAgent) spare.child.kill('SIGKILL');
+  const early = spare && o.builtinAgent ? assignAgent(spare, command) : startAgentProcess(command);
   const [{ pino }, { createDaemonServer }, { Intern }] = await Promise.all([
     import('pino'),
     import('./http.ts'),
@@ -76,8 +80,20 @@ export async function runDaemon(
   argv: string[] = process.argv.slice(2),
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<void> {
-  const secret = env.COHORT_DAEMON_SECRET_STDIN === '1' ? await readSecretLine() : undefined;
-  const daemon = await startDaemon(optionsFromEnv(env, argv, { secret }));
+  let secret: string | undefined;
+  let spare: StartedAgent | undefined;
+  if (env.COHORT_DAEMON_SPARE === '1') {
+    // A warm spare: the agent starts now, the intern arrives on stdin when one wakes (spare.ts).
+    const limits = env.COHORT_AGENT_LIMITS ? JSON.parse(env.COHORT_AGENT_LIMITS) : undefined;
+    spare = startSpareAgent(limited(resolveOptions({ secret: '-', dir: '/', agentLimits: limits })));
+    process.stdout.write(`${SPARE_WAITING}\n`);
+    const assignment = parseAssignment(await readSecretLine());
+    Object.assign(env, assignment.env);
+    secret = assignment.secret;
+    // The intern's disk was mounted over the directory this process started in.
+    if (env.COHORT_INTERN_DIR) process.chdir(env.COHORT_INTERN_DIR);
+  } else if (env.COHORT_DAEMON_SECRET_STDIN === '1') secret = await readSecretLine();
+  const daemon = await startDaemon(optionsFromEnv(env, argv, { secret }), spare);
   // The provisioner reads the address from this one stdout line.
   process.stdout.write(`${JSON.stringify({ listening: daemon.url })}\n`);
   const stop = () => void daemon.close().then(() => process.exit(0));

@@ -30,6 +30,8 @@ export type Provisioner = {
   exportFiles(intern: { id: string; pid: number | null }, to: string): Promise<FileCount>;
   /** Gives a new intern (a restore) the files in `from`; it starts on them at its next provision. */
   importFiles(internId: string, from: string): Promise<FileCount>;
+  /** Lets go of what the provisioner holds for itself (warm spares); interns keep running. */
+  close?(): Promise<void>;
 };
 
 export type FileCount = { files: number; bytes: number };

@@ -5,15 +5,18 @@
 // reaches it on stdin, never in an environment or argv.
 // May import: src/shared/daemon-protocol.ts, ../daemon-client.ts (health), ./runtime, ./uids, node built-ins.
 import { spawn, spawnSync } from 'node:child_process';
+import { getPriority, setPriority } from 'node:os';
 import {
+  appendFileSync,
   chmodSync,
   closeSync,
   existsSync,
   mkdirSync,
   openSync,
+  readdirSync,
   readFileSync,
   rmSync,
-  watch,
+  statSync,
   writeFileSync,
 } from 'node:fs';
 import { join } from 'node:path';
@@ -21,16 +24,22 @@ import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startArgsFor } from '../../../shared/entry.ts';
 import { daemonHealthy } from '../daemon-client.ts';
-import type { DaemonHandle, DaemonSpec, Provisioner } from './index.ts';
+import type { DaemonHandle, DaemonSpec, Provisioner, Step } from './index.ts';
 import type { AgentLimits } from '../../../shared/daemon-protocol.ts';
-import { etcFiles, IN_SANDBOX, runtimeCommand, runtimePathsFor } from './runtime.ts';
+import { CLAIM_SCRIPT, etcFiles, IN_SANDBOX, runtimeCommand, runtimePathsFor } from './runtime.ts';
 import { createUidPool } from './uids.ts';
 import { isolationProblem } from './check.ts';
 import { copyDisk, mountImage } from './files.ts';
+import { waitForLine } from './daemon-log.ts';
+import { createSparePool, type Spare, type SparePool } from './spares.ts';
 
 const STEPS = 3;
+/** The line a daemon prints once it listens: its address. */
+const LISTENING = /\{"listening":"((?:http:\/\/|unix:)[^"]+)"\}/;
 /** An isolated intern's CPU priority once started: below the gateway, which stays responsive to everyone. */
 const INTERN_NICE = 10;
+/** A spare's /etc names this uid until its claim names the intern's. */
+const NOBODY = 65534;
 const PROJECT_ROOT = fileURLToPath(new URL('../../../../', import.meta.url)).replace(/\/$/, '');
 
 export type IsolationOptions = {
@@ -57,6 +66,10 @@ export type LocalProvisionerOptions = {
   isolation: IsolationOptions;
   /** COHORT_PUBLIC_URL: where agents reach the gateway when it is not on this host's sockets. */
   publicUrl?: string;
+  /** Warm spares kept ready for wakes (COHORT_WARM_SPARES; isolated interns only); default none. */
+  spares?: number;
+  /** A spare that failed to start or to take its intern (the wake then starts one as before). */
+  onSpareError?: (message: string) => void;
 };
 
 /** A minimal environment: nothing of the gateway's own (database URL, master key) reaches the intern. */
@@ -82,10 +95,12 @@ function alive(pid: number): boolean {
   }
 }
 
-/** Guards against pid reuse: only signal a process whose command line names this intern's directory. */
-function ours(pid: number, dir: string): boolean {
+/** Guards against pid reuse: only signal a process whose command line names one of `dirs` (the
+ * intern's directory, or the warm spare's it was started in). */
+function ours(pid: number, dirs: string[]): boolean {
   try {
-    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(dir);
+    const line = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+    return dirs.some((d) => line.includes(d));
   } catch {
     return alive(pid);
   }
@@ -99,47 +114,56 @@ function children(pid: number): number[] {
   }
 }
 
+/** Sets every thread of the daemon inside the sandbox of launcher `pid`, and of its children (the
+ * agent), to the gateway's own priority: a claimed spare waited below it (spares.ts). */
+function raisePriority(pid: number): void {
+  const daemon = daemonInside(pid);
+  if (!daemon) return;
+  const priority = getPriority();
+  for (const p of [daemon, ...children(daemon)]) {
+    let threads: string[] = [];
+    try {
+      threads = readdirSync(`/proc/${p}/task`);
+    } catch {}
+    for (const t of threads) {
+      try {
+        setPriority(Number(t), priority);
+      } catch {}
+    }
+  }
+}
+
+/** Runs a program to its end; its stderr becomes the error. */
+function run(file: string, args: string[]): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(file, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+    let err = '';
+    child.stderr.on('data', (d) => (err += String(d)));
+    child.on('error', reject);
+    child.on('exit', (code) =>
+      code === 0 ? resolve() : reject(new Error(`${file} failed (${code}): ${err.trim().slice(0, 300)}`)),
+    );
+  });
+}
+
+/** /etc/passwd, group and hosts for a sandbox, written in place (a spare's are bound before its claim). */
+function writeEtc(etcDir: string, uid: number): { passwd: string; group: string; hosts: string } {
+  mkdirSync(etcDir, { recursive: true, mode: 0o755 });
+  const files = etcFiles(uid);
+  const etc = { passwd: join(etcDir, 'passwd'), group: join(etcDir, 'group'), hosts: join(etcDir, 'hosts') };
+  for (const k of ['passwd', 'group', 'hosts'] as const) {
+    writeFileSync(etc[k], files[k]);
+    // Readable by the intern's uid inside, whatever the gateway's umask.
+    chmodSync(etc[k], 0o644);
+  }
+  return etc;
+}
+
 /** The daemon inside a sandbox whose launcher is `pid`: launcher → bwrap → bwrap's init (pid 1 inside) → daemon. */
 function daemonInside(pid: number): number | null {
   let p: number | undefined = pid;
   for (let depth = 0; depth < 3 && p !== undefined; depth++) p = children(p)[0];
   return p ?? null;
-}
-
-/** What a daemon that died while starting said: its error line (a stack's first), else its last lines. */
-function startFailure(log: string): string {
-  const lines = log
-    .trim()
-    .split('\n')
-    .filter((l) => l.trim());
-  const error = lines.find((l) => /^\w*Error\b|^cohort daemon:|^bwrap:|^mount:|^unshare:/.test(l.trim()));
-  return (error ?? lines.slice(-3).join(' | ')).trim().slice(0, 500);
-}
-
-async function readListening(
-  logFile: string,
-  from: number,
-  child: { exited: boolean },
-  timeoutMs: number,
-): Promise<string> {
-  const until = Date.now() + timeoutMs;
-  // A watch wakes this as soon as the daemon writes (a wake's caller is waiting); the short poll
-  // covers whatever a watch misses.
-  let changed: (() => void) | null = null;
-  const watcher = watch(logFile, () => changed?.());
-  watcher.on('error', () => undefined);
-  try {
-    while (Date.now() < until) {
-      const text = existsSync(logFile) ? readFileSync(logFile).subarray(from).toString('utf8') : '';
-      const m = /\{"listening":"((?:http:\/\/|unix:)[^"]+)"\}/.exec(text);
-      if (m) return m[1]!;
-      if (child.exited) throw new Error(`the daemon exited during start: ${startFailure(text)}`);
-      await Promise.race([sleep(20), new Promise<void>((resolve) => (changed = resolve))]);
-    }
-    throw new Error(`the daemon did not report its address within ${timeoutMs} ms`);
-  } finally {
-    watcher.close();
-  }
 }
 
 /** A sparse ext4 image whose root the launcher fills; made once, kept across starts. */
@@ -168,9 +192,41 @@ export function createLocalProvisioner(opts: LocalProvisionerOptions): Provision
   const gatewaysDir = join(opts.dataDir, 'run', 'gw');
   const uids = createUidPool({ dir: join(opts.dataDir, 'run', 'uids'), base: iso.uidBase, size: iso.uidCount });
 
+  /** The warm spare an intern's daemon was started in, if it was (spares.ts): recorded in its directory. */
+  const spareFileOf = (id: string) => join(dirOf(id), 'spare');
+  const spareOf = (id: string): string | null => {
+    try {
+      return readFileSync(spareFileOf(id), 'utf8').trim() || null;
+    } catch {
+      return null;
+    }
+  };
+  /** The host directories an intern's launcher names: its own, and its spare's. */
+  const dirsOf = (id: string) => [dirOf(id), spareOf(id)].filter((d): d is string => d !== null);
+
+  /** Once a spare's intern has stopped: its log joins the intern's, and the spare's directory goes. */
+  function releaseSpare(id: string): void {
+    const spare = spareOf(id);
+    if (!spare) return;
+    let pid = 0;
+    try {
+      pid = Number(readFileSync(join(spare, 'pid'), 'utf8'));
+    } catch {}
+    if (pid && alive(pid) && ours(pid, [spare])) return;
+    try {
+      appendFileSync(join(dirOf(id), 'daemon.log'), readFileSync(join(spare, 'daemon.log')), { mode: 0o600 });
+    } catch {}
+    rmSync(spare, { recursive: true, force: true });
+    rmSync(spareFileOf(id), { force: true });
+  }
+
   async function stop(intern: { id: string; pid: number | null }) {
-    const pid = intern.pid;
-    if (!pid || !alive(pid) || !ours(pid, dirOf(intern.id))) return;
+    await kill(intern.pid, dirsOf(intern.id));
+    releaseSpare(intern.id);
+  }
+
+  async function kill(pid: number | null, dirs: string[]) {
+    if (!pid || !alive(pid) || !ours(pid, dirs)) return;
     // The daemon alone first: it cancels its runs and waits for its agent to confirm, so open
     // streams end `run_ended`. Inside a sandbox it is bwrap's grandchild.
     const daemon = iso.enabled ? daemonInside(pid) : pid;
@@ -186,56 +242,154 @@ export function createLocalProvisioner(opts: LocalProvisionerOptions): Provision
     for (let i = 0; i < 100 && alive(pid); i++) await sleep(20);
   }
 
-  function sandboxed(spec: DaemonSpec, dir: string): { file: string; args: string[]; env: Record<string, string> } {
-    const problem = isolationProblem({ bwrapPath: iso.bwrapPath, diskMb: iso.diskMb });
-    if (problem) throw new Error(problem);
-    const uid = uids.claim(spec.internId);
-    const disk = join(dir, 'disk');
-    mkdirSync(disk, { recursive: true, mode: 0o700 });
-    const image = iso.diskMb > 0 ? join(dir, 'disk.img') : null;
-    if (image) ensureDiskImage(image, iso.diskMb);
-    const runDir = runDirOf(spec.internId);
-    mkdirSync(runDir, { recursive: true, mode: 0o700 });
-    rmSync(join(runDir, 'd.sock'), { force: true });
-    mkdirSync(gatewaysDir, { recursive: true, mode: 0o700 });
-    const etcDir = join(dir, 'etc');
-    mkdirSync(etcDir, { recursive: true, mode: 0o755 });
-    const files = etcFiles(uid);
-    const etc = { passwd: join(etcDir, 'passwd'), group: join(etcDir, 'group'), hosts: join(etcDir, 'hosts') };
-    for (const k of ['passwd', 'group', 'hosts'] as const) {
-      writeFileSync(etc[k], files[k]);
-      // Readable by the intern's uid inside, whatever the gateway's umask.
-      chmodSync(etc[k], 0o644);
-    }
+  /** The command that starts a sandbox on `internRoot` (a spare's: uid null, see runtime.ts). */
+  function sandboxCommand(o: {
+    internRoot: string;
+    diskImage: string | null;
+    runDir: string;
+    etc: { passwd: string; group: string; hosts: string };
+    uid: number | null;
+  }): [string, string[]] {
     const nodeArgs = startArgsFor(import.meta.url, '../../../runtime/daemon/main');
     const code = ['dist', 'src', 'node_modules', 'package.json', 'tsconfig.json']
       .map((p) => join(PROJECT_ROOT, p))
       .filter((p) => existsSync(p));
-    const [file, args] = runtimeCommand({
+    mkdirSync(gatewaysDir, { recursive: true, mode: 0o700 });
+    return runtimeCommand({
+      ...o,
       bwrapPath: iso.bwrapPath,
-      internRoot: disk,
-      diskImage: image,
-      runDir,
       gatewaysDir,
-      etc,
       runtimePaths: runtimePathsFor({ execPath: process.execPath, codePaths: code }),
-      uid,
       tmpBytes: iso.tmpMb * 1024 * 1024,
       command: [process.execPath, ...nodeArgs],
     });
-    return {
-      file,
-      args,
-      env: {
-        COHORT_INTERN_DIR: IN_SANDBOX.intern,
-        COHORT_DAEMON_SOCKET: IN_SANDBOX.daemonSocket,
-        COHORT_GATEWAY_SOCKETS: IN_SANDBOX.gateways,
-        COHORT_AGENT_UID: String(uid),
-        COHORT_AGENT_LIMITS: JSON.stringify(iso.limits),
-        COHORT_INTERN_EGRESS_PROXY: iso.egress ? '1' : '0',
-        COHORT_DAEMON_NICE: String(INTERN_NICE),
-      },
-    };
+  }
+
+  /** The isolated daemon's settings that are the installation's, not its intern's (a spare has them from its start). */
+  const sandboxEnv = (): Record<string, string> => ({
+    COHORT_INTERN_DIR: IN_SANDBOX.intern,
+    COHORT_DAEMON_SOCKET: IN_SANDBOX.daemonSocket,
+    COHORT_GATEWAY_SOCKETS: IN_SANDBOX.gateways,
+    COHORT_AGENT_LIMITS: JSON.stringify(iso.limits),
+    COHORT_INTERN_EGRESS_PROXY: iso.egress ? '1' : '0',
+    COHORT_ALLOW_ESCALATION: iso.allowEscalation ? '1' : '0',
+    COHORT_DAEMON_NICE: String(INTERN_NICE),
+  });
+
+  /** The daemon's settings that are its intern's. */
+  const internEnv = (spec: DaemonSpec): Record<string, string> => ({
+    COHORT_INTERN_ID: spec.internId,
+    COHORT_AGENT_API_KEY: spec.apiKey,
+    COHORT_AGENT_MODEL: spec.model,
+    COHORT_AGENT_INSTRUCTIONS: spec.instructions,
+    ...(spec.agent.command ? { COHORT_AGENT_COMMAND: JSON.stringify(spec.agent.command) } : {}),
+    COHORT_AGENT_ENV: JSON.stringify(spec.agent.env),
+    COHORT_AGENT_MODES: JSON.stringify(spec.agent.modes),
+  });
+
+  /** The intern's disk on the host: its directory, and its image where disks are images. */
+  function disk(dir: string): { root: string; image: string | null } {
+    const root = join(dir, 'disk');
+    mkdirSync(root, { recursive: true, mode: 0o700 });
+    const image = iso.diskMb > 0 ? join(dir, 'disk.img') : null;
+    if (image) ensureDiskImage(image, iso.diskMb);
+    return { root, image };
+  }
+
+  function sandboxed(spec: DaemonSpec, dir: string): { file: string; args: string[]; env: Record<string, string> } {
+    const problem = isolationProblem({ bwrapPath: iso.bwrapPath, diskMb: iso.diskMb });
+    if (problem) throw new Error(problem);
+    const uid = uids.claim(spec.internId);
+    const { root, image } = disk(dir);
+    const runDir = runDirOf(spec.internId);
+    mkdirSync(runDir, { recursive: true, mode: 0o700 });
+    rmSync(join(runDir, 'd.sock'), { force: true });
+    const etc = writeEtc(join(dir, 'etc'), uid);
+    const [file, args] = sandboxCommand({ internRoot: root, diskImage: image, runDir, etc, uid });
+    return { file, args, env: { ...sandboxEnv(), COHORT_AGENT_UID: String(uid) } };
+  }
+
+  const spares: SparePool | null =
+    iso.enabled && (opts.spares ?? 0) > 0 && !isolationProblem({ bwrapPath: iso.bwrapPath, diskMb: iso.diskMb })
+      ? createSparePool({
+          size: opts.spares ?? 0,
+          dir: join(opts.dataDir, 'run', 'spares'),
+          kill: (pid, dir) => kill(pid, [dir]),
+          startTimeoutMs: opts.startTimeoutMs,
+          onError: opts.onSpareError,
+          launch({ dir, logFile }) {
+            const etc = writeEtc(join(dir, 'etc'), NOBODY);
+            const [file, args] = sandboxCommand({
+              internRoot: join(dir, 'intern'),
+              diskImage: null,
+              runDir: join(dir, 'run'),
+              etc,
+              uid: null,
+            });
+            const out = openSync(logFile, 'a', 0o600);
+            // Below the gateway while it waits; its claim raises it for the wake (raisePriority).
+            const child = spawn('/usr/bin/nice', ['-n', String(INTERN_NICE), file, ...args], {
+              cwd: dir,
+              detached: true,
+              stdio: ['pipe', out, out],
+              env: { ...baseEnv(true), ...opts.daemonEnv, ...sandboxEnv(), COHORT_DAEMON_SPARE: '1' },
+            });
+            closeSync(out);
+            if (!child.pid) throw new Error('could not start a spare sandbox');
+            const state = { exited: false };
+            child.on('exit', () => (state.exited = true));
+            child.on('error', () => (state.exited = true));
+            child.stdin!.on('error', () => {});
+            child.unref();
+            return { pid: child.pid, stdin: child.stdin!, state };
+          },
+        })
+      : null;
+
+  /** Starts an intern in a warm spare: its disk mounted under the spare's /intern, its uid's /etc
+   * files, then its settings and secret on the spare daemon's stdin. */
+  async function claim(spare: Spare, spec: DaemonSpec, onStep: (s: Step) => Promise<void>): Promise<DaemonHandle> {
+    const dir = dirOf(spec.internId);
+    // Recorded first: from here on, stop() knows this launcher as the intern's.
+    writeFileSync(spareFileOf(spec.internId), spare.dir, { mode: 0o600 });
+    try {
+      const uid = uids.claim(spec.internId);
+      const { root, image } = disk(dir);
+      writeEtc(join(spare.dir, 'etc'), uid);
+      await onStep({ label: 'starting the daemon', number: 2, total: STEPS });
+      const ns = `--mount=/proc/${spare.pid}/ns/mnt`;
+      const mnt = join(spare.dir, 'intern');
+      await run('/usr/bin/nsenter', [
+        ns,
+        '--',
+        '/bin/sh',
+        '-c',
+        CLAIM_SCRIPT,
+        'cohort-claim',
+        image ?? '',
+        root,
+        mnt,
+        String(uid),
+      ]);
+      raisePriority(spare.pid);
+      const from = statSync(spare.logFile).size;
+      const env = { ...internEnv(spec), COHORT_AGENT_UID: String(uid) };
+      spare.stdin.end(`${JSON.stringify({ secret: spec.secret, env })}\n`);
+      await waitForLine({
+        logFile: spare.logFile,
+        from,
+        pattern: LISTENING,
+        child: spare.state,
+        timeoutMs: opts.startTimeoutMs ?? 20_000,
+      });
+      const address = `unix:${join(spare.dir, 'run', 'd.sock')}`;
+      await onStep({ label: 'waiting for the daemon to be healthy', number: 3, total: STEPS });
+      if (!(await daemonHealthy(address, 5_000))) throw new Error('the daemon did not answer its health check');
+      return { hostname: address, pid: spare.pid };
+    } catch (err) {
+      await stop({ id: spec.internId, pid: spare.pid });
+      throw err;
+    }
   }
 
   function unsandboxed(spec: DaemonSpec, dir: string): { file: string; args: string[]; env: Record<string, string> } {
@@ -259,6 +413,18 @@ export function createLocalProvisioner(opts: LocalProvisionerOptions): Provision
       const dir = dirOf(spec.internId);
       await onStep({ label: 'preparing the work directory', number: 1, total: STEPS });
       mkdirSync(dir, { recursive: true, mode: 0o700 });
+      releaseSpare(spec.internId);
+      // The built-in agent can be handed its intern; any other agent starts as before.
+      const spare = spec.agent.command ? null : spares?.take();
+      if (spare) {
+        try {
+          return await claim(spare, spec, onStep);
+        } catch (err) {
+          opts.onSpareError?.(
+            `a warm spare could not take intern ${spec.internId}, starting one: ${(err as Error).message}`,
+          );
+        }
+      }
       const how = iso.enabled ? sandboxed(spec, dir) : unsandboxed(spec, dir);
       const logFile = join(dir, 'daemon.log');
       const from = existsSync(logFile) ? readFileSync(logFile).length : 0;
@@ -271,16 +437,10 @@ export function createLocalProvisioner(opts: LocalProvisionerOptions): Provision
         env: {
           ...baseEnv(iso.enabled),
           ...opts.daemonEnv,
+          COHORT_ALLOW_ESCALATION: iso.allowEscalation ? '1' : '0',
           ...how.env,
           COHORT_DAEMON_SECRET_STDIN: '1',
-          COHORT_INTERN_ID: spec.internId,
-          COHORT_AGENT_API_KEY: spec.apiKey,
-          COHORT_AGENT_MODEL: spec.model,
-          COHORT_AGENT_INSTRUCTIONS: spec.instructions,
-          COHORT_ALLOW_ESCALATION: iso.allowEscalation ? '1' : '0',
-          ...(spec.agent.command ? { COHORT_AGENT_COMMAND: JSON.stringify(spec.agent.command) } : {}),
-          COHORT_AGENT_ENV: JSON.stringify(spec.agent.env),
-          COHORT_AGENT_MODES: JSON.stringify(spec.agent.modes),
+          ...internEnv(spec),
         },
       });
       closeSync(out);
@@ -292,7 +452,13 @@ export function createLocalProvisioner(opts: LocalProvisionerOptions): Provision
       child.unref();
       const pid = child.pid ?? null;
       try {
-        const reported = await readListening(logFile, from, state, opts.startTimeoutMs ?? 20_000);
+        const reported = await waitForLine({
+          logFile,
+          from,
+          pattern: LISTENING,
+          child: state,
+          timeoutMs: opts.startTimeoutMs ?? 20_000,
+        });
         // Inside the sandbox the daemon names its socket by its own path; the gateway reaches it here.
         const address = iso.enabled ? `unix:${join(runDirOf(spec.internId), 'd.sock')}` : reported;
         await onStep({ label: 'waiting for the daemon to be healthy', number: 3, total: STEPS });
@@ -304,6 +470,7 @@ export function createLocalProvisioner(opts: LocalProvisionerOptions): Provision
       }
     },
     stop,
+    close: async () => spares?.close(),
     async destroy(intern) {
       await stop(intern);
       rmSync(dirOf(intern.id), { recursive: true, force: true });
@@ -314,7 +481,8 @@ export function createLocalProvisioner(opts: LocalProvisionerOptions): Provision
     async exportFiles(intern, to) {
       const dir = dirOf(intern.id);
       if (!iso.enabled) return copyDisk(dir, to);
-      const daemon = intern.pid && alive(intern.pid) && ours(intern.pid, dir) ? daemonInside(intern.pid) : null;
+      const daemon =
+        intern.pid && alive(intern.pid) && ours(intern.pid, dirsOf(intern.id)) ? daemonInside(intern.pid) : null;
       // Running: its disk as its daemon sees it (the image is mounted only in the intern's namespace).
       if (daemon) return copyDisk(`/proc/${daemon}/root${IN_SANDBOX.intern}`, to);
       const image = join(dir, 'disk.img');

@@ -15,6 +15,28 @@ export const IN_SANDBOX = {
   gateways: '/run/cohort/gw',
 } as const;
 
+/** Shell lines that make a mounted intern disk (the shell's directory) ready for the intern's uid
+ * ($uid): its directories, their modes, and the agent's files handed to the uid once. A wake finds
+ * everything in place, and then starts one process here (stat) rather than one per step. */
+const PREPARE_DISK = [
+  'for d in daemon agent work home; do [ -d "$d" ] || mkdir "$d"; done',
+  '[ ! -e lost+found ] || rm -rf lost+found',
+  // The agent's uid passes through /intern to its work dir: an image's root is 0755, a plain
+  // directory (COHORT_INTERN_DISK_MB=0) was made 0700 by the gateway (its parents stay 0700 on the host).
+  // Root inside has no CAP_DAC_OVERRIDE: it enters the intern's directories as "other" (spawning the agent there).
+  // Directories written before isolation (or under another uid) are handed to this intern's uid once.
+  "stat -c '%a %u %n' . daemon agent work home | while read -r mode owner name; do",
+  '  if [ "$name" = daemon ]; then want=700; else want=755; fi',
+  '  [ "$mode" = "$want" ] || chmod "$want" "$name"',
+  '  case "$name" in agent|work|home) [ "$owner" = "$uid" ] || chown -R "$uid:$uid" "$name" ;; esac',
+  'done',
+];
+
+/** Runs the sandbox ("$@") as this shell's child, not the gateway's: --die-with-parent then ties it
+ * to this shell (killing it ends every process inside) and not to the gateway, which may restart. A
+ * background job's stdin would be /dev/null, so stdin (the secret's pipe) passes on as fd 3. */
+const RUN_SANDBOX = ['exec 3<&0', '"$@" <&3 3<&- &', 'exec 3<&-', 'wait $!'];
+
 /** The shell launcher (run as root in a private mount namespace): mounts the intern's disk image,
  * prepares its directories for the intern's uid, then becomes bubblewrap (the daemon lowers its own
  * priority once started: COHORT_DAEMON_NICE). */
@@ -25,22 +47,31 @@ export const LAUNCH_SCRIPT = [
   'img=$1; mnt=$2; uid=$3; shift 3',
   'if [ -n "$img" ]; then mount -o loop,nosuid,nodev "$img" "$mnt"; fi',
   'cd "$mnt"',
-  // The agent's uid passes through /intern to its work dir: an image's root is 0755, a plain
-  // directory (COHORT_INTERN_DISK_MB=0) was made 0700 by the gateway (its parents stay 0700 on the host).
-  'chmod 755 .',
-  'mkdir -p daemon agent work home',
-  // Root inside has no CAP_DAC_OVERRIDE: it enters the intern's directories as "other" (spawning the agent there).
-  'chmod 700 daemon; chmod 755 agent work home',
-  // Directories written before isolation (or under another uid) are handed to this intern's uid once.
-  'for d in agent work home; do [ "$(stat -c %u "$d")" = "$uid" ] || chown -R "$uid:$uid" "$d"; done',
-  'rm -rf lost+found',
-  // bwrap runs as this shell's child, not the gateway's: --die-with-parent then ties the sandbox to
-  // this shell (killing it ends every process inside) and not to the gateway, which may restart.
-  // A background job's stdin would be /dev/null, so the secret's pipe passes on as fd 3.
-  'exec 3<&0',
-  '"$@" <&3 3<&- &',
-  'exec 3<&-',
-  'wait $!',
+  ...PREPARE_DISK,
+  ...RUN_SANDBOX,
+].join('\n');
+
+/** The launcher of a warm spare (docs/fleet.md): no intern yet, so its /intern is an empty
+ * directory made a shared mount, which the claim's mount (CLAIM_SCRIPT, run in this namespace)
+ * reaches through into the sandbox. */
+export const SPARE_LAUNCH_SCRIPT = [
+  'set -e',
+  'umask 022',
+  'mnt=$1; shift',
+  'mount --bind "$mnt" "$mnt"',
+  'mount --make-shared "$mnt"',
+  ...RUN_SANDBOX,
+].join('\n');
+
+/** Gives a spare its intern (run by nsenter in the spare launcher's mount namespace): the intern's
+ * disk image, or its plain directory, mounted on the spare's /intern, and prepared as at a start. */
+export const CLAIM_SCRIPT = [
+  'set -e',
+  'umask 022',
+  'img=$1; src=$2; mnt=$3; uid=$4',
+  'if [ -n "$img" ]; then mount -o loop,nosuid,nodev "$img" "$mnt"; else mount --bind "$src" "$mnt"; fi',
+  'cd "$mnt"',
+  ...PREPARE_DISK,
 ].join('\n');
 
 export type RuntimeOptions = {
@@ -57,7 +88,8 @@ export type RuntimeOptions = {
   etc: { passwd: string; group: string; hosts: string };
   /** Read-only host paths the runtime needs (node, the daemon's and agent's code). */
   runtimePaths: string[];
-  uid: number;
+  /** The intern's uid; null for a warm spare, whose intern (and so uid and disk) comes at its claim. */
+  uid: number | null;
   tmpBytes: number;
   /** The daemon's command line, as it runs inside. */
   command: string[];
@@ -156,13 +188,11 @@ export function runtimeCommand(o: RuntimeOptions): [string, string[]] {
     '--',
     ...o.command,
   ];
+  const namespace = ['--mount', '--propagation', 'private', '--', '/bin/sh', '-c'];
+  if (o.uid === null)
+    return ['/usr/bin/unshare', [...namespace, SPARE_LAUNCH_SCRIPT, 'cohort-spare', o.internRoot, ...bwrap]];
   const launch = [
-    '--mount',
-    '--propagation',
-    'private',
-    '--',
-    '/bin/sh',
-    '-c',
+    ...namespace,
     LAUNCH_SCRIPT,
     'cohort-launch',
     o.diskImage ?? '',

@@ -1,0 +1,209 @@
+// Warm spares (docs/fleet.md, "Warm spares"): a gateway keeps a sandbox whose daemon and built-in
+// agent have started without an intern, and a provision or a wake hands it its intern. Real
+// gateway, real sandboxes, the scripted model driving the intern's shell. What a spare-started
+// intern must be is what a cold-started one is: its own uid without capabilities, its own disk,
+// nice 10 for what it runs, its sessions across a sleep; and nothing of a spare may outlive its use.
+import { describe, test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { startInternFixture, type InternFixture } from './helpers/interns.ts';
+import { startTestGateway, type TestGateway } from './helpers/gateway.ts';
+import { noSandbox } from './helpers/sandbox.ts';
+import { getInternById } from '../src/gateway/interns/interns.ts';
+import { user, text } from './helpers/chat.ts';
+
+const ENV = {
+  COHORT_WARM_SPARES: '1',
+  COHORT_INTERN_IDLE_MS: '400',
+  COHORT_INTERN_DISK_MB: '64',
+  COHORT_INTERN_MAX_PROCESSES: '96',
+  COHORT_MAX_INTERNS_PER_ACCOUNT: '8',
+};
+
+const sparesDir = (gw: TestGateway) => join(gw.dataDir, 'run', 'spares');
+const read = (file: string) => {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch {
+    return '';
+  }
+};
+
+/** Waits until a spare is up and waiting for an intern; returns its directory. */
+async function spareWaiting(gw: TestGateway): Promise<string> {
+  for (let i = 0; i < 600; i++) {
+    for (const name of existsSync(sparesDir(gw)) ? readdirSync(sparesDir(gw)) : []) {
+      const dir = join(sparesDir(gw), name);
+      if (!existsSync(join(dir, 'claimed')) && read(join(dir, 'daemon.log')).includes('{"spare":"waiting"}'))
+        return dir;
+    }
+    await sleep(50);
+  }
+  throw new Error('no spare was waiting within 30 s');
+}
+
+async function asleep(gw: TestGateway, id: string): Promise<void> {
+  for (let i = 0; i < 600; i++) {
+    if ((await getInternById(gw.ctx.store.db, id))?.power === 'asleep') return;
+    await sleep(50);
+  }
+  throw new Error('the intern did not fall asleep within 30 s');
+}
+
+const cmdline = (pid: number) => read(`/proc/${pid}/cmdline`).split('\0').join(' ');
+const children = (pid: number) =>
+  read(`/proc/${pid}/task/${pid}/children`).trim().split(/\s+/).filter(Boolean).map(Number);
+const status = (pid: number, field: string) =>
+  new RegExp(`^${field}:[ \\t]*(.*)$`, 'm').exec(read(`/proc/${pid}/status`))?.[1];
+
+/** Processes on the host whose command line names `dir`. */
+function processesNaming(dir: string): number[] {
+  return readdirSync('/proc')
+    .filter((e) => /^\d+$/.test(e))
+    .map(Number)
+    .filter((p) => cmdline(p).includes(dir));
+}
+
+describe('warm spares', { skip: noSandbox }, () => {
+  let f: InternFixture;
+  let uidOf: (id: string) => string;
+
+  async function shell(id: string, cmd: string, session?: string): Promise<string> {
+    const r = await f.chat(id, user(`/shell ${cmd}`, session ? { session_id: session } : {}));
+    assert.equal(r.status, 200, r.text);
+    const out = text(r);
+    assert.match(out, /^shell: /, out);
+    return out.slice('shell: '.length);
+  }
+
+  before(async () => {
+    f = await startInternFixture({ onDisk: true, env: ENV });
+    uidOf = (id) => {
+      const claims = join(f.gw.dataDir, 'run', 'uids');
+      return readdirSync(claims).find((u) => read(join(claims, u)) === id)!;
+    };
+  });
+  after(() => f.close());
+
+  test('a provision takes the waiting spare: the intern runs in it as its own uid, without capabilities, at nice 10, on its own disk', async () => {
+    const spare = await spareWaiting(f.gw);
+    const id = await f.intern('spare-a');
+    const row = await getInternById(f.gw.ctx.store.db, id);
+    assert.ok(cmdline(row!.daemonPid!).includes(spare), 'the launcher is the spare one');
+    assert.equal(row!.hostname, `unix:${join(spare, 'run', 'd.sock')}`);
+    assert.equal(read(join(f.gw.dataDir, 'interns', id, 'spare')), spare);
+
+    const out = await shell(
+      id,
+      "id -u; id -g; grep -E '^(CapEff|CapPrm|CapAmb|NoNewPrivs)' /proc/self/status; cut -d' ' -f19 /proc/self/stat; pwd; echo mine > a.txt; ls /intern",
+    );
+    const uid = uidOf(id);
+    assert.equal(
+      out,
+      [
+        uid,
+        uid,
+        'CapPrm:\t0000000000000000',
+        'CapEff:\t0000000000000000',
+        'CapAmb:\t0000000000000000',
+        'NoNewPrivs:\t1',
+        '10',
+        '/intern/work',
+        'agent',
+        'daemon',
+        'home',
+        'work',
+        '[exit 0]',
+      ].join('\n'),
+    );
+    // The agent the spare started as root is the intern's uid in every id, without capabilities.
+    const daemon = children(children(children(row!.daemonPid!)[0]!)[0]!)[0]!;
+    const agent = children(daemon).find((p) => cmdline(p).includes('/runtime/agent/'))!;
+    assert.ok(agent, 'the agent runs under the daemon');
+    assert.equal(status(agent, 'Uid'), `${uid}\t${uid}\t${uid}\t${uid}`);
+    assert.equal(status(agent, 'Gid'), `${uid}\t${uid}\t${uid}\t${uid}`);
+    assert.equal(status(agent, 'Groups'), '');
+    assert.equal(status(agent, 'CapEff'), '0000000000000000');
+    assert.equal(status(agent, 'CapPrm'), '0000000000000000');
+  });
+
+  test("the intern's shell cannot reach the daemon's memory, another spare, or the gateway's files", async () => {
+    const id = await f.intern('spare-b');
+    const out = await shell(
+      id,
+      [
+        'cat /proc/1/environ >/dev/null 2>&1 && echo environ-read || echo environ-denied',
+        'ls /run/cohort >/dev/null 2>&1 && echo run-listed || echo run-denied',
+        `ls ${f.gw.dataDir} >/dev/null 2>&1 && echo data-seen || echo data-unseen`,
+        `ls ${sparesDir(f.gw)} >/dev/null 2>&1 && echo spares-seen || echo spares-unseen`,
+        'ls /intern/daemon >/dev/null 2>&1 && echo daemon-listed || echo daemon-denied',
+      ].join('; '),
+    );
+    assert.equal(
+      out,
+      ['environ-denied', 'run-denied', 'data-unseen', 'spares-unseen', 'daemon-denied', '[exit 0]'].join('\n'),
+    );
+  });
+
+  test('a sleeping intern wakes in the next spare with its files and sessions; another intern never sees them', async () => {
+    const id = await f.intern('spare-c');
+    assert.equal(await shell(id, 'echo c-private > c.txt && echo written', 'kept'), 'written\n[exit 0]');
+    await asleep(f.gw, id);
+    const spare = await spareWaiting(f.gw);
+    assert.equal(await shell(id, 'cat c.txt', 'kept'), 'c-private\n[exit 0]');
+    const row = await getInternById(f.gw.ctx.store.db, id);
+    assert.ok(cmdline(row!.daemonPid!).includes(spare), 'woken in the spare that was waiting');
+    // The session continued from disk: the agent sent the model the earlier exchange.
+    const again = await f.chat(id, user('/say hi', { session_id: 'kept' }));
+    const fresh = await f.chat(id, user('/say hi', { session_id: 'new' }));
+    assert.ok(again.chunks.at(-1).usage.prompt_tokens > fresh.chunks.at(-1).usage.prompt_tokens);
+
+    const other = await f.intern('spare-d');
+    assert.equal(
+      await shell(other, 'cat /intern/work/c.txt 2>&1; test -e /intern/work/c.txt && echo seen || echo unseen'),
+      'cat: /intern/work/c.txt: No such file or directory\nunseen\n[exit 0]',
+    );
+  });
+
+  test("suspend and delete stop a spare-started intern, remove its spare's directory and keep its log", async () => {
+    await spareWaiting(f.gw);
+    const id = await f.intern('spare-e');
+    const spare = read(join(f.gw.dataDir, 'interns', id, 'spare'));
+    assert.ok(spare.startsWith(sparesDir(f.gw)), spare);
+    assert.notDeepEqual(processesNaming(spare), []);
+    const suspended = await f.gw.call('POST', `/interns/${id}/suspend`);
+    assert.deepEqual([suspended.status, suspended.body], [200, { suspended: true }]);
+    assert.deepEqual(processesNaming(spare), []);
+    assert.equal(existsSync(spare), false);
+    assert.equal(existsSync(join(f.gw.dataDir, 'interns', id, 'spare')), false);
+    assert.match(
+      read(join(f.gw.dataDir, 'interns', id, 'daemon.log')),
+      /\{"listening":"unix:\/run\/cohort\/d\.sock"\}/,
+    );
+
+    await spareWaiting(f.gw);
+    const provisioned = await f.gw.call('POST', `/interns/${id}/provision`);
+    assert.equal(provisioned.status, 202);
+    await f.gw.ctx.interns.idle();
+    const again = read(join(f.gw.dataDir, 'interns', id, 'spare'));
+    assert.ok(again && again !== spare, 'provisioned again in the next spare');
+    const deleted = await f.gw.call('DELETE', `/interns/${id}`);
+    assert.deepEqual([deleted.status, deleted.body], [202, { deleting: true }]);
+    await f.gw.ctx.interns.idle();
+    for (let i = 0; i < 200 && (processesNaming(again).length || existsSync(again)); i++) await sleep(50);
+    assert.deepEqual(processesNaming(again), []);
+    assert.equal(existsSync(again), false);
+  });
+
+  test('a closing gateway stops the spares it did not hand out; the next one sweeps those a dead gateway left', async () => {
+    const gw = await startTestGateway({ env: { COHORT_WARM_SPARES: '2' } });
+    const first = await spareWaiting(gw);
+    const pid = Number(read(join(first, 'pid')));
+    assert.ok(pid > 0 && processesNaming(first).includes(pid));
+    await gw.close();
+    assert.deepEqual(processesNaming(first), []);
+    assert.deepEqual(existsSync(sparesDir(gw)) ? readdirSync(sparesDir(gw)) : [], []);
+  });
+});
