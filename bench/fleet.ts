@@ -10,6 +10,9 @@
 //        --alone J (30, wakes timed one at a time before, with nothing else running)
 //        --idle MS (5000, COHORT_INTERN_IDLE_MS)
 //        --disk MB (0, COHORT_INTERN_DISK_MB: plain directories) --parallel P (4, provisions at once)
+//        --spares S (1, COHORT_WARM_SPARES: sandboxes started ahead for wakes; 0 starts every wake cold)
+//        --pace MS (0, the least time from one timed wake's first content to the next wake: 0 wakes
+//        back to back, faster than one spare can be replaced; 1000 is about one wake a second)
 import { readdirSync, readFileSync, rmSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -34,6 +37,8 @@ const { values: a } = parseArgs({
     idle: { type: 'string', default: '5000' },
     disk: { type: 'string', default: '0' },
     parallel: { type: 'string', default: '4' },
+    spares: { type: 'string', default: '1' },
+    pace: { type: 'string', default: '0' },
   },
 });
 const N = Number(a.interns);
@@ -43,6 +48,7 @@ const SAMPLES = Number(a.samples);
 const ALONE = Number(a.alone);
 const IDLE_MS = Number(a.idle);
 const PARALLEL = Number(a.parallel);
+const PACE_MS = Number(a.pace);
 
 const pct = (xs: number[], p: number) =>
   xs.length ? [...xs].sort((x, y) => x - y)[Math.min(xs.length - 1, Math.floor(xs.length * p))]! : NaN;
@@ -65,15 +71,17 @@ const pss = (pid: number) => {
 };
 
 /** PSS (shared pages split between their users, so a sum is what the processes really cost) of every
- * intern process (launchers, sandboxes, daemons, agents) under the data dir, in MiB, and their count. */
+ * intern process (launchers, sandboxes, daemons, agents, and the warm spares, taken or waiting)
+ * under the data dir, in MiB, and their count. */
 function internProcesses(dataDir: string): { count: number; pssMiB: number } {
-  const mine = join(dataDir, 'interns');
+  const mine = [join(dataDir, 'interns'), join(dataDir, 'run', 'spares')];
   const roots = readdirSync('/proc')
     .filter((p) => /^\d+$/.test(p))
     .map(Number)
     .filter((p) => {
       try {
-        return readFileSync(`/proc/${p}/cmdline`, 'utf8').includes(mine);
+        const line = readFileSync(`/proc/${p}/cmdline`, 'utf8');
+        return mine.some((m) => line.includes(m));
       } catch {
         return false;
       }
@@ -160,6 +168,7 @@ const gw = await startGatewayProcess({
     COHORT_MAX_INTERN_STREAMS_PER_ACCOUNT: '0',
     COHORT_INTERN_IDLE_MS: String(IDLE_MS),
     COHORT_INTERN_DISK_MB: a.disk!,
+    COHORT_WARM_SPARES: a.spares!,
   },
 });
 const gatewayPid = gw.child.pid!;
@@ -195,6 +204,7 @@ try {
   for (let k = 0; k < ALONE && sleepers.length; k++) {
     const id = sleepers.splice(Math.floor(Math.random() * sleepers.length), 1)[0]!;
     aloneMs.push(await turnMs(gw, id, '/say hello'));
+    await sleep(PACE_MS);
   }
 
   // Active phase: ACTIVE interns take turns at a model's pace (a turn streams for about 2 s, then
@@ -220,8 +230,9 @@ try {
   });
   const sampler = (async () => {
     await awake;
-    const spacing = Math.max(0, (until - Date.now()) / SAMPLES - 500);
-    for (let k = 0; k < SAMPLES && sleepers.length; k++) {
+    const spacing = Math.max(PACE_MS, (until - Date.now()) / SAMPLES - 500);
+    // Only while the active ones take turns: a wake after the active phase would be a wake alone.
+    for (let k = 0; k < SAMPLES && sleepers.length && Date.now() < until; k++) {
       const id = sleepers.splice(Math.floor(Math.random() * sleepers.length), 1)[0]!;
       wakeMs.push(await turnMs(gw, id, '/say hello'));
       await sleep(spacing);
@@ -235,7 +246,7 @@ try {
     `| ${name} | ${xs.length} | ${pct(xs, 0.5).toFixed(0)} | ${pct(xs, 0.9).toFixed(0)} | ${pct(xs, 0.99).toFixed(0)} | ${target} |`;
   const commit = execSync('git rev-parse --short HEAD', { encoding: 'utf8' }).trim();
   console.log(
-    `\n${N} interns (disk ${a.disk === '0' ? 'plain directories' : `${a.disk} MB images`}), idle ${IDLE_MS} ms, ${ACTIVE} active for ${DURATION_MS / 1000} s, ${new Date().toISOString().slice(0, 10)} at ${commit}\n`,
+    `\n${N} interns (disk ${a.disk === '0' ? 'plain directories' : `${a.disk} MB images`}), ${a.spares} warm spares, sampled wakes paced ${PACE_MS} ms, idle ${IDLE_MS} ms, ${ACTIVE} active for ${DURATION_MS / 1000} s, ${new Date().toISOString().slice(0, 10)} at ${commit}\n`,
   );
   console.log('| turn | n | first content p50 (ms) | p90 (ms) | p99 (ms) | target |');
   console.log('|---|---|---|---|---|---|');
@@ -254,7 +265,7 @@ try {
     `| memory per sleeping intern: gateway growth + intern processes, PSS (MiB) | ${perSleeping.toFixed(3)} (target < 2) |`,
   );
   console.log(
-    `| intern processes while all slept | ${asleepAt.interns.count} (${asleepAt.interns.pssMiB.toFixed(1)} MiB) |`,
+    `| intern processes while all slept (warm spares included) | ${asleepAt.interns.count} (${asleepAt.interns.pssMiB.toFixed(1)} MiB) |`,
   );
   console.log(
     `| gateway PSS: start / all asleep (MiB) | ${base.gateway.toFixed(0)} / ${asleepAt.gateway.toFixed(0)} |`,

@@ -58,6 +58,23 @@ const children = (pid: number) =>
 const status = (pid: number, field: string) =>
   new RegExp(`^${field}:[ \\t]*(.*)$`, 'm').exec(read(`/proc/${pid}/status`))?.[1];
 
+/** The nice values of every thread of `pid` (field 19 of each thread's stat, after the command's parentheses). */
+function threadNices(pid: number): number[] {
+  return [
+    ...new Set(
+      readdirSync(`/proc/${pid}/task`).map((t) =>
+        Number(read(`/proc/${pid}/task/${t}/stat`).split(') ')[1]!.split(' ')[16]),
+      ),
+    ),
+  ];
+}
+
+/** A launcher's daemon (launcher → bwrap → bwrap's init → daemon) and the daemon's agent. */
+function daemonAndAgent(launcher: number): { daemon: number; agent: number } {
+  const daemon = children(children(children(launcher)[0]!)[0]!)[0]!;
+  return { daemon, agent: children(daemon).find((p) => cmdline(p).includes('/runtime/agent/'))! };
+}
+
 /** Processes on the host whose command line names `dir`. */
 function processesNaming(dir: string): number[] {
   return readdirSync('/proc')
@@ -89,6 +106,9 @@ describe('warm spares', { skip: noSandbox }, () => {
 
   test('a provision takes the waiting spare: the intern runs in it as its own uid, without capabilities, at nice 10, on its own disk', async () => {
     const spare = await spareWaiting(f.gw);
+    // A waiting spare is below every intern.
+    const waiting = daemonAndAgent(Number(read(join(spare, 'pid'))));
+    assert.deepEqual([threadNices(waiting.daemon), threadNices(waiting.agent)], [[19], [19]]);
     const id = await f.intern('spare-a');
     const row = await getInternById(f.gw.ctx.store.db, id);
     assert.ok(cmdline(row!.daemonPid!).includes(spare), 'the launcher is the spare one');
@@ -119,9 +139,13 @@ describe('warm spares', { skip: noSandbox }, () => {
       ].join('\n'),
     );
     // The agent the spare started as root is the intern's uid in every id, without capabilities.
-    const daemon = children(children(children(row!.daemonPid!)[0]!)[0]!)[0]!;
-    const agent = children(daemon).find((p) => cmdline(p).includes('/runtime/agent/'))!;
+    const { daemon, agent } = daemonAndAgent(row!.daemonPid!);
     assert.ok(agent, 'the agent runs under the daemon');
+    // Raised for its first turn, lowered to the intern's priority once it ended (the daemon lowers
+    // itself as the run ends, which may be a moment after the stream's last byte).
+    const nices = () => JSON.stringify([threadNices(daemon), threadNices(agent)]);
+    for (let i = 0; i < 40 && nices() !== '[[10],[10]]'; i++) await sleep(50);
+    assert.equal(nices(), '[[10],[10]]');
     assert.equal(status(agent, 'Uid'), `${uid}\t${uid}\t${uid}\t${uid}`);
     assert.equal(status(agent, 'Gid'), `${uid}\t${uid}\t${uid}\t${uid}`);
     assert.equal(status(agent, 'Groups'), '');

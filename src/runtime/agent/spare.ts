@@ -47,7 +47,10 @@ function parse(line: string): AgentAssignment {
 /** Becomes the intern's agent: its uid and gid (dropping every capability, and with them the
  * root it started as), its working directory, and exactly its environment. */
 export async function takeAssignment(input: Readable = process.stdin): Promise<void> {
-  const a = parse(await firstLine(input));
+  const line = firstLine(input);
+  // Node loads its fetch machinery at first use: while the spare waits, not in its first turn.
+  new Request('http://127.0.0.1/');
+  const a = parse(await line);
   process.setgroups!([]);
   process.setgid!(a.uid);
   process.setuid!(a.uid);

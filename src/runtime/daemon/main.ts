@@ -86,6 +86,8 @@ export async function runDaemon(
     // A warm spare: the agent starts now, the intern arrives on stdin when one wakes (spare.ts).
     const limits = env.COHORT_AGENT_LIMITS ? JSON.parse(env.COHORT_AGENT_LIMITS) : undefined;
     spare = startSpareAgent(limited(resolveOptions({ secret: '-', dir: '/', agentLimits: limits })));
+    // What startDaemon loads after it starts the agent, loaded while there is time.
+    await Promise.all([import('pino'), import('./http.ts'), import('./intern.ts')]);
     process.stdout.write(`${SPARE_WAITING}\n`);
     const assignment = parseAssignment(await readSecretLine());
     Object.assign(env, assignment.env);

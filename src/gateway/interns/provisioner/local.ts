@@ -38,6 +38,10 @@ const STEPS = 3;
 const LISTENING = /\{"listening":"((?:http:\/\/|unix:)[^"]+)"\}/;
 /** An isolated intern's CPU priority once started: below the gateway, which stays responsive to everyone. */
 const INTERN_NICE = 10;
+/** A spare's priority until its claim: below every intern. */
+const SPARE_NICE = 19;
+/** util-linux's, which a claim runs in a spare's mount namespace (no nsenter: no spares). */
+const NSENTER = '/usr/bin/nsenter';
 /** A spare's /etc names this uid until its claim names the intern's. */
 const NOBODY = 65534;
 const PROJECT_ROOT = fileURLToPath(new URL('../../../../', import.meta.url)).replace(/\/$/, '');
@@ -310,7 +314,10 @@ export function createLocalProvisioner(opts: LocalProvisionerOptions): Provision
   }
 
   const spares: SparePool | null =
-    iso.enabled && (opts.spares ?? 0) > 0 && !isolationProblem({ bwrapPath: iso.bwrapPath, diskMb: iso.diskMb })
+    iso.enabled &&
+    (opts.spares ?? 0) > 0 &&
+    !isolationProblem({ bwrapPath: iso.bwrapPath, diskMb: iso.diskMb }) &&
+    existsSync(NSENTER)
       ? createSparePool({
           size: opts.spares ?? 0,
           dir: join(opts.dataDir, 'run', 'spares'),
@@ -327,8 +334,9 @@ export function createLocalProvisioner(opts: LocalProvisionerOptions): Provision
               uid: null,
             });
             const out = openSync(logFile, 'a', 0o600);
-            // Below the gateway while it waits; its claim raises it for the wake (raisePriority).
-            const child = spawn('/usr/bin/nice', ['-n', String(INTERN_NICE), file, ...args], {
+            // At the lowest priority while it starts and waits, so it uses only time no intern
+            // wants; its claim raises it for the wake (raisePriority).
+            const child = spawn('/usr/bin/nice', ['-n', String(SPARE_NICE), file, ...args], {
               cwd: dir,
               detached: true,
               stdio: ['pipe', out, out],
@@ -359,7 +367,7 @@ export function createLocalProvisioner(opts: LocalProvisionerOptions): Provision
       await onStep({ label: 'starting the daemon', number: 2, total: STEPS });
       const ns = `--mount=/proc/${spare.pid}/ns/mnt`;
       const mnt = join(spare.dir, 'intern');
-      await run('/usr/bin/nsenter', [
+      await run(NSENTER, [
         ns,
         '--',
         '/bin/sh',

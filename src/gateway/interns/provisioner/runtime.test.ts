@@ -1,6 +1,14 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { etcFiles, parents, runtimeCommand, runtimePathsFor, type RuntimeOptions } from './runtime.ts';
+import {
+  CLAIM_SCRIPT,
+  etcFiles,
+  parents,
+  runtimeCommand,
+  runtimePathsFor,
+  SPARE_LAUNCH_SCRIPT,
+  type RuntimeOptions,
+} from './runtime.ts';
 
 const opts: RuntimeOptions = {
   bwrapPath: '/usr/bin/bwrap',
@@ -35,6 +43,30 @@ test('the launcher: a private mount namespace, the disk image, the uid, then bwr
   assert.deepEqual(args.slice(-3), ['--', '/usr/bin/node', '/srv/cohort/dist/daemon/main.js']);
   // Without an image the launcher mounts nothing (an empty first argument).
   assert.equal(runtimeCommand({ ...opts, diskImage: null })[1][8], '');
+});
+
+test('a warm spare: the same sandbox on an empty /intern made a shared mount, no disk and no uid until its claim', () => {
+  const spare = { ...opts, internRoot: '/data/run/spares/ab12/intern', diskImage: null, uid: null };
+  const [file, args] = runtimeCommand(spare);
+  assert.equal(file, '/usr/bin/unshare');
+  assert.deepEqual(args.slice(0, 9), [
+    '--mount',
+    '--propagation',
+    'private',
+    '--',
+    '/bin/sh',
+    '-c',
+    SPARE_LAUNCH_SCRIPT,
+    'cohort-spare',
+    '/data/run/spares/ab12/intern',
+  ]);
+  assert.match(SPARE_LAUNCH_SCRIPT, /mount --bind "\$mnt" "\$mnt"\nmount --make-shared "\$mnt"/);
+  // Everything after the launcher's arguments is the sandbox a cold start gets, on the spare's /intern.
+  const cold = runtimeCommand({ ...opts, internRoot: spare.internRoot })[1];
+  assert.deepEqual(args.slice(9), cold.slice(11));
+  // The claim mounts the image (or binds the plain directory) where the spare's /intern is shared.
+  assert.match(CLAIM_SCRIPT, /img=\$1; src=\$2; mnt=\$3; uid=\$4/);
+  assert.match(CLAIM_SCRIPT, /mount -o loop,nosuid,nodev "\$img" "\$mnt"; else mount --bind "\$src" "\$mnt"/);
 });
 
 test('bwrap: every namespace but the user one, capabilities cut to starting the agent, tied to the launcher', () => {

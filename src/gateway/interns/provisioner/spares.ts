@@ -1,9 +1,9 @@
 // Warm spares (docs/fleet.md): a few sandboxes whose daemon and built-in agent have started but
 // have no intern yet, so a wake hands one its intern instead of starting two Node processes. Each
 // spare lives in `<data dir>/run/spares/<random>/` (its log, its empty /intern, its /run/cohort,
-// its /etc files); a claimed one stays there until its intern stops. Spares start below the
-// gateway's priority and a moment after one was taken, so keeping the pool full never competes
-// with the wake that emptied it.
+// its /etc files); a claimed one stays there until its intern stops. Spares start at the lowest
+// priority (nice 19) and a moment after one was taken, so keeping the pool full uses only time
+// that no wake and no awake intern wants.
 // May import: ./daemon-log.ts, node built-ins.
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync, existsSync } from 'node:fs';
@@ -36,7 +36,7 @@ export type SparePool = {
 
 const WAITING = /\{"spare":"waiting"\}/;
 /** A taken spare is replaced this long after: a moment for the wake that took it, whose processes
- * run above the new spare's (nice 10) anyway. */
+ * run above the new spare's anyway. */
 const REFILL_MS = 250;
 const alive = (pid: number) => {
   try {
