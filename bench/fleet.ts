@@ -10,7 +10,7 @@
 //        --alone J (30, wakes timed one at a time before, with nothing else running)
 //        --idle MS (5000, COHORT_INTERN_IDLE_MS)
 //        --disk MB (0, COHORT_INTERN_DISK_MB: plain directories) --parallel P (4, provisions at once)
-//        --spares S (1, COHORT_WARM_SPARES: sandboxes started ahead for wakes; 0 starts every wake cold)
+//        --spares S (0, COHORT_WARM_SPARES: sandboxes started ahead for wakes; 0 starts every wake cold)
 //        --pace MS (0, the least time from one timed wake's first content to the next wake: 0 wakes
 //        back to back, faster than one spare can be replaced; 1000 is about one wake a second)
 import { readdirSync, readFileSync, rmSync, mkdtempSync } from 'node:fs';
@@ -37,7 +37,7 @@ const { values: a } = parseArgs({
     idle: { type: 'string', default: '5000' },
     disk: { type: 'string', default: '0' },
     parallel: { type: 'string', default: '4' },
-    spares: { type: 'string', default: '1' },
+    spares: { type: 'string', default: '0' },
     pace: { type: 'string', default: '0' },
   },
 });

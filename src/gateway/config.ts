@@ -87,8 +87,8 @@ const Env = z
     // ---- hibernation and the wake queue (docs/fleet.md) ----
     /** Idle time after which a running intern's daemon and agent are stopped (it wakes on the next chat); 0: never. */
     COHORT_INTERN_IDLE_MS: limit(300_000),
-    /** Sandboxes whose daemon and built-in agent are started ahead, so a wake (or a provision) only hands one its intern; 0: none. */
-    COHORT_WARM_SPARES: z.coerce.number().int().min(0).max(64).default(1),
+    /** Sandboxes whose daemon and built-in agent are started ahead, so a wake (or a provision) only hands one its intern; 0 (the default): none (docs/fleet.md, "Warm spares"). */
+    COHORT_WARM_SPARES: z.coerce.number().int().min(0).max(64).default(0),
     /** Sleeping interns' daemons one gateway starts at once. */
     COHORT_WAKE_CONCURRENCY: int(availableParallelism()),
     /** Wakes that may wait for a start, over all accounts (beyond: 503 busy). */

@@ -55,10 +55,7 @@ export function sharedStore(kind: 'pglite' | 'postgres'): SharedStore {
           },
         );
       }),
-    gateway: (extra = {}) =>
-      startGateway({
-        config: loadConfig({ LOG_LEVEL: 'silent', PORT: '0', COHORT_WARM_SPARES: '0', ...env, ...extra }),
-      }),
+    gateway: (extra = {}) => startGateway({ config: loadConfig({ LOG_LEVEL: 'silent', PORT: '0', ...env, ...extra }) }),
     async cleanup() {
       if (kind === 'postgres') {
         const c = new pg.Client({ connectionString: postgresUrl });

@@ -70,9 +70,6 @@ export async function startGatewayProcess(opts: {
       HOST: '127.0.0.1',
       PORT: String(opts.port),
       COHORT_DATA_DIR: opts.dataDir,
-      // Warm spares are tested where they are the subject (test/interns-spares.test.ts): elsewhere
-      // each gateway would start a sandbox its test never uses.
-      COHORT_WARM_SPARES: '0',
       ...opts.env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],

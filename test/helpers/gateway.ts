@@ -34,14 +34,7 @@ export async function startTestGateway(
   } = {},
 ): Promise<TestGateway> {
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'cohort-test-'));
-  // No warm spares unless a test asks (see gateway-process.ts).
-  const config = loadConfig({
-    LOG_LEVEL: 'silent',
-    PORT: '0',
-    COHORT_DATA_DIR: dataDir,
-    COHORT_WARM_SPARES: '0',
-    ...opts.env,
-  });
+  const config = loadConfig({ LOG_LEVEL: 'silent', PORT: '0', COHORT_DATA_DIR: dataDir, ...opts.env });
   const ownSchema = opts.postgres && !opts.pgSchema;
   const pgSchema = opts.pgSchema ?? (opts.postgres ? `t_${randomBytes(6).toString('hex')}` : undefined);
   if ((opts.postgres || opts.pgSchema) && !postgresUrl)
