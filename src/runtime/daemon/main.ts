@@ -15,6 +15,7 @@ import { startAgentProcess, type StartedAgent } from '../acp/spawn.ts';
 import { agentCommand, limited } from './agent-command.ts';
 import { assignAgent, parseAssignment, SPARE_WAITING, startSpareAgent } from './spare.ts';
 import { lowerPriorityLater } from '../../shared/priority.ts';
+import { firstLine } from '../../shared/first-line.ts';
 
 export type { DaemonOptions } from './config.ts';
 
@@ -65,16 +66,6 @@ export async function startDaemon(options: DaemonOptions, spare?: StartedAgent):
 const httpUrl = ({ address, port }: AddressInfo) =>
   `http://${address.includes(':') ? `[${address}]` : address}:${port}`;
 
-/** The first line of stdin (the provisioner writes the secret there and closes it). */
-async function readSecretLine(): Promise<string> {
-  let text = '';
-  for await (const chunk of process.stdin) {
-    text += String(chunk);
-    if (text.includes('\n')) break;
-  }
-  return text.split('\n')[0]!.trim();
-}
-
 /** `npx cohort daemon [--dir D] [--host H] [--port P]`; everything else from the environment (docs/guides/interns.md). */
 export async function runDaemon(
   argv: string[] = process.argv.slice(2),
@@ -89,12 +80,12 @@ export async function runDaemon(
     // What startDaemon loads after it starts the agent, loaded while there is time.
     await Promise.all([import('pino'), import('./http.ts'), import('./intern.ts')]);
     process.stdout.write(`${SPARE_WAITING}\n`);
-    const assignment = parseAssignment(await readSecretLine());
+    const assignment = parseAssignment((await firstLine(process.stdin)).trim());
     Object.assign(env, assignment.env);
     secret = assignment.secret;
     // The intern's disk was mounted over the directory this process started in.
     if (env.COHORT_INTERN_DIR) process.chdir(env.COHORT_INTERN_DIR);
-  } else if (env.COHORT_DAEMON_SECRET_STDIN === '1') secret = await readSecretLine();
+  } else if (env.COHORT_DAEMON_SECRET_STDIN === '1') secret = (await firstLine(process.stdin)).trim();
   const daemon = await startDaemon(optionsFromEnv(env, argv, { secret }), spare);
   // The provisioner reads the address from this one stdout line.
   process.stdout.write(`${JSON.stringify({ listening: daemon.url })}\n`);

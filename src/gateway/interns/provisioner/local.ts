@@ -163,6 +163,20 @@ function writeEtc(etcDir: string, uid: number): { passwd: string; group: string;
   return etc;
 }
 
+/** Starts a daemon's launcher detached (it outlives the gateway), its output appended to `logFile`,
+ * its stdin a pipe (for the secret, or a spare's assignment); `state.exited` follows its end. */
+function spawnDaemon(o: { file: string; args: string[]; cwd: string; logFile: string; env: Record<string, string> }) {
+  const out = openSync(o.logFile, 'a', 0o600);
+  const child = spawn(o.file, o.args, { cwd: o.cwd, detached: true, stdio: ['pipe', out, out], env: o.env });
+  closeSync(out);
+  const state = { exited: false };
+  child.on('exit', () => (state.exited = true));
+  child.on('error', () => (state.exited = true));
+  child.stdin!.on('error', () => {});
+  child.unref();
+  return { pid: child.pid ?? null, stdin: child.stdin!, state };
+}
+
 /** The daemon inside a sandbox whose launcher is `pid`: launcher → bwrap → bwrap's init (pid 1 inside) → daemon. */
 function daemonInside(pid: number): number | null {
   let p: number | undefined = pid;
@@ -333,23 +347,17 @@ export function createLocalProvisioner(opts: LocalProvisionerOptions): Provision
               etc,
               uid: null,
             });
-            const out = openSync(logFile, 'a', 0o600);
             // At the lowest priority while it starts and waits, so it uses only time no intern
             // wants; its claim raises it for the wake (raisePriority).
-            const child = spawn('/usr/bin/nice', ['-n', String(SPARE_NICE), file, ...args], {
+            const started = spawnDaemon({
+              file: '/usr/bin/nice',
+              args: ['-n', String(SPARE_NICE), file, ...args],
               cwd: dir,
-              detached: true,
-              stdio: ['pipe', out, out],
+              logFile,
               env: { ...baseEnv(true), ...opts.daemonEnv, ...sandboxEnv(), COHORT_DAEMON_SPARE: '1' },
             });
-            closeSync(out);
-            if (!child.pid) throw new Error('could not start a spare sandbox');
-            const state = { exited: false };
-            child.on('exit', () => (state.exited = true));
-            child.on('error', () => (state.exited = true));
-            child.stdin!.on('error', () => {});
-            child.unref();
-            return { pid: child.pid, stdin: child.stdin!, state };
+            if (!started.pid) throw new Error('could not start a spare sandbox');
+            return { ...started, pid: started.pid };
           },
         })
       : null;
@@ -437,11 +445,11 @@ export function createLocalProvisioner(opts: LocalProvisionerOptions): Provision
       const logFile = join(dir, 'daemon.log');
       const from = existsSync(logFile) ? readFileSync(logFile).length : 0;
       await onStep({ label: 'starting the daemon', number: 2, total: STEPS });
-      const out = openSync(logFile, 'a', 0o600);
-      const child = spawn(how.file, how.args, {
+      const { pid, stdin, state } = spawnDaemon({
+        file: how.file,
+        args: how.args,
         cwd: dir,
-        detached: true,
-        stdio: ['pipe', out, out],
+        logFile,
         env: {
           ...baseEnv(iso.enabled),
           ...opts.daemonEnv,
@@ -451,14 +459,7 @@ export function createLocalProvisioner(opts: LocalProvisionerOptions): Provision
           ...internEnv(spec),
         },
       });
-      closeSync(out);
-      child.stdin!.on('error', () => {});
-      child.stdin!.end(`${spec.secret}\n`);
-      const state = { exited: false };
-      child.on('exit', () => (state.exited = true));
-      child.on('error', () => (state.exited = true));
-      child.unref();
-      const pid = child.pid ?? null;
+      stdin.end(`${spec.secret}\n`);
       try {
         const reported = await waitForLine({
           logFile,
