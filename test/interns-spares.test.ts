@@ -83,6 +83,8 @@ function processesNaming(dir: string): number[] {
     .filter((p) => cmdline(p).includes(dir));
 }
 
+const autogroup = existsSync('/proc/self/autogroup');
+
 describe('warm spares', { skip: noSandbox }, () => {
   let f: InternFixture;
   let uidOf: (id: string) => string;
@@ -109,6 +111,9 @@ describe('warm spares', { skip: noSandbox }, () => {
     // A waiting spare is below every intern.
     const waiting = daemonAndAgent(Number(read(join(spare, 'pid'))));
     assert.deepEqual([threadNices(waiting.daemon), threadNices(waiting.agent)], [[19], [19]]);
+    // and so is its sandbox's session group (with autogroup, what weighs against other sessions)
+    const groupNice = (pid: number) => /nice (-?\d+)/.exec(read(`/proc/${pid}/autogroup`))![1];
+    if (autogroup) assert.deepEqual([groupNice(waiting.daemon), groupNice(waiting.agent)], ['19', '19']);
     const id = await f.intern('spare-a');
     const row = await getInternById(f.gw.ctx.store.db, id);
     assert.ok(cmdline(row!.daemonPid!).includes(spare), 'the launcher is the spare one');
@@ -117,7 +122,9 @@ describe('warm spares', { skip: noSandbox }, () => {
 
     const out = await shell(
       id,
-      "id -u; id -g; grep -E '^(CapEff|CapPrm|CapAmb|NoNewPrivs)' /proc/self/status; cut -d' ' -f19 /proc/self/stat; pwd; echo mine > a.txt; ls /intern",
+      "id -u; id -g; grep -E '^(CapEff|CapPrm|CapAmb|NoNewPrivs)' /proc/self/status; cut -d' ' -f19 /proc/self/stat; pwd; echo mine > a.txt; ls /intern" +
+        // the agent's group during the first turn: the claim raised it to a cold start's
+        (autogroup ? "; sed 's/.* nice //' /proc/$PPID/autogroup" : ''),
     );
     const uid = uidOf(id);
     assert.equal(
@@ -135,6 +142,7 @@ describe('warm spares', { skip: noSandbox }, () => {
         'daemon',
         'home',
         'work',
+        ...(autogroup ? ['0'] : []),
         '[exit 0]',
       ].join('\n'),
     );
@@ -146,6 +154,10 @@ describe('warm spares', { skip: noSandbox }, () => {
     const nices = () => JSON.stringify([threadNices(daemon), threadNices(agent)]);
     for (let i = 0; i < 40 && nices() !== '[[10],[10]]'; i++) await sleep(50);
     assert.equal(nices(), '[[10],[10]]');
+    if (autogroup) {
+      for (let i = 0; i < 40 && groupNice(daemon) !== '10'; i++) await sleep(50);
+      assert.deepEqual([groupNice(daemon), groupNice(agent)], ['10', '10']);
+    }
     assert.equal(status(agent, 'Uid'), `${uid}\t${uid}\t${uid}\t${uid}`);
     assert.equal(status(agent, 'Gid'), `${uid}\t${uid}\t${uid}\t${uid}`);
     assert.equal(status(agent, 'Groups'), '');

@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { runShell, sandboxAvailable } from '../sandbox/index.ts';
 import type { AgentSession } from './sessions.ts';
 import type { AskField } from '../acp/index.ts';
+import { groupLikeMe } from '../../shared/priority.ts';
 
 export type Approval = 'allow' | 'reject' | 'cancelled';
 
@@ -141,6 +142,8 @@ async function shell(host: ToolHost, id: string, raw: unknown): Promise<string> 
     signal: host.signal,
     bwrapPath: host.bwrapPath,
     timeoutMs: host.commandTimeoutMs,
+    // A session of its own (to kill its whole tree) would otherwise be scheduled at nice 0.
+    onStart: groupLikeMe,
   });
   if (host.signal.aborted) throw new TurnCancelled();
   const status = r.timedOut

@@ -14,7 +14,8 @@ import { rmSync } from 'node:fs';
 import { startAgentProcess, type StartedAgent } from '../acp/spawn.ts';
 import { agentCommand, limited } from './agent-command.ts';
 import { assignAgent, parseAssignment, SPARE_WAITING, startSpareAgent } from './spare.ts';
-import { lowerPriorityLater } from '../../shared/priority.ts';
+import { lowerPriorityLater, setGroupPriority } from '../../shared/priority.ts';
+import { getPriority } from 'node:os';
 import { firstLine } from '../../shared/first-line.ts';
 
 export type { DaemonOptions } from './config.ts';
@@ -38,8 +39,9 @@ export async function startDaemon(options: DaemonOptions, spare?: StartedAgent):
   ]);
   const log = pino({ name: 'cohort-daemon', level: o.logLevel, base: { intern: o.internId } }, pino.destination(2));
   // Until its first turn ends (or 5 s pass) the daemon keeps its starter's priority: a wake's
-  // first turn is the one a caller waits for (docs/fleet.md).
-  const settle = lowerPriorityLater(o.nice);
+  // first turn is the one a caller waits for (docs/fleet.md). The sandbox is a session of its own
+  // (bubblewrap's --new-session), whose group is lowered with it.
+  const settle = lowerPriorityLater(o.nice, { group: true });
   const intern = new Intern(o, log, { early, onRunEnded: settle });
   await intern.agents.ensure();
   const server = createDaemonServer({ intern, secret: o.secret, keepaliveMs: o.keepaliveMs, log });
@@ -75,10 +77,13 @@ export async function runDaemon(
   let spare: StartedAgent | undefined;
   if (env.COHORT_DAEMON_SPARE === '1') {
     // A warm spare: the agent starts now, the intern arrives on stdin when one wakes (spare.ts).
+    // It was started below every intern (nice 19); its sandbox's session group is put there too,
+    // before it says it waits: a claim sets the group back, and must come after.
+    const lowered = setGroupPriority(getPriority());
     const limits = env.COHORT_AGENT_LIMITS ? JSON.parse(env.COHORT_AGENT_LIMITS) : undefined;
     spare = startSpareAgent(limited(resolveOptions({ secret: '-', dir: '/', agentLimits: limits })));
     // What startDaemon loads after it starts the agent, loaded while there is time.
-    await Promise.all([import('pino'), import('./http.ts'), import('./intern.ts')]);
+    await Promise.all([import('pino'), import('./http.ts'), import('./intern.ts'), lowered]);
     process.stdout.write(`${SPARE_WAITING}\n`);
     const assignment = parseAssignment((await firstLine(process.stdin)).trim());
     Object.assign(env, assignment.env);

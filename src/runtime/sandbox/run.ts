@@ -21,6 +21,8 @@ export type RunShellOptions = {
   bwrapPath?: string;
   /** The command (its whole process group) is killed after this long; 0 or unset: no limit. */
   timeoutMs?: number;
+  /** Called with the pid of the process started, which leads a session of its own. */
+  onStart?: (pid: number) => void;
 };
 
 const probed = new Map<string, boolean>();
@@ -48,6 +50,7 @@ export function runShell(opts: RunShellOptions): Promise<ShellResult> {
       stdio: ['ignore', 'pipe', 'pipe'],
       detached: true,
     });
+    if (child.pid) opts.onStart?.(child.pid);
     const chunks: Buffer[] = [];
     let size = 0;
     let truncated = false;

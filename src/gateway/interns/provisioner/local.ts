@@ -3,7 +3,7 @@
 // host side of an intern is `<data dir>/interns/<id>/` (daemon.log, disk.img, the disk's mount
 // point, generated /etc files) and `<data dir>/run/i/<id>/` (the daemon's socket). Its secret
 // reaches it on stdin, never in an environment or argv.
-// May import: src/shared/daemon-protocol.ts, ../daemon-client.ts (health), ./runtime, ./uids, node built-ins.
+// May import: src/shared (daemon-protocol, entry, priority), ../daemon-client.ts (health), ./runtime, ./uids, node built-ins.
 import { spawn, spawnSync } from 'node:child_process';
 import { getPriority, setPriority } from 'node:os';
 import {
@@ -23,6 +23,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startArgsFor } from '../../../shared/entry.ts';
+import { setGroupPriority } from '../../../shared/priority.ts';
 import { daemonHealthy } from '../daemon-client.ts';
 import type { DaemonHandle, DaemonSpec, Provisioner, Step } from './index.ts';
 import type { AgentLimits } from '../../../shared/daemon-protocol.ts';
@@ -119,10 +120,12 @@ function children(pid: number): number[] {
 }
 
 /** Sets every thread of the daemon inside the sandbox of launcher `pid`, and of its children (the
- * agent), to the gateway's own priority: a claimed spare waited below it (spares.ts). */
+ * agent), to the gateway's own priority, and their session's group to a new session's (nice 0, a
+ * cold start's): a claimed spare waited below it (spares.ts). */
 function raisePriority(pid: number): void {
   const daemon = daemonInside(pid);
   if (!daemon) return;
+  void setGroupPriority(0, daemon);
   const priority = getPriority();
   for (const p of [daemon, ...children(daemon)]) {
     let threads: string[] = [];
