@@ -13,6 +13,8 @@
 //        --spares S (0, COHORT_WARM_SPARES: sandboxes started ahead for wakes; 0 starts every wake cold)
 //        --pace MS (0, the least time from one timed wake's first content to the next wake: 0 wakes
 //        back to back, faster than one spare can be replaced; 1000 is about one wake a second)
+//        --busy B (0, interns that burn CPU through the active phase: each runs one shell command
+//        after another, a busy loop of 20 s, as an intern compiling would)
 import { readdirSync, readFileSync, rmSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -39,6 +41,7 @@ const { values: a } = parseArgs({
     parallel: { type: 'string', default: '4' },
     spares: { type: 'string', default: '0' },
     pace: { type: 'string', default: '0' },
+    busy: { type: 'string', default: '0' },
   },
 });
 const N = Number(a.interns);
@@ -49,6 +52,7 @@ const ALONE = Number(a.alone);
 const IDLE_MS = Number(a.idle);
 const PARALLEL = Number(a.parallel);
 const PACE_MS = Number(a.pace);
+const BUSY = Number(a.busy);
 
 const pct = (xs: number[], p: number) =>
   xs.length ? [...xs].sort((x, y) => x - y)[Math.min(xs.length - 1, Math.floor(xs.length * p))]! : NaN;
@@ -228,6 +232,11 @@ try {
       awakeMs.push(await turnMs(gw, id, turn));
     }
   });
+  const busyTurn = "/shell timeout 20 sh -c 'while :; do :; done'; echo busy";
+  const busy = sleepers.splice(0, BUSY).map(async (id) => {
+    await awake;
+    while (Date.now() < until) await turnMs(gw, id, busyTurn);
+  });
   const sampler = (async () => {
     await awake;
     const spacing = Math.max(PACE_MS, (until - Date.now()) / SAMPLES - 500);
@@ -238,7 +247,7 @@ try {
       await sleep(spacing);
     }
   })();
-  await Promise.all([...workers, sampler]);
+  await Promise.all([...workers, ...busy, sampler]);
   const end = { machine: machineUsedMiB(), interns: internProcesses(dir), powers: await powers(gw) };
   peak = Math.max(peak, end.machine);
 
@@ -246,7 +255,7 @@ try {
     `| ${name} | ${xs.length} | ${pct(xs, 0.5).toFixed(0)} | ${pct(xs, 0.9).toFixed(0)} | ${pct(xs, 0.99).toFixed(0)} | ${target} |`;
   const commit = execSync('git rev-parse --short HEAD', { encoding: 'utf8' }).trim();
   console.log(
-    `\n${N} interns (disk ${a.disk === '0' ? 'plain directories' : `${a.disk} MB images`}), ${a.spares} warm spares, sampled wakes paced ${PACE_MS} ms, idle ${IDLE_MS} ms, ${ACTIVE} active for ${DURATION_MS / 1000} s, ${new Date().toISOString().slice(0, 10)} at ${commit}\n`,
+    `\n${N} interns (disk ${a.disk === '0' ? 'plain directories' : `${a.disk} MB images`}), ${a.spares} warm spares, sampled wakes paced ${PACE_MS} ms, idle ${IDLE_MS} ms, ${ACTIVE} active for ${DURATION_MS / 1000} s${BUSY ? ` beside ${BUSY} busy ones` : ''}, ${new Date().toISOString().slice(0, 10)} at ${commit}\n`,
   );
   console.log('| turn | n | first content p50 (ms) | p90 (ms) | p99 (ms) | target |');
   console.log('|---|---|---|---|---|---|');
