@@ -33,7 +33,9 @@ export function bwrapArgv(opts: BwrapOptions): string[] {
     '--unshare-ipc',
     '--unshare-uts',
     '--die-with-parent',
-    '--new-session',
+    // No --new-session: runShell starts bwrap in a session of its own, without a controlling
+    // terminal to inject input into, and that session's group carries the agent's priority (a
+    // second session would start at nice 0, src/shared/priority.ts).
     '--',
     opts.shell ?? '/bin/sh',
     '-c',

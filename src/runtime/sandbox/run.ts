@@ -21,7 +21,8 @@ export type RunShellOptions = {
   bwrapPath?: string;
   /** The command (its whole process group) is killed after this long; 0 or unset: no limit. */
   timeoutMs?: number;
-  /** Called with the pid of the process started, which leads a session of its own. */
+  /** Called with the pid of the process started, which leads a session of its own (the sandbox's
+   * command included: bwrapArgv makes no second one). */
   onStart?: (pid: number) => void;
 };
 
