@@ -233,12 +233,19 @@ try {
     }
   });
   const busyTurn = "/shell timeout 20 sh -c 'while :; do :; done'; echo busy";
-  const busy = sleepers.splice(0, BUSY).map(async (id) => {
+  // The busy ones wake before the sampler starts: the first sampled wake would otherwise queue
+  // behind their wakes.
+  const busyAwake = sleepers.splice(0, BUSY).map(async (id) => {
     await awake;
+    await turnMs(gw, id, '/say ready');
+    return id;
+  });
+  const busy = busyAwake.map(async (woken) => {
+    const id = await woken;
     while (Date.now() < until) await turnMs(gw, id, busyTurn);
   });
   const sampler = (async () => {
-    await awake;
+    await Promise.all([awake, ...busyAwake]);
     const spacing = Math.max(PACE_MS, (until - Date.now()) / SAMPLES - 500);
     // Only while the active ones take turns: a wake after the active phase would be a wake alone.
     for (let k = 0; k < SAMPLES && sleepers.length && Date.now() < until; k++) {
