@@ -141,9 +141,9 @@ describe('a hostile tenant inside its intern', { skip: noSandbox }, () => {
     });
   }
 
-  /** The nice value of every thread of the node processes (daemon, agent) under a launcher, and of
-   * their session groups (`g<nice>`). */
-  function nodeThreadNices(launcher: number): (number | string)[] {
+  /** The nice values of every thread of the node processes (daemon, agent) under a launcher, and
+   * of their session groups (none where the kernel has no autogroup). */
+  function nodeNices(launcher: number): { threads: number[]; groups: number[] } {
     const stat = (path: string) => {
       const s = readFileSync(path, 'utf8');
       // comm, in parentheses, may hold spaces: the fields after it are space separated
@@ -162,17 +162,18 @@ describe('a hostile tenant inside its intern', { skip: noSandbox }, () => {
         comms.set(Number(p), comm);
       } catch {}
     }
-    const nices: (number | string)[] = [];
+    const threads: number[] = [];
+    const groups: number[] = [];
     const queue = [launcher];
     while (queue.length) {
       const pid = queue.shift()!;
       queue.push(...(children.get(pid) ?? []));
       if (comms.get(pid) !== 'node') continue;
       for (const t of readdirSync(`/proc/${pid}/task`))
-        nices.push(Number(stat(`/proc/${pid}/task/${t}/stat`).rest[16]));
-      if (autogroup) nices.push(`g${/ nice (-?\d+)/.exec(readFileSync(`/proc/${pid}/autogroup`, 'utf8'))![1]}`);
+        threads.push(Number(stat(`/proc/${pid}/task/${t}/stat`).rest[16]));
+      if (autogroup) groups.push(Number(/ nice (-?\d+)/.exec(readFileSync(`/proc/${pid}/autogroup`, 'utf8'))![1]));
     }
-    return nices;
+    return { threads, groups };
   }
 
   // Each intern's sandbox, and each command the agent starts, is a session of its own: with
@@ -190,14 +191,16 @@ describe('a hostile tenant inside its intern', { skip: noSandbox }, () => {
         mode,
       );
     const launcher = (await getInternById(f.gw.ctx.store.db, c))!.daemonPid!;
-    const lowered = (ns: (number | string)[]) => ns.every((n) => n === 10 || n === 'g10');
-    let nices = nodeThreadNices(launcher);
+    const lowered = ({ threads, groups }: { threads: number[]; groups: number[] }) =>
+      [...threads, ...groups].every((n) => n === 10);
+    let nices = nodeNices(launcher);
     for (let i = 0; i < 100 && !lowered(nices); i++) {
       await new Promise((r) => setTimeout(r, 20));
-      nices = nodeThreadNices(launcher);
+      nices = nodeNices(launcher);
     }
-    assert.ok(nices.length >= 4, `the daemon's and the agent's threads: ${nices}`);
-    assert.deepEqual([...new Set(nices)], autogroup ? [10, 'g10'] : [10]);
+    assert.ok(nices.threads.length >= 4, `the daemon's and the agent's threads: ${nices.threads}`);
+    assert.deepEqual([...new Set(nices.threads)], [10]);
+    assert.deepEqual([...new Set(nices.groups)], autogroup ? [10] : []);
     assert.equal((await f.gw.call('DELETE', `/interns/${c}`)).status, 202);
     await f.gw.ctx.interns.idle();
   });

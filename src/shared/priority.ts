@@ -7,6 +7,7 @@
 import { readdirSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { getPriority, setPriority } from 'node:os';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 /** Raises every thread of this process to at least `nice`. Linux keeps a nice value per thread
  * (setpriority takes a thread id); threads started later inherit their creator's. */
@@ -25,8 +26,6 @@ export function lowerPriority(nice: number): void {
     }
   }
 }
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Sets the nice of the autogroup (session) `pid` is in. Best effort: false where the kernel has no
  * autogroup or refuses; while its rate limit refuses (EAGAIN: one write per 100 ms machine-wide
@@ -55,8 +54,8 @@ export function groupLikeMe(pid: number): void {
 const KEEP_STARTER_PRIORITY_MS = 5_000;
 
 /** Lowers the priority once: at the returned function's first call, or after `afterMs`, whichever
- * comes first. `group`: this process leads its session (an intern's daemon), whose group is
- * lowered too. No `nice`: nothing to do (an unisolated intern keeps its priority). */
+ * comes first. `group`: this process's session is its own (an intern's daemon, in its sandbox's
+ * session), whose group is lowered too. No `nice`: nothing to do (an unisolated intern keeps its priority). */
 export function lowerPriorityLater(
   nice: number | undefined,
   { afterMs = KEEP_STARTER_PRIORITY_MS, group = false }: { afterMs?: number; group?: boolean } = {},
