@@ -40,9 +40,12 @@ export function sandboxAvailable(bwrapPath = BWRAP_PATH): boolean {
 
 export function runShell(opts: RunShellOptions): Promise<ShellResult> {
   const max = opts.maxOutputBytes ?? 64 * 1024;
+  // One pipe for the command's stdout and stderr, so the output reads in the order it was written
+  // (two pipes are read in whatever order the event loop finds them ready).
+  const script = `exec 2>&1\n${opts.command}`;
   const [file, args] = opts.sandboxed
-    ? [opts.bwrapPath ?? BWRAP_PATH, bwrapArgv({ workDir: opts.workDir, command: opts.command })]
-    : ['/bin/sh', ['-c', opts.command]];
+    ? [opts.bwrapPath ?? BWRAP_PATH, bwrapArgv({ workDir: opts.workDir, command: script })]
+    : ['/bin/sh', ['-c', script]];
   return new Promise((resolve, reject) => {
     // detached: its own process group, so cancelling kills the whole command tree.
     const child = spawn(file, args, {

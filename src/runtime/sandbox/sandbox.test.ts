@@ -92,3 +92,13 @@ test('output is capped and marked truncated; abort kills the command', { skip: n
   const r = await running;
   assert.equal(r.signal, 'SIGKILL');
 });
+
+test('stdout and stderr read in the order the command wrote them, sandboxed or not', { skip: noSandbox }, async () => {
+  // A writer that waits for nothing: both pipes would be ready at once if they were two.
+  const cmd = 'for i in 1 2 3 4 5 6 7 8; do echo e$i >&2; echo o$i; done';
+  const want = [1, 2, 3, 4, 5, 6, 7, 8].map((i) => `e${i}\no${i}\n`).join('');
+  for (const sandboxed of [true, false]) {
+    const r = await runShell({ command: cmd, workDir: work, sandboxed, env });
+    assert.equal(r.output, want, `sandboxed: ${sandboxed}`);
+  }
+});
