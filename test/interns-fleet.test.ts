@@ -15,7 +15,14 @@ import { noSandbox } from './helpers/sandbox.ts';
 import { getInternById } from '../src/gateway/interns/interns.ts';
 import { text } from './helpers/chat.ts';
 
-const ENV = { COHORT_INTERN_IDLE_MS: '300', COHORT_INTERACTION_DEADLINE_MS: '2000', COHORT_INTERN_DISK_MB: '64' };
+// The idle time is short for a quick suite, but long enough that a check right after a turn finds
+// its intern still awake on a loaded machine; the deadline leaves a paused run idle well past it.
+const IDLE_MS = 1000;
+const ENV = {
+  COHORT_INTERN_IDLE_MS: String(IDLE_MS),
+  COHORT_INTERACTION_DEADLINE_MS: '4000',
+  COHORT_INTERN_DISK_MB: '64',
+};
 const say = (content: string, session_id?: string) => ({
   stream: true,
   ...(session_id ? { session_id } : {}),
@@ -83,7 +90,8 @@ describe('hibernation', { skip: noSandbox }, () => {
     assertChatStream(asked);
     const call = asked.chunks.flatMap((c) => c.choices[0]?.delta.tool_calls ?? [])[0];
     const sessionId = asked.chunks.at(-1).session_id as string;
-    // Sweeps while it waits for the answer leave it awake, whatever the idle time.
+    // Sweeps once it has waited for the answer longer than the idle time leave it awake.
+    await sleep(IDLE_MS * 1.5);
     await f.gw.ctx.fleet.sweep();
     await f.gw.ctx.fleet.sweep();
     const paused = await getInternById(f.gw.ctx.store.db, id);
