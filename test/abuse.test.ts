@@ -71,15 +71,24 @@ async function holdModelStream(gw: GatewayProcess, key: string) {
   return abort;
 }
 
+/** An intern stream held open, as holdModelStream. The intern's run held by an earlier test ends a
+ * moment after that test's abort (the daemon cancels it): until then the hold is `409 busy`. */
 async function holdInternStream(gw: GatewayProcess, internId: string, key: string) {
   const abort = new AbortController();
-  const res = await post(
-    gw,
-    `/interns/${internId}/chat/completions`,
-    { stream: true, messages: user('/say held\n/sleep 60000') },
-    key,
-    abort.signal,
-  );
+  const hold = () =>
+    post(
+      gw,
+      `/interns/${internId}/chat/completions`,
+      { stream: true, messages: user('/say held\n/sleep 60000') },
+      key,
+      abort.signal,
+    );
+  let res = await hold();
+  for (let i = 0; i < 50 && res.status === 409; i++) {
+    assert.equal((await res.json()).error.metadata.reason, 'busy');
+    await new Promise((r) => setTimeout(r, 100));
+    res = await hold();
+  }
   assert.equal(res.status, 200);
   await readUntil(res, 'held');
   return abort;
