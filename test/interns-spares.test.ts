@@ -5,7 +5,9 @@
 // nice 10 for what it runs, its sessions across a sleep; and nothing of a spare may outlive its use.
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startInternFixture, type InternFixture } from './helpers/interns.ts';
@@ -110,12 +112,19 @@ describe('warm spares', { skip: noSandbox }, () => {
 
   test('a provision takes the waiting spare: the intern runs in it as its own uid, without capabilities, at nice 10, on its own disk', async () => {
     const spare = await spareWaiting(f.gw);
-    // A waiting spare is below every intern.
+    // A waiting spare is below every intern, and so is its sandbox's session group (with
+    // autogroup, what weighs against other sessions); where the machine starved its start, the
+    // pool marked it and raised it to an intern's priority (the agent's threads then depend on when
+    // it started).
     const waiting = daemonAndAgent(Number(read(join(spare, 'pid'))));
-    assert.deepEqual([threadNices(waiting.daemon), threadNices(waiting.agent)], [[19], [19]]);
-    // and so is its sandbox's session group (with autogroup, what weighs against other sessions)
     const groupNice = (pid: number) => /nice (-?\d+)/.exec(read(`/proc/${pid}/autogroup`))![1];
-    if (autogroup) assert.deepEqual([groupNice(waiting.daemon), groupNice(waiting.agent)], ['19', '19']);
+    if (existsSync(join(spare, 'starved'))) {
+      assert.deepEqual(threadNices(waiting.daemon), [10]);
+      if (autogroup) assert.deepEqual([groupNice(waiting.daemon), groupNice(waiting.agent)], ['10', '10']);
+    } else {
+      assert.deepEqual([threadNices(waiting.daemon), threadNices(waiting.agent)], [[19], [19]]);
+      if (autogroup) assert.deepEqual([groupNice(waiting.daemon), groupNice(waiting.agent)], ['19', '19']);
+    }
     const id = await f.intern('spare-a');
     const row = await getInternById(f.gw.ctx.store.db, id);
     assert.ok(cmdline(row!.daemonPid!).includes(spare), 'the launcher is the spare one');
@@ -242,11 +251,34 @@ describe('warm spares', { skip: noSandbox }, () => {
 
   test('a closing gateway stops the spares it did not hand out; the next one sweeps those a dead gateway left', async () => {
     const gw = await startTestGateway({ env: { COHORT_WARM_SPARES: '2' } });
-    const first = await spareWaiting(gw);
-    const pid = Number(read(join(first, 'pid')));
-    assert.ok(pid > 0 && processesNaming(first).includes(pid));
-    await gw.close();
+    let first = '';
+    try {
+      first = await spareWaiting(gw);
+      const pid = Number(read(join(first, 'pid')));
+      assert.ok(pid > 0 && processesNaming(first).includes(pid));
+    } finally {
+      await gw.close();
+    }
     assert.deepEqual(processesNaming(first), []);
     assert.deepEqual(existsSync(sparesDir(gw)) ? readdirSync(sparesDir(gw)) : [], []);
+
+    // What a gateway that died leaves: a spare whose owner is gone and whose launcher still runs.
+    const dataDir = mkdtempSync(join(tmpdir(), 'cohort-test-'));
+    const left = join(dataDir, 'run', 'spares', 'left');
+    mkdirSync(left, { recursive: true });
+    const stray = spawn('/bin/sh', ['-c', 'sleep 60', left], { detached: true, stdio: 'ignore' });
+    writeFileSync(join(left, 'owner'), String(spawnSync('/bin/true').pid));
+    writeFileSync(join(left, 'pid'), String(stray.pid));
+    // (its `sleep`, forked, names the directory too until it execs)
+    assert.ok(processesNaming(left).includes(stray.pid!));
+    const next = await startTestGateway({ dataDir, env: { COHORT_WARM_SPARES: '1' } });
+    try {
+      for (let i = 0; i < 200 && existsSync(left); i++) await sleep(50);
+      assert.equal(existsSync(left), false);
+      assert.deepEqual(processesNaming(left), []);
+    } finally {
+      stray.kill('SIGKILL');
+      await next.close();
+    }
   });
 });

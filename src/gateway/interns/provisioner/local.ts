@@ -120,21 +120,20 @@ function children(pid: number): number[] {
 }
 
 /** Sets every thread of the daemon inside the sandbox of launcher `pid`, and of its children (the
- * agent), to the gateway's own priority, and their session's group to a new session's (nice 0, a
- * cold start's): a claimed spare waited below it (spares.ts). */
-function raisePriority(pid: number): void {
+ * agent), to `threads`, and their session's group to `group`. A claimed spare is raised to a cold
+ * start's (the gateway's threads, a new session's group at 0), a starved one to an intern's. */
+function raiseSpare(pid: number, { threads, group }: { threads: number; group: number }): void {
   const daemon = daemonInside(pid);
   if (!daemon) return;
-  void setGroupPriority(0, daemon);
-  const priority = getPriority();
+  void setGroupPriority(group, daemon);
   for (const p of [daemon, ...children(daemon)]) {
-    let threads: string[] = [];
+    let tids: string[] = [];
     try {
-      threads = readdirSync(`/proc/${p}/task`);
+      tids = readdirSync(`/proc/${p}/task`);
     } catch {}
-    for (const t of threads) {
+    for (const t of tids) {
       try {
-        setPriority(Number(t), priority);
+        if (getPriority(Number(t)) > threads) setPriority(Number(t), threads);
       } catch {}
     }
   }
@@ -341,6 +340,8 @@ export function createLocalProvisioner(opts: LocalProvisionerOptions): Provision
           kill: (pid, dir) => kill(pid, [dir]),
           startTimeoutMs: opts.startTimeoutMs,
           onError: opts.onSpareError,
+          // Its start starved by the interns' work: it then starts at theirs, not never.
+          onSlow: (spare) => raiseSpare(spare.pid, { threads: INTERN_NICE, group: INTERN_NICE }),
           launch({ dir, logFile }) {
             const etc = writeEtc(join(dir, 'etc'), NOBODY);
             const [file, args] = sandboxCommand({
@@ -351,7 +352,7 @@ export function createLocalProvisioner(opts: LocalProvisionerOptions): Provision
               uid: null,
             });
             // At the lowest priority while it starts and waits, so it uses only time no intern
-            // wants; its claim raises it for the wake (raisePriority).
+            // wants (unless that starves its start: onSlow); its claim raises it for the wake.
             const started = spawnDaemon({
               file: '/usr/bin/nice',
               args: ['-n', String(SPARE_NICE), file, ...args],
@@ -390,7 +391,7 @@ export function createLocalProvisioner(opts: LocalProvisionerOptions): Provision
         mnt,
         String(uid),
       ]);
-      raisePriority(spare.pid);
+      raiseSpare(spare.pid, { threads: getPriority(), group: 0 });
       const from = statSync(spare.logFile).size;
       const env = { ...internEnv(spec), COHORT_AGENT_UID: String(uid) };
       spare.stdin.end(`${JSON.stringify({ secret: spec.secret, env })}\n`);

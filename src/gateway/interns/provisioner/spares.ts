@@ -3,7 +3,7 @@
 // spare lives in `<data dir>/run/spares/<random>/` (its log, its empty /intern, its /run/cohort,
 // its /etc files); a claimed one stays there until its intern stops. Spares start at the lowest
 // priority (nice 19) and a moment after one was taken, so keeping the pool full uses only time
-// that no wake and no awake intern wants.
+// that no wake and no awake intern wants; one whose start that starves is raised (onSlow).
 // May import: ./daemon-log.ts, node built-ins.
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync, existsSync } from 'node:fs';
@@ -25,6 +25,9 @@ export type SparePoolOptions = {
   kill: (pid: number, dir: string) => Promise<void>;
   startTimeoutMs?: number;
   onError?: (message: string) => void;
+  /** Called every `slowMs` while a spare has not said it waits: its start is starved. */
+  onSlow?: (spare: Spare) => void;
+  slowMs?: number;
 };
 
 export type SparePool = {
@@ -38,6 +41,8 @@ const WAITING = /\{"spare":"waiting"\}/;
 /** A taken spare is replaced this long after: a moment for the wake that took it, whose processes
  * run above the new spare's anyway. */
 const REFILL_MS = 250;
+/** A spare's start takes well under a second where the machine has time to spare. */
+const SLOW_MS = 3_000;
 const alive = (pid: number) => {
   try {
     process.kill(pid, 0);
@@ -72,13 +77,20 @@ export function createSparePool(o: SparePoolOptions): SparePool {
       spare = { dir, logFile, ...o.launch({ dir, logFile }) };
       starting.add(spare);
       writeFileSync(join(dir, 'pid'), String(spare.pid));
+      const started = spare;
+      // Marked for the operator: a spare that waits above the lowest priority was starved.
+      const slow = setInterval(() => {
+        writeFileSync(join(dir, 'starved'), '');
+        o.onSlow?.(started);
+      }, o.slowMs ?? SLOW_MS);
+      slow.unref();
       await waitForLine({
         logFile,
         from: 0,
         pattern: WAITING,
         child: spare.state,
         timeoutMs: o.startTimeoutMs ?? 20_000,
-      });
+      }).finally(() => clearInterval(slow));
       starting.delete(spare);
       if (closed) throw new Error('closed');
       ready.push(spare);
