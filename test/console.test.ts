@@ -262,10 +262,12 @@ describe('the console in a browser', { skip: noBrowser }, () => {
   test('chat: steering reaches the running turn', async () => {
     await page.getByLabel('Message').fill('/say go\n/sleep 2500\n/say end');
     await page.getByRole('button', { name: 'Send' }).click();
+    const turn = page.locator('article.turn').last();
+    // Steered once the model has begun (on a loaded machine a steer sent sooner came first).
+    await turn.locator('.reply', { hasText: /^go/ }).waitFor();
     await page.getByRole('button', { name: 'Steer' }).waitFor();
     await page.getByLabel('Steer the running turn').fill('and also this');
     await page.getByRole('button', { name: 'Steer' }).click();
-    const turn = page.locator('article.turn').last();
     await turn.getByText('You steered: and also this').waitFor();
     await turn.locator('.usage').waitFor();
     // The scripted model answers the steered message after the text it was streaming.

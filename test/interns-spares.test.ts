@@ -35,9 +35,10 @@ const read = (file: string) => {
   }
 };
 
-/** Waits until a spare is up and waiting for an intern; returns its directory. */
+/** Waits until a spare is up and waiting for an intern; returns its directory. A spare starts
+ * below every intern, so on a loaded machine that may take a while. */
 async function spareWaiting(gw: TestGateway): Promise<string> {
-  for (let i = 0; i < 600; i++) {
+  for (let i = 0; i < 1200; i++) {
     for (const name of existsSync(sparesDir(gw)) ? readdirSync(sparesDir(gw)) : []) {
       const dir = join(sparesDir(gw), name);
       if (!existsSync(join(dir, 'claimed')) && read(join(dir, 'daemon.log')).includes('{"spare":"waiting"}'))
@@ -45,7 +46,7 @@ async function spareWaiting(gw: TestGateway): Promise<string> {
     }
     await sleep(50);
   }
-  throw new Error('no spare was waiting within 30 s');
+  throw new Error('no spare was waiting within 60 s');
 }
 
 async function asleep(gw: TestGateway, id: string): Promise<void> {

@@ -133,6 +133,18 @@ export async function startInternFixture(
 }
 
 /** Reads a stream until `text` has arrived, failing if it ends first; returns the reader and what was read. */
+/** A chat once the intern is free: a run its client abandoned is cancelled, and ends a moment
+ * later (on a loaded machine, later than a fixed wait), answering `409 busy` until then. Whoever
+ * uses it makes the abandoned run outlast `withinMs` by far, so that only its cancel frees the intern. */
+export async function chatOnceFree(f: InternFixture, id: string, body: unknown, withinMs = 5_000): Promise<ChatResult> {
+  const until = Date.now() + withinMs;
+  for (;;) {
+    const r = await f.chat(id, body);
+    if (r.status !== 409 || r.body?.error?.metadata?.reason !== 'busy' || Date.now() > until) return r;
+    await new Promise((w) => setTimeout(w, 100));
+  }
+}
+
 export async function readUntil(res: Response, text: string) {
   const reader = res.body!.getReader();
   const dec = new TextDecoder();
