@@ -132,7 +132,6 @@ export async function startInternFixture(
   };
 }
 
-/** Reads a stream until `text` has arrived, failing if it ends first; returns the reader and what was read. */
 /** A chat once the intern is free: a run its client abandoned is cancelled, and ends a moment
  * later (on a loaded machine, later than a fixed wait), answering `409 busy` until then. Whoever
  * uses it makes the abandoned run outlast `withinMs` by far, so that only its cancel frees the intern. */
@@ -145,6 +144,7 @@ export async function chatOnceFree(f: InternFixture, id: string, body: unknown, 
   }
 }
 
+/** Reads a stream until `text` has arrived, failing if it ends first; returns the reader and what was read. */
 export async function readUntil(res: Response, text: string) {
   const reader = res.body!.getReader();
   const dec = new TextDecoder();

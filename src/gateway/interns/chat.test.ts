@@ -8,13 +8,13 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   assertChatStream as assertShape,
+  chatOnceFree,
   daemonAnswers,
   daemonRequest,
   parseSse,
   rest,
   startInternFixture,
   untilContent,
-  chatOnceFree,
   type ChatResult,
   type InternFixture,
 } from '../../../test/helpers/interns.ts';

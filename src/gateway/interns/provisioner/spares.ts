@@ -3,7 +3,7 @@
 // spare lives in `<data dir>/run/spares/<random>/` (its log, its empty /intern, its /run/cohort,
 // its /etc files); a claimed one stays there until its intern stops. Spares start at the lowest
 // priority (nice 19) and a moment after one was taken, so keeping the pool full uses only time
-// that no wake and no awake intern wants; one whose start that starves is raised (onSlow).
+// that no wake and no awake intern wants; one whose start is starved all the same is raised (onSlow).
 // May import: ./daemon-log.ts, node built-ins.
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync, existsSync } from 'node:fs';
