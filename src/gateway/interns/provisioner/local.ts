@@ -255,11 +255,14 @@ export function createLocalProvisioner(opts: LocalProvisionerOptions): Provision
     } catch {}
     for (let i = 0; i < 100 && alive(pid) && (daemon === null || alive(daemon)); i++) await sleep(50);
     // Then the rest: killing the launcher kills bwrap (--die-with-parent) and so its PID namespace,
-    // every process the intern started with it; unsandboxed, its process group.
+    // every process the intern started with it; unsandboxed, its process group. The namespace's
+    // init (bwrap's inner process) exits only once the kernel has reaped all of them, which under
+    // load comes a moment after the launcher is gone: the stop is done when both are.
+    const init = iso.enabled ? (children(children(pid)[0] ?? 0)[0] ?? null) : null;
     try {
       process.kill(iso.enabled ? pid : -pid, 'SIGKILL');
     } catch {}
-    for (let i = 0; i < 100 && alive(pid); i++) await sleep(20);
+    for (let i = 0; i < 100 && (alive(pid) || (init !== null && alive(init))); i++) await sleep(20);
   }
 
   /** The command that starts a sandbox on `internRoot` (a spare's: uid null, see runtime.ts). */
