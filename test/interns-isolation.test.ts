@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { connect, createServer, type AddressInfo, type Server } from 'node:net';
-import { startInternFixture, type InternFixture } from './helpers/interns.ts';
+import { shellIn, startInternFixture, type InternFixture } from './helpers/interns.ts';
 import { getInternById, openSecrets } from '../src/gateway/interns/interns.ts';
 import { noSandbox } from './helpers/sandbox.ts';
 import { revokeKey } from '../src/gateway/access/identity-store.ts';
@@ -32,23 +32,7 @@ describe('a hostile tenant inside its intern', { skip: noSandbox }, () => {
   let b: string;
   const secret = (s: string) => readFileSync(join(f.gw.dataDir, s), 'utf8');
 
-  /** Runs `cmd` in intern `id`'s shell and returns what the shell printed (manual: allowed once, in the inner sandbox). */
-  async function shell(id: string, cmd: string, mode: Mode = 'self-drive'): Promise<string> {
-    const first = await f.chat(id, user(`/shell ${cmd}`, { approval_mode: mode }));
-    assert.equal(first.status, 200, first.text);
-    let done = first;
-    if (mode === 'manual') {
-      const call = callOf(first);
-      assert.ok(call, `manual mode asks before the shell runs: ${first.text}`);
-      const args = JSON.parse(call.function.arguments);
-      assert.deepEqual([args.input.command, args.sandbox], [cmd, 'inner']);
-      done = await f.chat(id, tool(first.chunks.at(-1).session_id, call.id, 'allow_once'));
-      assert.equal(done.status, 200, done.text);
-    }
-    const out = text(done);
-    assert.match(out, /^shell: /, out);
-    return out.slice('shell: '.length);
-  }
+  const shell = (id: string, cmd: string, mode: Mode = 'self-drive') => shellIn(f, id, cmd, { mode });
 
   before(async () => {
     f = await startInternFixture({ onDisk: true, env: LIMITS });

@@ -135,8 +135,9 @@ describe('warm spares', { skip: noSandbox }, () => {
     const out = await shell(
       id,
       "id -u; id -g; grep -E '^(CapEff|CapPrm|CapAmb|NoNewPrivs)' /proc/self/status; cut -d' ' -f19 /proc/self/stat; pwd; echo mine > a.txt; ls /intern" +
-        // the agent's group during the first turn: the claim raised it to a cold start's
-        (autogroup ? "; sed 's/.* nice //' /proc/$PPID/autogroup" : ''),
+        // the agent's group during the first turn: the claim raised it to a cold start's (the
+        // command's parent is the bubblewrap that confines it, whose parent is the agent)
+        (autogroup ? "; sed 's/.* nice //' /proc/$(cut -d' ' -f4 /proc/$PPID/stat)/autogroup" : ''),
     );
     const uid = uidOf(id);
     assert.equal(

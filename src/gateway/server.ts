@@ -25,7 +25,7 @@ import { internsByPower, internsByStatus } from './interns/interns.ts';
 import { createFleet, type Fleet } from './interns/hibernation.ts';
 import type { Ctx } from './context.ts';
 import { OpenStreams } from './http/sse.ts';
-import { fromIntern, listenForInterns } from './interns/intern-socket.ts';
+import { agentMayCall, fromIntern, listenForInterns } from './interns/intern-socket.ts';
 import { egressHandler } from './interns/egress.ts';
 import { listenForOperator } from './admin-socket.ts';
 import { loadCatalogue } from './interns/agent-catalogue.ts';
@@ -168,6 +168,14 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     metrics,
   };
   const app = buildApp(ctx, routeModules, rootModules);
+  // An intern reaches this server through its daemon's forwarder for model requests only.
+  app.addHook('onRequest', (req, reply, done) => {
+    if (!fromIntern(req.raw.socket) || agentMayCall(req.method, req.routeOptions.url)) return done();
+    void reply
+      .code(404)
+      .type('application/json')
+      .send({ error: { code: 404, message: 'resource not found' } });
+  });
   const refusals = { gateway: 0, address: 0 };
   guardConnections(app.server, config.connections, (why: Refused) => refusals[why]++);
   // A flood of refused connections is one line a minute, not one a connection.

@@ -20,9 +20,13 @@ export type TestAccount = {
   apiKeyHash: string;
 };
 
-export async function createTestAccount(db: Db, opts: { name: string; orgId?: string }): Promise<TestAccount> {
-  const orgId = opts.orgId ?? (await createOrganization(db, { name: opts.name })).id;
-  const user = await createUser(db, { name: opts.name });
+export async function createTestAccount(
+  db: Db,
+  opts: { name: string; orgId?: string; internsProgramme?: boolean },
+): Promise<TestAccount> {
+  const programme = opts.internsProgramme ?? false;
+  const orgId = opts.orgId ?? (await createOrganization(db, { name: opts.name, internsProgramme: programme })).id;
+  const user = await createUser(db, { name: opts.name, internsProgramme: programme });
   await addMember(db, { orgId, userId: user.id });
   let workspaceId: string;
   if (opts.orgId) {

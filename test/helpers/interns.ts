@@ -10,6 +10,7 @@ import { interns } from '../../src/gateway/store/schema-interns.ts';
 import { getInternById } from '../../src/gateway/interns/interns.ts';
 import { InternChunk } from '../../src/gateway/interns/chat.schemas.ts';
 import type { GatewayProcess } from './gateway-process.ts';
+import { callOf, text as chatText, tool as chatTool, user as chatUser } from './chat.ts';
 
 export type ChatResult = { status: number; headers: Headers; body: any; chunks: any[]; done: boolean; text: string };
 
@@ -210,3 +211,32 @@ export const daemonAnswers = (address: string) =>
     (r) => r.status === 200,
     () => false,
   );
+
+export type ApprovalMode = 'self-drive' | 'manual';
+
+/** Runs `cmd` in intern `id`'s shell through the public chat API (the scripted model's /shell) and
+ * returns what the shell printed; in manual mode the permission is allowed once, and the command
+ * runs in the inner sandbox. */
+export async function shellIn(
+  f: InternFixture,
+  id: string,
+  cmd: string,
+  o: { mode?: ApprovalMode; key?: string; session?: string } = {},
+): Promise<string> {
+  const mode = o.mode ?? 'self-drive';
+  const extra = { approval_mode: mode, ...(o.session ? { session_id: o.session } : {}) };
+  const first = await f.chat(id, chatUser(`/shell ${cmd}`, extra), { key: o.key });
+  assert.equal(first.status, 200, first.text);
+  let done = first;
+  if (mode === 'manual') {
+    const call = callOf(first);
+    assert.ok(call, `manual mode asks before the shell runs: ${first.text}`);
+    const args = JSON.parse(call.function.arguments);
+    assert.deepEqual([args.input.command, args.sandbox], [cmd, 'inner']);
+    done = await f.chat(id, chatTool(first.chunks.at(-1).session_id, call.id, 'allow_once'), { key: o.key });
+    assert.equal(done.status, 200, done.text);
+  }
+  const out = chatText(done);
+  assert.match(out, /^shell: /, out);
+  return out.slice('shell: '.length);
+}

@@ -21,6 +21,9 @@ export const AgentEntry = z.strictObject({
   /** The agent's own session modes for SPEC's approval modes, where its ids differ. */
   modes: z.strictObject({ manual: z.string().optional(), 'self-drive': z.string().optional() }).default({}),
   supports: z.strictObject({ sessions: z.boolean(), questions: z.boolean(), steering: z.boolean() }),
+  /** The agent builds sandboxes of its own, which need user namespaces: it and what it runs then
+   * keep them (the rest of the tenant's seccomp filter holds; docs/isolation.md). */
+  user_namespaces: z.boolean().default(false),
 });
 export type AgentEntry = z.infer<typeof AgentEntry>;
 
@@ -47,6 +50,7 @@ function builtins(): AgentEntry[] {
       env: {},
       modes: {},
       supports: { sessions: true, questions: true, steering: true },
+      user_namespaces: false,
     },
   ];
   const claude = installed('@zed-industries/claude-code-acp/dist/index.js');
@@ -72,6 +76,7 @@ function builtins(): AgentEntry[] {
       // Manual: Claude Code asks before edits and commands; self-drive: the daemon consents for the caller.
       modes: { manual: 'default', 'self-drive': 'default' },
       supports: { sessions: true, questions: false, steering: false },
+      user_namespaces: false,
     });
   }
   // The platform's binary itself, not the package's node wrapper (which would hold a process more).
@@ -97,6 +102,8 @@ function builtins(): AgentEntry[] {
       // Manual: commands run in Codex's read-only sandbox until an escalation is allowed; self-drive: free in the intern's runtime.
       modes: { manual: 'read-only', 'self-drive': 'full-access' },
       supports: { sessions: true, questions: false, steering: false },
+      // Its read-only sandbox is bubblewrap in a user namespace of its own.
+      user_namespaces: true,
     });
   }
   return out;

@@ -53,7 +53,23 @@ for (const [ip, internal] of [
   ['::ffff:127.0.0.1', true],
   ['fd00::1', true],
   ['fe80::1', true],
+  // Ranges the hand-written check missed: multicast, reserved, benchmarking, and IPv6 forms that
+  // carry an IPv4 address (NAT64, 6to4, Teredo).
+  ['224.0.0.1', true],
+  ['240.0.0.1', true],
+  ['255.255.255.255', true],
+  ['198.18.0.1', true],
+  ['198.19.255.255', true],
+  ['192.0.2.1', true],
+  ['64:ff9b::7f00:1', true],
+  ['2002:7f00:1::', true],
+  ['2001:0:4136:e378:8000:63bf:3fff:fdd2', true],
+  ['ff02::1', true],
+  ['2001:db8::1', true],
+  ['not an address', true],
   ['93.184.216.34', false],
+  ['198.20.0.1', false],
+  ['::ffff:93.184.216.34', false],
   ['2606:2800:220:1::1', false],
 ] as const) {
   test(`address: ${ip} is ${internal ? 'internal' : 'public'}`, () => {

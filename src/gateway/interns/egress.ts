@@ -4,10 +4,11 @@
 // A listed name that resolves to a loopback, private or link-local address is refused too, so a
 // name cannot lead back into the host (PostgreSQL, Redis, the cloud's metadata service); an
 // address the operator lists literally is taken as meant. Policy parsing and matching are pure.
-// May import: node built-ins.
+// May import: node built-ins, ipaddr.js.
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { connect, isIP } from 'node:net';
+import ipaddr from 'ipaddr.js';
 import { lookup } from 'node:dns/promises';
 
 export type EgressRule = { host: string; wildcard: boolean; port: number | null };
@@ -39,32 +40,12 @@ export function egressRule(policy: EgressPolicy, host: string, port: number): Eg
   );
 }
 
-/** Addresses a name must not lead to: loopback, private, link-local, unspecified, and their IPv6 forms. */
+/** Addresses a name must not lead to: anything but a public unicast address, by ipaddr.js's
+ * table of special ranges (loopback, private, link-local, CGNAT, multicast, reserved, benchmarking,
+ * and the IPv6 forms that embed an IPv4 address: mapped, NAT64, 6to4, Teredo). Not an address: true. */
 export function internalAddress(ip: string): boolean {
-  const v4 = ip.startsWith('::ffff:') ? ip.slice(7) : ip;
-  if (isIP(v4) === 4) {
-    const [a, b] = v4.split('.').map(Number) as [number, number];
-    return (
-      a === 0 ||
-      a === 10 ||
-      a === 127 ||
-      (a === 169 && b === 254) ||
-      (a === 172 && b >= 16 && b <= 31) ||
-      (a === 192 && b === 168) ||
-      (a === 100 && b >= 64 && b <= 127)
-    );
-  }
-  const x = ip.toLowerCase();
-  return (
-    x === '::' ||
-    x === '::1' ||
-    x.startsWith('fc') ||
-    x.startsWith('fd') ||
-    x.startsWith('fe8') ||
-    x.startsWith('fe9') ||
-    x.startsWith('fea') ||
-    x.startsWith('feb')
-  );
+  if (!ipaddr.isValid(ip)) return true;
+  return ipaddr.process(ip).range() !== 'unicast';
 }
 
 function refuse(socket: Duplex, status: number, message: string): void {

@@ -100,7 +100,7 @@ export function createInternLifecycle(opts: {
       model: await modelFor(row),
       instructions: row.instructions ?? '',
       gatewayUrl,
-      agent: { command: agent.command, env: agent.env, modes: agent.modes },
+      agent: { command: agent.command, env: agent.env, modes: agent.modes, userNamespaces: agent.user_namespaces },
     };
   }
 

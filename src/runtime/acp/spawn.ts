@@ -13,6 +13,8 @@ export type AgentCommand = {
   cwd: string;
   /** Run the agent as this uid and gid (the daemon then needs CAP_SETUID, CAP_SETGID and CAP_KILL). */
   uid?: number;
+  /** A seccomp program for the bubblewrap the command starts with, written on its descriptor 3. */
+  filter?: Buffer;
 };
 
 /** A started agent process and its exit, watched from the start so an early exit is never missed. */
@@ -20,7 +22,18 @@ export type StartedAgent = { child: ChildProcessByStdio<Writable, Readable, Read
 
 export function startAgentProcess(c: AgentCommand): StartedAgent {
   const ids = c.uid === undefined ? {} : { uid: c.uid, gid: c.uid };
-  const child = spawn(c.command, c.args, { cwd: c.cwd, env: c.env, stdio: ['pipe', 'pipe', 'pipe'], ...ids });
+  const child = spawn(c.command, c.args, {
+    cwd: c.cwd,
+    env: c.env,
+    stdio: c.filter ? ['pipe', 'pipe', 'pipe', 'pipe'] : ['pipe', 'pipe', 'pipe'],
+    ...ids,
+  }) as ChildProcessByStdio<Writable, Readable, Readable>;
+  if (c.filter) {
+    const pipe = child.stdio[3] as Writable;
+    // A bubblewrap that fails to start closes the pipe unread; its exit says why.
+    pipe.on('error', () => {});
+    pipe.end(c.filter);
+  }
   const exited = new Promise<AgentExit>((resolve) => {
     child.on('exit', (code, signal) => resolve({ code, signal }));
     child.on('error', () => resolve({ code: null, signal: null }));

@@ -1,6 +1,6 @@
 // The built-in agent's configuration, from the environment the daemon gives it.
 import { join } from 'node:path';
-import { BWRAP_PATH } from '../sandbox/index.ts';
+import { BWRAP_PATH, seccompProgram } from '../sandbox/index.ts';
 
 export type AgentConfig = {
   /** OpenAI-compatible base URL ending before /chat/completions (the gateway's /api/v1). */
@@ -21,6 +21,9 @@ export type AgentConfig = {
   allowEscalation: boolean;
   /** A shell command is killed after this long (COHORT_AGENT_COMMAND_TIMEOUT_MS; 0: no limit). */
   commandTimeoutMs: number;
+  /** The tenant's seccomp program, when every command runs under it (COHORT_AGENT_CONFINE, set by
+   * an isolated intern's daemon: docs/isolation.md, "System calls"); null on a bare host. */
+  tenantFilter: Buffer | null;
   /** The priority (nice) to lower to after the first turn, the first command or 5 s (COHORT_AGENT_NICE, set by the daemon). */
   nice: number | undefined;
 };
@@ -42,6 +45,7 @@ export function agentConfigFromEnv(env: NodeJS.ProcessEnv): AgentConfig {
     bwrapPath: env.COHORT_AGENT_BWRAP ?? BWRAP_PATH,
     allowEscalation: env.COHORT_AGENT_ALLOW_ESCALATION === '1',
     commandTimeoutMs: Number(env.COHORT_AGENT_COMMAND_TIMEOUT_MS ?? 120_000),
+    tenantFilter: env.COHORT_AGENT_CONFINE === '1' ? seccompProgram('tenant') : null,
     nice: env.COHORT_AGENT_NICE ? Number(env.COHORT_AGENT_NICE) : undefined,
   };
 }

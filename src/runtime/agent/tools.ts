@@ -16,6 +16,8 @@ export type ToolHost = {
   signal: AbortSignal;
   shellEnv: NodeJS.ProcessEnv;
   bwrapPath: string;
+  /** The tenant's seccomp program every command runs under, or null (agent/config.ts). */
+  tenantFilter: Buffer | null;
   allowEscalation: boolean;
   /** A shell command is killed after this long (0: no limit). */
   commandTimeoutMs: number;
@@ -141,6 +143,7 @@ async function shell(host: ToolHost, id: string, raw: unknown): Promise<string> 
     env: host.shellEnv,
     signal: host.signal,
     bwrapPath: host.bwrapPath,
+    filter: host.tenantFilter ?? undefined,
     timeoutMs: host.commandTimeoutMs,
     // A session of its own (to kill its whole tree) would otherwise be scheduled at nice 0.
     onStart: groupLikeMe,

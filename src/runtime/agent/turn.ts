@@ -45,6 +45,7 @@ export async function runTurn(o: TurnOptions): Promise<StopReason> {
     signal: turn.signal,
     shellEnv: o.shellEnv,
     bwrapPath: o.cfg.bwrapPath,
+    tenantFilter: o.cfg.tenantFilter,
     allowEscalation: o.cfg.allowEscalation,
     commandTimeoutMs: o.cfg.commandTimeoutMs,
     beforeCommand: o.beforeCommand ?? (() => undefined),

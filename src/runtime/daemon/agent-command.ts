@@ -1,11 +1,17 @@
 // How the intern's agent is started: its command line (behind prlimit under the intern's uid), a
-// clean environment with the model endpoint filled in, its working directory. Node built-ins only,
-// so the daemon can start its agent before loading the rest of itself (main.ts).
+// clean environment with the model endpoint filled in, its working directory. Under an intern's
+// uid, the built-in agent starts as root and becomes the uid in-process (so the tenant's commands,
+// of the same uid, cannot trace it: docs/isolation.md), and any other agent runs under the tenant's
+// seccomp filter. Node built-ins and the sandbox's pure modules only, so the daemon can start its
+// agent before loading the rest of itself (main.ts).
 import { mkdirSync } from 'node:fs';
 import { getPriority } from 'node:os';
 import { join } from 'node:path';
-import type { AgentCommand } from '../acp/spawn.ts';
+import { type AgentCommand, type StartedAgent, startAgentProcess } from '../acp/spawn.ts';
+import { BWRAP_PATH, confinedArgv } from '../sandbox/bwrap.ts';
+import { seccompProgram } from '../sandbox/seccomp.ts';
 import type { ResolvedOptions } from './config.ts';
+import { assignAgent, startSpareAgent } from './spare.ts';
 
 type ModelEndpoint = { baseUrl: string; apiKey: string; model: string } | undefined;
 
@@ -36,7 +42,7 @@ function commandLine(o: ResolvedOptions): { command: string; args: string[] } {
  * built-in agent's this way before its intern is known: the limits are the installation's). */
 export function limited(o: ResolvedOptions): { command: string; args: string[] } {
   const l = o.agentLimits;
-  const agent = { command: o.agent.command, args: o.agent.args.map((a) => fill(a, o.model)) };
+  const agent = confined(o, { command: o.agent.command, args: o.agent.args.map((a) => fill(a, o.model)) });
   if (!l) return agent;
   const mb = (n: number) => String(n * 1024 * 1024);
   const limits = [
@@ -49,6 +55,25 @@ export function limited(o: ResolvedOptions): { command: string; args: string[] }
   return { command: '/usr/bin/prlimit', args: [...limits, '--', agent.command, ...agent.args] };
 }
 
+/** Whether an agent other than the built-in one runs under the tenant's filter: under an intern uid. */
+const confines = (o: ResolvedOptions): boolean => o.agentUid !== undefined && !o.builtinAgent;
+
+/** Claude Code, Codex or any other agent runs tools itself: under an intern uid, it runs in
+ * bubblewrap under the tenant's filter (the built-in agent applies the filter to each command). An
+ * agent that builds sandboxes of its own (the operator's catalogue says so: Codex) keeps user
+ * namespaces, and so runs under the runtime's filter only. */
+function confined(o: ResolvedOptions, agent: { command: string; args: string[] }): { command: string; args: string[] } {
+  if (!confines(o)) return agent;
+  return {
+    command: process.env.COHORT_AGENT_BWRAP ?? BWRAP_PATH,
+    args: confinedArgv({
+      workDir: workDirOf(o),
+      argv: [agent.command, ...agent.args],
+      userNamespaces: o.agentUserNamespaces,
+    }),
+  };
+}
+
 function environment(o: ResolvedOptions): NodeJS.ProcessEnv {
   // The daemon's own secret and settings stay out of the agent's environment; the operator's
   // COHORT_AGENT_* tuning (context window, step limit, bwrap path) passes through.
@@ -59,6 +84,8 @@ function environment(o: ResolvedOptions): NodeJS.ProcessEnv {
   env.COHORT_AGENT_STATE_DIR = join(o.dir, 'agent');
   env.COHORT_AGENT_ALLOW_ESCALATION = o.allowEscalation ? '1' : '0';
   if (o.agentUid !== undefined) env.HOME = join(o.dir, 'home');
+  // The built-in agent runs each command under the tenant's filter (agent/config.ts).
+  if (o.agentUid !== undefined && o.builtinAgent) env.COHORT_AGENT_CONFINE = '1';
   if (o.egressProxy && o.model) {
     // The forwarder carries CONNECT to a gateway, which tunnels to the hosts the operator allows.
     const proxy = new URL(o.model.baseUrl).origin;
@@ -83,5 +110,14 @@ export const workDirOf = (o: ResolvedOptions): string => join(o.dir, 'work');
 export function agentCommand(o: ResolvedOptions): AgentCommand {
   const cwd = workDirOf(o);
   mkdirSync(cwd, { recursive: true });
-  return { ...commandLine(o), cwd, uid: o.agentUid, env: environment(o) };
+  const filter = confines(o) ? { filter: seccompProgram(o.agentUserNamespaces ? 'runtime' : 'tenant') } : {};
+  return { ...commandLine(o), cwd, uid: o.agentUid, env: environment(o), ...filter };
+}
+
+/** Starts the agent. Under an intern uid the built-in agent starts as root, as a warm spare's does
+ * (spare.ts), and is handed its uid at once: one that drops its privileges in-process is not
+ * dumpable, so the commands it runs as the same uid cannot trace it or read its memory. */
+export function startAgent(o: ResolvedOptions, command: AgentCommand = agentCommand(o)): StartedAgent {
+  if (o.builtinAgent && command.uid !== undefined) return assignAgent(startSpareAgent(limited(o)), command);
+  return startAgentProcess(command);
 }

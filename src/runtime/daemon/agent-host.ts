@@ -5,7 +5,7 @@ import type { Logger } from 'pino';
 import { AgentProcess, toAgentCallError, type AgentHandlers } from '../acp/index.ts';
 import type { ResolvedOptions } from './config.ts';
 import type { StartedAgent } from '../acp/spawn.ts';
-import { agentCommand, workDirOf } from './agent-command.ts';
+import { agentCommand, startAgent, workDirOf } from './agent-command.ts';
 import { SessionMap } from './sessions.ts';
 
 export class AgentHost {
@@ -45,7 +45,7 @@ export class AgentHost {
     this.early = undefined;
     this.starting ??= AgentProcess.start({
       ...agentCommand(this.o),
-      started,
+      started: started ?? startAgent(this.o),
       onStderr: (line) => process.stderr.write(`${line}\n`),
       handlers: this.handlers,
     })

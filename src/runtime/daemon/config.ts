@@ -34,6 +34,8 @@ export type DaemonOptions = {
   agentEnv?: Record<string, string>;
   /** The agent's own session mode ids for SPEC's approval modes, where they differ. */
   agentModes?: Record<string, string>;
+  /** The agent builds sandboxes of its own, which need user namespaces (docs/isolation.md). */
+  agentUserNamespaces?: boolean;
   interactionDeadlineMs?: number;
   replayBufferEvents?: number;
   maxPausedRuns?: number;
@@ -85,6 +87,7 @@ export function resolveOptions(o: DaemonOptions): ResolvedOptions {
     instructions: o.instructions ?? '',
     agentEnv: o.agentEnv ?? {},
     agentModes: o.agentModes ?? {},
+    agentUserNamespaces: o.agentUserNamespaces ?? false,
     interactionDeadlineMs: o.interactionDeadlineMs ?? 300_000,
     replayBufferEvents: o.replayBufferEvents ?? 10_000,
     maxPausedRuns: o.maxPausedRuns ?? 32,
@@ -135,6 +138,7 @@ export function optionsFromEnv(
     egressProxy: env.COHORT_INTERN_EGRESS_PROXY === '1',
     agentEnv: env.COHORT_AGENT_ENV ? (JSON.parse(env.COHORT_AGENT_ENV) as Record<string, string>) : undefined,
     agentModes: env.COHORT_AGENT_MODES ? (JSON.parse(env.COHORT_AGENT_MODES) as Record<string, string>) : undefined,
+    agentUserNamespaces: env.COHORT_AGENT_USER_NAMESPACES === '1',
     internId: env.COHORT_INTERN_ID,
     agent: agentFromEnv(env.COHORT_AGENT_COMMAND),
     model:

@@ -11,8 +11,8 @@ import type { StatusResponse } from '../../shared/daemon-protocol.ts';
 import { optionsFromEnv, resolveOptions, type DaemonOptions } from './config.ts';
 import { startForwarder } from './forward.ts';
 import { rmSync } from 'node:fs';
-import { startAgentProcess, type StartedAgent } from '../acp/spawn.ts';
-import { agentCommand, limited } from './agent-command.ts';
+import type { StartedAgent } from '../acp/spawn.ts';
+import { agentCommand, limited, startAgent } from './agent-command.ts';
 import { assignAgent, parseAssignment, SPARE_WAITING, startSpareAgent } from './spare.ts';
 import { lowerPriorityLater, setGroupPriority } from '../../shared/priority.ts';
 import { getPriority } from 'node:os';
@@ -31,7 +31,7 @@ export async function startDaemon(options: DaemonOptions, spare?: StartedAgent):
   );
   const command = agentCommand(o);
   if (spare && !o.builtinAgent) spare.child.kill('SIGKILL');
-  const early = spare && o.builtinAgent ? assignAgent(spare, command) : startAgentProcess(command);
+  const early = spare && o.builtinAgent ? assignAgent(spare, command) : startAgent(o, command);
   const [{ pino }, { createDaemonServer }, { Intern }] = await Promise.all([
     import('pino'),
     import('./http.ts'),

@@ -1,15 +1,33 @@
-// Bubblewrap argv for manual mode's inner sandbox: read-only root, private /tmp, writable work
-// dir, no network (not even loopback: --unshare-net leaves the sandbox its own, empty network
-// namespace). Inside an isolated intern runtime the agent is an unprivileged uid, so the sandbox
-// nests through a user namespace and reuses the runtime's own /proc (a fresh one cannot be
-// mounted there); as root on a bare host it gets its own PID namespace and /proc.
-// Pure, so it is tested as data.
+// Bubblewrap argv for the commands a tenant runs inside an intern's runtime (pure, tested as data):
+// - manual mode's inner sandbox: read-only root, private /tmp, writable work dir, no network (not
+//   even loopback: --unshare-net leaves the sandbox its own, empty network namespace). Inside an
+//   isolated runtime the agent is an unprivileged uid, so the sandbox nests through a user
+//   namespace and reuses the runtime's own /proc (a fresh one cannot be mounted there); as root on
+//   a bare host it gets its own PID namespace and /proc;
+// - the confinement of everything else a tenant runs there (self-drive's shell, Claude Code,
+//   Codex): the runtime's whole view, unchanged, under the tenant's seccomp filter.
+// Either way, given a filter, the command runs under it (seccomp.ts) in a user namespace that can
+// make no other (--disable-userns).
 export const BWRAP_PATH = '/usr/bin/bwrap';
 
-export type BwrapOptions = { workDir: string; command: string; shell?: string; nested?: boolean };
+/** The descriptor a sandboxed command's seccomp program is passed on (runShell writes it there). */
+export const FILTER_FD = 3;
+
+export type BwrapOptions = {
+  workDir: string;
+  command: string;
+  shell?: string;
+  nested?: boolean;
+  /** The tenant's seccomp program is readable on FILTER_FD. */
+  filtered?: boolean;
+};
 
 /** Whether this process would nest (an unprivileged uid, as inside an intern's runtime). */
 export const nestedHere = (): boolean => process.getuid?.() !== 0;
+
+/** The filter on FILTER_FD, and (nested) a user namespace that cannot make another. */
+const filterArgs = (filtered: boolean, nested: boolean): string[] =>
+  filtered ? [...(nested ? ['--disable-userns'] : []), '--seccomp', String(FILTER_FD)] : [];
 
 export function bwrapArgv(opts: BwrapOptions): string[] {
   const nested = opts.nested ?? nestedHere();
@@ -33,6 +51,7 @@ export function bwrapArgv(opts: BwrapOptions): string[] {
     '--unshare-ipc',
     '--unshare-uts',
     '--die-with-parent',
+    ...filterArgs(opts.filtered ?? false, nested),
     // No --new-session: runShell starts bwrap in a session of its own, without a controlling
     // terminal to inject input into, and that session's group carries the agent's priority (a
     // second session would start at nice 0, src/shared/priority.ts).
@@ -40,5 +59,24 @@ export function bwrapArgv(opts: BwrapOptions): string[] {
     opts.shell ?? '/bin/sh',
     '-c',
     opts.command,
+  ];
+}
+
+/** Runs `argv` as it would run anyway (same files, network and processes) but under the filter on
+ * FILTER_FD, in a user namespace of its own that can make no other, unless `userNamespaces` (an
+ * agent that builds sandboxes of its own, as Codex does). For an unprivileged uid inside an
+ * intern's runtime. */
+export function confinedArgv(opts: { workDir: string; argv: string[]; userNamespaces?: boolean }): string[] {
+  return [
+    '--unshare-user',
+    '--dev-bind',
+    '/',
+    '/',
+    '--chdir',
+    opts.workDir,
+    '--die-with-parent',
+    ...filterArgs(true, !opts.userNamespaces),
+    '--',
+    ...opts.argv,
   ];
 }

@@ -1,6 +1,7 @@
 // Runs one shell command, sandboxed with bubblewrap or not, collecting its output with a cap.
-import { spawn, spawnSync } from 'node:child_process';
-import { BWRAP_PATH, bwrapArgv } from './bwrap.ts';
+import { type ChildProcessByStdio, spawn, spawnSync } from 'node:child_process';
+import type { Readable, Writable } from 'node:stream';
+import { BWRAP_PATH, bwrapArgv, confinedArgv, FILTER_FD } from './bwrap.ts';
 
 export type ShellResult = {
   exitCode: number | null;
@@ -21,6 +22,9 @@ export type RunShellOptions = {
   bwrapPath?: string;
   /** The command (its whole process group) is killed after this long; 0 or unset: no limit. */
   timeoutMs?: number;
+  /** The tenant's seccomp program (seccomp.ts): the command runs under it, sandboxed or not, in a
+   * user namespace that can make no other. Inside an intern's runtime only (an unprivileged uid). */
+  filter?: Buffer;
   /** Called with the pid of the process started, which leads a session of its own (the sandbox's
    * command included: bwrapArgv makes no second one). */
   onStart?: (pid: number) => void;
@@ -38,22 +42,34 @@ export function sandboxAvailable(bwrapPath = BWRAP_PATH): boolean {
   return ok;
 }
 
+/** Hands bubblewrap its seccomp program on a pipe (it reads to the end, then closes it). */
+export function writeFilter(pipe: Writable, program: Buffer): void {
+  // bubblewrap that fails to start closes the pipe unread; its exit says why.
+  pipe.on('error', () => {});
+  pipe.end(program);
+}
+
 export function runShell(opts: RunShellOptions): Promise<ShellResult> {
   const max = opts.maxOutputBytes ?? 64 * 1024;
   // One pipe for the command's stdout and stderr, so the output reads in the order it was written
   // (two pipes are read in whatever order the event loop finds them ready).
   const script = `exec 2>&1\n${opts.command}`;
-  const [file, args] = opts.sandboxed
-    ? [opts.bwrapPath ?? BWRAP_PATH, bwrapArgv({ workDir: opts.workDir, command: script })]
-    : ['/bin/sh', ['-c', script]];
+  const bwrap = opts.bwrapPath ?? BWRAP_PATH;
+  const filtered = opts.filter !== undefined;
+  const [file, args]: [string, string[]] = opts.sandboxed
+    ? [bwrap, bwrapArgv({ workDir: opts.workDir, command: script, filtered })]
+    : filtered
+      ? [bwrap, confinedArgv({ workDir: opts.workDir, argv: ['/bin/sh', '-c', script] })]
+      : ['/bin/sh', ['-c', script]];
   return new Promise((resolve, reject) => {
     // detached: its own process group, so cancelling kills the whole command tree.
     const child = spawn(file, args, {
       cwd: opts.workDir,
       env: opts.env,
-      stdio: ['ignore', 'pipe', 'pipe'],
+      stdio: filtered ? ['ignore', 'pipe', 'pipe', 'pipe'] : ['ignore', 'pipe', 'pipe'],
       detached: true,
-    });
+    }) as ChildProcessByStdio<null, Readable, Readable>;
+    if (filtered) writeFilter(child.stdio[FILTER_FD] as Writable, opts.filter!);
     if (child.pid) opts.onStart?.(child.pid);
     const chunks: Buffer[] = [];
     let size = 0;

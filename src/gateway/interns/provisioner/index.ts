@@ -11,7 +11,13 @@ export type DaemonSpec = {
   /** The gateway's /api/v1 URL as the agent reaches it. */
   gatewayUrl: string;
   /** The agent to run, from the operator's catalogue: its command (null: the built-in agent), environment and mode ids. */
-  agent: { command: string[] | null; env: Record<string, string>; modes: Record<string, string> };
+  agent: {
+    command: string[] | null;
+    env: Record<string, string>;
+    modes: Record<string, string>;
+    /** It builds sandboxes of its own, which need user namespaces (agent-catalogue.ts). */
+    userNamespaces: boolean;
+  };
 };
 
 /** Where a started daemon is reached (`hostname` on the intern record) and, locally, its process. */
@@ -26,9 +32,11 @@ export type Provisioner = {
   /** Stops the daemon and removes everything it kept. */
   destroy(intern: { id: string; pid: number | null }): Promise<void>;
   healthy(hostname: string): Promise<boolean>;
-  /** Copies an intern's files (sessions, work files), running or not, into `to`. */
-  exportFiles(intern: { id: string; pid: number | null }, to: string): Promise<FileCount>;
-  /** Gives a new intern (a restore) the files in `from`; it starts on them at its next provision. */
+  /** Writes an intern's files (sessions, work files), running or not, into `to` as daemon.tar and
+   * files.tar, read through the intern's own view (files.ts); what could not be read is `skipped`. */
+  exportFiles(intern: { id: string; pid: number | null }, to: string): Promise<FileCount & { skipped: string[] }>;
+  /** Gives a new intern (a restore) the files of the archives in `from`, checked before; it starts
+   * on them at its next provision. */
   importFiles(internId: string, from: string): Promise<FileCount>;
   /** Lets go of what the provisioner holds for itself (warm spares); interns keep running. */
   close?(): Promise<void>;

@@ -4,7 +4,8 @@
 // point, generated /etc files) and `<data dir>/run/i/<id>/` (the daemon's socket). Its secret
 // reaches it on stdin, never in an environment or argv.
 // May import: src/shared (daemon-protocol, entry, priority), ../daemon-client.ts (health), ./runtime, ./uids, node built-ins.
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn, spawnSync, type StdioOptions } from 'node:child_process';
+import type { Writable } from 'node:stream';
 import { getPriority, setPriority } from 'node:os';
 import {
   appendFileSync,
@@ -27,10 +28,11 @@ import { setGroupPriority } from '../../../shared/priority.ts';
 import { daemonHealthy } from '../daemon-client.ts';
 import type { DaemonHandle, DaemonSpec, Provisioner, Step } from './index.ts';
 import type { AgentLimits } from '../../../shared/daemon-protocol.ts';
-import { CLAIM_SCRIPT, etcFiles, IN_SANDBOX, runtimeCommand, runtimePathsFor } from './runtime.ts';
-import { createUidPool } from './uids.ts';
+import { CLAIM_SCRIPT, etcFiles, IN_SANDBOX, RUNTIME_FILTER_FD, runtimeCommand, runtimePathsFor } from './runtime.ts';
+import { seccompProgram } from '../../../runtime/sandbox/seccomp.ts';
+import { createUidPool, installationUidRange } from './uids.ts';
 import { isolationProblem } from './check.ts';
-import { copyDisk, mountImage } from './files.ts';
+import { mountImage, packDisk, unpackDisk } from './files.ts';
 import { waitForLine } from './daemon-log.ts';
 import { createSparePool, type Spare, type SparePool } from './spares.ts';
 
@@ -54,7 +56,8 @@ export type IsolationOptions = {
   /** Size of each intern's disk image; 0: a plain directory without a size limit. */
   diskMb: number;
   tmpMb: number;
-  uidBase: number;
+  /** The first of the interns' uids (COHORT_INTERN_UID_BASE); unset: the installation's own range (uids.ts). */
+  uidBase?: number;
   uidCount: number;
   limits: AgentLimits;
   /** Whether a manual-mode escalation may be allowed at all (COHORT_ALLOW_ESCALATION). */
@@ -167,10 +170,24 @@ function writeEtc(etcDir: string, uid: number): { passwd: string; group: string;
 
 /** Starts a daemon's launcher detached (it outlives the gateway), its output appended to `logFile`,
  * its stdin a pipe (for the secret, or a spare's assignment); `state.exited` follows its end. */
-function spawnDaemon(o: { file: string; args: string[]; cwd: string; logFile: string; env: Record<string, string> }) {
+function spawnDaemon(o: {
+  file: string;
+  args: string[];
+  cwd: string;
+  logFile: string;
+  env: Record<string, string>;
+  /** A sandbox's seccomp program, for the launcher to pass bubblewrap on RUNTIME_FILTER_FD. */
+  filter?: Buffer;
+}) {
   const out = openSync(o.logFile, 'a', 0o600);
-  const child = spawn(o.file, o.args, { cwd: o.cwd, detached: true, stdio: ['pipe', out, out], env: o.env });
+  const stdio: StdioOptions = o.filter ? ['pipe', out, out, 'ignore', 'pipe'] : ['pipe', out, out];
+  const child = spawn(o.file, o.args, { cwd: o.cwd, detached: true, stdio, env: o.env });
   closeSync(out);
+  if (o.filter) {
+    const pipe = child.stdio[RUNTIME_FILTER_FD] as Writable;
+    pipe.on('error', () => {});
+    pipe.end(o.filter);
+  }
   const state = { exited: false };
   child.on('exit', () => (state.exited = true));
   child.on('error', () => (state.exited = true));
@@ -210,7 +227,12 @@ export function createLocalProvisioner(opts: LocalProvisionerOptions): Provision
   const dirOf = (id: string) => join(opts.dataDir, 'interns', id);
   const runDirOf = (id: string) => join(opts.dataDir, 'run', 'i', id);
   const gatewaysDir = join(opts.dataDir, 'run', 'gw');
-  const uids = createUidPool({ dir: join(opts.dataDir, 'run', 'uids'), base: iso.uidBase, size: iso.uidCount });
+  const range = iso.enabled
+    ? installationUidRange({ dataDir: opts.dataDir, base: iso.uidBase, count: iso.uidCount })
+    : { base: 0, count: 0 };
+  const uids = createUidPool({ dir: join(opts.dataDir, 'run', 'uids'), base: range.base, size: range.count });
+  /** Every isolated intern's processes run under it (runtime/sandbox/seccomp.ts). */
+  const runtimeFilter = iso.enabled ? seccompProgram('runtime') : undefined;
 
   /** The warm spare an intern's daemon was started in, if it was (spares.ts): recorded in its directory. */
   const spareFileOf = (id: string) => join(dirOf(id), 'spare');
@@ -308,6 +330,7 @@ export function createLocalProvisioner(opts: LocalProvisionerOptions): Provision
     ...(spec.agent.command ? { COHORT_AGENT_COMMAND: JSON.stringify(spec.agent.command) } : {}),
     COHORT_AGENT_ENV: JSON.stringify(spec.agent.env),
     COHORT_AGENT_MODES: JSON.stringify(spec.agent.modes),
+    ...(spec.agent.userNamespaces ? { COHORT_AGENT_USER_NAMESPACES: '1' } : {}),
   });
 
   /** The intern's disk on the host: its directory, and its image where disks are images. */
@@ -362,6 +385,7 @@ export function createLocalProvisioner(opts: LocalProvisionerOptions): Provision
               cwd: dir,
               logFile,
               env: { ...baseEnv(true), ...opts.daemonEnv, ...sandboxEnv(), COHORT_DAEMON_SPARE: '1' },
+              filter: runtimeFilter,
             });
             if (!started.pid) throw new Error('could not start a spare sandbox');
             return { ...started, pid: started.pid };
@@ -465,6 +489,7 @@ export function createLocalProvisioner(opts: LocalProvisionerOptions): Provision
           COHORT_DAEMON_SECRET_STDIN: '1',
           ...internEnv(spec),
         },
+        ...(iso.enabled ? { filter: runtimeFilter } : {}),
       });
       stdin.end(`${spec.secret}\n`);
       try {
@@ -496,16 +521,24 @@ export function createLocalProvisioner(opts: LocalProvisionerOptions): Provision
     healthy: (hostname) => daemonHealthy(hostname),
     async exportFiles(intern, to) {
       const dir = dirOf(intern.id);
-      if (!iso.enabled) return copyDisk(dir, to);
+      const none = { files: 0, bytes: 0, skipped: [] };
+      if (!existsSync(dir)) return none;
+      mkdirSync(to, { recursive: true, mode: 0o700 });
+      if (!iso.enabled) return packDisk({ view: { ns: null, wd: dir }, uid: null, to });
+      const uid = uids.owned(intern.id);
+      if (uid === null) return none;
       const daemon =
         intern.pid && alive(intern.pid) && ours(intern.pid, dirsOf(intern.id)) ? daemonInside(intern.pid) : null;
       // Running: its disk as its daemon sees it (the image is mounted only in the intern's namespace).
-      if (daemon) return copyDisk(`/proc/${daemon}/root${IN_SANDBOX.intern}`, to);
+      if (daemon) return packDisk({ view: { ns: daemon, wd: IN_SANDBOX.intern }, uid, to });
       const image = join(dir, 'disk.img');
-      if (!existsSync(image)) return copyDisk(join(dir, 'disk'), to);
-      const mounted = await mountImage(image, join(dir, 'disk'));
+      if (!existsSync(image)) {
+        const plain = join(dir, 'disk');
+        return existsSync(plain) ? packDisk({ view: { ns: null, wd: plain }, uid, to }) : none;
+      }
+      const mounted = await mountImage(image, join(dir, 'disk'), { readOnly: true });
       try {
-        return copyDisk(mounted.root, to);
+        return await packDisk({ view: mounted.view, uid, to });
       } finally {
         await mounted.release();
       }
@@ -513,15 +546,16 @@ export function createLocalProvisioner(opts: LocalProvisionerOptions): Provision
     async importFiles(internId, from) {
       const dir = dirOf(internId);
       mkdirSync(dir, { recursive: true, mode: 0o700 });
-      if (!iso.enabled) return copyDisk(from, dir);
+      if (!iso.enabled) return unpackDisk({ view: { ns: null, wd: dir }, uid: null, from });
+      const uid = uids.claim(internId);
       const disk = join(dir, 'disk');
       mkdirSync(disk, { recursive: true, mode: 0o700 });
-      if (iso.diskMb === 0) return copyDisk(from, disk);
+      if (iso.diskMb === 0) return unpackDisk({ view: { ns: null, wd: disk }, uid, from });
       const image = join(dir, 'disk.img');
       ensureDiskImage(image, iso.diskMb);
-      const mounted = await mountImage(image, disk);
+      const mounted = await mountImage(image, disk, { readOnly: false });
       try {
-        return copyDisk(from, mounted.root);
+        return await unpackDisk({ view: mounted.view, uid, from });
       } finally {
         await mounted.release();
       }

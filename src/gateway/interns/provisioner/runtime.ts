@@ -5,6 +5,9 @@
 // May import: node built-ins.
 import { dirname } from 'node:path';
 
+/** The descriptor the launcher passes bubblewrap the runtime's seccomp program on (local.ts writes it). */
+export const RUNTIME_FILTER_FD = 4;
+
 /** Paths inside the sandbox: fixed, so an intern's files and sessions mean the same wherever it runs. */
 export const IN_SANDBOX = {
   /** The intern's disk: daemon/ (root only), agent/, work/, home/ (the intern's uid). */
@@ -185,6 +188,16 @@ export function runtimeCommand(o: RuntimeOptions): [string, string[]] {
     IN_SANDBOX.run,
     '--chdir',
     IN_SANDBOX.intern,
+    // The launcher's cd would otherwise tell the intern where its disk is on the host.
+    '--unsetenv',
+    'OLDPWD',
+    '--setenv',
+    'PWD',
+    IN_SANDBOX.intern,
+    // Every process of the intern runs under this filter; what a tenant runs, under the tenant's
+    // too (docs/isolation.md, "System calls").
+    '--seccomp',
+    String(RUNTIME_FILTER_FD),
     '--',
     ...o.command,
   ];
