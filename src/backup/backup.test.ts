@@ -5,7 +5,6 @@
 // its session. Bad archives and targets are refused with their message and nothing written.
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import {
   copyFileSync,
   existsSync,
@@ -19,7 +18,6 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { create as tarCreate, extract as tarExtract } from 'tar';
@@ -28,27 +26,9 @@ import { postgresUrl } from '../../test/helpers/gateway.ts';
 import { startFakeUpstream, type FakeUpstream } from '../../test/helpers/fake-upstream.ts';
 import { upstreamEnv } from '../../test/helpers/inference-fixtures.ts';
 import { noSandbox } from '../../test/helpers/sandbox.ts';
+import { runCohort as cohort } from '../../test/helpers/cli.ts';
 
-const BIN = fileURLToPath(new URL('../../bin/cohort.mjs', import.meta.url));
 const BYOK_KEY = 'sk-byok-survives-the-move-0123456789';
-
-function cohort(
-  args: string[],
-  env: Record<string, string> = {},
-): Promise<{ code: number | null; out: string; err: string }> {
-  const clean = Object.fromEntries(
-    Object.entries(process.env).filter(([k]) => !/^(DATABASE_URL|REDIS_URL|COHORT_)/.test(k)),
-  );
-  const child = spawn(process.execPath, [BIN, ...args], {
-    env: { ...clean, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  let err = '';
-  child.stdout.on('data', (d) => (out += d));
-  child.stderr.on('data', (d) => (err += d));
-  return new Promise((resolve) => child.on('exit', (code) => resolve({ code, out, err })));
-}
 
 const say = (text: string, session: string) => ({
   stream: true,

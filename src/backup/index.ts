@@ -1,10 +1,13 @@
 // Backup, restore and the move between stores (`cohort backup | restore | migrate`): one archive
 // (tar.gz) holding a manifest, every table as JSON lines from one snapshot, and every intern's
-// files. The master key is never in it; the manifest names it by fingerprint. A restore checks
-// everything (format, migration level, master key, every checksum, an empty target) before it
-// writes anything, and inserts the rows in one transaction.
+// files as two tar archives read through the intern's own view (the provisioner's files.ts). The
+// master key is never in it; the manifest names it by fingerprint. One intern whose files cannot
+// be read fails only its own entry, which the manifest and the CLI report. A restore reads the
+// whole archive before it writes anything (archive.ts: every entry, the interns' archives, every
+// checksum, the format, migration level and master key, an empty target), writes only inside the
+// data dir, and inserts the rows in one transaction.
 // May import: the gateway's store, provisioner and crypto, ./*, node built-ins and npm packages (tar).
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import {
   createReadStream,
   existsSync,
@@ -19,13 +22,14 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
-import { create as tarCreate, extract as tarExtract } from 'tar';
+import { create as tarCreate } from 'tar';
 import type { Store } from '../gateway/store/db.ts';
 import { latestMigration } from '../gateway/store/migrate.ts';
 import type { Provisioner } from '../gateway/interns/provisioner/index.ts';
 import { interns } from '../gateway/store/schema-interns.ts';
 import { FORMAT, FORMAT_VERSION, Manifest, fingerprint, refusal } from './manifest.ts';
 import { countRows, dumpTables, loadTables } from './rows.ts';
+import { EntryRefused, inspect, unpack } from './archive.ts';
 
 export { fingerprint } from './manifest.ts';
 
@@ -38,7 +42,7 @@ const VERSION: string = JSON.parse(readFileSync(new URL('../../package.json', im
 
 function filesUnder(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true, recursive: true })
-    .filter((e) => e.isFile() || e.isSymbolicLink())
+    .filter((e) => e.isFile())
     .map((e) => relative(dir, join(e.parentPath, e.name)));
 }
 
@@ -48,36 +52,54 @@ async function sha256(file: string): Promise<string> {
   return h.digest('hex');
 }
 
-function staging(): string {
-  return mkdtempSync(join(tmpdir(), 'cohort-backup-'));
-}
-
 export type BackupResult = { manifest: Manifest; bytes: number };
 
-/** What a backup or restore reports: the counts and sizes, not the checksums. */
-export const summary = (r: { manifest: Manifest; bytes?: number }) => ({
-  created_at: r.manifest.created_at,
-  migration: r.manifest.migration,
-  master_key_fingerprint: r.manifest.master_key_fingerprint,
-  counts: r.manifest.counts,
-  interns: Object.keys(r.manifest.interns).length,
-  intern_files: Object.values(r.manifest.interns).reduce((n, i) => n + i.files, 0),
-  ...(r.bytes === undefined ? {} : { bytes: r.bytes }),
-});
+/** What a backup or restore reports: the counts and sizes, not the checksums; and each intern
+ * whose files were not all read, with why. */
+export const summary = (r: { manifest: Manifest; bytes?: number }) => {
+  const entries = Object.entries(r.manifest.interns);
+  return {
+    created_at: r.manifest.created_at,
+    migration: r.manifest.migration,
+    master_key_fingerprint: r.manifest.master_key_fingerprint,
+    counts: r.manifest.counts,
+    interns: entries.length,
+    intern_files: entries.reduce((n, [, i]) => n + i.files, 0),
+    interns_failed: Object.fromEntries(entries.flatMap(([id, i]) => (i.error ? [[id, i.error]] : []))),
+    intern_files_skipped: Object.fromEntries(
+      entries.flatMap(([id, i]) => (i.skipped?.length ? [[id, i.skipped]] : [])),
+    ),
+    ...(r.bytes === undefined ? {} : { bytes: r.bytes }),
+  };
+};
 
-/** Writes a backup of `store` and of every intern's files to `file` (atomically: a partial archive is never left under that name). */
+/** Writes a backup of `store` and of every intern's files to `file`. It is written as
+ * `FILE.partial` and renamed when complete, so `FILE` is never a partial archive; a run cut off
+ * leaves that `.partial`, which the next backup to `FILE` replaces. */
 export async function createBackup(o: {
   store: Store;
   provisioner: Provisioner;
   masterKey: Buffer;
   file: string;
 }): Promise<BackupResult> {
-  const dir = staging();
+  const dir = mkdtempSync(join(tmpdir(), 'cohort-backup-'));
   try {
     const { counts, migration } = await dumpTables(o.store, dir);
     const internFiles: Manifest['interns'] = {};
     for (const row of await o.store.db.select({ id: interns.id, pid: interns.daemonPid }).from(interns)) {
-      internFiles[row.id] = await o.provisioner.exportFiles({ id: row.id, pid: row.pid }, join(dir, 'interns', row.id));
+      const to = join(dir, 'interns', row.id);
+      try {
+        const got = await o.provisioner.exportFiles({ id: row.id, pid: row.pid }, to);
+        internFiles[row.id] = {
+          files: got.files,
+          bytes: got.bytes,
+          ...(got.skipped.length ? { skipped: got.skipped } : {}),
+        };
+      } catch (err) {
+        // This intern's entry only: the others, and the store, are still worth having.
+        rmSync(to, { recursive: true, force: true });
+        internFiles[row.id] = { files: 0, bytes: 0, error: (err as Error).message.slice(0, 500) };
+      }
     }
     const checksums: Record<string, string> = {};
     for (const f of filesUnder(dir)) checksums[f] = await sha256(join(dir, f));
@@ -104,35 +126,38 @@ export async function createBackup(o: {
   }
 }
 
-/** Unpacks and checks an archive: its manifest, and every entry against its checksum. */
-export async function openArchive(file: string): Promise<{ dir: string; manifest: Manifest; close(): void }> {
+/** Reads and checks an archive, writing nothing (archive.ts): every entry, the interns' archives
+ * within it, the manifest and every checksum. */
+export async function checkArchive(file: string): Promise<{ manifest: Manifest; trees: boolean }> {
   if (!existsSync(file)) throw new BackupRefused(`no archive at ${file}`);
-  const dir = staging();
-  const close = () => rmSync(dir, { recursive: true, force: true });
+  let seen: Awaited<ReturnType<typeof inspect>>;
   try {
-    try {
-      await tarExtract({ file, cwd: dir, strict: true });
-    } catch (err) {
-      throw new BackupRefused(`the archive is truncated or corrupted (${(err as Error).message})`);
-    }
-    let manifest: Manifest;
-    try {
-      manifest = Manifest.parse(JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')));
-    } catch {
-      throw new BackupRefused('the archive has no valid manifest: it is not a cohort backup, or it is corrupted');
-    }
-    const present = new Set(filesUnder(dir).filter((f) => f !== 'manifest.json'));
-    for (const [f, sum] of Object.entries(manifest.checksums)) {
-      if (!present.delete(f)) throw new BackupRefused(`the archive is corrupted: ${f} is missing`);
-      if ((await sha256(join(dir, f))) !== sum)
-        throw new BackupRefused(`the archive is corrupted: ${f} does not match its checksum`);
-    }
-    if (present.size) throw new BackupRefused(`the archive is corrupted: ${[...present][0]} is not in its manifest`);
-    return { dir, manifest, close };
+    seen = await inspect(file);
   } catch (err) {
-    close();
-    throw err;
+    if (err instanceof EntryRefused) throw new BackupRefused(err.message);
+    throw new BackupRefused(`the archive is truncated or corrupted (${(err as Error).message})`);
   }
+  let manifest: Manifest;
+  try {
+    manifest = Manifest.parse(JSON.parse(seen.manifest ?? ''));
+  } catch {
+    throw new BackupRefused('the archive has no valid manifest: it is not a cohort backup, or it is corrupted');
+  }
+  const trees = manifest.format_version < 2;
+  if (trees ? seen.layout.archives : seen.layout.trees)
+    throw new BackupRefused(
+      `the archive is corrupted: its interns' files are not laid out as format ${manifest.format_version} has them`,
+    );
+  for (const [f, sum] of Object.entries(manifest.checksums)) {
+    if (seen.links.has(f)) continue;
+    const have = seen.checksums.get(f);
+    if (have === undefined) throw new BackupRefused(`the archive is corrupted: ${f} is missing`);
+    if (have !== sum) throw new BackupRefused(`the archive is corrupted: ${f} does not match its checksum`);
+    seen.checksums.delete(f);
+  }
+  const extra = [...seen.checksums.keys()][0];
+  if (extra) throw new BackupRefused(`the archive is corrupted: ${extra} is not in its manifest`);
+  return { manifest, trees };
 }
 
 export type RestoreTarget = {
@@ -144,22 +169,24 @@ export type RestoreTarget = {
   open(): Promise<{ store: Store; provisioner: Provisioner }>;
 };
 
-/** Restores an archive into an empty store (and data dir); returns its manifest, whose counts were checked after the move. */
+/** Restores an archive into an empty store (and data dir); returns its manifest, whose counts
+ * were checked after the move. Nothing is written before the archive passed every check, and
+ * nothing outside the data dir. */
 export async function restoreBackup(file: string, t: RestoreTarget): Promise<Manifest> {
-  const archive = await openArchive(file);
+  const { manifest: m, trees } = await checkArchive(file);
+  const why = refusal(m, { latestMigration: latestMigration(), masterKey: t.masterKey });
+  if (why) throw new BackupRefused(why);
+  const internsDir = join(t.dataDir, 'interns');
+  if (t.internFiles && existsSync(internsDir) && readdirSync(internsDir).length)
+    throw new BackupRefused(`the target data dir already has interns (${internsDir}); restore into an empty data dir`);
+  mkdirSync(t.dataDir, { recursive: true, mode: 0o700 });
+  const dir = join(t.dataDir, `.restore-${randomBytes(6).toString('hex')}`);
   try {
-    const m = archive.manifest;
-    const why = refusal(m, { latestMigration: latestMigration(), masterKey: t.masterKey });
-    if (why) throw new BackupRefused(why);
-    const internsDir = join(t.dataDir, 'interns');
-    if (t.internFiles && existsSync(internsDir) && readdirSync(internsDir).length)
-      throw new BackupRefused(
-        `the target data dir already has interns (${internsDir}); restore into an empty data dir`,
-      );
-    await restoreInto(await t.open(), archive.dir, m, t.internFiles ? internsDir : null);
+    await unpack(file, dir, { trees });
+    await restoreInto(await t.open(), dir, m, t.internFiles ? internsDir : null);
     return m;
   } finally {
-    archive.close();
+    rmSync(dir, { recursive: true, force: true });
   }
 }
 
@@ -185,6 +212,7 @@ async function restoreInto(
   mkdirSync(internsDir, { recursive: true, mode: 0o700 });
   for (const id of Object.keys(m.interns)) {
     const from = join(dir, 'interns', id);
-    await t.provisioner.importFiles(id, existsSync(from) ? from : mkdtempSync(join(dir, 'empty-')));
+    // An intern with no files of its own (never started, or its entry failed) starts on a new disk.
+    if (existsSync(from)) await t.provisioner.importFiles(id, from);
   }
 }

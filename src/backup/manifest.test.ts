@@ -49,7 +49,7 @@ for (const [name, manifest, target, why] of [
     'a newer format',
     { ...m, format_version: FORMAT_VERSION + 1 },
     { latestMigration: '0005_intern_key_scope.sql', masterKey: key },
-    /format \(version 2\) is newer/,
+    /format \(version 3\) is newer than this cohort reads \(2\)/,
   ],
   [
     'no key',

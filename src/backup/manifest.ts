@@ -3,7 +3,8 @@ import { createHash } from 'node:crypto';
 import { z } from 'zod';
 
 export const FORMAT = 'cohort-backup';
-export const FORMAT_VERSION = 1;
+/** 2: each intern's files as two tar archives (daemon.tar, files.tar); 1 kept them as plain entries. */
+export const FORMAT_VERSION = 2;
 
 /** Every table of the store, parents before children (the order a restore inserts them in). */
 export const TABLES = [
@@ -31,8 +32,17 @@ export const Manifest = z.object({
   /** Which master key the sealed secrets need, by fingerprint (the key itself is never in an archive). */
   master_key_fingerprint: z.string(),
   counts: z.record(z.string(), z.number().int()),
-  /** Intern directories included, with how many files each. */
-  interns: z.record(z.string(), z.object({ files: z.number().int(), bytes: z.number().int() })),
+  /** Every intern, with how many of its files are in the archive; what was skipped (changed or
+   * unreadable while read), or why none could be read. */
+  interns: z.record(
+    z.string(),
+    z.object({
+      files: z.number().int(),
+      bytes: z.number().int(),
+      skipped: z.array(z.string()).optional(),
+      error: z.string().optional(),
+    }),
+  ),
   /** sha256 of every other entry of the archive, by path. */
   checksums: z.record(z.string(), z.string()),
 });

@@ -173,7 +173,7 @@ export async function migrateCommand(config: Config, to: string, out: Out): Prom
     await withStore(config, {}, (store) =>
       createBackup({
         store,
-        provisioner: { ...provisionerFor(config), exportFiles: async () => ({ files: 0, bytes: 0 }) },
+        provisioner: { ...provisionerFor(config), exportFiles: async () => ({ files: 0, bytes: 0, skipped: [] }) },
         masterKey,
         file,
       }),

@@ -169,6 +169,9 @@ export async function main(argv: string[], io: Io = stdio): Promise<number | und
       return undefined;
     }
     if (Object.hasOwn(DELEGATES, first)) return await delegate(first, argv.slice(1));
+    // What the commands below write (an archive, a restored or changed database, intern folders) is
+    // the operator's alone from the first byte, as what the gateway writes (server.ts).
+    process.umask(0o077);
     if (first === 'backup' || first === 'restore' || first === 'migrate') return await data(first, argv.slice(1), io);
     return await admin(argv, io);
   } catch (err) {

@@ -1,6 +1,6 @@
 // Runs the real `cohort` CLI (bin/cohort.mjs) as a child process, and starts gateways on a store
 // the CLI also uses (a PGlite data dir, or one PostgreSQL schema), for tests and the benchmark.
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,6 +13,28 @@ import { postgresUrl } from './gateway.ts';
 
 export const REPO = fileURLToPath(new URL('../../', import.meta.url));
 export const BIN = join(REPO, 'bin/cohort.mjs');
+
+/** Runs `cohort ARGS` in a clean environment (none of this process's store or cohort settings)
+ * plus `env`; resolves with its exit code and output. */
+export function runCohort(
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<{ code: number | null; out: string; err: string }> {
+  const clean = Object.fromEntries(
+    Object.entries(process.env).filter(([k]) => !/^(DATABASE_URL|REDIS_URL|COHORT_)/.test(k)),
+  );
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [BIN, ...args], {
+      env: { ...clean, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.stderr.on('data', (d) => (err += d));
+    child.on('exit', (code) => resolve({ code, out, err }));
+  });
+}
 
 export type CliResult = { code: number; stdout: string; stderr: string; json: any };
 

@@ -2,7 +2,7 @@
 // Both are driven through Drizzle with the same schema and the same SQL migrations.
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, mkdirSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { nodeArgsFor } from '../../shared/entry.ts';
 import type pg from 'pg';
@@ -56,6 +56,15 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
   return opts.databaseUrl ? openPostgres(opts.databaseUrl, opts) : openPglite(opts);
 }
 
+/** PGlite's initdb unpacks a prepared database with modes 0666 and 0755 (Postgres itself makes its
+ * files 0600): a new database is made the operator's alone before anything opens it, and again
+ * when it closes. */
+function ownerOnly(dir: string): void {
+  chmodSync(dir, 0o700);
+  for (const e of readdirSync(dir, { recursive: true, withFileTypes: true }))
+    chmodSync(join(e.parentPath, e.name), e.isDirectory() ? 0o700 : 0o600);
+}
+
 /** Runs initdb for a new data dir in a child process, so its memory is returned when it exits. */
 async function initPgliteDir(dir: string): Promise<void> {
   if (existsSync(join(dir, 'PG_VERSION'))) return;
@@ -65,7 +74,7 @@ async function initPgliteDir(dir: string): Promise<void> {
   let stderr = '';
   child.stderr.on('data', (d: Buffer) => (stderr += d));
   const [code] = (await once(child, 'exit')) as [number | null];
-  if (code === 0) return;
+  if (code === 0) return ownerOnly(dir);
   const reason =
     stderr
       .split('\n')
@@ -76,7 +85,7 @@ async function initPgliteDir(dir: string): Promise<void> {
 
 async function openPglite({ dataDir, onLost }: StoreOptions): Promise<Store> {
   const dir = dataDir ? join(dataDir, 'pglite') : undefined;
-  if (dataDir) mkdirSync(dataDir, { recursive: true });
+  if (dataDir) mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   if (dir) await initPgliteDir(dir);
   // Loaded only here: a gateway on PostgreSQL never pays for PGlite's code. PGlite runs in a worker thread.
   const [{ PgliteThread }, { drizzle: drizzlePglite }] = await Promise.all([
@@ -96,7 +105,12 @@ async function openPglite({ dataDir, onLost }: StoreOptions): Promise<Store> {
     // PGlite has one connection: a transaction is a snapshot, and writes wait for it.
     snapshot: (fn) =>
       client.transaction((tx) => fn(async (sql) => (await tx.query(sql)).rows as Record<string, unknown>[])),
-    close: () => client.close(),
+    // What Postgres wrote while open (pg_internal.init, with WebAssembly's own umask of 022) is made
+    // the operator's alone too; the data dir (0700) keeps it from others meanwhile.
+    close: async () => {
+      await client.close();
+      if (dir && existsSync(dir)) ownerOnly(dir);
+    },
   };
 }
 
