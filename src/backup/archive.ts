@@ -119,7 +119,7 @@ export async function inspect(file: string): Promise<Inspected> {
         return void e.resume();
       }
       const nested = INTERN_ARCHIVE.exec(path);
-      const check = nested ? innerParser(path, nested[2] as keyof typeof ARCHIVES) : null;
+      const check = nested && e.size > 0 ? innerParser(path, nested[2] as keyof typeof ARCHIVES) : null;
       if (nested) layout.archives = true;
       if (check) inner.push(check.done);
       const hash = createHash('sha256');

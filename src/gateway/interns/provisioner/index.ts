@@ -37,7 +37,7 @@ export type Provisioner = {
   exportFiles(intern: { id: string; pid: number | null }, to: string): Promise<FileCount & { skipped: string[] }>;
   /** Gives a new intern (a restore) the files of the archives in `from`, checked before; it starts
    * on them at its next provision. */
-  importFiles(internId: string, from: string): Promise<FileCount>;
+  importFiles(internId: string, from: string): Promise<void>;
   /** Lets go of what the provisioner holds for itself (warm spares); interns keep running. */
   close?(): Promise<void>;
 };

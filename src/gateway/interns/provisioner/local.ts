@@ -32,7 +32,7 @@ import { CLAIM_SCRIPT, etcFiles, IN_SANDBOX, RUNTIME_FILTER_FD, runtimeCommand, 
 import { seccompProgram } from '../../../runtime/sandbox/seccomp.ts';
 import { createUidPool, installationUidRange } from './uids.ts';
 import { isolationProblem } from './check.ts';
-import { mountImage, packDisk, unpackDisk } from './files.ts';
+import { hostView, mountImage, packDisk, unpackDisk, viewIn } from './files.ts';
 import { waitForLine } from './daemon-log.ts';
 import { createSparePool, type Spare, type SparePool } from './spares.ts';
 
@@ -524,17 +524,17 @@ export function createLocalProvisioner(opts: LocalProvisionerOptions): Provision
       const none = { files: 0, bytes: 0, skipped: [] };
       if (!existsSync(dir)) return none;
       mkdirSync(to, { recursive: true, mode: 0o700 });
-      if (!iso.enabled) return packDisk({ view: { ns: null, wd: dir }, uid: null, to });
-      const uid = uids.owned(intern.id);
-      if (uid === null) return none;
+      if (!iso.enabled) return packDisk({ view: hostView(dir), uid: null, to });
+      // An intern holds a uid from its first start; files of one that never started are root's.
+      const uid = uids.owned(intern.id) ?? 0;
       const daemon =
         intern.pid && alive(intern.pid) && ours(intern.pid, dirsOf(intern.id)) ? daemonInside(intern.pid) : null;
       // Running: its disk as its daemon sees it (the image is mounted only in the intern's namespace).
-      if (daemon) return packDisk({ view: { ns: daemon, wd: IN_SANDBOX.intern }, uid, to });
+      if (daemon) return packDisk({ view: viewIn(daemon, IN_SANDBOX.intern), uid, to });
       const image = join(dir, 'disk.img');
       if (!existsSync(image)) {
         const plain = join(dir, 'disk');
-        return existsSync(plain) ? packDisk({ view: { ns: null, wd: plain }, uid, to }) : none;
+        return existsSync(plain) ? packDisk({ view: hostView(plain), uid, to }) : none;
       }
       const mounted = await mountImage(image, join(dir, 'disk'), { readOnly: true });
       try {
@@ -546,11 +546,11 @@ export function createLocalProvisioner(opts: LocalProvisionerOptions): Provision
     async importFiles(internId, from) {
       const dir = dirOf(internId);
       mkdirSync(dir, { recursive: true, mode: 0o700 });
-      if (!iso.enabled) return unpackDisk({ view: { ns: null, wd: dir }, uid: null, from });
+      if (!iso.enabled) return unpackDisk({ view: hostView(dir), uid: null, from });
       const uid = uids.claim(internId);
       const disk = join(dir, 'disk');
       mkdirSync(disk, { recursive: true, mode: 0o700 });
-      if (iso.diskMb === 0) return unpackDisk({ view: { ns: null, wd: disk }, uid, from });
+      if (iso.diskMb === 0) return unpackDisk({ view: hostView(disk), uid, from });
       const image = join(dir, 'disk.img');
       ensureDiskImage(image, iso.diskMb);
       const mounted = await mountImage(image, disk, { readOnly: false });

@@ -1,0 +1,44 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createSpawner } from './spawner.ts';
+
+test('jobs run through the helper: stdin and stdout files, working directory, exit code, stderr, and none of our environment', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'cohort-spawner-'));
+  const spawner = createSpawner();
+  try {
+    writeFileSync(join(dir, 'in'), 'hello\n');
+    process.env.COHORT_SPAWNER_TEST_SECRET = 'not-for-children';
+    const [copied, failed] = await Promise.all([
+      spawner.run({
+        file: '/bin/sh',
+        args: ['-c', 'tr a-z A-Z; pwd >&2; env | grep -c COHORT_ >&2; exit 3'],
+        cwd: dir,
+        stdin: join(dir, 'in'),
+        stdout: join(dir, 'out'),
+      }),
+      spawner.run({ file: '/nonexistent/program', args: [], cwd: dir }).catch((err: Error) => err.message),
+    ]);
+    assert.deepEqual(copied, { code: 3, stderr: `${dir}\n0\n` });
+    assert.equal(readFileSync(join(dir, 'out'), 'utf8'), 'HELLO\n');
+    assert.equal(statSync(join(dir, 'out')).mode & 0o777, 0o600);
+    assert.equal(failed, 'spawn /nonexistent/program ENOENT');
+    if (process.getuid?.() === 0) {
+      const asNobody = await spawner.run({
+        file: '/usr/bin/id',
+        args: ['-u'],
+        cwd: '/',
+        uid: 65534,
+        stdout: join(dir, 'id'),
+      });
+      assert.equal(asNobody.code, 0);
+      assert.equal(readFileSync(join(dir, 'id'), 'utf8'), '65534\n');
+    }
+  } finally {
+    delete process.env.COHORT_SPAWNER_TEST_SECRET;
+    spawner.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
