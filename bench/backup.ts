@@ -1,7 +1,8 @@
 // npm run bench:backup — backup and restore time and archive size for an install of 10,000
 // request-log rows, 1,000 keys and 100 interns (each with a session file and a work file), on
 // PGlite and on PostgreSQL (when DATABASE_URL is set), each restored into an empty store of its
-// kind. Median of BENCH_ROUNDS (3) runs. Prints a markdown table.
+// kind. Median of BENCH_ROUNDS (3) runs. Prints a markdown table. With BENCH_BASELINE=<commit>,
+// that commit's backup and restore run beside this build's, round by round (bench/baseline.ts).
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,9 +11,10 @@ import pg from 'pg';
 import { openStore, type Store } from '../src/gateway/store/db.ts';
 import { migrate } from '../src/gateway/store/migrate.ts';
 import { seedIfEmpty } from '../src/gateway/access/bootstrap.ts';
-import { createBackup, restoreBackup } from '../src/backup/index.ts';
-import { createLocalProvisioner } from '../src/gateway/interns/provisioner/index.ts';
-import { loadConfig } from '../src/gateway/config.ts';
+import * as backupHere from '../src/backup/index.ts';
+import * as provisionerHere from '../src/gateway/interns/provisioner/index.ts';
+import * as configHere from '../src/gateway/config.ts';
+import { baselineCheckout } from './baseline.ts';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
@@ -49,6 +51,25 @@ async function fill(store: Store, dataDir: string): Promise<void> {
   }
 }
 
+/** A build's backup, restore and provisioner: this one's, or (BENCH_BASELINE) an earlier commit's. */
+type Build = {
+  name: string;
+  backup: typeof backupHere;
+  provisioner: typeof provisionerHere;
+  config: typeof configHere;
+};
+const builds: Build[] = [{ name: 'this build', backup: backupHere, provisioner: provisionerHere, config: configHere }];
+if (process.env.BENCH_BASELINE) {
+  const root = baselineCheckout(process.env.BENCH_BASELINE, { build: false });
+  const from = (p: string) => import(join(root, p));
+  builds.push({
+    name: process.env.BENCH_BASELINE,
+    backup: await from('src/backup/index.ts'),
+    provisioner: await from('src/gateway/interns/provisioner/index.ts'),
+    config: await from('src/gateway/config.ts'),
+  });
+}
+
 type Kind = { name: string; open(dir: string, schema: string): Promise<Store>; drop(schema: string): Promise<void> };
 
 const kinds: Kind[] = [
@@ -73,58 +94,62 @@ if (!pgUrl) console.log('PostgreSQL skipped: DATABASE_URL is not set');
 console.log(
   `\n10,000 request-log rows, 1,000 keys, 100 interns (2 files each); median of ${ROUNDS}; ${new Date().toISOString().slice(0, 10)}\n`,
 );
-console.log('| store | backup (ms) | archive (KiB) | restore (ms) |');
-console.log('|---|---|---|---|');
+console.log('| store | build | backup (ms) | archive (KiB) | restore (ms) |');
+console.log('|---|---|---|---|---|');
 for (const kind of kinds) {
-  const backups: number[] = [];
-  const restores: number[] = [];
-  const sizes: number[] = [];
+  const runs = new Map(
+    builds.map((b) => [b, { backups: [] as number[], restores: [] as number[], sizes: [] as number[] }]),
+  );
   for (let r = 0; r < ROUNDS; r++) {
-    const srcDir = mkdtempSync(join(tmpdir(), 'cohort-bench-src-'));
-    const dstDir = mkdtempSync(join(tmpdir(), 'cohort-bench-dst-'));
-    const [srcSchema, dstSchema] = [`b_${randomBytes(5).toString('hex')}`, `b_${randomBytes(5).toString('hex')}`];
-    // Plain directories: the intern files' copy is measured, not mounting images.
-    const config = loadConfig({ COHORT_DATA_DIR: srcDir, COHORT_INTERN_DISK_MB: '0' });
-    const masterKey = randomBytes(32);
-    try {
-      const store = await kind.open(srcDir, srcSchema);
-      await fill(store, srcDir);
-      const file = join(srcDir, 'backup.tar.gz');
-      const t0 = performance.now();
-      const made = await createBackup({
-        store,
-        provisioner: createLocalProvisioner({ dataDir: srcDir, isolation: config.isolation }),
-        masterKey,
-        file,
-      });
-      backups.push(performance.now() - t0);
-      sizes.push(made.bytes / 1024);
-      await store.close();
-      let target: Store | undefined;
-      const t1 = performance.now();
-      await restoreBackup(file, {
-        masterKey,
-        dataDir: dstDir,
-        internFiles: true,
-        open: async () => {
-          target = await kind.open(dstDir, dstSchema);
-          await migrate(target);
-          return {
-            store: target,
-            provisioner: createLocalProvisioner({ dataDir: dstDir, isolation: config.isolation }),
-          };
-        },
-      });
-      restores.push(performance.now() - t1);
-      await target?.close();
-    } finally {
-      await kind.drop(srcSchema);
-      await kind.drop(dstSchema);
-      rmSync(srcDir, { recursive: true, force: true });
-      rmSync(dstDir, { recursive: true, force: true });
+    for (const build of builds) {
+      const m = runs.get(build)!;
+      const srcDir = mkdtempSync(join(tmpdir(), 'cohort-bench-src-'));
+      const dstDir = mkdtempSync(join(tmpdir(), 'cohort-bench-dst-'));
+      const [srcSchema, dstSchema] = [`b_${randomBytes(5).toString('hex')}`, `b_${randomBytes(5).toString('hex')}`];
+      // Plain directories: the intern files' copy is measured, not mounting images.
+      const config = build.config.loadConfig({ COHORT_DATA_DIR: srcDir, COHORT_INTERN_DISK_MB: '0' });
+      const masterKey = randomBytes(32);
+      try {
+        const store = await kind.open(srcDir, srcSchema);
+        await fill(store, srcDir);
+        const file = join(srcDir, 'backup.tar.gz');
+        const t0 = performance.now();
+        const made = await build.backup.createBackup({
+          store,
+          provisioner: build.provisioner.createLocalProvisioner({ dataDir: srcDir, isolation: config.isolation }),
+          masterKey,
+          file,
+        });
+        m.backups.push(performance.now() - t0);
+        m.sizes.push(made.bytes / 1024);
+        await store.close();
+        let target: Store | undefined;
+        const t1 = performance.now();
+        await build.backup.restoreBackup(file, {
+          masterKey,
+          dataDir: dstDir,
+          internFiles: true,
+          open: async () => {
+            target = await kind.open(dstDir, dstSchema);
+            await migrate(target);
+            return {
+              store: target,
+              provisioner: build.provisioner.createLocalProvisioner({ dataDir: dstDir, isolation: config.isolation }),
+            };
+          },
+        });
+        m.restores.push(performance.now() - t1);
+        await target?.close();
+      } finally {
+        await kind.drop(srcSchema);
+        await kind.drop(dstSchema);
+        rmSync(srcDir, { recursive: true, force: true });
+        rmSync(dstDir, { recursive: true, force: true });
+      }
     }
   }
-  console.log(
-    `| ${kind.name} | ${median(backups).toFixed(0)} | ${median(sizes).toFixed(0)} | ${median(restores).toFixed(0)} |`,
-  );
+  for (const [build, m] of runs)
+    console.log(
+      `| ${kind.name} | ${build.name} | ${median(m.backups).toFixed(0)} | ${median(m.sizes).toFixed(0)} | ${median(m.restores).toFixed(0)} |`,
+    );
 }

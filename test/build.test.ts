@@ -20,17 +20,30 @@ after(() => {
   rmSync(dataDir, { recursive: true, force: true });
 });
 
-/** Command lines of the processes that name this data dir (the intern's daemon and its agent). */
+/** Command lines of the processes that name this data dir (the sandbox's launcher and bwrap), and
+ * of every process under them (the intern's daemon and its agent). */
 function commandLines(): string[] {
-  const lines: string[] = [];
-  for (const pid of readdirSync('/proc').filter((e) => /^\d+$/.test(e))) {
-    try {
-      const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ');
-      const env = readFileSync(`/proc/${pid}/environ`, 'utf8');
-      if (cmd.includes(dataDir) || env.includes(dataDir)) lines.push(cmd);
-    } catch {}
+  const procs = readdirSync('/proc')
+    .filter((e) => /^\d+$/.test(e))
+    .flatMap((pid) => {
+      try {
+        const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ');
+        const ppid = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')[1]!;
+        return [{ pid, ppid, cmd }];
+      } catch {
+        return [];
+      }
+    });
+  const ours = new Set(procs.filter((p) => p.cmd.includes(dataDir)).map((p) => p.pid));
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const p of procs)
+      if (!ours.has(p.pid) && ours.has(p.ppid)) {
+        ours.add(p.pid);
+        grew = true;
+      }
   }
-  return lines;
+  return procs.filter((p) => ours.has(p.pid)).map((p) => p.cmd);
 }
 
 test('the compiled gateway, daemon and agent run a turn without a TypeScript loader', async () => {

@@ -23,7 +23,7 @@ const ARTIFACTS = join(import.meta.dirname, '..', '..', 'artifacts', 'console');
 async function ensureConsoleBuilt() {
   if (existsSync(join(CONSOLE_DIR, 'index.html'))) return;
   // @ts-expect-error: a plain .mjs build script, without types
-  const { buildConsole } = await import('../../console/build.mjs');
+  const { buildConsole } = await import('../console/build.mjs');
   await buildConsole();
 }
 

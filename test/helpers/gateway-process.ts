@@ -51,6 +51,8 @@ export async function startGatewayProcess(opts: {
   env?: Record<string, string>;
   nodeArgs?: string[];
   built?: boolean;
+  /** Another build's dist/main.js (bench/baseline.ts); implies built. */
+  main?: string;
   fdLimit?: number;
 }): Promise<GatewayProcess> {
   // Only what the caller passes: an inherited DATABASE_URL must not point it at a shared schema,
@@ -60,7 +62,7 @@ export async function startGatewayProcess(opts: {
       ([k]) => !/^(DATABASE_URL|REDIS_URL|COHORT_)/.test(k) && !/^(https?|no)_proxy$/i.test(k),
     ),
   );
-  const main = opts.built ? [BUILT_MAIN] : ['--import', 'tsx', MAIN];
+  const main = opts.main ? [opts.main] : opts.built ? [BUILT_MAIN] : ['--import', 'tsx', MAIN];
   const argv = [process.execPath, ...(opts.nodeArgs ?? []), ...main];
   const [cmd, ...args] = opts.fdLimit ? withFdLimit(argv, opts.fdLimit) : argv;
   const child = spawn(cmd!, args, {
