@@ -1,4 +1,4 @@
-// The built-in cohort agent (`npx cohort agent`): an ACP agent on stdio whose turns are a
+// The built-in cohort agent (`bin/cohort.mjs agent`): an ACP agent on stdio whose turns are a
 // tool-using loop over an OpenAI-compatible chat-completions endpoint (the gateway's /api/v1).
 // Owns: its conversations (persisted under COHORT_AGENT_STATE_DIR), tools, approval modes.
 // May import: src/shared, src/runtime/acp, src/runtime/sandbox, node and npm packages. stdout is the ACP channel: logs go to stderr.
@@ -40,7 +40,7 @@ function modes(s: AgentSession) {
   };
 }
 
-/** `npx cohort agent`: takes no arguments (configuration is the environment, see agent/config.ts). */
+/** `bin/cohort.mjs agent`: takes no arguments (configuration is the environment, see agent/config.ts). */
 export async function runAgent(_argv: string[] = [], env: NodeJS.ProcessEnv = process.env): Promise<void> {
   // A warm spare's agent learns its intern (and becomes its uid) first.
   if (env.COHORT_AGENT_SPARE === '1') await takeAssignment();

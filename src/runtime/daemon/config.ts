@@ -1,4 +1,4 @@
-// Daemon options, and how they are read from the environment (`npx cohort daemon`).
+// Daemon options, and how they are read from the environment (`bin/cohort.mjs daemon`).
 import { startArgsFor } from '../../shared/entry.ts';
 import type { AgentLimits } from '../../shared/daemon-protocol.ts';
 

@@ -1,4 +1,4 @@
-// The intern daemon (`npx cohort daemon`): one process per intern, owning its sessions, runs,
+// The intern daemon (`bin/cohort.mjs daemon`): one process per intern, owning its sessions, runs,
 // pending interactions, deadlines and replay buffers (DESIGN.md principle 1), and driving its
 // ACP agent on stdio. May import: src/shared, src/runtime/acp, src/runtime/sandbox, node and npm packages —
 // never gateway code (src/gateway).
@@ -68,7 +68,7 @@ export async function startDaemon(options: DaemonOptions, spare?: StartedAgent):
 const httpUrl = ({ address, port }: AddressInfo) =>
   `http://${address.includes(':') ? `[${address}]` : address}:${port}`;
 
-/** `npx cohort daemon [--dir D] [--host H] [--port P]`; everything else from the environment (docs/guides/interns.md). */
+/** `bin/cohort.mjs daemon [--dir D] [--host H] [--port P]`; everything else from the environment (docs/guides/interns.md). */
 export async function runDaemon(
   argv: string[] = process.argv.slice(2),
   env: NodeJS.ProcessEnv = process.env,

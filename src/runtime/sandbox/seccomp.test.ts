@@ -141,3 +141,14 @@ for (const [arch, file] of HEADERS) {
     }
   });
 }
+
+test('docs/isolation.md names every refused call, under the policy that refuses it', () => {
+  const doc = readFileSync(new URL('../../../docs/isolation.md', import.meta.url), 'utf8');
+  const rows = doc.split('\n').filter((l) => /^ {2}\| (every process|what a tenant runs) \|/.test(l));
+  const named = (who: string) =>
+    new Set(rows.filter((r) => r.includes(`| ${who} |`)).flatMap((r) => [...r.matchAll(/`(\w+)`/g)].map((m) => m[1]!)));
+  const runtime = new Set(RUNTIME_RULES.map((r) => r.call));
+  const tenantOnly = new Set(TENANT_RULES.map((r) => r.call).filter((c) => !runtime.has(c)));
+  assert.deepEqual([...named('every process')].sort(), [...runtime].sort());
+  assert.deepEqual([...named('what a tenant runs')].sort(), [...tenantOnly].sort());
+});
