@@ -55,6 +55,9 @@ const TAR_OUT = [
   '--format=gnu',
   ...TAR_OPTIONS,
   '--one-file-system',
+  // A tenant's hard links are archived as the files they name: an archive holds no link entries,
+  // which a restore refuses (src/backup/archive.ts).
+  '--hard-dereference',
   '--ignore-failed-read',
   '--warning=no-file-ignored',
 ];
