@@ -118,6 +118,7 @@ describe('backup against a hostile tenant', { skip: noSandbox }, () => {
       );
       for (const line of lines) assert.match(line, /^work\/race[/:]/, line);
     }
+    assert.equal(await shellIn(f, racer, "pkill -f '^python3 swap.py'; echo stopped"), 'stopped\n[exit 0]');
   });
 
   test("a stopped intern's links are kept as links, never followed", async () => {
