@@ -21,11 +21,18 @@ export async function openSession(config: Config): Promise<Session> {
       dataDir: config.dataDir,
       pgSchema: config.pgSchema,
       poolSize: 2,
+      timeoutMs: config.faults.dbTimeoutMs,
     });
     await migrate(store);
+    // Bounded (docs/failure-modes.md): a Redis that accepts the connection but never answers is a
+    // refusal within two timeouts, not a hang.
     bus = config.redisUrl
-      ? await connectInvalidationBus({ redisUrl: config.redisUrl, publishOnly: true }).catch((err: Error) => {
-          throw new Error(`cannot reach Redis at REDIS_URL (${err.message}); unset it to run without telling gateways`);
+      ? await connectInvalidationBus({
+          redisUrl: config.redisUrl,
+          publishOnly: true,
+          timeoutMs: config.faults.redisTimeoutMs,
+        }).catch((err: Error) => {
+          throw new Error(`REDIS_URL: ${err.message}; unset it to run without telling gateways`);
         })
       : undefined;
   } catch (err) {

@@ -7,6 +7,7 @@ import { openStore, type StoreOptions } from './store/db.ts';
 import { migrate } from './store/migrate.ts';
 import { createAuthenticator } from './access/auth.ts';
 import { connectInvalidationBus } from './access/invalidation.ts';
+import { openRedis } from './store/redis.ts';
 import { lockDataDir } from './store/lock.ts';
 import { createSealer, loadMasterKey } from './crypto/seal.ts';
 import { seedIfEmpty, writeBootstrapFile, type Bootstrap } from './access/bootstrap.ts';
@@ -31,6 +32,7 @@ import { listenForOperator } from './admin-socket.ts';
 import { loadCatalogue } from './interns/agent-catalogue.ts';
 import { createBackup, summary } from '../backup/index.ts';
 import { chmodSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
 
 export type Gateway = {
   app: FastifyInstance;
@@ -82,6 +84,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
     pgSchema: config.pgSchema,
+    timeoutMs: config.faults.dbTimeoutMs,
   };
   const unlock = !storeOpts.databaseUrl && storeOpts.dataDir ? lockDataDir(storeOpts.dataDir) : () => {};
   const onLost =
@@ -99,7 +102,26 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
       { file: writeBootstrapFile(config.dataDir, bootstrap) },
       'bootstrapped an organization; its keys are in the file named here',
     );
-  const bus = config.redisUrl ? await connectInvalidationBus({ redisUrl: config.redisUrl, log }) : undefined;
+  // One Redis connection for the request path's commands (slots, turn counts, announcements, readiness), each bounded.
+  const redis = config.redisUrl
+    ? await openRedis({
+        url: config.redisUrl,
+        timeoutMs: config.faults.redisTimeoutMs,
+        onHung: (hung) =>
+          hung
+            ? log.warn(
+                { timeoutMs: config.faults.redisTimeoutMs },
+                'Redis stopped answering; limits count in process until it answers again',
+              )
+            : log.info('Redis answers again; limits are shared again'),
+      })
+    : undefined;
+  const bus = config.redisUrl
+    ? await connectInvalidationBus({ redisUrl: config.redisUrl, redis, log }).catch(async (err) => {
+        await redis?.close();
+        throw err;
+      })
+    : undefined;
   const masterKey = loadMasterKey({ dataDir: config.dataDir, configured: config.masterKey });
   const sealer = createSealer(masterKey);
   const daemonEnv = {
@@ -117,8 +139,12 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     spares: config.fleet.spares,
     onSpareError: (message) => log.warn({ reason: message }, 'warm spare'),
   });
-  const turnLimiter = await createTurnLimiter({ perMinute: config.turnsPerMinute, redisUrl: config.redisUrl });
-  const slots = await createConcurrencyLimiter({ limits: config.concurrency, redisUrl: config.redisUrl });
+  const turnLimiter = await createTurnLimiter({ perMinute: config.turnsPerMinute, redis });
+  const slots = await createConcurrencyLimiter({
+    limits: config.concurrency,
+    redis,
+    gatewayLeaseMs: config.faults.gatewayLeaseMs,
+  });
   const streams = new OpenStreams();
   let fleet: Fleet | null = null;
   const metrics = createMetrics({
@@ -126,6 +152,24 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     internsByStatus: () => internsByStatus(store.db),
     internsByPower: () => internsByPower(store.db),
     wakeQueue: () => fleet?.stats() ?? { running: 0, queued: 0 },
+    requestLogPending: () => inference.requestLogPending(),
+  });
+  const inference = createInferenceService({
+    db: store.db,
+    log,
+    sealer,
+    routingCacheMs: config.routingCacheMs,
+    upstreamTimeoutMs: config.upstreamTimeoutMs,
+    providerEnv: config.providerEnv,
+    priceTableFile: config.priceTable,
+    bus,
+    requestLog: {
+      spillDir: join(config.dataDir, 'request-log'),
+      maxQueued: config.faults.requestLogQueue,
+      onLost: (reason, rows) => metrics.requestLogLost(reason, rows),
+      onWriteError: () => metrics.requestLogWriteError(),
+    },
+    onUpstreamError: (p) => metrics.upstreamError(p),
   });
   const interns = createInternLifecycle({ db: store.db, sealer, log, provisioner, agents });
   fleet = createFleet({
@@ -147,24 +191,20 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     auth: createAuthenticator({ db: store.db, ttlMs: config.keyCacheMs, bus }),
     sealer,
     docs: createOpenApiRegistry(),
-    inference: createInferenceService({
-      db: store.db,
-      log,
-      sealer,
-      routingCacheMs: config.routingCacheMs,
-      upstreamTimeoutMs: config.upstreamTimeoutMs,
-      providerEnv: config.providerEnv,
-      priceTableFile: config.priceTable,
-      bus,
-      onUpstreamError: (p) => metrics.upstreamError(p),
-    }),
+    inference,
     interns,
     fleet,
     turnLimiter,
     slots,
     streams,
     agents,
-    health: await createHealth({ db: store.db, redisUrl: config.redisUrl }),
+    health: await createHealth({
+      db: store.db,
+      redis,
+      storeWrites: () => inference.requestLogFault(),
+      // PGlite's files are here: a full disk is seen before a write fails on it.
+      disk: store.kind === 'pglite' ? storeOpts.dataDir : undefined,
+    }),
     metrics,
   };
   const app = buildApp(ctx, routeModules, rootModules);
@@ -188,6 +228,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     await ctx.slots.close();
     await ctx.health.close();
     await bus?.close();
+    await redis?.close();
     await store.close();
     unlock();
   };
