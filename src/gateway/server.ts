@@ -33,6 +33,7 @@ import { loadCatalogue } from './interns/agent-catalogue.ts';
 import { createBackup, summary } from '../backup/index.ts';
 import { chmodSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { randomUUID } from 'node:crypto';
 
 export type Gateway = {
   app: FastifyInstance;
@@ -171,7 +172,14 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     },
     onUpstreamError: (p) => metrics.upstreamError(p),
   });
-  const interns = createInternLifecycle({ db: store.db, sealer, log, provisioner, agents });
+  const interns = createInternLifecycle({
+    db: store.db,
+    sealer,
+    log,
+    provisioner,
+    agents,
+    lease: { owner: randomUUID(), ms: config.faults.gatewayLeaseMs },
+  });
   fleet = createFleet({
     db: store.db,
     sealer,
@@ -222,6 +230,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
   /** What the gateway holds besides its HTTP server, let go of last (after a failed listen, or at close). */
   const release = async () => {
     clearInterval(refusalReport);
+    ctx.interns.close();
     await ctx.fleet.close();
     await provisioner.close?.();
     await ctx.turnLimiter.close();
@@ -275,6 +284,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
       await app.close();
       clearTimeout(grace);
       clearInterval(sweep);
+      ctx.interns.close();
       await ctx.interns.idle();
       await release();
     },
