@@ -220,6 +220,46 @@ describe('provisioning survives its gateway', { skip: noPostgres }, () => {
   });
 });
 
+describe('a wake whose gateway died', { skip: noPostgres }, () => {
+  const pool = gatewayProcesses('cohort-faults41-');
+  const store = pgStore();
+  after(async () => {
+    await pool.cleanup();
+    await store.drop();
+  });
+
+  test('a chat to an intern left "waking" by a dead gateway is served within seconds, not after the minute a move takes to go stale', async () => {
+    const env = { ...store.env, ...isolation, COHORT_GATEWAY_LEASE_MS: '3000' };
+    const gw = await pool.start({ dataDir: pool.dataDir(), port: await freePort(), env });
+    const id = (await runningInternOn(gw, 'sleepy')).id as string;
+    const admin = new pg.Client({ connectionString: postgresUrl });
+    await admin.connect();
+    try {
+      // The record as a gateway leaves it when it dies half-way through a wake.
+      await admin.query(
+        `update ${store.schema}.interns set power = 'waking', power_at = date_trunc('milliseconds', now()), hostname = null, lease_owner = 'a-gateway-that-died', lease_until = now() - interval '1 second' where id = $1`,
+        [id],
+      );
+      // The chat waits, as any chat to a waking intern does, until the lapsed lease is taken over.
+      const res = await fetch(`${gw.url}/interns/${id}/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${gw.keys().api_key}`, 'content-type': 'application/json' },
+        body: JSON.stringify(user('/say awake again')),
+        signal: AbortSignal.timeout(15_000),
+      });
+      assert.equal(res.status, 200);
+      assert.equal(text(parseSse(await res.text())), 'awake again');
+      const rec = (
+        await admin.query(`select power, lease_owner, lease_until from ${store.schema}.interns where id = $1`, [id])
+      ).rows[0];
+      assert.deepEqual(rec, { power: 'awake', lease_owner: null, lease_until: null });
+      assert.equal(launchersOf(gw.dataDir, id).length, 1);
+    } finally {
+      await admin.end();
+    }
+  });
+});
+
 describe('no usage record lost: two connection cuts (PostgreSQL)', { skip: noPostgres }, () => {
   const pool = gatewayProcesses('cohort-faults41-');
   const store = pgStore();

@@ -172,14 +172,9 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     },
     onUpstreamError: (p) => metrics.upstreamError(p),
   });
-  const interns = createInternLifecycle({
-    db: store.db,
-    sealer,
-    log,
-    provisioner,
-    agents,
-    lease: { owner: randomUUID(), ms: config.faults.gatewayLeaseMs },
-  });
+  // This gateway's name on the leases of the work it holds on interns (leases.ts).
+  const lease = { owner: randomUUID(), ms: config.faults.gatewayLeaseMs };
+  const interns = createInternLifecycle({ db: store.db, sealer, log, provisioner, agents, lease });
   fleet = createFleet({
     db: store.db,
     sealer,
@@ -188,6 +183,8 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     log,
     idleMs: config.fleet.idleMs,
     queue: config.fleet.wake,
+    lease,
+    judging: () => interns.judging(),
     onWake: (s) => metrics.internWoken(s),
     onSleep: () => metrics.internSlept(),
     onWakeRefused: () => metrics.wakeRefused(),

@@ -1,5 +1,6 @@
 // Work on an intern that one gateway holds, and its takeover when that gateway dies
-// (docs/failure-modes.md). A provision or a deletion runs in the gateway that accepted it, in the
+// (docs/failure-modes.md). Moves of a running intern to and from sleep (hibernation.ts) hold a
+// lease the same way; a chat that finds one lapsed takes the move over at once. A provision or a deletion runs in the gateway that accepted it, in the
 // background; the intern's record names that gateway (`lease_owner`) and holds a lease
 // (`lease_until`, by the database's clock) that the gateway renews every third of
 // COHORT_GATEWAY_LEASE_MS while it works. Every gateway looks every third of the lease for work
@@ -46,14 +47,31 @@ const lapsed = (ms: number) =>
     and(isNull(interns.leaseUntil), lt(interns.updatedAt, sql`now() - ${ms} * interval '1 millisecond'`)),
   );
 
-/** Extends this gateway's leases; the number renewed. */
+/** Extends this gateway's leases (held work, and moves of running interns to or from sleep); the number renewed. */
 export async function renewLeases(db: Db, o: { owner: string; ms: number }): Promise<number> {
   const rows = await db
     .update(interns)
     .set({ leaseUntil: leaseEnd(o.ms) })
-    .where(and(eq(interns.leaseOwner, o.owner), inArray(interns.status, HELD_STATUSES)))
+    .where(
+      and(
+        eq(interns.leaseOwner, o.owner),
+        or(
+          inArray(interns.status, HELD_STATUSES),
+          and(eq(interns.status, 'running'), inArray(interns.power, ['sleeping', 'waking'])),
+        ),
+      ),
+    )
     .returning({ id: interns.id });
   return rows.length;
+}
+
+/** The intern's record and whether the lease on it has lapsed, by the database's clock (null: no intern). */
+export async function withLease(db: Db, id: string): Promise<(InternRow & { leaseLapsed: boolean }) | null> {
+  const [r] = await db
+    .select({ row: interns, lapsed: sql<boolean>`coalesce(${interns.leaseUntil} < now(), false)` })
+    .from(interns)
+    .where(eq(interns.id, id));
+  return r ? { ...r.row, leaseLapsed: r.lapsed === true || (r.lapsed as unknown) === 't' } : null;
 }
 
 /** Held interns (every account) whose lease has lapsed. */

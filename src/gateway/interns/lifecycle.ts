@@ -42,6 +42,8 @@ export type InternLifecycle = {
   idle(): Promise<void>;
   /** Stops renewing leases and taking work over (at shutdown; work under way still finishes). */
   close(): void;
+  /** Whether this gateway may take over others' lapsed leases now (leases.ts). */
+  judging(): boolean;
 };
 
 /** Thrown from a provision step when the intern is no longer provisioning (deleted or suspended). */
@@ -350,5 +352,6 @@ export function createInternLifecycle(opts: {
     close() {
       keeper?.close();
     },
+    judging: () => keeper?.judging() ?? false,
   };
 }

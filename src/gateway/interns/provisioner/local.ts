@@ -428,7 +428,8 @@ export function createLocalProvisioner(opts: LocalProvisionerOptions): Provision
       if (!(await daemonHealthy(address, 5_000))) throw new Error('the daemon did not answer its health check');
       return { hostname: address, pid: spare.pid };
     } catch (err) {
-      await stop({ id: spec.internId, pid: spare.pid });
+      // Only its own: a start that lost its intern to another gateway must not stop that one's.
+      await stop({ id: spec.internId, pid: spare.pid, alone: true });
       throw err;
     }
   }
@@ -500,7 +501,7 @@ export function createLocalProvisioner(opts: LocalProvisionerOptions): Provision
         if (!(await daemonHealthy(address, 5_000))) throw new Error('the daemon did not answer its health check');
         return { hostname: address, pid };
       } catch (err) {
-        await stop({ id: spec.internId, pid });
+        await stop({ id: spec.internId, pid, alone: true });
         throw err;
       }
     },
