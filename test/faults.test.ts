@@ -14,6 +14,7 @@ import type { ChildProcess } from 'node:child_process';
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { closeSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { connect, createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -321,6 +322,119 @@ describe('no usage record lost: two connection cuts (PostgreSQL)', { skip: noPos
       assert.doesNotMatch(metrics, /^cohort_request_log_lost_rows_total\{/m);
     } finally {
       await admin.end();
+    }
+  });
+});
+
+/** A TCP relay to PostgreSQL that can hang as a frozen server or a half-open network does:
+ * connections stay open (new ones are accepted) and no byte is passed until it thaws. */
+async function hangingRelay(target: { host: string; port: number }) {
+  let frozen = false;
+  const held: (() => void)[] = [];
+  const sockets = new Set<Socket>();
+  const pass = (from: Socket, to: Socket) =>
+    from.on('data', (d: Buffer) => (frozen ? held.push(() => to.write(d)) : to.write(d)));
+  const server = createServer((client) => {
+    const upstream = connect(target.port, target.host);
+    for (const s of [client, upstream]) {
+      sockets.add(s);
+      s.on('error', () => {}).on('close', () => {
+        client.destroy();
+        upstream.destroy();
+      });
+    }
+    pass(client, upstream);
+    pass(upstream, client);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    port: (server.address() as { port: number }).port,
+    freeze: () => (frozen = true),
+    thaw() {
+      frozen = false;
+      for (const f of held.splice(0)) f();
+    },
+    close() {
+      for (const s of sockets) s.destroy();
+      return new Promise((r) => server.close(r));
+    },
+  };
+}
+
+describe('a hung PostgreSQL', { skip: noPostgres }, () => {
+  const pool = gatewayProcesses('cohort-faults41-');
+  const store = pgStore();
+  after(async () => {
+    await pool.cleanup();
+    await store.drop();
+  });
+
+  test('queries give up after COHORT_DB_TIMEOUT_MS: a request that needs the store is a 500, /ready is 503, a served generation is logged once PostgreSQL answers, and the CLI gives up', async () => {
+    const target = new URL(postgresUrl!);
+    const relay = await hangingRelay({ host: target.hostname, port: Number(target.port || 5432) });
+    const url = new URL(store.env.DATABASE_URL);
+    url.host = `127.0.0.1:${relay.port}`;
+    const env = {
+      DATABASE_URL: url.href,
+      COHORT_PG_SCHEMA: store.schema,
+      COHORT_DB_TIMEOUT_MS: '1500',
+      COHORT_ROUTING_CACHE_MS: '60000',
+    };
+    const gw = await pool.start({ dataDir: pool.dataDir(), port: await freePort(), env });
+    const root = gw.url.replace('/api/v1', '');
+    const admin = new pg.Client({ connectionString: postgresUrl });
+    await admin.connect();
+    try {
+      // The key and the workspace's routing are cached by this request.
+      assert.equal((await generate(gw, { stream: false })).status, 200);
+      relay.freeze();
+      let served: string;
+      let cli: Awaited<ReturnType<ReturnType<typeof sharedStore>['cli']>>;
+      try {
+        const during = await generate(gw, { stream: true, content: '/say from the caches' });
+        assert.equal(during.status, 200);
+        served = during.id!;
+        const list = await fetch(`${gw.url}/workspaces`, {
+          headers: { authorization: `Bearer ${gw.keys().management_key}` },
+          signal: AbortSignal.timeout(5_000),
+        });
+        assert.deepEqual(
+          [list.status, await list.json()],
+          [500, { error: { code: 500, message: 'internal server error' } }],
+        );
+        const ready = await fetch(`${root}/ready`, { signal: AbortSignal.timeout(5_000) });
+        const body = (await ready.json()) as { status: string; checks: Record<string, string> };
+        assert.deepEqual([ready.status, body.status, body.checks.redis], [503, 'unavailable', 'not configured']);
+        // The bound passed, or pg ended the connection it passed on first.
+        assert.match(body.checks.store!, /^failed: (no answer within 1500 ms|Connection terminated unexpectedly)$/);
+        const other = sharedStore('postgres');
+        cli = await other.cli(['key', 'list'], {
+          DATABASE_URL: url.href,
+          COHORT_PG_SCHEMA: store.schema,
+          COHORT_DB_TIMEOUT_MS: '1500',
+        });
+        await other.cleanup();
+      } finally {
+        relay.thaw();
+      }
+      assert.deepEqual([cli.code, cli.stdout], [1, '']);
+      assert.equal(cli.stderr, 'cohort: failed: PostgreSQL at DATABASE_URL did not answer within 1500 ms\n');
+      assert.equal(
+        await until(
+          () => fetch(`${root}/ready`).then((r) => r.status),
+          (s) => s === 200,
+        ),
+        200,
+      );
+      const logged = await until(
+        async () =>
+          (await admin.query(`select id from ${store.schema}.inference_requests where id = $1`, [served])).rows.length,
+        (n) => n === 1,
+      );
+      assert.equal(logged, 1);
+    } finally {
+      await admin.end();
+      await relay.close();
     }
   });
 });

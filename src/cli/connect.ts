@@ -10,6 +10,12 @@ import type { Admin } from '../gateway/access/identity.ts';
 
 export type Session = { admin: Admin; store: Store; close(): Promise<void> };
 
+/** pg's words for COHORT_DB_TIMEOUT_MS passing: waiting for a connection, connecting, a query. */
+const isTimeout = (err: unknown) =>
+  /timeout exceeded when trying to connect|Connection terminated due to connection timeout|Query read timeout/.test(
+    err instanceof Error ? err.message : String(err),
+  );
+
 export async function openSession(config: Config): Promise<Session> {
   // PGlite corrupts a data dir two processes open; the lock turns that into a clear refusal.
   const unlock = config.databaseUrl ? () => {} : lockDataDir(config.dataDir);
@@ -38,7 +44,9 @@ export async function openSession(config: Config): Promise<Session> {
   } catch (err) {
     await store?.close().catch(() => {});
     unlock();
-    throw err;
+    throw config.databaseUrl && isTimeout(err)
+      ? new Error(`PostgreSQL at DATABASE_URL did not answer within ${config.faults.dbTimeoutMs} ms`)
+      : err;
   }
   const opened = store;
   return {

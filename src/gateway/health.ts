@@ -15,10 +15,20 @@ export type Health = { ready(): Promise<Readiness>; close(): Promise<void> };
 
 const CHECK_MS = 2_000;
 
-const failed = (err: unknown): Check =>
-  `failed: ${scrub(err instanceof Error ? err.message : String(err)).slice(0, 200)}`;
+/** The innermost reason (Drizzle wraps a driver's error in "Failed query: …"). */
+function reason(err: unknown): string {
+  let e = err;
+  while (e instanceof Error && e.cause instanceof Error) e = e.cause;
+  return e instanceof Error ? e.message : String(err);
+}
 
-async function bounded(what: Promise<unknown>): Promise<Check> {
+const failed = (err: unknown): Check => `failed: ${scrub(reason(err)).slice(0, 200)}`;
+
+/** pg's words for its own bounds passing (COHORT_DB_TIMEOUT_MS): a query, or getting a connection. */
+const PG_TIMEOUT =
+  /^(Query read timeout|timeout exceeded when trying to connect|Connection terminated due to connection timeout)$/;
+
+async function bounded(what: Promise<unknown>, dbTimeoutMs?: number): Promise<Check> {
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<never>(
     (_, reject) => (timer = setTimeout(() => reject(new Error(`no answer within ${CHECK_MS} ms`)), CHECK_MS)),
@@ -27,6 +37,7 @@ async function bounded(what: Promise<unknown>): Promise<Check> {
     await Promise.race([what, late]);
     return 'ok';
   } catch (err) {
+    if (dbTimeoutMs && PG_TIMEOUT.test(reason(err))) return `failed: no answer within ${dbTimeoutMs} ms`;
     return failed(err);
   } finally {
     clearTimeout(timer);
@@ -52,6 +63,8 @@ export async function createHealth(opts: {
   storeWrites?: () => string | null;
   /** A directory on the store's disk (PGlite's data dir): too little room there is a store that cannot write. */
   disk?: string;
+  /** PostgreSQL's bound on a query (COHORT_DB_TIMEOUT_MS), to name it when it passes. */
+  dbTimeoutMs?: number;
   /** The gateway's Redis link; or `redisUrl`, for a connection of the check's own. */
   redis?: RedisLink;
   redisUrl?: string;
@@ -75,7 +88,7 @@ export async function createHealth(opts: {
     }
   }
   async function storeCheck(): Promise<Check> {
-    const answers = await bounded(opts.db.execute(sql`select 1`));
+    const answers = await bounded(opts.db.execute(sql`select 1`), opts.dbTimeoutMs);
     if (answers !== 'ok') return answers;
     const cannotWrite = opts.storeWrites?.() ?? (opts.disk ? diskFull(opts.disk) : null);
     return cannotWrite ? `failed: cannot write: ${scrub(cannotWrite).slice(0, 200)}` : 'ok';

@@ -209,6 +209,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
       storeWrites: () => inference.requestLogFault(),
       // PGlite's files are here: a full disk is seen before a write fails on it.
       disk: store.kind === 'pglite' ? storeOpts.dataDir : undefined,
+      dbTimeoutMs: storeOpts.timeoutMs,
     }),
     metrics,
   };
