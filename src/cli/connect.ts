@@ -10,11 +10,19 @@ import type { Admin } from '../gateway/access/identity.ts';
 
 export type Session = { admin: Admin; store: Store; close(): Promise<void> };
 
-/** pg's words for COHORT_DB_TIMEOUT_MS passing: waiting for a connection, connecting, a query. */
-const isTimeout = (err: unknown) =>
+/** pg's words for COHORT_DB_TIMEOUT_MS passing: waiting for a connection, connecting, a query
+ * (Drizzle wraps a query's error as its cause). */
+const isTimeout = (err: unknown): boolean =>
+  (err instanceof Error && err.cause !== undefined && isTimeout(err.cause)) ||
   /timeout exceeded when trying to connect|Connection terminated due to connection timeout|Query read timeout/.test(
     err instanceof Error ? err.message : String(err),
   );
+
+/** A PostgreSQL that did not answer within its bound, in the CLI's words; other errors as they are. */
+export const unanswered = (config: Config, err: unknown): unknown =>
+  config.databaseUrl && isTimeout(err)
+    ? new Error(`PostgreSQL at DATABASE_URL did not answer within ${config.faults.dbTimeoutMs} ms`)
+    : err;
 
 export async function openSession(config: Config): Promise<Session> {
   // PGlite corrupts a data dir two processes open; the lock turns that into a clear refusal.
@@ -44,9 +52,7 @@ export async function openSession(config: Config): Promise<Session> {
   } catch (err) {
     await store?.close().catch(() => {});
     unlock();
-    throw config.databaseUrl && isTimeout(err)
-      ? new Error(`PostgreSQL at DATABASE_URL did not answer within ${config.faults.dbTimeoutMs} ms`)
-      : err;
+    throw unanswered(config, err);
   }
   const opened = store;
   return {
