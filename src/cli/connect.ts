@@ -10,6 +10,20 @@ import type { Admin } from '../gateway/access/identity.ts';
 
 export type Session = { admin: Admin; store: Store; close(): Promise<void> };
 
+/** pg's words for COHORT_DB_TIMEOUT_MS passing: waiting for a connection, connecting, a query
+ * (Drizzle wraps a query's error as its cause). */
+const isTimeout = (err: unknown): boolean =>
+  (err instanceof Error && err.cause !== undefined && isTimeout(err.cause)) ||
+  /timeout exceeded when trying to connect|Connection terminated due to connection timeout|Query read timeout/.test(
+    err instanceof Error ? err.message : String(err),
+  );
+
+/** A PostgreSQL that did not answer within its bound, in the CLI's words; other errors as they are. */
+export const unanswered = (config: Config, err: unknown): unknown =>
+  config.databaseUrl && isTimeout(err)
+    ? new Error(`PostgreSQL at DATABASE_URL did not answer within ${config.faults.dbTimeoutMs} ms`)
+    : err;
+
 export async function openSession(config: Config): Promise<Session> {
   // PGlite corrupts a data dir two processes open; the lock turns that into a clear refusal.
   const unlock = config.databaseUrl ? () => {} : lockDataDir(config.dataDir);
@@ -21,17 +35,24 @@ export async function openSession(config: Config): Promise<Session> {
       dataDir: config.dataDir,
       pgSchema: config.pgSchema,
       poolSize: 2,
+      timeoutMs: config.faults.dbTimeoutMs,
     });
     await migrate(store);
+    // Bounded (docs/failure-modes.md): a Redis that accepts the connection but never answers is a
+    // refusal within two timeouts, not a hang.
     bus = config.redisUrl
-      ? await connectInvalidationBus({ redisUrl: config.redisUrl, publishOnly: true }).catch((err: Error) => {
-          throw new Error(`cannot reach Redis at REDIS_URL (${err.message}); unset it to run without telling gateways`);
+      ? await connectInvalidationBus({
+          redisUrl: config.redisUrl,
+          publishOnly: true,
+          timeoutMs: config.faults.redisTimeoutMs,
+        }).catch((err: Error) => {
+          throw new Error(`REDIS_URL: ${err.message}; unset it to run without telling gateways`);
         })
       : undefined;
   } catch (err) {
     await store?.close().catch(() => {});
     unlock();
-    throw err;
+    throw unanswered(config, err);
   }
   const opened = store;
   return {

@@ -9,7 +9,7 @@ import { loadConfig, type Config } from '../gateway/config.ts';
 import { ApiError, notInThisBuild } from '../gateway/errors.ts';
 import { DataDirBusy } from '../gateway/store/lock.ts';
 import { COMMANDS, UsageError } from './admin.ts';
-import { openSession } from './connect.ts';
+import { openSession, unanswered } from './connect.ts';
 import { BACKUP_USAGE, CliRefusal, backupCommand, migrateCommand, restoreCommand } from './backup.ts';
 import { BackupRefused } from '../backup/index.ts';
 
@@ -114,7 +114,9 @@ async function admin(argv: string[], io: Io): Promise<number> {
   const action = cmd.prepare(positionals, v as Record<string, string | boolean | undefined>);
   const session = await openSession(config);
   try {
-    const result = await action(session);
+    const result = await action(session).catch((err: unknown) => {
+      throw unanswered(config, err);
+    });
     io.out(v.json ? JSON.stringify(result.json, null, 2) : result.lines.join('\n'));
     return 0;
   } finally {

@@ -41,6 +41,15 @@ const Env = z
       .regex(/^[a-z_][a-z0-9_]*$/, 'a lower-case SQL identifier')
       .optional(),
     REDIS_URL: z.string().optional(),
+    // ---- faults (docs/failure-modes.md) ----
+    /** The longest a Redis command may take before its caller falls back to in-process counts. */
+    COHORT_REDIS_TIMEOUT_MS: int(1_000),
+    /** The longest a PostgreSQL query (and the wait for a connection) may take before it fails. */
+    COHORT_DB_TIMEOUT_MS: int(10_000),
+    /** How long a gateway's leases (its provisions and deletions, its concurrency slots in Redis) outlive its last heartbeat. */
+    COHORT_GATEWAY_LEASE_MS: int(6_000),
+    /** Request-log rows a gateway holds in memory while the store cannot take them, before it spills them to the data dir. */
+    COHORT_REQUEST_LOG_QUEUE: int(50_000),
     COHORT_MASTER_KEY: z.string().optional(),
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     /** How long a resolved API key is trusted before it is read again (revocation bound across gateways). */
@@ -132,6 +141,8 @@ export type Config = {
   databaseUrl?: string;
   pgSchema?: string;
   redisUrl?: string;
+  /** Bounds on waits for the dependencies, and how long a dead gateway's work stays its own (docs/failure-modes.md). */
+  faults: { redisTimeoutMs: number; dbTimeoutMs: number; gatewayLeaseMs: number; requestLogQueue: number };
   masterKey?: string;
   logLevel: z.infer<typeof Env>['LOG_LEVEL'];
   keyCacheMs: number;
@@ -184,6 +195,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     databaseUrl: e.DATABASE_URL || undefined,
     pgSchema: e.COHORT_PG_SCHEMA || undefined,
     redisUrl: e.REDIS_URL || undefined,
+    faults: {
+      redisTimeoutMs: e.COHORT_REDIS_TIMEOUT_MS,
+      dbTimeoutMs: e.COHORT_DB_TIMEOUT_MS,
+      gatewayLeaseMs: e.COHORT_GATEWAY_LEASE_MS,
+      requestLogQueue: e.COHORT_REQUEST_LOG_QUEUE,
+    },
     masterKey: e.COHORT_MASTER_KEY || undefined,
     logLevel: e.LOG_LEVEL,
     keyCacheMs: e.COHORT_KEY_CACHE_MS,

@@ -121,11 +121,23 @@ export const outsideProgramme = () => new ApiError({ status: 404, message: 'reso
 
 // Model requests.
 export const badModelRequest = (message: string) => new ApiError({ status: 400, reason: 'bad_request', message });
-export const concurrencyLimited = (o: { what: string; scope: 'key' | 'account'; limit: number; retryAfterS: number }) =>
+/** `silent`: how many of the slots are held by a gateway that stopped answering (its leases end by
+ * themselves within Retry-After); else the caller's own requests hold them. */
+export const concurrencyLimited = (o: {
+  what: string;
+  scope: 'key' | 'account';
+  limit: number;
+  retryAfterS: number;
+  silent?: number;
+}) =>
   new ApiError({
     status: 429,
     reason: 'rate_limited',
-    message: `too many concurrent ${o.what} for this ${o.scope === 'key' ? 'API key' : 'account'} (at most ${o.limit}); retry when one ends`,
+    message: `too many concurrent ${o.what} for this ${o.scope === 'key' ? 'API key' : 'account'} (at most ${o.limit}); ${
+      o.silent
+        ? `${o.silent} of them ${o.silent === 1 ? 'is' : 'are'} held by a gateway that stopped answering, freed within ${o.retryAfterS} s`
+        : 'retry when one ends'
+    }`,
     headers: { 'retry-after': String(o.retryAfterS) },
   });
 /** A provider's failure, already classified and scrubbed of the key by the caller. */

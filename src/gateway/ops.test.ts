@@ -127,6 +127,29 @@ describe('operator routes', () => {
   });
 });
 
+describe('readiness of the store', () => {
+  test('a store that answers but cannot write (its last write refused for room) makes the gateway not ready, saying why', async () => {
+    const gw = await startTestGateway();
+    const { createHealth } = await import('./health.ts');
+    let fault: string | null = 'could not extend file "base/5/16675": No space left on device';
+    const health = await createHealth({ db: gw.ctx.store.db, storeWrites: () => fault });
+    try {
+      assert.deepEqual(await health.ready(), {
+        ready: false,
+        checks: {
+          store: 'failed: cannot write: could not extend file "base/5/16675": No space left on device',
+          redis: 'not configured',
+        },
+      });
+      fault = null;
+      assert.deepEqual(await health.ready(), { ready: true, checks: { store: 'ok', redis: 'not configured' } });
+    } finally {
+      await health.close();
+      await gw.close();
+    }
+  });
+});
+
 describe('readiness with Redis', () => {
   test('a Redis that does not answer makes the gateway not ready, naming the check', async () => {
     const gw = await startTestGateway();

@@ -7,6 +7,7 @@ import { openStore, type StoreOptions } from './store/db.ts';
 import { migrate } from './store/migrate.ts';
 import { createAuthenticator } from './access/auth.ts';
 import { connectInvalidationBus } from './access/invalidation.ts';
+import { openRedis } from './store/redis.ts';
 import { lockDataDir } from './store/lock.ts';
 import { createSealer, loadMasterKey } from './crypto/seal.ts';
 import { seedIfEmpty, writeBootstrapFile, type Bootstrap } from './access/bootstrap.ts';
@@ -31,6 +32,8 @@ import { listenForOperator } from './admin-socket.ts';
 import { loadCatalogue } from './interns/agent-catalogue.ts';
 import { createBackup, summary } from '../backup/index.ts';
 import { chmodSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { randomUUID } from 'node:crypto';
 
 export type Gateway = {
   app: FastifyInstance;
@@ -82,6 +85,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
     pgSchema: config.pgSchema,
+    timeoutMs: config.faults.dbTimeoutMs,
   };
   const unlock = !storeOpts.databaseUrl && storeOpts.dataDir ? lockDataDir(storeOpts.dataDir) : () => {};
   const onLost =
@@ -99,7 +103,26 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
       { file: writeBootstrapFile(config.dataDir, bootstrap) },
       'bootstrapped an organization; its keys are in the file named here',
     );
-  const bus = config.redisUrl ? await connectInvalidationBus({ redisUrl: config.redisUrl, log }) : undefined;
+  // One Redis connection for the request path's commands (slots, turn counts, announcements, readiness), each bounded.
+  const redis = config.redisUrl
+    ? await openRedis({
+        url: config.redisUrl,
+        timeoutMs: config.faults.redisTimeoutMs,
+        onHung: (hung) =>
+          hung
+            ? log.warn(
+                { timeoutMs: config.faults.redisTimeoutMs },
+                'Redis stopped answering; limits count in process until it answers again',
+              )
+            : log.info('Redis answers again; limits are shared again'),
+      })
+    : undefined;
+  const bus = config.redisUrl
+    ? await connectInvalidationBus({ redisUrl: config.redisUrl, redis, log }).catch(async (err) => {
+        await redis?.close();
+        throw err;
+      })
+    : undefined;
   const masterKey = loadMasterKey({ dataDir: config.dataDir, configured: config.masterKey });
   const sealer = createSealer(masterKey);
   const daemonEnv = {
@@ -117,8 +140,12 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     spares: config.fleet.spares,
     onSpareError: (message) => log.warn({ reason: message }, 'warm spare'),
   });
-  const turnLimiter = await createTurnLimiter({ perMinute: config.turnsPerMinute, redisUrl: config.redisUrl });
-  const slots = await createConcurrencyLimiter({ limits: config.concurrency, redisUrl: config.redisUrl });
+  const turnLimiter = await createTurnLimiter({ perMinute: config.turnsPerMinute, redis });
+  const slots = await createConcurrencyLimiter({
+    limits: config.concurrency,
+    redis,
+    gatewayLeaseMs: config.faults.gatewayLeaseMs,
+  });
   const streams = new OpenStreams();
   let fleet: Fleet | null = null;
   const metrics = createMetrics({
@@ -126,8 +153,28 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     internsByStatus: () => internsByStatus(store.db),
     internsByPower: () => internsByPower(store.db),
     wakeQueue: () => fleet?.stats() ?? { running: 0, queued: 0 },
+    requestLogPending: () => inference.requestLogPending(),
   });
-  const interns = createInternLifecycle({ db: store.db, sealer, log, provisioner, agents });
+  const inference = createInferenceService({
+    db: store.db,
+    log,
+    sealer,
+    routingCacheMs: config.routingCacheMs,
+    upstreamTimeoutMs: config.upstreamTimeoutMs,
+    providerEnv: config.providerEnv,
+    priceTableFile: config.priceTable,
+    bus,
+    requestLog: {
+      spillDir: join(config.dataDir, 'request-log'),
+      maxQueued: config.faults.requestLogQueue,
+      onLost: (reason, rows) => metrics.requestLogLost(reason, rows),
+      onWriteError: () => metrics.requestLogWriteError(),
+    },
+    onUpstreamError: (p) => metrics.upstreamError(p),
+  });
+  // This gateway's name on the leases of the work it holds on interns (leases.ts).
+  const lease = { owner: randomUUID(), ms: config.faults.gatewayLeaseMs };
+  const interns = createInternLifecycle({ db: store.db, sealer, log, provisioner, agents, lease });
   fleet = createFleet({
     db: store.db,
     sealer,
@@ -136,6 +183,8 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     log,
     idleMs: config.fleet.idleMs,
     queue: config.fleet.wake,
+    lease,
+    judging: () => interns.judging(),
     onWake: (s) => metrics.internWoken(s),
     onSleep: () => metrics.internSlept(),
     onWakeRefused: () => metrics.wakeRefused(),
@@ -147,24 +196,21 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     auth: createAuthenticator({ db: store.db, ttlMs: config.keyCacheMs, bus }),
     sealer,
     docs: createOpenApiRegistry(),
-    inference: createInferenceService({
-      db: store.db,
-      log,
-      sealer,
-      routingCacheMs: config.routingCacheMs,
-      upstreamTimeoutMs: config.upstreamTimeoutMs,
-      providerEnv: config.providerEnv,
-      priceTableFile: config.priceTable,
-      bus,
-      onUpstreamError: (p) => metrics.upstreamError(p),
-    }),
+    inference,
     interns,
     fleet,
     turnLimiter,
     slots,
     streams,
     agents,
-    health: await createHealth({ db: store.db, redisUrl: config.redisUrl }),
+    health: await createHealth({
+      db: store.db,
+      redis,
+      storeWrites: () => inference.requestLogFault(),
+      // PGlite's files are here: a full disk is seen before a write fails on it.
+      disk: store.kind === 'pglite' ? storeOpts.dataDir : undefined,
+      dbTimeoutMs: storeOpts.timeoutMs,
+    }),
     metrics,
   };
   const app = buildApp(ctx, routeModules, rootModules);
@@ -190,12 +236,14 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
   /** What the gateway holds besides its HTTP server, let go of last (after a failed listen, or at close). */
   const release = async () => {
     clearInterval(refusalReport);
+    ctx.interns.close();
     await ctx.fleet.close();
     await provisioner.close?.();
     await ctx.turnLimiter.close();
     await ctx.slots.close();
     await ctx.health.close();
     await bus?.close();
+    await redis?.close();
     await store.close();
     unlock();
   };
@@ -242,6 +290,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
       await app.close();
       clearTimeout(grace);
       clearInterval(sweep);
+      ctx.interns.close();
       await ctx.interns.idle();
       await release();
     },

@@ -1,8 +1,11 @@
-import { describe, test } from 'node:test';
+import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { MemorySlots, createConcurrencyLimiter, type ConcurrencyLimiter } from './concurrency.ts';
 import { type ApiError, errorBody } from '../errors.ts';
+import { Redis } from 'ioredis';
+import { openRedis } from '../store/redis.ts';
+import { redisServerMissing, startOwnRedis, type OwnRedis } from '../../../test/helpers/redis-server.ts';
 
 const redisUrl = process.env.REDIS_URL;
 if (!redisUrl) process.stderr.write('# Redis concurrency variant skipped: REDIS_URL is not set\n');
@@ -115,4 +118,103 @@ test("Redis: two gateways share the slots; held leases are renewed; a dead gatew
   await a.acquire('model', who);
   raw.disconnect();
   await a.close();
+});
+
+describe('slots in a Redis of the test’s own', { skip: redisServerMissing ?? false }, () => {
+  let own: OwnRedis;
+  let raw: Redis;
+  before(async () => {
+    own = await startOwnRedis();
+    raw = new Redis(own.url);
+  });
+  after(async () => {
+    raw.disconnect();
+    await own.stop();
+  });
+  const keyPrefix = () => `cohort:test:${randomBytes(4).toString('hex')}`;
+  const who = { keyId: 'k', accountId: 'acct' };
+  const nowMs = async () => {
+    const [s, us] = await raw.time();
+    return Number(s) * 1000 + Math.floor(Number(us) / 1000);
+  };
+
+  test('a frozen Redis: one acquire waits for the timeout and counts in process, later ones do not wait, and after a thaw the slots are shared again', async () => {
+    const prefix = keyPrefix();
+    const link = await openRedis({ url: own.url, timeoutMs: 200 });
+    const l = await createConcurrencyLimiter({ limits, redis: link, keyPrefix: prefix });
+    try {
+      own.freeze();
+      const r1 = await l.acquire('model', who);
+      assert.equal(link.usable(), false);
+      const r2 = await l.acquire('model', who);
+      const over = await refusal(l.acquire('model', who));
+      assert.equal(
+        over.message,
+        'too many concurrent model requests for this API key (at most 2); retry when one ends',
+      );
+      own.thaw();
+      for (let i = 0; i < 200 && !link.usable(); i++) await new Promise((r) => setTimeout(r, 25));
+      r1();
+      r2();
+      const r3 = await l.acquire('model', who);
+      // The acquire that timed out was taken by Redis when it woke; the next heartbeat gives it back.
+      const leases = () => raw.zcard(`${prefix}:model:key:k`);
+      for (let i = 0; i < 100 && (await leases()) !== 1; i++) await new Promise((r) => setTimeout(r, 50));
+      assert.equal(await leases(), 1);
+      r3();
+    } finally {
+      own.thaw();
+      await l.close();
+      await link.close();
+    }
+  });
+
+  test('leases of a gateway whose heartbeat is late are named in the 429 with the time they end as Retry-After, and are dropped once it passes', async () => {
+    const prefix = keyPrefix();
+    const l = await createConcurrencyLimiter({ limits, redisUrl: own.url, keyPrefix: prefix, gatewayLeaseMs: 6000 });
+    try {
+      const now = await nowMs();
+      // A gateway silent for 4 s (its deadline 2 s away), holding the key's two model slots.
+      await raw.hset(`${prefix}:gateways`, 'ghost', now + 2000);
+      await raw.zadd(`${prefix}:model:key:k`, now + 60_000, 'ghost/1', now + 60_000, 'ghost/2');
+      // A live one (it beat a moment ago), holding another key's stream slot.
+      await raw.hset(`${prefix}:gateways`, 'live', now + 5900);
+      await raw.zadd(`${prefix}:stream:key:k2`, now + 60_000, 'live/1');
+      const silent = await refusal(l.acquire('model', who));
+      assert.deepEqual(errorBody(silent, { metadata: true }), {
+        error: {
+          code: 429,
+          message:
+            'too many concurrent model requests for this API key (at most 2); 2 of them are held by a gateway that stopped answering, freed within 2 s',
+          metadata: { reason: 'rate_limited', retryable: true },
+        },
+      });
+      assert.equal(silent.headers['retry-after'], '2');
+      const busy = await refusal(l.acquire('stream', { keyId: 'k2', accountId: 'acct2' }));
+      assert.equal(
+        busy.message,
+        'too many concurrent intern chat streams for this API key (at most 1); retry when one ends',
+      );
+      assert.equal(busy.headers['retry-after'], '1');
+      let release: (() => void) | null = null;
+      for (let i = 0; i < 100 && !release; i++) {
+        release = await l.acquire('model', who).catch(() => null);
+        if (!release) await new Promise((r) => setTimeout(r, 50));
+      }
+      assert.ok(release);
+      const left = await raw.zrange(`${prefix}:model:key:k`, '0', '-1');
+      assert.deepEqual([left.length, left.some((m) => m.startsWith('ghost/'))], [1, false]);
+    } finally {
+      await l.close();
+    }
+  });
+
+  test('a gateway that closes takes its leases and its heartbeat with it', async () => {
+    const prefix = keyPrefix();
+    const l = await createConcurrencyLimiter({ limits, redisUrl: own.url, keyPrefix: prefix });
+    await l.acquire('model', who);
+    assert.equal(await raw.hlen(`${prefix}:gateways`), 1);
+    await l.close();
+    assert.deepEqual([await raw.zcard(`${prefix}:model:key:k`), await raw.hlen(`${prefix}:gateways`)], [0, 0]);
+  });
 });

@@ -5,6 +5,7 @@
 // workspace, its presets or its credentials, and every gateway drops its routing configuration.
 // Without Redis each cache is trusted for its TTL in the other processes.
 import type { Logger } from '../../shared/log.ts';
+import { isTimeout, openRedis, type RedisLink } from '../store/redis.ts';
 
 const CHANNELS = {
   keys: 'cohort:keys:invalidate',
@@ -16,50 +17,62 @@ export type Topic = keyof typeof CHANNELS;
 const ALL = '*';
 
 export type InvalidationBus = {
-  /** Tells every subscribed process to drop one entry (a key hash, a workspace id), or all when null. */
+  /** Tells every subscribed process to drop one entry (a key hash, a workspace id), or all when null.
+   * Fails (within the Redis timeout) when Redis does not answer: the caches' TTLs bound the change's delay. */
   publish(topic: Topic, id: string | null): Promise<void>;
   /** Calls fn for each announcement of the topic (own ones included); also with null after a reconnect, when messages may have been missed. */
   subscribe(topic: Topic, fn: (id: string | null) => void): void;
   close(): Promise<void>;
 };
 
+/** Connects within twice `timeoutMs` or throws RedisUnreachable (store/redis.ts) saying so. */
 export async function connectInvalidationBus(opts: {
   redisUrl: string;
   log?: Logger;
   publishOnly?: boolean;
+  /** The gateway's Redis link to publish on; without it the bus opens its own. */
+  redis?: RedisLink;
+  timeoutMs?: number;
 }): Promise<InvalidationBus> {
-  // Loaded only with REDIS_URL, as in ratelimit.ts.
-  const { Redis } = await import('ioredis');
-  const redisOpts = { maxRetriesPerRequest: 2, lazyConnect: true };
-  const pub = new Redis(opts.redisUrl, redisOpts);
-  const sub = opts.publishOnly ? null : new Redis(opts.redisUrl, redisOpts);
+  const timeoutMs = opts.timeoutMs ?? opts.redis?.timeoutMs ?? 1_000;
+  const onError = (err: Error) => opts.log?.warn({ err }, 'invalidation channel: redis error');
+  const pub = opts.redis ?? (await openRedis({ url: opts.redisUrl, timeoutMs, onError }));
+  const ownPub = !opts.redis;
+  let sub: RedisLink | null = null;
+  try {
+    sub = opts.publishOnly ? null : await openRedis({ url: opts.redisUrl, timeoutMs, subscriber: true, onError });
+  } catch (err) {
+    if (ownPub) await pub.close();
+    throw err;
+  }
   const listeners: { topic: Topic; fn: (id: string | null) => void }[] = [];
   const emit = (topic: Topic | null, id: string | null) => {
     for (const l of listeners) if (topic === null || l.topic === topic) l.fn(id);
   };
   const topicOf = new Map(Object.entries(CHANNELS).map(([t, c]) => [c as string, t as Topic]));
-  for (const c of [pub, sub])
-    c?.on('error', (err: Error) => opts.log?.warn({ err }, 'invalidation channel: redis error'));
-  await pub.connect();
   if (sub) {
-    await sub.connect();
-    await sub.subscribe(...Object.values(CHANNELS));
-    sub.on('message', (channel: string, message: string) => {
+    await sub.client.subscribe(...Object.values(CHANNELS));
+    sub.client.on('message', (channel: string, message: string) => {
       const topic = topicOf.get(channel);
       if (topic) emit(topic, message === ALL ? null : message);
     });
     // attached after the first connect, so this fires only on reconnects
-    sub.on('ready', () => emit(null, null));
+    sub.client.on('ready', () => emit(null, null));
   }
   return {
     async publish(topic, id) {
-      await pub.publish(CHANNELS[topic], id ?? ALL);
+      if (!pub.usable()) throw new Error(`Redis is not answering (no reply within ${timeoutMs} ms, or not connected)`);
+      await pub.client.publish(CHANNELS[topic], id ?? ALL).catch((err: unknown) => {
+        pub.failed(err);
+        throw isTimeout(err) ? new Error(`Redis did not answer within ${timeoutMs} ms`) : err;
+      });
     },
     subscribe(topic, fn) {
       listeners.push({ topic, fn });
     },
     async close() {
-      await Promise.all([pub.quit(), sub?.quit()]);
+      await sub?.close();
+      if (ownPub) await pub.close();
     },
   };
 }

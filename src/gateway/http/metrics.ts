@@ -1,5 +1,6 @@
 // Prometheus metrics of one gateway (GET /metrics): requests by route and status, latency
-// histograms, open streams, interns by status and upstream errors by provider, plus the process's
+// histograms, open streams, interns by status, upstream errors by provider and the request log's
+// lost and waiting rows, plus the process's
 // own (memory, CPU, event loop). A registry per gateway, not prom-client's global one, so several
 // gateways in one process (tests) keep their counts apart. Routes are labelled by their pattern
 // (`/api/v1/interns/:id`), never the raw URL, so an id cannot grow the label set.
@@ -15,6 +16,9 @@ export type Metrics = {
   internWoken(seconds: number): void;
   internSlept(): void;
   wakeRefused(): void;
+  /** The request log (docs/failure-modes.md): rows lost for good, by reason, and a write the store did not take (retried). */
+  requestLogLost(reason: string, rows: number): void;
+  requestLogWriteError(): void;
   text(): Promise<string>;
   contentType: string;
 };
@@ -24,6 +28,7 @@ export function createMetrics(o: {
   internsByStatus: () => Promise<Record<string, number>>;
   internsByPower: () => Promise<Record<string, number>>;
   wakeQueue: () => { running: number; queued: number };
+  requestLogPending?: () => { memory: number; disk: number };
 }): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'cohort_' });
@@ -95,6 +100,28 @@ export function createMetrics(o: {
     help: 'Chats refused 503 busy because the wake queue was full',
     registers: [registry],
   });
+  const lostRows = new Counter({
+    name: 'cohort_request_log_lost_rows_total',
+    help: 'Request-log rows lost for good (each also logged by id), by reason: refused (the store refused a value), overflow (memory full, the disk refused the spill), shutdown (neither written nor spilled), unreadable (a spilled line)',
+    labelNames: ['reason'],
+    registers: [registry],
+  });
+  const writeErrors = new Counter({
+    name: 'cohort_request_log_write_errors_total',
+    help: 'Writes of a request-log batch the store did not take (the rows are kept and retried)',
+    registers: [registry],
+  });
+  new Gauge({
+    name: 'cohort_request_log_pending_rows',
+    help: 'Request-log rows not yet in the store: queued in memory, and spilled to the data dir',
+    labelNames: ['where'],
+    registers: [registry],
+    collect() {
+      const p = o.requestLogPending?.() ?? { memory: 0, disk: 0 };
+      this.set({ where: 'memory' }, p.memory);
+      this.set({ where: 'disk' }, p.disk);
+    },
+  });
   const upstream = new Counter({
     name: 'cohort_upstream_errors_total',
     help: 'Upstream attempts that failed at a provider (before a response started), by provider',
@@ -110,6 +137,8 @@ export function createMetrics(o: {
     internWoken: (seconds) => wakes.observe(seconds),
     internSlept: () => sleeps.inc(),
     wakeRefused: () => refused.inc(),
+    requestLogLost: (reason, rows) => lostRows.inc({ reason }, rows),
+    requestLogWriteError: () => writeErrors.inc(),
     text: () => registry.metrics(),
     contentType: registry.contentType,
   };

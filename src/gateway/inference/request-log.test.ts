@@ -6,7 +6,19 @@ import { openStore } from '../store/db.ts';
 import { migrate } from '../store/migrate.ts';
 import { createLogger } from '../../shared/log.ts';
 import { inferenceRequests, type InferenceRequestRow } from '../store/schema-inference.ts';
-import { columnArrays, createRequestLog, shouldStoreBodies } from './request-log.ts';
+import {
+  columnArrays,
+  createRequestLog,
+  isRowFault,
+  isStoreFull,
+  retryDelayMs,
+  shouldStoreBodies,
+} from './request-log.ts';
+import { spillRows } from './request-log-spill.ts';
+import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
 import { getTableColumns, sql } from 'drizzle-orm';
 
 const row = (over: Partial<InferenceRequestRow>): InferenceRequestRow => ({
@@ -165,17 +177,210 @@ for (const s of stores)
     await store.close();
   });
 
-test('a database that is gone loses the batch in one line, without a retry per row', async () => {
+/** A logger at `level` whose lines (parsed) the test reads. */
+function lines(level: 'warn' | 'info' = 'warn') {
+  const out: Record<string, unknown>[] = [];
+  const destination = new Writable({ write: (chunk, _enc, cb) => (out.push(JSON.parse(String(chunk))), cb()) });
+  return { out, log: createLogger({ level, destination }) };
+}
+const spillDir = () => join(mkdtempSync(join(tmpdir(), 'cohort-spill-')), 'request-log');
+const fast = { firstMs: 10, maxMs: 20 };
+
+test('a database that is gone: the rows are kept and retried (one line, not one a try), spilled at shutdown, and written from disk by the next log on a working store', async () => {
+  const dead = await openStore({});
+  await migrate(dead);
+  const { out, log } = lines();
+  const dir = spillDir();
+  const lostRows: [string, number][] = [];
+  const first = createRequestLog({
+    db: dead.db,
+    log,
+    spillDir: dir,
+    closeMs: 100,
+    retry: fast,
+    onLost: (r, n) => lostRows.push([r, n]),
+  });
+  await dead.close();
+  const rows = Array.from({ length: 10 }, (_, i) => row({ requestedModel: `m${i}` }));
+  for (const r of rows) first.add(r);
+  await first.flush(); // resolves once refused: the rows stay queued
+  assert.deepEqual(first.pending(), { memory: 10, disk: 0 });
+  await new Promise((r) => setTimeout(r, 100)); // several retries
+  await first.close();
+  assert.deepEqual(first.pending(), { memory: 0, disk: 0 });
+  assert.deepEqual(lostRows, []);
+  assert.deepEqual(
+    out.map((l) => [l.msg, l.rows]),
+    [
+      ['the store did not take the inference request log; its rows are kept and retried', 10],
+      [
+        'the store did not take the inference request log before shutdown; its rows wait on disk for the next start',
+        10,
+      ],
+    ],
+  );
+  assert.equal(readdirSync(dir).filter((f) => f.endsWith('.jsonl')).length, 1);
+
   const store = await openStore({});
   await migrate(store);
-  const { lines, log } = capture();
-  const requestLog = createRequestLog({ db: store.db, log });
+  const next = createRequestLog({ db: store.db, log: createLogger({ level: 'silent' }), spillDir: dir });
+  assert.deepEqual(next.pending(), { memory: 0, disk: 10 });
+  for (let i = 0; i < 100 && next.pending().disk; i++) await new Promise((r) => setTimeout(r, 20));
+  const stored = await store.db.select().from(inferenceRequests);
+  assert.deepEqual(stored.map((r) => r.id).sort(), rows.map((r) => r.id).sort());
+  assert.deepEqual(new Map(stored.map((r) => [r.id, r])).get(rows[3]!.id), rows[3]);
+  assert.deepEqual(readdirSync(dir), []);
+  await next.close();
   await store.close();
-  for (let i = 0; i < 10; i++) requestLog.add(row({}));
-  await requestLog.flush();
+});
+
+test('rows already in the store (a write whose answer was lost) are written once when replayed, and none is counted lost', async () => {
+  const store = await openStore({});
+  await migrate(store);
+  const dir = spillDir();
+  const rows = Array.from({ length: 6 }, () => row({}));
+  // The first three reached the store before the gateway stopped; all six were spilled.
+  const before = createRequestLog({ db: store.db, log: createLogger({ level: 'silent' }) });
+  for (const r of rows.slice(0, 3)) before.add(r);
+  await before.flush();
+  spillRows(dir, rows);
+  const lostRows: unknown[] = [];
+  const { out, log } = lines();
+  const replaying = createRequestLog({ db: store.db, log, spillDir: dir, onLost: (...a) => lostRows.push(a) });
+  for (let i = 0; i < 100 && replaying.pending().disk; i++) await new Promise((r) => setTimeout(r, 20));
+  const stored = await store.db.select({ id: inferenceRequests.id }).from(inferenceRequests);
+  assert.deepEqual(stored.map((r) => r.id).sort(), rows.map((r) => r.id).sort());
+  assert.deepEqual([lostRows, out], [[], []]);
+  await replaying.close();
+  await store.close();
+});
+
+test('rows neither the store nor the disk takes: kept up to twice the queue bound, then each one lost is counted and logged by id', async () => {
+  const dead = await openStore({});
+  await migrate(dead);
+  await dead.close();
+  // A file where the spill directory should be: the disk refuses every spill.
+  const blocked = join(mkdtempSync(join(tmpdir(), 'cohort-spill-')), 'file');
+  writeFileSync(blocked, '');
+  const lostRows: [string, number][] = [];
+  const { out, log } = lines();
+  const l = createRequestLog({
+    db: dead.db,
+    log,
+    spillDir: join(blocked, 'request-log'),
+    maxQueued: 4,
+    spillAfterMs: 0,
+    closeMs: 50,
+    retry: fast,
+    onLost: (r, n) => lostRows.push([r, n]),
+  });
+  const rows = Array.from({ length: 12 }, () => row({ requestBody: { content: 'private prompt' } }));
+  for (const r of rows.slice(0, 4)) l.add(r);
+  await l.flush();
+  await new Promise((r) => setTimeout(r, 60)); // a retry, and a spill the disk refuses
+  for (const r of rows.slice(4)) l.add(r);
+  assert.deepEqual(lostRows, [
+    ['overflow', 1],
+    ['overflow', 1],
+    ['overflow', 1],
+    ['overflow', 1],
+  ]);
+  await l.close();
+  assert.deepEqual(lostRows.at(-1), ['shutdown', 8]);
+  const lostIds = out.filter((o) => o.level === 50).flatMap((o) => o.ids as string[]);
+  assert.deepEqual(lostIds.sort(), rows.map((r) => r.id).sort());
   assert.deepEqual(
-    lines.map((l) => [JSON.parse(l).msg, JSON.parse(l).rows]),
-    [['could not write the inference request log', 10]],
+    out.filter((o) => o.level === 50).map((o) => o.msg),
+    [
+      ...Array(4).fill('the inference request log queue is full and the disk refused it; a row is lost'),
+      'could not write or spill the inference request log at shutdown; rows are lost',
+    ],
+  );
+  assert.doesNotMatch(JSON.stringify(out), /private/);
+});
+
+test('PostgreSQL: a batch whose connection is cut mid-write is written again, and every row is stored exactly once', {
+  skip: pgUrl ? false : 'DATABASE_URL is not set',
+}, async () => {
+  const schema = `log_${randomUUID().slice(0, 8)}`;
+  // Its connections named, so the cuts end only this test's backends.
+  const url = new URL(pgUrl!);
+  url.searchParams.set('application_name', schema);
+  const store = await openStore({ databaseUrl: url.href, pgSchema: schema, poolSize: 2 });
+  await migrate(store);
+  const admin = new pg.Client({ connectionString: pgUrl });
+  await admin.connect();
+  const { out, log } = lines('info');
+  const requestLog = createRequestLog({ db: store.db, log, retry: fast });
+  const rows: InferenceRequestRow[] = [];
+  const add = (n: number) => {
+    for (let i = 0; i < n; i++) rows.push(row({ requestedModel: `m${rows.length}` }));
+    for (const r of rows.slice(-n)) requestLog.add(r);
+  };
+  const until = async (what: () => Promise<boolean> | boolean) => {
+    for (let i = 0; i < 500 && !(await what()); i++) await new Promise((r) => setTimeout(r, 10));
+  };
+  try {
+    add(100);
+    await requestLog.flush();
+    for (let cut = 0; cut < 2; cut++) {
+      // A lock holds the next batch's insert in flight; its backend is then terminated under it.
+      await admin.query('begin');
+      await admin.query(`lock table ${schema}.inference_requests in access exclusive mode`);
+      add(200);
+      const flushed = requestLog.flush();
+      const waiting = async () =>
+        (
+          await admin.query(
+            "select pid from pg_stat_activity where application_name = $1 and wait_event_type = 'Lock'",
+            [schema],
+          )
+        ).rows as { pid: number }[];
+      await until(async () => (await waiting()).length > 0);
+      const [held] = await waiting();
+      assert.ok(held);
+      await admin.query('select pg_terminate_backend($1)', [held.pid]);
+      await admin.query('rollback');
+      await flushed;
+      await until(() => requestLog.pending().memory === 0);
+    }
+    add(100);
+    await requestLog.close();
+    const stored = await store.db.select({ id: inferenceRequests.id }).from(inferenceRequests);
+    assert.equal(stored.length, rows.length);
+    assert.deepEqual(new Set(stored.map((r) => r.id)), new Set(rows.map((r) => r.id)));
+    assert.deepEqual(
+      out.map((l) => [l.msg, l.code]),
+      [
+        ['the store did not take the inference request log; its rows are kept and retried', '57P01'],
+        ['the inference request log is written again', undefined],
+        ['the store did not take the inference request log; its rows are kept and retried', '57P01'],
+        ['the inference request log is written again', undefined],
+      ],
+    );
+  } finally {
+    await admin.query('rollback').catch(() => {});
+    await admin.end();
+    await store.db.execute(sql.raw(`drop schema ${schema} cascade`));
+    await store.close();
+  }
+});
+
+test('which failures are a row’s, which mean the store cannot write, and the waits between tries', () => {
+  const cases: [unknown, boolean, boolean][] = [
+    [{ code: '22P02' }, true, false],
+    [{ code: '23505' }, true, false],
+    [{ code: '53100' }, false, true],
+    [{ code: '58030' }, false, true],
+    [{ code: '57P01' }, false, false],
+    [new Error('could not extend file "base/5/1": No space left on device'), false, true],
+    [new Error('Connection terminated unexpectedly'), false, false],
+    [null, false, false],
+  ];
+  for (const [err, row, full] of cases) assert.deepEqual([isRowFault(err), isStoreFull(err)], [row, full], String(err));
+  assert.deepEqual(
+    [0, 1, 2, 3, 10].map((a) => retryDelayMs(a, { firstMs: 250, maxMs: 2000 })),
+    [250, 500, 1000, 2000, 2000],
   );
 });
 

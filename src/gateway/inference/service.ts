@@ -27,7 +27,7 @@ import type { Cancel, ChatChunk, ChatRequest, Completion, Usage } from './types.
 import { createRoutingConfig, type CredentialRow, type RoutingConfig } from './routing-config.ts';
 import { applyPreset, disabledToolIn, presetSlugOf, resolveRequest, type RequestBody } from './routing.ts';
 import { tryRoutes, type Route, type Served } from './attempts.ts';
-import { createRequestLog, shouldStoreBodies } from './request-log.ts';
+import { createRequestLog, shouldStoreBodies, type RequestLogOptions } from './request-log.ts';
 import { recordedStream, type Outcome, rowOf } from './record.ts';
 import type { InvalidationBus } from '../access/invalidation.ts';
 import { modelEntry, SCRIPTED, type ModelEntry } from './model-list.ts';
@@ -62,6 +62,8 @@ export type InferenceOptions = {
   priceTableFile?: string;
   /** With REDIS_URL: management writes in any gateway drop this one's routing cache too. */
   bus?: InvalidationBus;
+  /** Where request-log rows spill, their memory bound, and what is told of lost rows and failed writes. */
+  requestLog?: Omit<RequestLogOptions, 'db' | 'log'>;
   /** Told of each upstream attempt that failed at a provider (the metrics count them). */
   onUpstreamError?: (provider: string) => void;
 };
@@ -73,7 +75,7 @@ export function createInferenceService(opts: InferenceOptions) {
   const providers = providerTable(opts.providerEnv);
   const prices = loadPriceTable(opts.priceTableFile);
   const config: RoutingConfig = createRoutingConfig({ db: opts.db, ttlMs: opts.routingCacheMs });
-  const requestLog = createRequestLog({ db: opts.db, log: opts.log });
+  const requestLog = createRequestLog({ db: opts.db, log: opts.log, ...opts.requestLog });
   opts.bus?.subscribe('routing', () => config.invalidate());
 
   const usageOf = (u: Usage | null | undefined, served: Served): Usage => {
@@ -269,6 +271,9 @@ export function createInferenceService(opts: InferenceOptions) {
         );
     },
     flush: () => requestLog.flush(),
+    /** Why the store cannot take the request log now (for readiness), or null. */
+    requestLogFault: () => requestLog.writeFault(),
+    requestLogPending: () => requestLog.pending(),
     async close() {
       await requestLog.close();
       await registry.close();

@@ -2,7 +2,8 @@
 // agent) stopped, its files kept; its status stays `running` and the next chat wakes it, through
 // the wake queue. Every move is a compare-and-set on the intern's record (power.ts says which), so
 // gateways sharing a database never both put one intern to sleep or both start its daemon; a
-// gateway that dies half-way leaves a transition that the next chat takes over once it is stale.
+// gateway that dies half-way leaves a transition that the next chat takes over once that
+// gateway's lease on it has lapsed (leases.ts: seconds), or at the latest once it is stale.
 // Run state stays in the daemon (DESIGN principle 1): only the daemon can say it is idle, and once
 // it agreed to sleep it refuses new work, which the chat route retries on the woken daemon.
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -18,6 +19,7 @@ import { daemonTarget, notReady } from './chat.ts';
 import { askToHibernate, type DaemonTarget } from './daemon-client.ts';
 import { internWakeFailed, wakeQueueFull } from '../errors.ts';
 import { chatPlan } from './power.ts';
+import { withLease } from './leases.ts';
 import { createWakeQueue, WakeRefused, type WakeLimits } from './wake-queue.ts';
 
 export type FleetOptions = {
@@ -31,6 +33,11 @@ export type FleetOptions = {
   queue: WakeLimits;
   /** A transition older than this was left by a gateway that died: the next chat takes it over. */
   staleMs?: number;
+  /** This gateway's name on the leases of the moves it makes, and their length; sooner than
+   * `staleMs`, a move whose lease lapsed (its gateway died) is taken over by the next chat. */
+  lease?: { owner: string; ms: number };
+  /** Whether this gateway may judge others' leases now (leases.ts). */
+  judging?: () => boolean;
   onWake?: (seconds: number) => void;
   onSleep?: () => void;
   onWakeRefused?: () => void;
@@ -83,6 +90,7 @@ export function createFleet(o: FleetOptions): Fleet {
       from: ['running'],
       power: [row.power],
       powerAt: row.powerAt,
+      lease: o.lease,
       patch: { power: 'waking', powerAt: new Date() },
     });
     if (!claimed) return null;
@@ -100,6 +108,7 @@ export function createFleet(o: FleetOptions): Fleet {
         from: ['running'],
         power: ['waking'],
         powerAt: claimed.powerAt,
+        lease: null,
         patch: {
           status: 'failed',
           power: 'awake',
@@ -117,11 +126,13 @@ export function createFleet(o: FleetOptions): Fleet {
       from: ['running'],
       power: ['waking'],
       powerAt: claimed.powerAt,
+      lease: null,
       patch: { power: 'awake', powerAt: new Date(), hostname: started.hostname, daemonPid: started.pid },
     });
     if (!awake) {
-      // Suspended, deleted or provisioned meanwhile: what this wake started must not linger.
-      await provisioner.stop({ id: row.id, pid: started.pid });
+      // Suspended, deleted or provisioned meanwhile, or taken over: what this wake started, and
+      // only that, must not linger.
+      await provisioner.stop({ id: row.id, pid: started.pid, alone: true });
       return null;
     }
     o.onWake?.((performance.now() - t0) / 1000);
@@ -132,9 +143,11 @@ export function createFleet(o: FleetOptions): Fleet {
   async function wake(id: string, account: string, signal: AbortSignal): Promise<InternRow> {
     for (;;) {
       signal.throwIfAborted();
-      const row = await getInternById(db, id);
-      if (!row) throw internNotFound();
-      const plan = chatPlan(row, Date.now(), staleMs);
+      const read = await withLease(db, id);
+      if (!read) throw internNotFound();
+      const { leaseLapsed, ...row } = read;
+      // A lapsed lease is another gateway's only once this one may judge (after an outage, not at once).
+      const plan = chatPlan({ ...row, leaseLapsed: leaseLapsed && (o.judging?.() ?? false) }, Date.now(), staleMs);
       if (plan === 'relay') return row;
       if (plan === 'not_ready') throw notReady(row.status, row.id);
       if (plan === 'wait') {
@@ -180,6 +193,7 @@ export function createFleet(o: FleetOptions): Fleet {
       from: ['running'],
       power: ['awake'],
       hostname: row.hostname!,
+      lease: o.lease,
       patch: { power: 'sleeping', powerAt: new Date() },
     });
     if (!claimed) return; // another gateway's sweep, or a provision, suspend or delete, has it
@@ -189,6 +203,7 @@ export function createFleet(o: FleetOptions): Fleet {
       from: ['running'],
       power: ['sleeping'],
       powerAt: claimed.powerAt,
+      lease: null,
       patch: { power: 'asleep', powerAt: new Date(), hostname: null, daemonPid: null },
     });
     if (asleep) {

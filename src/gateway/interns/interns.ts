@@ -177,6 +177,8 @@ type Entry = { row: InternRow; expires: number; refreshing: boolean };
 const running = new WeakMap<Db, Map<string, Entry>>();
 const runningOf = (db: Db) => running.get(db) ?? running.set(db, new Map()).get(db)!;
 const forget = (db: Db, id: string) => void runningOf(db).delete(id);
+/** Drops a cached running intern: its record is about to change. */
+export const forgetRunning = forget;
 
 function remember(cache: Map<string, Entry>, row: InternRow): void {
   if (row.status !== 'running') return void cache.delete(row.id);
@@ -280,8 +282,12 @@ export type InternPatch = Partial<
   Pick<InternRow, 'status' | 'progress' | 'hostname' | 'lastFailureMessage' | 'daemonPid' | 'power' | 'powerAt'>
 >;
 
-/** Lifecycle writes; `from` (and `power`, `powerAt`: the power state and its date as last read)
- * guard against racing another gateway's transition. */
+/** `lease_until` a lease from now, by the database's clock (gateways' clocks do not matter). */
+export const leaseEnd = (ms: number) => sql`now() + ${ms} * interval '1 millisecond'`;
+
+/** Lifecycle writes; `from` (and `power`, `powerAt`: the power state and its date as last read;
+ * `leaseOwner`: the gateway holding the work, leases.ts) guard against racing another gateway's
+ * transition. `lease` takes the work's lease for a gateway (null: ends it). */
 export async function setInternState(
   db: Db,
   opts: {
@@ -291,11 +297,20 @@ export async function setInternState(
     hostname?: string;
     power?: InternPower[];
     powerAt?: Date | null;
+    leaseOwner?: string;
+    lease?: { owner: string; ms: number } | null;
   },
 ): Promise<InternRow | null> {
   forget(db, opts.id);
+  const lease =
+    opts.lease === undefined
+      ? {}
+      : opts.lease === null
+        ? { leaseOwner: null, leaseUntil: null }
+        : { leaseOwner: opts.lease.owner, leaseUntil: leaseEnd(opts.lease.ms) };
   const where = and(
     eq(interns.id, opts.id),
+    opts.leaseOwner === undefined ? undefined : eq(interns.leaseOwner, opts.leaseOwner),
     opts.from ? inArray(interns.status, opts.from) : undefined,
     opts.hostname === undefined ? undefined : eq(interns.hostname, opts.hostname),
     opts.power ? inArray(interns.power, opts.power) : undefined,
@@ -307,7 +322,7 @@ export async function setInternState(
   );
   const [row] = await db
     .update(interns)
-    .set({ ...opts.patch, updatedAt: new Date() })
+    .set({ ...opts.patch, ...lease, updatedAt: new Date() })
     .where(where)
     .returning();
   return row ?? null;

@@ -1,6 +1,10 @@
 // Intern lifecycle: provision (start the daemon through the provisioner, with progress steps),
 // suspend, delete, and re-adoption of daemons by a starting gateway. Transitions are guarded
 // by the status they start from, so gateways sharing a database do not undo each other's work.
+// A provision or a delete runs in the background of the gateway that accepted it, under a lease
+// on the intern's record that the gateway renews; when the gateway dies, another takes the work
+// over within seconds (leases.ts, docs/failure-modes.md).
+import { randomUUID } from 'node:crypto';
 import { eq } from 'drizzle-orm';
 import type { Db } from '../store/db.ts';
 import type { Logger } from '../../shared/log.ts';
@@ -13,15 +17,17 @@ import type { DaemonSpec, Provisioner } from './provisioner/index.ts';
 import { internDeleting } from '../errors.ts';
 import type { Catalogue } from './agent-catalogue.ts';
 import { deleteInternRow, getInternById, internsWithDaemons, openSecrets, setInternState } from './interns.ts';
+import { claimLapsed, keepLeases, takeoverOf, type LeaseKeeper } from './leases.ts';
 
 export const DEFAULT_INTERN_MODEL = 'local/scripted';
-const STALE_MS = 120_000;
+const QUEUED = { step_label: 'queued', step_number: 1, total_steps: 3 };
 
 export type InternLifecycle = {
   provision(row: InternRow): Promise<void>;
   suspend(row: InternRow): Promise<void>;
   destroy(row: InternRow): Promise<void>;
-  /** On gateway start: keep healthy daemons, mark the others. */
+  /** On gateway start: keep healthy daemons, mark the others; from then on, keep this gateway's
+   * leases and take over work whose gateway died. */
   readopt(): Promise<void>;
   /** A chat found nothing listening at the intern's address: if its health check fails too, the
    * daemon is gone, so the intern is marked `failed` (GET shows why) instead of staying `running`. */
@@ -34,6 +40,10 @@ export type InternLifecycle = {
   trackWake(id: string, wake: Promise<unknown>): void;
   /** Resolves when background work started by this process has finished. */
   idle(): Promise<void>;
+  /** Stops renewing leases and taking work over (at shutdown; work under way still finishes). */
+  close(): void;
+  /** Whether this gateway may take over others' lapsed leases now (leases.ts). */
+  judging(): boolean;
 };
 
 /** Thrown from a provision step when the intern is no longer provisioning (deleted or suspended). */
@@ -52,13 +62,19 @@ export function createInternLifecycle(opts: {
   log: Logger;
   agents: Catalogue;
   gatewayUrl?: string;
+  /** This gateway's name on the leases it holds, and their length (COHORT_GATEWAY_LEASE_MS). */
+  lease?: { owner: string; ms: number };
 }): InternLifecycle {
   const { db, provisioner, log } = opts;
+  const lease = opts.lease ?? { owner: randomUUID(), ms: 6_000 };
+  let keeper: LeaseKeeper | null = null;
   let gatewayUrl = opts.gatewayUrl ?? '';
   const tasks = new Set<Promise<void>>();
   const probing = new Set<string>();
   /** Provisions this process is running, by intern: a delete waits for its intern's to stop. */
   const provisioning = new Map<string, Promise<void>>();
+  /** Deletes this process is running. */
+  const deleting = new Set<string>();
   const wakes = new Map<string, Promise<unknown>>();
   const wakeOf = (id: string) => wakes.get(id)?.catch(() => {});
   const background = (name: string, id: string, fn: () => Promise<void>) => {
@@ -79,10 +95,15 @@ export function createInternLifecycle(opts: {
   }
 
   /** A provision whose intern was deleted or suspended meanwhile: what it started must not linger,
-   * and for a deleted intern neither may what it made (its directory, made again after the delete removed it). */
+   * and for a deleted intern neither may what it made (its directory, made again after the delete
+   * removed it). Taken over by another gateway (this one's lease lapsed), it stops only its own
+   * daemon: what runs besides is the other gateway's start. */
   async function abandon(id: string, pid: number | null) {
     const now = await getInternById(db, id);
-    if (!now || now.status === 'destroying' || now.status === 'destroy_failed') await provisioner.destroy({ id, pid });
+    if (now?.status === 'provisioning' && now.leaseOwner !== lease.owner) {
+      if (pid) await provisioner.stop({ id, pid, alone: true });
+    } else if (!now || now.status === 'destroying' || now.status === 'destroy_failed')
+      await provisioner.destroy({ id, pid });
     else await provisioner.stop({ id, pid });
   }
 
@@ -116,6 +137,7 @@ export function createInternLifecycle(opts: {
         const still = await setInternState(db, {
           id: row.id,
           from: ['provisioning'],
+          leaseOwner: lease.owner,
           patch: { progress: { step_label: s.label, step_number: s.number, total_steps: s.total } },
         });
         if (!still) throw new Superseded();
@@ -123,6 +145,8 @@ export function createInternLifecycle(opts: {
       const done = await setInternState(db, {
         id: row.id,
         from: ['provisioning'],
+        leaseOwner: lease.owner,
+        lease: null,
         patch: {
           status: 'running',
           progress: null,
@@ -138,10 +162,50 @@ export function createInternLifecycle(opts: {
       const failed = await setInternState(db, {
         id: row.id,
         from: ['provisioning'],
+        leaseOwner: lease.owner,
+        lease: null,
         patch: { status: 'failed', progress: null, hostname: null, daemonPid: null, lastFailureMessage: message(err) },
       });
       if (!failed) await abandon(row.id, null);
     }
+  }
+
+  /** Runs a provision in the background of this process. */
+  function startProvision(row: InternRow) {
+    const t = background('provision', row.id, () => runProvision(row));
+    provisioning.set(row.id, t);
+    void t.finally(() => provisioning.get(row.id) === t && provisioning.delete(row.id));
+  }
+
+  function startDestroy(row: InternRow) {
+    deleting.add(row.id);
+    void background('delete', row.id, () => runDestroy(row)).finally(() => deleting.delete(row.id));
+  }
+
+  /** Takes over held work whose gateway died (its lease lapsed), once: a provision starts again
+   * from the beginning, stopping what the dead gateway started; a delete runs again. */
+  async function takeOver(row: InternRow): Promise<boolean> {
+    const work = takeoverOf({
+      status: row.status,
+      runningHere: provisioning.has(row.id) || deleting.has(row.id),
+      judging: keeper?.judging() ?? false,
+    });
+    if (!work) return false;
+    const claimed = await claimLapsed(db, row, {
+      owner: lease.owner,
+      ms: lease.ms,
+      progress: work === 'provision' ? QUEUED : undefined,
+    });
+    if (!claimed) return false;
+    log.warn(
+      { intern: row.id, from: row.leaseOwner },
+      work === 'provision'
+        ? 'took over the provisioning of an intern whose gateway stopped'
+        : 'took over the deletion of an intern whose gateway stopped',
+    );
+    if (work === 'provision') startProvision(claimed);
+    else startDestroy(claimed);
+    return true;
   }
 
   async function runDestroy(row: InternRow) {
@@ -156,6 +220,7 @@ export function createInternLifecycle(opts: {
     } catch (err) {
       await setInternState(db, {
         id: row.id,
+        lease: null,
         patch: { status: 'destroy_failed', progress: null, lastFailureMessage: message(err) },
       });
     }
@@ -164,17 +229,15 @@ export function createInternLifecycle(opts: {
   return {
     async provision(row) {
       if (row.status === 'destroying' || row.status === 'destroy_failed') throw internDeleting();
-      if (row.status === 'provisioning') return;
-      const first = { step_label: 'queued', step_number: 1, total_steps: 3 };
+      // Under way in a live gateway: nothing to do. Its gateway died: this one starts it now.
+      if (row.status === 'provisioning') return void (await takeOver(row));
       const claimed = await setInternState(db, {
         id: row.id,
         from: [row.status],
-        patch: { status: 'provisioning', progress: first, lastFailureMessage: null },
+        lease,
+        patch: { status: 'provisioning', progress: QUEUED, lastFailureMessage: null },
       });
-      if (!claimed) return;
-      const t = background('provision', row.id, () => runProvision(claimed));
-      provisioning.set(row.id, t);
-      void t.finally(() => provisioning.get(row.id) === t && provisioning.delete(row.id));
+      if (claimed) startProvision(claimed);
     },
     async suspend(row) {
       if (row.status === 'destroying' || row.status === 'destroy_failed') throw internDeleting();
@@ -194,9 +257,10 @@ export function createInternLifecycle(opts: {
         const claimed = await setInternState(db, {
           id: r.id,
           from: [r.status],
+          lease,
           patch: { status: 'destroying', progress: null },
         });
-        if (claimed) return void background('delete', r.id, () => runDestroy(claimed));
+        if (claimed) return startDestroy(claimed);
         r = await getInternById(db, r.id);
       }
     },
@@ -204,15 +268,15 @@ export function createInternLifecycle(opts: {
       for (const row of await internsWithDaemons(db)) {
         // Asleep, it has no daemon to check; half-way to or from sleep, the next chat takes it over once stale.
         if (row.status === 'running' && row.power !== 'awake') continue;
-        const stale = Date.now() - row.updatedAt.getTime() > STALE_MS;
         if (row.status === 'running' && !row.hostname) {
           // Restored from a backup: it starts again on its files.
           const claimed = await setInternState(db, {
             id: row.id,
             from: ['running'],
-            patch: { status: 'provisioning', progress: { step_label: 'queued', step_number: 1, total_steps: 3 } },
+            lease,
+            patch: { status: 'provisioning', progress: QUEUED },
           });
-          if (claimed) background('provision', row.id, () => runProvision(claimed));
+          if (claimed) startProvision(claimed);
         } else if (row.status === 'running') {
           if (row.hostname && (await provisioner.healthy(row.hostname))) continue;
           log.warn({ intern: row.id }, 'intern daemon not reachable at gateway start; marked failed');
@@ -225,21 +289,19 @@ export function createInternLifecycle(opts: {
               lastFailureMessage: 'the daemon was not running when the gateway started; provision the intern again',
             },
           });
-        } else if (row.status === 'provisioning' && stale) {
-          await setInternState(db, {
-            id: row.id,
-            from: ['provisioning'],
-            patch: {
-              status: 'failed',
-              progress: null,
-              lastFailureMessage: 'provisioning was interrupted; provision the intern again',
-            },
-          });
-        } else if (row.status === 'destroying' && stale) {
-          const fresh = await getInternById(db, row.id);
-          if (fresh) background('delete', row.id, () => runDestroy(fresh));
         }
+        // Provisioning and deleting interns are held work: the lease keeper below takes over those
+        // whose gateway died, once this gateway has renewed its own leases for a whole lease.
       }
+      keeper ??= keepLeases({
+        db,
+        owner: lease.owner,
+        ms: lease.ms,
+        onLapsed: async (rows) => {
+          for (const r of rows) await takeOver(r);
+        },
+        onError: (err) => log.warn({ reason: message(err) }, 'could not renew intern leases; will try again'),
+      });
     },
     noticeRefused({ id, hostname }) {
       if (probing.has(id)) return;
@@ -287,5 +349,9 @@ export function createInternLifecycle(opts: {
     async idle() {
       while (tasks.size) await Promise.all([...tasks]);
     },
+    close() {
+      keeper?.close();
+    },
+    judging: () => keeper?.judging() ?? false,
   };
 }

@@ -25,6 +25,23 @@ const plans: [string, Partial<PowerRow>, ChatPlan][] = [
   ['waking, recently: wait', { power: 'waking', hostname: null, powerAt: fresh }, 'wait'],
   ['waking, stale: woken (taken over)', { power: 'waking', hostname: null, powerAt: old }, 'wake'],
   ['a transition without a date counts as stale', { power: 'waking', hostname: null, powerAt: null }, 'wake'],
+  [
+    'waking, recently, but its gateway’s lease lapsed (it died): woken at once',
+    { power: 'waking', hostname: null, powerAt: fresh, leaseLapsed: true },
+    'wake',
+  ],
+  [
+    'falling asleep, recently, its gateway’s lease lapsed: woken at once',
+    { power: 'sleeping', powerAt: fresh, leaseLapsed: true },
+    'wake',
+  ],
+  ['waking, its lease held: wait', { power: 'waking', hostname: null, powerAt: fresh, leaseLapsed: false }, 'wait'],
+  [
+    'asleep, whatever its lease: woken',
+    { power: 'asleep', hostname: null, powerAt: fresh, leaseLapsed: false },
+    'wake',
+  ],
+  ['awake, a lapsed lease changes nothing', { leaseLapsed: true }, 'relay'],
 ];
 for (const [name, r, want] of plans) test(`chat plan: ${name}`, () => assert.equal(chatPlan(row(r), NOW, STALE), want));
 

@@ -4,13 +4,20 @@
 // May import: store/schema-interns.ts (types only).
 import type { InternPower, InternProgress, InternStatus } from '../store/schema-interns.ts';
 
-export type PowerRow = { status: InternStatus; power: InternPower; powerAt: Date | null; hostname: string | null };
+export type PowerRow = {
+  status: InternStatus;
+  power: InternPower;
+  powerAt: Date | null;
+  hostname: string | null;
+  /** The lease of the gateway moving it has lapsed (leases.ts): that gateway died. */
+  leaseLapsed?: boolean;
+};
 
 /**
  * What a chat request does with an intern, by its record:
  * - `relay`: its daemon is up at `hostname`;
- * - `wake`: it sleeps, or a gateway died half-way through putting it to sleep or waking it (the
- *   transition is older than `staleMs`): claim the wake and start its daemon;
+ * - `wake`: it sleeps, or a gateway died half-way through putting it to sleep or waking it (its
+ *   lease on the move lapsed, or the move is older than `staleMs`): claim the wake and start its daemon;
  * - `wait`: another gateway is putting it to sleep or waking it: read the record again shortly;
  * - `not_ready`: it is not running (the status says why), or running without an address
  *   (restored from a backup, about to be provisioned again).
@@ -26,7 +33,7 @@ export function chatPlan(row: PowerRow, now: number, staleMs: number): ChatPlan 
       return 'wake';
     case 'sleeping':
     case 'waking':
-      return stale(row, now, staleMs) ? 'wake' : 'wait';
+      return row.leaseLapsed || stale(row, now, staleMs) ? 'wake' : 'wait';
   }
 }
 

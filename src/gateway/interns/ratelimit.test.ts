@@ -9,6 +9,8 @@ import { type ApiError, errorBody } from '../errors.ts';
 import { startTestGateway, type TestGateway } from '../../../test/helpers/gateway.ts';
 import { setInternState } from './interns.ts';
 import { createKey } from '../access/identity-store.ts';
+import { openRedis } from '../store/redis.ts';
+import { redisServerMissing, startOwnRedis } from '../../../test/helpers/redis-server.ts';
 
 const redisUrl = process.env.REDIS_URL;
 if (!redisUrl) process.stderr.write('# Redis rate-limit variant skipped: REDIS_URL is not set\n');
@@ -46,6 +48,32 @@ describe('turn rate limiter', () => {
     assert.equal((await refusal(b.consume('org'))).status, 429);
     await a.close();
     await b.close();
+  });
+});
+
+describe('turn rate limiter and a frozen Redis', { skip: redisServerMissing ?? false }, () => {
+  test('the first turn waits for one timeout, then turns count in process until Redis answers again', async () => {
+    const own = await startOwnRedis();
+    const link = await openRedis({ url: own.url, timeoutMs: 200 });
+    const l = await createTurnLimiter({ perMinute: 2, redis: link, keyPrefix: 'cohort:test:turns' });
+    try {
+      await l.consume('org'); // in Redis
+      own.freeze();
+      await l.consume('org'); // times out: counted here
+      assert.equal(link.usable(), false);
+      await l.consume('org'); // here at once
+      // In process the subject has had two turns: the limit holds there too.
+      assert.equal((await refusal(l.consume('org'))).status, 429);
+      own.thaw();
+      for (let i = 0; i < 200 && !link.usable(); i++) await new Promise((r) => setTimeout(r, 25));
+      // Redis counts again: its count is one, and the turn sent while it was frozen reached it on waking.
+      await refusal(l.consume('org'));
+    } finally {
+      own.thaw();
+      await l.close();
+      await link.close();
+      await own.stop();
+    }
   });
 });
 

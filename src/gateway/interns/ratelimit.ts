@@ -1,9 +1,10 @@
 // Turn rate limits (SPEC §5 rule 5, §7 `429 rate_limited`): turns started per minute by the user
 // or organization a key acts as. In-process counters by default; in Redis with REDIS_URL so
-// several gateways share them (falling back to in-process counters while Redis is down).
-import type { Redis } from 'ioredis';
-import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
+// several gateways share them, falling back to in-process counters while Redis is down or hung
+// (docs/failure-modes.md): a Redis that does not answer costs a turn at most one command timeout.
+import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import { turnsLimited } from '../errors.ts';
+import { openRedis, type RedisLink } from '../store/redis.ts';
 
 export type TurnLimiter = {
   /** Counts one turn for the subject; throws `429 rate_limited` with Retry-After when over the limit. */
@@ -13,31 +14,41 @@ export type TurnLimiter = {
 
 export async function createTurnLimiter(opts: {
   perMinute: number;
+  /** The gateway's Redis link; or `redisUrl`, for a connection of the limiter's own. */
+  redis?: RedisLink;
   redisUrl?: string;
   keyPrefix?: string;
 }): Promise<TurnLimiter> {
   const base = { points: opts.perMinute, duration: 60, keyPrefix: opts.keyPrefix ?? 'cohort:turns' };
   const memory = new RateLimiterMemory(base);
-  let redis: Redis | null = null;
-  let limiter: RateLimiterAbstract = memory;
-  if (opts.redisUrl) {
-    // Loaded only with REDIS_URL: a gateway without it does not carry the client (about 2 MB of heap).
-    const { Redis: Client } = await import('ioredis');
-    redis = new Client(opts.redisUrl, { maxRetriesPerRequest: 1, connectTimeout: 2_000 });
-    redis.on('error', () => {}); // the insurance limiter covers outages; ioredis reconnects by itself
-    limiter = new RateLimiterRedis({ ...base, storeClient: redis, insuranceLimiter: memory });
-  }
+  const own = !opts.redis && !!opts.redisUrl;
+  const link = opts.redis ?? (opts.redisUrl ? await openRedis({ url: opts.redisUrl, timeoutMs: 1_000 }) : null);
+  const shared = link ? new RateLimiterRedis({ ...base, storeClient: link.client }) : null;
+  const over = (res: unknown) => {
+    if (res instanceof RateLimiterRes) return turnsLimited(Math.max(1, Math.ceil(res.msBeforeNext / 1000)));
+    return null;
+  };
   return {
     async consume(subjectId) {
       try {
-        await limiter.consume(subjectId);
+        if (!shared || !link!.usable()) {
+          await memory.consume(subjectId);
+          return;
+        }
+        try {
+          await shared.consume(subjectId);
+        } catch (err) {
+          if (err instanceof RateLimiterRes) throw err;
+          // Redis failed or did not answer: this turn, and the next while it is hung, count here.
+          link!.failed(err);
+          await memory.consume(subjectId);
+        }
       } catch (res) {
-        if (res instanceof RateLimiterRes) throw turnsLimited(Math.max(1, Math.ceil(res.msBeforeNext / 1000)));
-        throw res;
+        throw over(res) ?? res;
       }
     },
     async close() {
-      if (redis) redis.disconnect();
+      if (own) await link!.close();
     },
   };
 }

@@ -40,6 +40,13 @@ export type StoreOptions = {
   /** PostgreSQL schema to use (created if missing); lets tests share one database. */
   pgSchema?: string;
   poolSize?: number;
+  /**
+   * PostgreSQL: the longest a query, or the wait for a connection, may take before it fails
+   * (pg's own query_timeout and connectionTimeoutMillis; docs/failure-modes.md). Migrations and
+   * snapshots are exempt: they may rightly take long. Absent: no bound. PGlite runs in this
+   * process and has none.
+   */
+  timeoutMs?: number;
   /** Where a lost PostgreSQL connection is reported (a warn line); without it, it is replaced silently. */
   log?: Logger;
   /**
@@ -127,6 +134,7 @@ async function openPostgres(url: string, opts: StoreOptions): Promise<Store> {
     max: opts.poolSize ?? 10,
     // How its connections show in pg_stat_activity, unless the URL names its own application_name.
     fallback_application_name: 'cohort',
+    ...(opts.timeoutMs ? { connectionTimeoutMillis: opts.timeoutMs, query_timeout: opts.timeoutMs } : {}),
     ...(schemaName ? { options: `-c search_path=${schemaName}` } : {}),
   });
   reportLostConnections(pool, opts.log);
@@ -142,9 +150,9 @@ async function openPostgres(url: string, opts: StoreOptions): Promise<Store> {
       const c = await pool.connect();
       try {
         await c.query('begin');
-        await c.query(`select pg_advisory_xact_lock(${LOCK_ID})`);
+        await c.query(unbounded(`select pg_advisory_xact_lock(${LOCK_ID})`));
         await fn(async (sql) => {
-          const res = (await c.query(sql)) as pg.QueryResult | pg.QueryResult[];
+          const res = (await c.query(unbounded(sql))) as pg.QueryResult | pg.QueryResult[];
           return (Array.isArray(res) ? res : [res]).flatMap((r) => r.rows);
         });
         await c.query('commit');
@@ -159,7 +167,7 @@ async function openPostgres(url: string, opts: StoreOptions): Promise<Store> {
       const c = await pool.connect();
       try {
         await c.query('begin isolation level repeatable read read only');
-        const out = await fn(async (sql) => (await c.query(sql)).rows as Record<string, unknown>[]);
+        const out = await fn(async (sql) => (await c.query(unbounded(sql))).rows as Record<string, unknown>[]);
         await c.query('commit');
         return out;
       } catch (err) {
@@ -172,6 +180,10 @@ async function openPostgres(url: string, opts: StoreOptions): Promise<Store> {
     close: () => pool.end(),
   };
 }
+
+/** A query without the pool's bound: pg takes a query's own query_timeout over the pool's, and
+ * 0 would mean the pool's, so the longest a timer can wait (about 24 days) stands for none. */
+const unbounded = (text: string) => ({ text, query_timeout: 2 ** 31 - 1 });
 
 /**
  * A connection dies when PostgreSQL restarts, an operator terminates its backend or the network

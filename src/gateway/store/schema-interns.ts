@@ -41,6 +41,9 @@ export const interns = pgTable('interns', {
   daemonPid: integer('daemon_pid'),
   power: text('power').$type<InternPower>().notNull().default('awake'),
   powerAt: ts('power_at'),
+  /** The gateway provisioning or deleting the intern, and until when its lease holds (migrations/0008). */
+  leaseOwner: text('lease_owner'),
+  leaseUntil: ts('lease_until'),
   idempotencyKey: text('idempotency_key'),
   idempotencyHash: text('idempotency_hash'),
   createdAt: ts('created_at').notNull().defaultNow(),

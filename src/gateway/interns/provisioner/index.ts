@@ -27,8 +27,10 @@ export type Step = { label: string; number: number; total: number };
 
 export type Provisioner = {
   start(spec: DaemonSpec, onStep: (s: Step) => Promise<void>): Promise<DaemonHandle>;
-  /** Stops the daemon (and its agent); its directory stays. */
-  stop(intern: { id: string; pid: number | null }): Promise<void>;
+  /** Stops the daemon (and its agent); its directory stays. Besides `pid`, whatever was recorded
+   * as started for the intern (a start that a dead gateway left), unless `alone`: a start that
+   * lost the intern to another gateway stops only its own process, not the other's. */
+  stop(intern: { id: string; pid: number | null; alone?: boolean }): Promise<void>;
   /** Stops the daemon and removes everything it kept. */
   destroy(intern: { id: string; pid: number | null }): Promise<void>;
   healthy(hostname: string): Promise<boolean>;

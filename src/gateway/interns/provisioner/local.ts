@@ -262,8 +262,26 @@ export function createLocalProvisioner(opts: LocalProvisionerOptions): Provision
     rmSync(spareFileOf(id), { force: true });
   }
 
-  async function stop(intern: { id: string; pid: number | null }) {
-    await kill(intern.pid, dirsOf(intern.id));
+  /** Where a cold start records its launcher, before it waits for the daemon: a gateway that
+   * dies during the start leaves it there for the one that takes the provision over. */
+  const launcherFileOf = (id: string) => join(dirOf(id), 'launcher.pid');
+
+  /** The launchers recorded for the intern: its cold start's, and its spare's. */
+  function recordedPids(id: string): number[] {
+    const files = [launcherFileOf(id), ...(spareOf(id) ? [join(spareOf(id)!, 'pid')] : [])];
+    return files.flatMap((f) => {
+      try {
+        const pid = Number(readFileSync(f, 'utf8'));
+        return pid > 0 ? [pid] : [];
+      } catch {
+        return [];
+      }
+    });
+  }
+
+  async function stop(intern: { id: string; pid: number | null; alone?: boolean }) {
+    const pids = new Set([intern.pid, ...(intern.alone ? [] : recordedPids(intern.id))]);
+    for (const pid of pids) await kill(pid, dirsOf(intern.id));
     releaseSpare(intern.id);
   }
 
@@ -434,7 +452,8 @@ export function createLocalProvisioner(opts: LocalProvisionerOptions): Provision
       if (!(await daemonHealthy(address, 5_000))) throw new Error('the daemon did not answer its health check');
       return { hostname: address, pid: spare.pid };
     } catch (err) {
-      await stop({ id: spec.internId, pid: spare.pid });
+      // Only its own: a start that lost its intern to another gateway must not stop that one's.
+      await stop({ id: spec.internId, pid: spare.pid, alone: true });
       throw err;
     }
   }
@@ -492,6 +511,7 @@ export function createLocalProvisioner(opts: LocalProvisionerOptions): Provision
         ...(iso.enabled ? { filter: runtimeFilter } : {}),
       });
       stdin.end(`${spec.secret}\n`);
+      writeFileSync(launcherFileOf(spec.internId), String(pid), { mode: 0o600 });
       try {
         const reported = await waitForLine({
           logFile,
@@ -506,7 +526,7 @@ export function createLocalProvisioner(opts: LocalProvisionerOptions): Provision
         if (!(await daemonHealthy(address, 5_000))) throw new Error('the daemon did not answer its health check');
         return { hostname: address, pid };
       } catch (err) {
-        await stop({ id: spec.internId, pid });
+        await stop({ id: spec.internId, pid, alone: true });
         throw err;
       }
     },
