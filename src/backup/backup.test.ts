@@ -105,8 +105,11 @@ describe('backup and restore', { skip: noSandbox }, () => {
       session_id: 'during',
       messages: [{ role: 'user', content: '/say during\n/sleep 800\n/say backup' }],
     });
+    // What a run cut off (a crash, a full disk) left behind is replaced by the next run to FILE.
+    writeFileSync(`${archive}.partial`, 'a run cut off');
     const r = await cohort(['backup', archive, '--data-dir', src.gw.dataDir]);
     assert.equal(r.code, 0, r.err);
+    assert.equal(existsSync(`${archive}.partial`), false);
     const summary = JSON.parse(r.out);
     assert.equal(summary.interns, 1);
     assert.ok(summary.intern_files >= 2, "the intern's session files are in it");
