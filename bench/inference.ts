@@ -9,7 +9,7 @@
 // BENCH_SECTIONS (compare,slowloris; both by default) picks sections. BENCH_NODE_ARGS adds node
 // flags to cohort's processes. BENCH_COHORT_BASELINE (another build's dist/main.js) runs that
 // build as `cohort (baseline)` beside this one, taking turns in the same runs: an A/B of a change.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, existsSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { load, type LoadResult } from './load.ts';
+import { load, WRK, type LoadResult } from './load.ts';
 import { BUILT_MAIN, ensureBuilt } from '../test/helpers/gateway-process.ts';
 
 const DURATION = Number(process.env.BENCH_DURATION_MS ?? 2000);
@@ -70,6 +70,17 @@ function rssMb(child: ChildProcess | null): string {
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+const CLOCK_TICKS = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+/** CPU time a process (all its threads) has used, in µs. */
+function cpuUs(child: ChildProcess | null): number {
+  if (!child?.pid) return Number.NaN;
+  const f = readFileSync(`/proc/${child.pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return ((Number(f[11]) + Number(f[12])) * 1e6) / CLOCK_TICKS;
+}
+
+/** The issue's budget for the gateway's own work: CPU per request at most this many times the raw proxy's. */
+const CPU_BUDGET = 1.3;
 
 type Target = { name: string; url: string; headers: Record<string, string>; model: string; child: ChildProcess | null };
 
@@ -168,23 +179,27 @@ async function main() {
     },
   ];
 
-  const rows: { stream: boolean; conns: number; target: Target; r: LoadResult; rss: string }[] = [];
+  const rows: { stream: boolean; conns: number; target: Target; r: LoadResult & { cpu: number }; rss: string }[] = [];
   if (SECTIONS.has('slowloris')) await slowlorisSection(targets.find((t) => t.name === 'cohort')!, cohortPort);
   if (!SECTIONS.has('compare')) return;
   for (const stream of [false, true]) {
     for (const conns of CONNECTIONS) {
-      const run = (target: Target, durationMs: number) =>
-        load({
+      /** One run, and the CPU its server used per request served. */
+      const run = async (target: Target, durationMs: number) => {
+        const before = cpuUs(target.child);
+        const r = await load({
           url: target.url,
           headers: target.headers,
           body: JSON.stringify({ model: target.model, stream, messages: [{ role: 'user', content: 'Say hello' }] }),
           connections: conns,
           durationMs,
         });
+        return { ...r, cpu: (cpuUs(target.child) - before) / r.requests };
+      };
       for (const target of targets)
         await run(target, target.name.startsWith('cohort') && conns === CONNECTIONS[0] ? 3000 : 500);
       // Targets take turns within each repetition, so a burst of load from elsewhere on the machine hits all of them alike.
-      const runs = new Map<Target, LoadResult[]>(targets.map((t) => [t, []]));
+      const runs = new Map<Target, (LoadResult & { cpu: number })[]>(targets.map((t) => [t, []]));
       for (let i = 0; i < REPEAT; i++)
         for (const target of targets) runs.get(target)!.push(await run(target, DURATION));
       for (const target of targets) {
@@ -194,6 +209,8 @@ async function main() {
           p50: median(rs.map((x) => x.p50)),
           p99: median(rs.map((x) => x.p99)),
           errors: rs.reduce((n, x) => n + x.errors, 0),
+          requests: rs.reduce((n, x) => n + x.requests, 0),
+          cpu: median(rs.map((x) => x.cpu)),
         };
         rows.push({ stream, conns, target, r, rss: rssMb(target.child) });
         process.stderr.write(`${stream ? 'stream' : 'json'} c=${conns} ${target.name}: ${r.rps.toFixed(0)} req/s\n`);
@@ -202,28 +219,34 @@ async function main() {
   }
 
   console.log(
-    `\nMedians of ${REPEAT} runs of ${DURATION} ms each; loopback upstream answering at once; ${CONNECTIONS.join('/')} connections.\n`,
+    `\nMedians of ${REPEAT} runs of ${DURATION} ms each, load by ${WRK ? 'wrk (one thread)' : "a Node generator in the benchmark's process"}; loopback upstream answering at once; ${CONNECTIONS.join('/')} connections; CPU: the server process's user and system time (all its threads) per request served.\n`,
   );
-  console.log('| mode | conns | target | req/s | p50 ms | p99 ms | gateway RSS MB | errors |');
-  console.log('|---|---:|---|---:|---:|---:|---:|---:|');
+  console.log('| mode | conns | target | req/s | p50 ms | p99 ms | CPU µs per request | gateway RSS MB | errors |');
+  console.log('|---|---:|---|---:|---:|---:|---:|---:|---:|');
   for (const { stream, conns, target, r, rss } of rows) {
     console.log(
-      `| ${stream ? 'stream' : 'json'} | ${conns} | ${target.name} | ${r.rps.toFixed(0)} | ${r.p50.toFixed(3)} | ${r.p99.toFixed(3)} | ${rss} | ${r.errors} |`,
+      `| ${stream ? 'stream' : 'json'} | ${conns} | ${target.name} | ${r.rps.toFixed(0)} | ${r.p50.toFixed(3)} | ${r.p99.toFixed(3)} | ${Number.isNaN(r.cpu) ? '–' : r.cpu.toFixed(0)} | ${rss} | ${r.errors} |`,
     );
   }
   console.log(
-    '\n| mode | conns | gateway | ÷ raw proxy req/s | ÷ portkey req/s | p99 vs portkey ms | p50 added over direct ms |',
+    '\n| mode | conns | gateway | ÷ raw proxy req/s | p99 ÷ raw proxy | CPU per request ÷ raw proxy | ÷ portkey req/s | p99 vs portkey ms | p50 added over direct ms |',
   );
-  console.log('|---|---:|---|---:|---:|---:|---:|');
+  console.log('|---|---:|---|---:|---:|---:|---:|---:|---:|');
   for (const stream of [false, true]) {
     for (const conns of CONNECTIONS) {
       const get = (name: string) =>
         rows.find((x) => x.stream === stream && x.conns === conns && x.target.name === name)!.r;
-      const [d, p, k] = ['direct', 'raw proxy', 'portkey'].map(get) as [LoadResult, LoadResult, LoadResult];
+      const [d, p, k] = ['direct', 'raw proxy', 'portkey'].map(get) as [
+        LoadResult,
+        LoadResult & { cpu: number },
+        LoadResult,
+      ];
       for (const name of targets.map((t) => t.name).filter((n) => n.startsWith('cohort'))) {
         const c = get(name);
+        const cpu = c.cpu / p.cpu;
+        if (cpu > CPU_BUDGET) overBudget.push(`${stream ? 'stream' : 'json'} at ${conns}: ${name} ${cpu.toFixed(2)}×`);
         console.log(
-          `| ${stream ? 'stream' : 'json'} | ${conns} | ${name} | ${(c.rps / p.rps).toFixed(2)} | ${(c.rps / k.rps).toFixed(2)} | ${c.p99.toFixed(2)} vs ${k.p99.toFixed(2)} | ${(c.p50 - d.p50).toFixed(3)} |`,
+          `| ${stream ? 'stream' : 'json'} | ${conns} | ${name} | ${(c.rps / p.rps).toFixed(2)} | ${(c.p99 / p.p99).toFixed(2)} | ${cpu.toFixed(2)} | ${(c.rps / k.rps).toFixed(2)} | ${c.p99.toFixed(2)} vs ${k.p99.toFixed(2)} | ${(c.p50 - d.p50).toFixed(3)} |`,
         );
       }
     }
@@ -293,12 +316,21 @@ async function slowlorisSection(target: Target, port: number) {
 }
 
 const dataDirs: string[] = [];
+/** Rows whose CPU per request passed the budget: the summary fails (exit 1) when there are any. */
+const overBudget: string[] = [];
 const pgUrl = process.env.DATABASE_URL;
 const pgSchema = `bench_${randomBytes(4).toString('hex')}`;
 if (!pgUrl) process.stderr.write('cohort on PostgreSQL skipped: DATABASE_URL is not set\n');
 ensureBuilt();
 try {
   await main();
+  if (SECTIONS.has('compare'))
+    console.log(
+      overBudget.length
+        ? `\nCPU budget (at most ${CPU_BUDGET}× the raw proxy's CPU per request): FAILED in ${overBudget.join('; ')}`
+        : `\nCPU budget (at most ${CPU_BUDGET}× the raw proxy's CPU per request): met in every row`,
+    );
+  if (overBudget.length) process.exitCode = 1;
 } finally {
   for (const c of children) c.kill('SIGTERM');
   await Promise.all(children.map((c) => (c.exitCode === null ? new Promise((r) => c.once('exit', r)) : null)));
