@@ -7,6 +7,7 @@ import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import {
+  chmodSync,
   copyFileSync,
   mkdirSync,
   mkdtempSync,
@@ -162,9 +163,12 @@ describe('backup against a hostile tenant', { skip: noSandbox }, () => {
     assert.ok(summary.intern_files > 0, "the other interns' files are in it");
 
     const target = mkdtempSync(join(scratch, 'restored-'));
+    // Made by hand to hold the master key, as the docs say, with a usual umask.
+    chmodSync(target, 0o755);
     copyFileSync(join(f.gw.dataDir, 'master.key'), join(target, 'master.key'));
     const back = await cohort(['restore', file, '--data-dir', target]);
     assert.equal(back.code, 0, back.err);
+    assert.equal(statSync(target).mode & 0o777, 0o700);
     // Every file and folder the restore wrote is the operator's alone, from the first byte.
     const loose = readdirSync(target, { recursive: true, withFileTypes: true })
       .map((e) => ({ path: join(e.parentPath, e.name), dir: e.isDirectory() }))

@@ -9,6 +9,7 @@
 // May import: the gateway's store, provisioner and crypto, ./*, node built-ins and npm packages (tar).
 import { createHash, randomBytes } from 'node:crypto';
 import {
+  chmodSync,
   createReadStream,
   existsSync,
   mkdirSync,
@@ -181,6 +182,8 @@ export async function restoreBackup(file: string, t: RestoreTarget): Promise<Man
   if (t.internFiles && existsSync(internsDir) && readdirSync(internsDir).length)
     throw new BackupRefused(`the target data dir already has interns (${internsDir}); restore into an empty data dir`);
   mkdirSync(t.dataDir, { recursive: true, mode: 0o700 });
+  // A data dir made beforehand (to hold the master key) is the operator's alone before anything goes in.
+  chmodSync(t.dataDir, 0o700);
   const dir = join(t.dataDir, `.restore-${randomBytes(6).toString('hex')}`);
   try {
     await unpack(file, dir, { trees });
