@@ -1,6 +1,6 @@
 // Runs every *.test.ts under src/ and console/ (unit tests, beside their modules) and test/ (end-to-end scenarios) with node's test runner (Node 20 has no glob for --test).
 // Extra arguments are passed through, e.g. `npm test -- --test-name-pattern=workspace`; the whole
-// suite (no file arguments) is preceded by `biome ci` (format and lint).
+// suite (no file arguments) is preceded by `biome ci` (format and lint) and the type check.
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
@@ -20,6 +20,14 @@ const whole = !args.some((a) => !a.startsWith('-'));
 if (whole) {
   const biome = spawnSync(process.execPath, ['node_modules/@biomejs/biome/bin/biome', 'ci', '.'], { stdio: 'inherit' });
   if (biome.status !== 0) process.exit(biome.status ?? 1);
+  // Then the type check of everything the project ships and runs: src, test, bench, scripts and
+  // bin (tsconfig.json), and the console (its own tsconfig): CI otherwise ran tests that a type
+  // error in a helper or a benchmark would not stop.
+  const tsc = join('node_modules', 'typescript', 'bin', 'tsc');
+  for (const project of ['tsconfig.json', 'console/tsconfig.json']) {
+    const checked = spawnSync(process.execPath, [tsc, '--noEmit', '-p', project], { stdio: 'inherit' });
+    if (checked.status !== 0) process.exit(checked.status ?? 1);
+  }
 }
 const files = whole ? [...find('src'), ...find('console'), ...find('test')].sort() : [];
 const result = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=2', ...args, ...files], {
