@@ -99,7 +99,7 @@ export function toolEntries(body: Body): ToolEntry[] {
       out.set(t.type as ServerToolType, {
         type: t.type as ServerToolType,
         config: t.parameters ?? {},
-        field: `tools.${i}.parameters`,
+        field: `tools.${i}`,
       });
   });
   body.plugins?.forEach((p, i) => {

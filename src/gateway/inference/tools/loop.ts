@@ -73,16 +73,19 @@ export function planLoop(o: {
 }): LoopPlan {
   const tools = new Map<string, Offered>();
   const entries = toolEntries({ tools: o.rawTools, plugins: o.body.plugins as never });
+  /** Where a setting of an entry is: `tools.0.parameters.model`, `plugins.1.model`. */
+  const at = (field: string, name: string) =>
+    field.startsWith('tools') ? `${field}.parameters.${name}` : `${field}.${name}`;
   const check = (type: ServerToolType, field: string, raw: unknown): unknown => {
     if (o.workspace.disabled.includes(type)) throw serverToolDisabled(type);
     if (o.env.off.includes(type))
       throw refusal(type, field, 'turned off on this gateway by its operator (COHORT_SERVER_TOOLS_OFF)');
     const tool = TOOLS[type];
     const parsed = tool.config.safeParse(raw ?? {});
-    if (!parsed.success)
-      throw invalidRequest(
-        `${field}.${parsed.error.issues[0]!.path.join('.')}: ${parsed.error.issues[0]!.message}`.replace(/\.:/, ':'),
-      );
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0]!;
+      throw invalidRequest(`${at(field, issue.path.join('.')).replace(/\.$/, '')}: ${issue.message}`);
+    }
     const why = tool.unconfigured?.({ env: o.env, config: parsed.data, workspace: o.workspace });
     if (why) throw refusal(type, field, why);
     return parsed.data;
@@ -92,7 +95,7 @@ export function planLoop(o: {
       o.routesFor(model);
     } catch (err) {
       if (err instanceof ApiError)
-        throw invalidRequest(`${field}: ${err.message.replace(/^invalid request parameters: /, '')}`);
+        throw invalidRequest(`${field}: ${err.message.replace(/^invalid request parameters: (model: )?/, '')}`);
       throw err;
     }
   };
@@ -100,17 +103,17 @@ export function planLoop(o: {
     const config = check(e.type, e.field, e.config) as Record<string, unknown>;
     if (e.type === 'service:subagent') {
       for (const [i, t] of ((config.tools as { type: ServerToolType; parameters?: unknown }[]) ?? []).entries())
-        check(t.type, `${e.field}.tools.${i}`, t.parameters);
-      if (typeof config.model === 'string') routable(config.model, `${e.field}.model`);
+        check(t.type, at(e.field, `tools.${i}`), t.parameters);
+      if (typeof config.model === 'string') routable(config.model, at(e.field, 'model'));
     }
-    if (e.type === 'service:advisor') routable((config.model as string) ?? o.env.advisorModel!, `${e.field}.model`);
+    if (e.type === 'service:advisor') routable((config.model as string) ?? o.env.advisorModel!, at(e.field, 'model'));
     if (e.type === 'service:fusion') {
       for (const m of (config.analysis_models as string[] | undefined) ?? o.env.fusionModels)
-        routable(m, `${e.field}.analysis_models`);
-      if (typeof config.model === 'string') routable(config.model, `${e.field}.model`);
+        routable(m, at(e.field, 'analysis_models'));
+      if (typeof config.model === 'string') routable(config.model, at(e.field, 'model'));
     }
     if (e.type === 'service:image_generation')
-      routable((config.model as string) ?? o.workspace.defaultImageModel!, `${e.field}.model`);
+      routable((config.model as string) ?? o.workspace.defaultImageModel!, at(e.field, 'model'));
     const tool = TOOLS[e.type];
     tools.set(tool.name, { type: e.type, name: tool.name, tool, config });
   }
