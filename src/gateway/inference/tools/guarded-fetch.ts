@@ -96,6 +96,8 @@ export async function guardedFetch(
           signal.aborted ? `timed out after ${o.env.timeoutMs} ms` : `could not fetch ${url.origin}: ${err.message}`,
         );
       });
+      // The signals stay tied to the request after it is read: an abort then must find a listener.
+      res.body.on('error', () => {});
       const location = res.headers.location;
       if (res.statusCode >= 300 && res.statusCode < 400 && location) {
         res.body.destroy();

@@ -31,6 +31,7 @@ export async function generateImage(o: {
       timeout: signal.aborted && !o.cancel.aborted,
     });
   }
+  res.body.on('error', () => {});
   const text = await res.body.text().catch(() => '');
   let data: {
     data?: { b64_json?: string; url?: string; revised_prompt?: string }[];

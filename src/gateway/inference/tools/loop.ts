@@ -333,9 +333,9 @@ class LoopRun {
       if (images.length) step.images = images;
       return step;
     } catch (err) {
+      if (this.signal.aborted) return fail(this.cancel.aborted ? 'cancelled' : 'stopped: the loop deadline passed');
       if (err instanceof ToolError) return fail(err.message);
       if (err instanceof ApiError) return fail(err.message);
-      if (this.signal.aborted) return fail(this.cancel.aborted ? 'cancelled' : 'stopped: the loop deadline passed');
       this.deps.log.error({ err, tool: offered.type }, 'a server tool failed');
       return fail('the tool failed');
     }
@@ -660,7 +660,7 @@ async function* relay(
       }
       for await (const step of runCalls(run, calls.server, decision.run, decision.why))
         yield [chunkOf(run.p, current.served.model, { reasoning_details: [step] })];
-      final = decision.final;
+      final = decision.final || run.expired;
       current = await run.deps.stream(run.turn(final), run.cancel);
     }
   } finally {
@@ -737,7 +737,7 @@ async function completeLoop(run: LoopRun): Promise<{ served: Served; completion:
     }
     for await (const step of runCalls(run, calls.server, decision.run, decision.why))
       parts.push({ kind: 'tool', step });
-    final = decision.final;
+    final = decision.final || run.expired;
   }
 }
 

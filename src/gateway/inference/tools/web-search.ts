@@ -64,6 +64,7 @@ export async function search(
   } catch {
     throw new ToolError(`the search backend (${provider}) did not answer`);
   }
+  res.body.on('error', () => {});
   const text = await res.body.text().catch(() => '');
   if (res.statusCode !== 200) throw new ToolError(`the search backend (${provider}) answered ${res.statusCode}`);
   let data: Record<string, unknown>;
