@@ -436,7 +436,7 @@ describe('server tools', () => {
     assert.deepEqual(st[0]!.images, [image]);
     assert.deepEqual(res.body.choices[0].message.images, [image]);
     assert.ok(!st[0]!.result.includes(FAKE_IMAGE_B64), 'the model never gets the image data');
-    const sent = up.received.findLast((x) => x.path.endsWith('/images/generations'))!;
+    const sent = [...up.received].reverse().find((x) => x.path.endsWith('/images/generations'))!;
     assert.equal(sent.path, '/v1/images/generations');
     assert.deepEqual(sent.body, { model: 'gpt-image-1', prompt: 'a lighthouse', n: 1, size: '1024x1024' });
     const rows = await s.log();
