@@ -334,7 +334,10 @@ for (const store of storeMatrix) {
       });
       assert.equal(ok.status, 200);
       assert.deepEqual(
-        (up.received.at(-1)!.body.tools as { type: string; function: { name: string } }[]).map((t) => [t.type, t.function.name]),
+        (up.received.at(-1)!.body.tools as { type: string; function: { name: string } }[]).map((t) => [
+          t.type,
+          t.function.name,
+        ]),
         [['function', 'datetime']],
       );
     });
