@@ -1,6 +1,8 @@
 // The inference router as a service: prepare() validates and resolves a model request (preset,
 // model, fallbacks, server-tool restrictions, credentials) before any byte is written; stream()
-// and complete() then try its routes, add cost to usage, and record the request in the log.
+// and complete() then try its routes, add cost to usage, and record the request in the log. A
+// request that names server tools is handed to the agent loop (tools/loop.ts), which makes its
+// turns through the same stream() and complete(), each recorded as a step of the generation.
 import { uuidv7 } from '../crypto/uuid7.ts';
 import type { Db } from '../store/db.ts';
 import type { Logger } from '../../shared/log.ts';
