@@ -6,7 +6,8 @@
 // BENCH_REPEAT runs of BENCH_DURATION_MS each, then the targets of the inference issue. Then
 // cohort's legitimate throughput with a slowloris beside it (bench/slowloris.ts: BENCH_SLOW_SOCKETS
 // sockets from 127.0.0.2, a header every 10 s) against the same load without it, in pairs.
-// BENCH_SECTIONS (compare,slowloris; both by default) picks sections. BENCH_NODE_ARGS adds node
+// BENCH_SECTIONS (compare,slowloris,loop; all by default) picks sections; `loop` is the server-tool
+// loop's own cost (bench/inference-loop.ts). BENCH_NODE_ARGS adds node
 // flags to cohort's processes. BENCH_COHORT_BASELINE (another build's dist/main.js) runs that
 // build as `cohort (baseline)` beside this one, taking turns in the same runs: an A/B of a change.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
@@ -19,13 +20,14 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { load, WRK, type LoadResult } from './load.ts';
 import { BUILT_MAIN, ensureBuilt } from '../test/helpers/gateway-process.ts';
+import { loopSection } from './inference-loop.ts';
 
 const DURATION = Number(process.env.BENCH_DURATION_MS ?? 2000);
 const REPEAT = Number(process.env.BENCH_REPEAT ?? 5);
 const CONNECTIONS = (process.env.BENCH_CONNECTIONS ?? '1,50,200').split(',').map(Number);
 /** Node flags for cohort's processes (for A/B of V8 settings). */
 const NODE_ARGS = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
-const SECTIONS = new Set((process.env.BENCH_SECTIONS ?? 'compare,slowloris').split(','));
+const SECTIONS = new Set((process.env.BENCH_SECTIONS ?? 'compare,slowloris,loop').split(','));
 const BASELINE = process.env.BENCH_COHORT_BASELINE;
 const openFiles = Number(/^Max open files\s+(\d+)/m.exec(readFileSync('/proc/self/limits', 'utf8'))?.[1] ?? 1024);
 /** The issue's 20,000 slow sockets, as far as the open-file limit goes. */
@@ -331,6 +333,7 @@ try {
         : `\nCPU budget (at most ${CPU_BUDGET}× the raw proxy's CPU per request): met in every row`,
     );
   if (overBudget.length) process.exitCode = 1;
+  if (SECTIONS.has('loop')) await loopSection();
 } finally {
   for (const c of children) c.kill('SIGTERM');
   await Promise.all(children.map((c) => (c.exitCode === null ? new Promise((r) => c.once('exit', r)) : null)));

@@ -26,7 +26,15 @@ const DEPENDS: Record<string, string[]> = {
   'gateway/access': ['shared', 'gateway/crypto', 'gateway/store', 'gateway/management'],
   'gateway/http': ['shared', 'gateway/store', 'gateway/access'],
   'gateway/management': ['shared', 'gateway/crypto', 'gateway/store', 'gateway/http', 'gateway/access'],
-  'gateway/inference': ['shared', 'gateway/crypto', 'gateway/store', 'gateway/http', 'gateway/access'],
+  // runtime/sandbox: the server tools' ephemeral sandbox (inference/tools/sandbox.ts).
+  'gateway/inference': [
+    'shared',
+    'gateway/crypto',
+    'gateway/store',
+    'gateway/http',
+    'gateway/access',
+    'runtime/sandbox',
+  ],
   'gateway/interns': ['shared', 'gateway/crypto', 'gateway/store', 'gateway/http', 'gateway/access', 'runtime/sandbox'],
 };
 /** Modules at the root of src/gateway (the assembly) that its folders may import: configuration,

@@ -7,6 +7,8 @@ import { z } from 'zod';
 import type { IsolationOptions } from './interns/provisioner/local.ts';
 import { parseEgress, type EgressPolicy } from './interns/egress.ts';
 import type { SlotLimits } from './access/concurrency.ts';
+import { parseToolsEnv, TOOL_DEFAULTS } from './inference/tools/env.ts';
+import type { ToolsEnv } from './inference/tools/types.ts';
 
 const int = (def: number) => z.coerce.number().int().positive().default(def);
 const flag = z
@@ -128,6 +130,29 @@ const Env = z
     COHORT_MAX_MODEL_REQUESTS_PER_ACCOUNT: limit(256),
     COHORT_MAX_INTERN_STREAMS_PER_KEY: limit(32),
     COHORT_MAX_INTERN_STREAMS_PER_ACCOUNT: limit(128),
+    // ---- server tools (docs/guides/server-tools.md) ----
+    /** Server tools this gateway refuses (comma-separated `service:…`), whatever a workspace allows. */
+    COHORT_SERVER_TOOLS_OFF: z.string().optional(),
+    /** Characters of a tool's result a model gets; the rest is cut. */
+    COHORT_SERVER_TOOL_OUTPUT_CHARS: int(TOOL_DEFAULTS.outputChars),
+    /** How long one request's tool loop may run before its final turn. */
+    COHORT_SERVER_TOOLS_DEADLINE_MS: int(TOOL_DEFAULTS.deadlineMs),
+    /** Where web_fetch (and web_search's page reads) may connect: `none`, `*` (any public host, ports 80 and 443), or hosts as COHORT_INTERN_EGRESS; unset: COHORT_INTERN_EGRESS. */
+    COHORT_WEB_FETCH_EGRESS: z.string().optional(),
+    COHORT_WEB_FETCH_MAX_BYTES: int(TOOL_DEFAULTS.fetchMaxBytes),
+    COHORT_WEB_FETCH_TIMEOUT_MS: int(TOOL_DEFAULTS.fetchTimeoutMs),
+    /** web_search's backend: a SearXNG instance (its JSON API), Brave Search or Tavily; unset: web_search is refused. */
+    COHORT_WEB_SEARCH_PROVIDER: z.enum(['searxng', 'brave', 'tavily']).optional(),
+    COHORT_WEB_SEARCH_URL: z.string().url().optional(),
+    COHORT_WEB_SEARCH_API_KEY: z.string().optional(),
+    /** Size of the memory-backed /work and /tmp of a request's command sandbox (bash, shell, apply_patch). */
+    COHORT_TOOL_SANDBOX_MB: int(TOOL_DEFAULTS.sandboxMb),
+    /** The longest one command of bash or shell may run. */
+    COHORT_TOOL_SANDBOX_TIMEOUT_MS: int(TOOL_DEFAULTS.sandboxTimeoutMs),
+    /** The advisor tool's model when a request names none. */
+    COHORT_ADVISOR_MODEL: z.string().min(1).max(256).optional(),
+    /** The fusion tool's models when a request names none (comma-separated). */
+    COHORT_FUSION_MODELS: z.string().optional(),
   })
   .refine((e) => e.COHORT_HEADERS_TIMEOUT_MS <= e.COHORT_REQUEST_TIMEOUT_MS, {
     message: 'COHORT_HEADERS_TIMEOUT_MS must not exceed COHORT_REQUEST_TIMEOUT_MS',
@@ -182,13 +207,51 @@ export type Config = {
   concurrency: SlotLimits;
   metricsToken?: string;
   logFormat?: 'pretty' | 'json';
+  /** Server tools: what the operator configured for them (docs/reference/configuration.md). */
+  tools: ToolsEnv;
 };
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   // A variable set to nothing (`COHORT_DATA_DIR=` in a compose file) means its default, not "" (which is the working directory, or 0).
   const e = Env.parse(Object.fromEntries(Object.entries(env).filter(([, v]) => v !== '')));
   const egress = parseEgress(e.COHORT_INTERN_EGRESS);
+  const isolated = !e.COHORT_UNSAFE_NO_ISOLATION;
+  const root = process.getuid?.() === 0;
+  const tools = parseToolsEnv({
+    off: e.COHORT_SERVER_TOOLS_OFF,
+    outputChars: e.COHORT_SERVER_TOOL_OUTPUT_CHARS,
+    deadlineMs: e.COHORT_SERVER_TOOLS_DEADLINE_MS,
+    webFetchEgress: e.COHORT_WEB_FETCH_EGRESS,
+    internEgress: e.COHORT_INTERN_EGRESS,
+    fetchMaxBytes: e.COHORT_WEB_FETCH_MAX_BYTES,
+    fetchTimeoutMs: e.COHORT_WEB_FETCH_TIMEOUT_MS,
+    searchProvider: e.COHORT_WEB_SEARCH_PROVIDER,
+    searchUrl: e.COHORT_WEB_SEARCH_URL,
+    searchKey: e.COHORT_WEB_SEARCH_API_KEY,
+    sandbox:
+      isolated && root
+        ? {
+            diskMb: e.COHORT_TOOL_SANDBOX_MB,
+            timeoutMs: e.COHORT_TOOL_SANDBOX_TIMEOUT_MS,
+            bwrapPath: e.COHORT_BWRAP,
+            limits: {
+              processes: e.COHORT_INTERN_MAX_PROCESSES,
+              memoryMb: e.COHORT_INTERN_MAX_MEMORY_MB,
+              fileMb: e.COHORT_INTERN_MAX_FILE_MB,
+              openFiles: e.COHORT_INTERN_MAX_OPEN_FILES,
+            },
+          }
+        : null,
+    sandboxOff: !isolated
+      ? "COHORT_UNSAFE_NO_ISOLATION is set, and tenants' commands run only isolated"
+      : root
+        ? null
+        : 'the gateway does not run as root, which giving the sandbox a uid of its own needs (docs/isolation.md)',
+    advisorModel: e.COHORT_ADVISOR_MODEL,
+    fusionModels: e.COHORT_FUSION_MODELS,
+  });
   return {
+    tools,
     host: e.HOST,
     port: e.PORT,
     dataDir: resolve(e.COHORT_DATA_DIR),

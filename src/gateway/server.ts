@@ -34,6 +34,26 @@ import { createBackup, summary } from '../backup/index.ts';
 import { chmodSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
+import { createUidPool, installationUidRange } from './interns/provisioner/uids.ts';
+import { seccompProgram } from '../runtime/sandbox/index.ts';
+import { type SandboxHost, sweepStaleClaims } from './inference/tools/sandbox.ts';
+
+/** What the server tools' ephemeral sandboxes borrow (inference/tools/sandbox.ts): a uid of the
+ * interns' range for each, claimed and quarantined as an intern's, and the tenant's seccomp filter. */
+function toolSandboxHost(config: Config): SandboxHost {
+  const iso = config.isolation;
+  const range = installationUidRange({ dataDir: config.dataDir, base: iso.uidBase, count: iso.uidCount });
+  const uidDir = join(config.dataDir, 'run', 'uids');
+  const pool = createUidPool({ dir: uidDir, base: range.base, size: range.count });
+  const host: SandboxHost = {
+    claimUid: (owner) => pool.claim(owner),
+    releaseUid: (owner) => pool.release(owner),
+    uidDir,
+    filter: seccompProgram('tenant'),
+  };
+  sweepStaleClaims(host);
+  return host;
+}
 
 export type Gateway = {
   app: FastifyInstance;
@@ -156,6 +176,9 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     requestLogPending: () => inference.requestLogPending(),
   });
   const inference = createInferenceService({
+    tools: config.tools,
+    sandboxHost: config.tools.sandbox ? toolSandboxHost(config) : null,
+    slots,
     db: store.db,
     log,
     sealer,

@@ -45,6 +45,20 @@ export type Usage = {
 
 export type FinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter' | 'error';
 
+/** One server tool the gateway ran for the model: what it was asked and what it answered. */
+export type ServerToolStep = {
+  type: 'reasoning.server_tool_call';
+  id: string;
+  index: number;
+  tool_call_id: string;
+  tool_name: string;
+  arguments: string;
+  result: string;
+  status: 'completed' | 'failed';
+  /** image_generation: the image, for the client (never sent to the model). */
+  images?: { type: 'image_url'; image_url: { url: string } }[];
+};
+
 export type ChunkToolCall = {
   index: number;
   id?: string;
@@ -59,7 +73,14 @@ export type ChatChunk = {
   model: string;
   choices: {
     index: number;
-    delta: { role?: 'assistant'; content?: string | null; reasoning?: string | null; tool_calls?: ChunkToolCall[] };
+    delta: {
+      role?: 'assistant';
+      content?: string | null;
+      reasoning?: string | null;
+      tool_calls?: ChunkToolCall[];
+      /** cohort's server-tool steps (docs/guides/server-tools.md), in OpenRouter's `reasoning.server_tool_call` shape. */
+      reasoning_details?: ServerToolStep[];
+    };
     finish_reason: FinishReason | null;
   }[];
   usage?: Usage | null;

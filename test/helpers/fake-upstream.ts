@@ -1,7 +1,8 @@
 // For tests and benchmarks: a loopback stand-in for hosted providers, a real HTTP server that
 // records what it received (path, key, model, body) and answers in OpenAI format
 // (`…/chat/completions`) or Anthropic format (`…/messages`) from the scripted model, so a
-// test's prompt directives (/say, /fail 503, /sleep …) drive it. A key can be made to fail with
+// test's prompt directives (/say, /fail 503, /sleep …) drive it; and OpenAI's image API
+// (`…/images/generations`) with a one-pixel image. A key can be made to fail with
 // a status, or to misbehave: answer garbage, break its stream, report an error after its 200,
 // leave usage out, or hang up without an answer.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -124,6 +125,7 @@ async function answer(
   res: ServerResponse,
   o: { received: Received[]; failing: Map<string, number>; misbehaving: Map<string, Misbehaviour> },
 ) {
+  if (req.url!.endsWith('/images/generations')) return answerImage(req, res, o.received);
   const anthropic = req.url!.endsWith('/messages');
   const key = anthropic
     ? ((req.headers['x-api-key'] as string | undefined) ?? null)
@@ -166,6 +168,25 @@ async function answer(
   } catch {
     res.destroy();
   }
+}
+
+/** A one-pixel PNG, base64. */
+export const FAKE_IMAGE_B64 =
+  'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
+
+/** OpenAI's image API (`POST …/images/generations`): one image, its revised prompt, token usage. */
+async function answerImage(req: IncomingMessage, res: ServerResponse, received: Received[]) {
+  const body = JSON.parse(await readBody(req));
+  const key = req.headers.authorization?.replace(/^Bearer /, '') ?? null;
+  received.push({ path: req.url!, key, model: body.model, body, aborted: false });
+  res.writeHead(200, { 'content-type': 'application/json' });
+  res.end(
+    JSON.stringify({
+      created: 1,
+      data: [{ b64_json: FAKE_IMAGE_B64, revised_prompt: `a picture of ${body.prompt}` }],
+      usage: { input_tokens: 10, output_tokens: 100, total_tokens: 110 },
+    }),
+  );
 }
 
 export async function startFakeUpstream(): Promise<FakeUpstream> {

@@ -43,5 +43,26 @@ export const SERVER_TOOLS = [
 ] as const;
 export type ServerTool = (typeof SERVER_TOOLS)[number];
 
+/** One stop condition of the server-tool loop (docs/guides/server-tools.md): the request's
+ * `stop_server_tools_when` and a preset's share this shape. */
+export const StopCondition = z.discriminatedUnion(
+  'type',
+  [
+    z.object({ type: z.literal('step_count_is'), step_count: z.number().int().min(1).max(1000) }).strict(),
+    z.object({ type: z.literal('max_cost'), max_cost_in_dollars: z.number().positive() }).strict(),
+    z.object({ type: z.literal('max_tokens_used'), max_tokens: z.number().int().min(1) }).strict(),
+    z.object({ type: z.literal('has_tool_call'), tool_name: StoredString.min(1).max(256) }).strict(),
+    z.object({ type: z.literal('finish_reason_is'), reason: StoredString.min(1).max(64) }).strict(),
+  ],
+  { error: 'must be a stop condition: step_count_is, max_cost, max_tokens_used, has_tool_call or finish_reason_is' },
+);
+export type StopCondition = z.infer<typeof StopCondition>;
+/** Any one condition ends the loop; at least one, at most 16. */
+export const StopConditions = z.array(StopCondition).min(1).max(16);
+
+/** The server-tool calls one request may run: `max_tool_calls`' default and maximum. */
+export const MAX_TOOL_CALLS = 30;
+export const MaxToolCalls = z.number().int().min(1).max(MAX_TOOL_CALLS);
+
 const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export const isUuid = (s: string) => UUID_PATTERN.test(s);

@@ -326,13 +326,20 @@ for (const store of storeMatrix) {
       const b = await s.chat({ model: 'openai/gpt-4o', plugins: [{ id: 'web' }], messages: [user('x')] });
       assert.equal(b.status, 403);
       assert.equal(up.received.length, from);
+      // An allowed one runs: offered to the model as a function tool (tools/loop.test.ts has the loop).
       const ok = await s.chat({
         model: 'openai/gpt-4o',
-        tools: [{ type: 'service:web_fetch' }],
+        tools: [{ type: 'service:datetime' }],
         messages: [user('/say fine')],
       });
       assert.equal(ok.status, 200);
-      assert.equal(up.received.at(-1)!.body.tools, undefined, 'server tools are not forwarded upstream');
+      assert.deepEqual(
+        (up.received.at(-1)!.body.tools as { type: string; function: { name: string } }[]).map((t) => [
+          t.type,
+          t.function.name,
+        ]),
+        [['function', 'datetime']],
+      );
     });
 
     test('a client that disconnects aborts the upstream request', async () => {
@@ -522,6 +529,8 @@ for (const store of storeMatrix) {
           cost: 0.000004,
           requestBody: null,
           responseBody: null,
+          generationId: null,
+          step: null,
         },
       );
     });

@@ -2,7 +2,8 @@
 // (`POST /messages`) and OpenAI responses (`POST /responses`), plus the routing fields all accept. Parameters the router does
 // not interpret pass through to the provider, so objects are loose; bounds are checked here.
 import { z } from 'zod';
-import { PresetSlug } from '../http/common.schemas.ts';
+import { MaxToolCalls, PresetSlug, StopConditions } from '../http/common.schemas.ts';
+import { checkPluginList, checkToolList } from './tools/index.ts';
 
 /** Only looked up, never stored, so any text is accepted: an unknown model is a 404 that the request
  * log records (it makes the text storable itself). */
@@ -27,7 +28,12 @@ const routing = {
   plugins: z
     .array(z.looseObject({ id: z.string().min(1).max(128) }))
     .max(16)
+    .superRefine(checkPluginList)
     .optional(),
+  stop_server_tools_when: StopConditions.optional().describe(
+    'stop conditions of the server-tool loop; any one ends it; overrides max_tool_calls',
+  ),
+  max_tool_calls: MaxToolCalls.optional().describe('server-tool calls the loop may run (default and maximum 30)'),
   session_id: z.string().min(1).max(256).optional(),
   user: z.string().max(256).optional(),
   stream: z.boolean().optional(),
@@ -61,6 +67,7 @@ export const ChatCompletionRequest = z
         }),
       )
       .max(256)
+      .superRefine(checkToolList)
       .optional(),
     max_tokens: z.number().int().min(1).optional(),
     max_completion_tokens: z.number().int().min(1).optional(),
@@ -83,6 +90,7 @@ export const MessagesRequest = z
     tools: z
       .array(z.looseObject({ name: z.string().min(1).max(256).optional(), type: z.string().min(1).optional() }))
       .max(256)
+      .superRefine(checkToolList)
       .optional(),
     tool_choice: z
       .looseObject({ type: z.enum(['auto', 'any', 'none', 'tool']), name: z.string().optional() })
@@ -149,7 +157,7 @@ export const ResponsesRequest = z
     ...routing,
     input: z.union([z.string(), z.array(InputItem).min(1)], { error: 'required: a string or an array of input items' }),
     instructions: z.string().nullable().optional(),
-    tools: z.array(ResponsesTool).max(256).optional(),
+    tools: z.array(ResponsesTool).max(256).superRefine(checkToolList).optional(),
     tool_choice: z
       .union([
         z.enum(['auto', 'none', 'required']),

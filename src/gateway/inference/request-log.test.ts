@@ -47,6 +47,8 @@ const row = (over: Partial<InferenceRequestRow>): InferenceRequestRow => ({
   requestBody: null,
   responseBody: null,
   createdAt: new Date('2026-11-21T10:00:00.000Z'),
+  generationId: null,
+  step: null,
   ...over,
 });
 

@@ -113,6 +113,8 @@ describe('POST /responses', () => {
         cost: 0.000013,
         requestBody: null,
         responseBody: null,
+        generationId: null,
+        step: null,
         createdAt: undefined,
         latencyMs: undefined,
       },

@@ -23,6 +23,7 @@ const ROUTING_FIELDS = new Set([
   'trace',
   'metadata',
   'stop_server_tools_when',
+  'max_tool_calls',
   'cache_control',
   'output_config',
   'system_cache_control',
@@ -31,7 +32,11 @@ const ROUTING_FIELDS = new Set([
 ]);
 
 /** Plugin ids that are server tools under another name. */
-const PLUGIN_TOOLS: Record<string, string> = { web: 'service:web_search', 'web-fetch': 'service:web_fetch' };
+const PLUGIN_TOOLS: Record<string, string> = {
+  web: 'service:web_search',
+  'web-fetch': 'service:web_fetch',
+  fusion: 'service:fusion',
+};
 const SERVER_TOOL_SET: ReadonlySet<string> = new Set(SERVER_TOOLS);
 
 export type RequestBody = ChatRequest & {
@@ -40,7 +45,7 @@ export type RequestBody = ChatRequest & {
   models?: string[];
   fallbacks?: { model: string }[];
   provider?: { zdr?: boolean | null } | null;
-  plugins?: { id: string }[];
+  plugins?: { id: string; enabled?: boolean }[];
 };
 
 /** The preset a body names, by `@preset/<slug>` as its model or by its `preset` field. */
@@ -84,7 +89,10 @@ export function resolveRequest(body: RequestBody, opts: { defaultModel: string |
 
   const serverTools = [
     ...(body.tools ?? []).map((t) => t.type).filter((t) => SERVER_TOOL_SET.has(t) || t.startsWith('service:')),
-    ...(body.plugins ?? []).map((p) => PLUGIN_TOOLS[p.id] ?? p.id).filter((id) => SERVER_TOOL_SET.has(id)),
+    ...(body.plugins ?? [])
+      .filter((p) => p.enabled !== false)
+      .map((p) => PLUGIN_TOOLS[p.id] ?? p.id)
+      .filter((id) => SERVER_TOOL_SET.has(id)),
   ];
   const upstream = Object.fromEntries(Object.entries(body).filter(([k]) => !ROUTING_FIELDS.has(k))) as ChatRequest;
   if (body.tools) {

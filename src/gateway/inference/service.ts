@@ -1,6 +1,8 @@
 // The inference router as a service: prepare() validates and resolves a model request (preset,
 // model, fallbacks, server-tool restrictions, credentials) before any byte is written; stream()
-// and complete() then try its routes, add cost to usage, and record the request in the log.
+// and complete() then try its routes, add cost to usage, and record the request in the log. A
+// request that names server tools is handed to the agent loop (tools/loop.ts), which makes its
+// turns through the same stream() and complete(), each recorded as a step of the generation.
 import { uuidv7 } from '../crypto/uuid7.ts';
 import type { Db } from '../store/db.ts';
 import type { Logger } from '../../shared/log.ts';
@@ -31,6 +33,12 @@ import { createRequestLog, shouldStoreBodies, type RequestLogOptions } from './r
 import { recordedStream, type Outcome, rowOf } from './record.ts';
 import type { InvalidationBus } from '../access/invalidation.ts';
 import { modelEntry, SCRIPTED, type ModelEntry } from './model-list.ts';
+import type { ConcurrencyLimiter } from '../access/concurrency.ts';
+import { completeWithLoop, type LoopDeps, type LoopPlan, planLoop, streamLoop } from './tools/loop.ts';
+import { generateImage } from './tools/images.ts';
+import { noServerTools } from './tools/env.ts';
+import type { ToolsEnv } from './tools/types.ts';
+import type { SandboxHost } from './tools/sandbox.ts';
 
 export type ApiStyle = 'chat' | 'messages' | 'responses';
 
@@ -50,6 +58,10 @@ export type Prepared = {
   upstream: ChatRequest;
   /** The client's body as received, kept only when the workspace logs this request's I/O. */
   loggedBody: unknown;
+  /** The server-tool loop, for a request that names server tools (tools/loop.ts). */
+  loop?: LoopPlan;
+  /** A turn of a loop (or a tool's model request): its row is `<id>-<step>`, a step of generation `id`. */
+  step?: number;
 };
 
 export type InferenceOptions = {
@@ -66,6 +78,12 @@ export type InferenceOptions = {
   requestLog?: Omit<RequestLogOptions, 'db' | 'log'>;
   /** Told of each upstream attempt that failed at a provider (the metrics count them). */
   onUpstreamError?: (provider: string) => void;
+  /** The operator's server-tool settings (tools/env.ts); unset: tools that need configuration are refused. */
+  tools?: ToolsEnv;
+  /** The ephemeral sandboxes of bash, shell and apply_patch (tools/sandbox.ts); null: not here. */
+  sandboxHost?: SandboxHost | null;
+  /** Model-request slots, taken by the tools' calls made side by side (fusion). */
+  slots?: ConcurrencyLimiter;
 };
 
 export type InferenceService = ReturnType<typeof createInferenceService>;
@@ -76,6 +94,7 @@ export function createInferenceService(opts: InferenceOptions) {
   const prices = loadPriceTable(opts.priceTableFile);
   const config: RoutingConfig = createRoutingConfig({ db: opts.db, ttlMs: opts.routingCacheMs });
   const requestLog = createRequestLog({ db: opts.db, log: opts.log, ...opts.requestLog });
+  const toolsEnv = opts.tools ?? noServerTools();
   opts.bus?.subscribe('routing', () => config.invalidate());
 
   const usageOf = (u: Usage | null | undefined, served: Served): Usage => {
@@ -148,6 +167,19 @@ export function createInferenceService(opts: InferenceOptions) {
     const resolved = resolveRequest(body, { defaultModel: ws.defaultTextModel });
     const disabled = disabledToolIn(resolved.serverTools, ws.disabledServerTools);
     if (disabled) throw serverToolDisabled(disabled);
+    const loop = resolved.serverTools.length
+      ? planLoop({
+          body,
+          rawTools: body.tools,
+          env: toolsEnv,
+          workspace: { defaultImageModel: ws.defaultImageModel ?? null, disabled: ws.disabledServerTools ?? [] },
+          routesFor: (model) => {
+            const r = routeFor(model, { principal, credentials: space.credentials, requireZdr: resolved.requireZdr });
+            if (r instanceof ApiError) throw r;
+            return [r];
+          },
+        })
+      : undefined;
     const found = resolved.models.map((m) =>
       routeFor(m, { principal, credentials: space.credentials, requireZdr: resolved.requireZdr }),
     );
@@ -168,10 +200,16 @@ export function createInferenceService(opts: InferenceOptions) {
       routes,
       upstream: resolved.upstream,
       loggedBody: shouldStoreBodies(io, { apiKeyId: principal.keyId, random: Math.random() }) ? o.raw : undefined,
+      loop,
     };
   }
 
-  const record = (p: Prepared, outcome: Outcome) => requestLog.add(rowOf(p, outcome));
+  const record = (p: Prepared, outcome: Outcome) =>
+    requestLog.add(
+      p.step === undefined
+        ? rowOf(p, outcome)
+        : { ...rowOf(p, outcome), id: `${p.id}-${p.step}`, generationId: p.id, step: p.step },
+    );
   const attempt = <T>(p: Prepared, cancel: Cancel, run: Parameters<typeof tryRoutes<T>>[0]['run']) => {
     const stats = { attempts: 0 };
     return tryRoutes({
@@ -217,16 +255,18 @@ export function createInferenceService(opts: InferenceOptions) {
       .map((id) => modelEntry(id, prices.get(id)));
   }
 
-  return {
+  const service = {
     prepare,
     models,
     /** Resolves once a provider accepted the request; the chunks then always end (finish or thrown error). */
     async stream(p: Prepared, cancel: Cancel): Promise<{ served: Served; chunks: AsyncGenerator<ChatChunk[]> }> {
-      const wireOnly = p.style === 'chat' && p.loggedBody === undefined;
+      if (p.loop) return streamLoop(p, cancel, loopDeps);
+      const wireOnly = p.style === 'chat' && p.loggedBody === undefined && p.step === undefined;
       const { value, served, apiKey } = await attempt(p, cancel, (adapter, call) => adapter.stream(call, { wireOnly }));
       return { served, chunks: recordedStream({ p, served, apiKey, source: value, usageOf, record, cancel }) };
     },
     async complete(p: Prepared, cancel: Cancel): Promise<{ served: Served; completion: Completion }> {
+      if (p.loop) return completeWithLoop(p, cancel, loopDeps);
       const { value, served } = await attempt(p, cancel, (adapter, call) => adapter.complete(call));
       // `system_fingerprint` is required (null allowed) by OpenRouter's ChatResult, which its SDK validates.
       const completion: Completion = {
@@ -279,4 +319,20 @@ export function createInferenceService(opts: InferenceOptions) {
       await registry.close();
     },
   };
+  const loopDeps: LoopDeps = {
+    stream: (p, cancel) => service.stream(p, cancel),
+    complete: (p, cancel) => service.complete(p, cancel),
+    attempt: async (p, cancel, run) => {
+      const { value, served } = await attempt(p, cancel, (_adapter, call) => run(call));
+      return { value, served };
+    },
+    record,
+    usageOf,
+    models: (p) => models(p.principal),
+    image: (o) => generateImage({ ...o, timeoutMs: opts.upstreamTimeoutMs }),
+    slots: opts.slots,
+    sandboxHost: opts.sandboxHost ?? null,
+    log: opts.log,
+  };
+  return service;
 }

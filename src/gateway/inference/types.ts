@@ -5,13 +5,21 @@
 import type { Cancel } from '../../shared/http/cancel.ts';
 
 export { Cancel } from '../../shared/http/cancel.ts';
-import type { ChatChunk as WireChunk, ChatRequest, FinishReason, ToolCall, Usage } from '../../shared/openai.ts';
+import type {
+  ChatChunk as WireChunk,
+  ChatRequest,
+  FinishReason,
+  ServerToolStep,
+  ToolCall,
+  Usage,
+} from '../../shared/openai.ts';
 export type {
   ChatMessage,
   ChatRequest,
   ChatTool,
   ChunkToolCall,
   FinishReason,
+  ServerToolStep,
   ToolCall,
   Usage,
 } from '../../shared/openai.ts';
@@ -29,7 +37,9 @@ export type ChatChunk = WireChunk & { [WIRE_TAIL]?: string };
  * blocks in the order its stream would. A symbol, so no OpenAI response or log carries it. */
 export const PARTS = Symbol('parts');
 
-export type Part = { kind: 'text' | 'thinking'; text: string };
+export type TextPart = { kind: 'text' | 'thinking'; text: string };
+/** A server tool the gateway ran between a turn's text and the next's (docs/guides/server-tools.md). */
+export type Part = TextPart | { kind: 'tool'; step: ServerToolStep };
 
 export type Completion = {
   id: string;
@@ -43,6 +53,8 @@ export type Completion = {
       content: string | null;
       reasoning?: string;
       tool_calls?: ToolCall[];
+      /** The server-tool steps the gateway ran for this answer (docs/guides/server-tools.md). */
+      reasoning_details?: ServerToolStep[];
       [PARTS]?: Part[];
     };
     finish_reason: FinishReason | null;

@@ -2,7 +2,7 @@
 // with its bound. Field names follow the inference request bodies of @openrouter/sdk, so a body
 // can be validated field by field and the same keys are stored in a preset version's `config`.
 import { z } from 'zod';
-import { ModelSlug } from '../http/common.schemas.ts';
+import { MaxToolCalls, ModelSlug, StopConditions } from '../http/common.schemas.ts';
 import { StoredString, storedJson } from '../http/stored.schemas.ts';
 
 const Effort = z.enum(['low', 'medium', 'high', 'xhigh', 'max']);
@@ -103,14 +103,6 @@ export const ProviderPreferences = z
   })
   .strict();
 
-export const StopCondition = z.discriminatedUnion('type', [
-  z.object({ type: z.literal('step_count_is'), step_count: z.number().int().min(1) }).strict(),
-  z.object({ type: z.literal('max_cost'), max_cost_in_dollars: z.number().positive() }).strict(),
-  z.object({ type: z.literal('max_tokens_used'), max_tokens: z.number().int().min(1) }).strict(),
-  z.object({ type: z.literal('has_tool_call'), tool_name: StoredString.min(1).max(256) }).strict(),
-  z.object({ type: z.literal('finish_reason_is'), reason: StoredString.min(1).max(64) }).strict(),
-]);
-
 const MetaKey = z.string().min(1).max(128);
 const MetaValue = z.union([z.string().max(2048), z.number(), z.boolean(), z.null()], {
   error: 'must be a string (at most 2048 characters), number, boolean or null',
@@ -154,7 +146,8 @@ export const configFields = {
   route: z.enum(['fallback', 'sort']),
   session_id: StoredString.min(1).max(256),
   speed: z.enum(['fast', 'standard']),
-  stop_server_tools_when: z.array(StopCondition).min(1).max(16),
+  stop_server_tools_when: StopConditions,
+  max_tool_calls: MaxToolCalls,
   trace: Trace,
   metadata: Metadata,
   user: StoredString.max(256),

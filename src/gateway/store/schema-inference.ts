@@ -1,4 +1,4 @@
-// Drizzle table for migrations/0002_inference.sql: the inference request log.
+// Drizzle table for migrations/0002_inference.sql (and 0009): the inference request log.
 import { boolean, doublePrecision, integer, jsonb, pgTable, text, timestamp, uuid } from 'drizzle-orm/pg-core';
 
 export const inferenceRequests = pgTable('inference_requests', {
@@ -27,5 +27,8 @@ export const inferenceRequests = pgTable('inference_requests', {
   requestBody: jsonb('request_body'),
   responseBody: jsonb('response_body'),
   createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+  /** A server-tool loop's rows (migrations/0009): the response's id, and the row's step in it. */
+  generationId: text('generation_id'),
+  step: integer('step'),
 });
 export type InferenceRequestRow = typeof inferenceRequests.$inferInsert;

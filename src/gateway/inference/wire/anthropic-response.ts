@@ -3,7 +3,15 @@
 // message_delta, message_stop (or an `error` event). Pure; the encoder keeps per-response state.
 import { eventFrame } from '../../http/sse-frames.ts';
 import { randomUUID } from 'node:crypto';
-import { PARTS, type ChatChunk, type Completion, type FinishReason, type Part, type Usage } from '../types.ts';
+import {
+  PARTS,
+  type ChatChunk,
+  type Completion,
+  type FinishReason,
+  type Part,
+  type ServerToolStep,
+  type Usage,
+} from '../types.ts';
 
 /** The Anthropic error type of an error with this HTTP status, as Anthropic's own API names them. */
 export function anthropicErrorType(status: number): string {
@@ -62,9 +70,28 @@ function textBlocks(m: Completion['choices'][number]['message'] | undefined) {
     ...(m?.reasoning ? [{ kind: 'thinking' as const, text: m.reasoning }] : []),
     ...(m?.content ? [{ kind: 'text' as const, text: m.content }] : []),
   ];
-  return parts.map((p) =>
-    p.kind === 'thinking' ? { type: 'thinking', thinking: p.text, signature: '' } : { type: 'text', text: p.text },
+  return parts.flatMap((p): object[] =>
+    p.kind === 'tool'
+      ? stepBlocks(p.step)
+      : p.kind === 'thinking'
+        ? [{ type: 'thinking', thinking: p.text, signature: '' }]
+        : [{ type: 'text', text: p.text }],
   );
+}
+
+/** A server tool the gateway ran (docs/guides/server-tools.md): a `server_tool_use` block, as
+ * Anthropic's own server tools have, and a `service_tool_result` block with what it answered. */
+export function stepBlocks(step: ServerToolStep): [object, object] {
+  return [
+    { type: 'server_tool_use', id: step.tool_call_id, name: step.tool_name, input: parseInput(step.arguments) },
+    {
+      type: 'service_tool_result',
+      tool_use_id: step.tool_call_id,
+      content: parseInput(step.result),
+      ...(step.status === 'failed' ? { is_error: true } : {}),
+      ...(step.images ? { images: step.images } : {}),
+    },
+  ];
 }
 
 export function toMessage(c: Completion) {
@@ -144,6 +171,16 @@ export function messagesEncoder(opts: { model: string }) {
       if (d.reasoning) {
         if (open !== 'thinking') openBlock('thinking', { type: 'thinking', thinking: '', signature: '' });
         out += sse('content_block_delta', { index: block, delta: { type: 'thinking_delta', thinking: d.reasoning } });
+      }
+      for (const step of d.reasoning_details ?? []) {
+        const [use, result] = stepBlocks(step);
+        openBlock('tool', { ...use, input: {} });
+        out += sse('content_block_delta', {
+          index: block,
+          delta: { type: 'input_json_delta', partial_json: step.arguments },
+        });
+        openBlock('tool', result);
+        close();
       }
       if (d.content) {
         if (open !== 'text') openBlock('text', { type: 'text', text: '' });

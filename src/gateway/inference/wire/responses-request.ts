@@ -42,16 +42,9 @@ export type ResponsesBody = {
 const CONVERTED = new Set(['input', 'instructions', 'tools', 'tool_choice', 'max_output_tokens', 'reasoning', 'text']);
 /** Responses-only fields with no chat-completions counterpart: storage (nothing is stored, see
  * the README; the schema lets `previous_response_id` and `conversation` be null only, and a null
- * is dropped anyway), extra output (`include`, `top_logprobs`), limits chat providers do not know. */
-const DROPPED = new Set([
-  'store',
-  'include',
-  'truncation',
-  'background',
-  'top_logprobs',
-  'max_tool_calls',
-  'stream_options',
-]);
+ * is dropped anyway), extra output (`include`, `top_logprobs`), limits chat providers do not know.
+ * (`max_tool_calls` passes to the router: it bounds the server-tool loop.) */
+const DROPPED = new Set(['store', 'include', 'truncation', 'background', 'top_logprobs', 'stream_options']);
 
 const partText = (p: ContentPart): string => p.text ?? p.refusal ?? '';
 

@@ -5,7 +5,15 @@
 // call are output items of their own, a new item at each change of kind, in the order produced.
 // Pure; the encoder keeps per-response state. May import: ../types.ts.
 import { eventFrame } from '../../http/sse-frames.ts';
-import { PARTS, type ChatChunk, type Completion, type FinishReason, type Part, type Usage } from '../types.ts';
+import {
+  PARTS,
+  type ChatChunk,
+  type Completion,
+  type FinishReason,
+  type Part,
+  type ServerToolStep,
+  type Usage,
+} from '../types.ts';
 
 /** The request fields a `response` object repeats back, as the client sent them. */
 export type Echo = {
@@ -43,7 +51,8 @@ export function echoOf(body: Record<string, unknown>): Echo {
 export type ResponseIdentity = { requestId: string; model: string; createdAt: number; echo: Echo };
 
 export const responseId = (requestId: string) => `resp_${requestId}`;
-const itemId = (prefix: 'msg' | 'rs' | 'fc', requestId: string, index: number) => `${prefix}_${requestId}_${index}`;
+const itemId = (prefix: 'msg' | 'rs' | 'fc' | 'st', requestId: string, index: number) =>
+  `${prefix}_${requestId}_${index}`;
 
 type Status = 'in_progress' | 'completed' | 'incomplete';
 type ResponseError = { code: string; message: string; metadata?: { reason: string; retryable: boolean } };
@@ -93,7 +102,21 @@ const callItem = (id: string, c: { call_id: string; name: string; arguments: str
   name: c.name,
   arguments: c.arguments,
 });
-type Item = ReturnType<typeof messageItem> | ReturnType<typeof reasoningItem> | ReturnType<typeof callItem>;
+/** A server tool the gateway ran (docs/guides/server-tools.md): an item whose type is the tool's. */
+const stepItem = (id: string, step: ServerToolStep) => ({
+  id,
+  type: step.tool_name as `service:${string}`,
+  status: step.status,
+  call_id: step.tool_call_id,
+  arguments: step.arguments,
+  output: step.result,
+  ...(step.images ? { images: step.images } : {}),
+});
+type Item =
+  | ReturnType<typeof messageItem>
+  | ReturnType<typeof reasoningItem>
+  | ReturnType<typeof callItem>
+  | ReturnType<typeof stepItem>;
 
 const textOf = (output: Item[]) => output.map((i) => (i.type === 'message' ? i.content[0]!.text : '')).join('');
 
@@ -152,9 +175,11 @@ export function toResponse(c: Completion, who: ResponseIdentity) {
   const choice = c.choices[0];
   const parts = partsOf(choice?.message);
   const output: Item[] = parts.map((p, i) =>
-    p.kind === 'thinking'
-      ? reasoningItem(itemId('rs', who.requestId, i), p.text)
-      : messageItem(itemId('msg', who.requestId, i), p.text, 'completed'),
+    p.kind === 'tool'
+      ? stepItem(itemId('st', who.requestId, i), p.step)
+      : p.kind === 'thinking'
+        ? reasoningItem(itemId('rs', who.requestId, i), p.text)
+        : messageItem(itemId('msg', who.requestId, i), p.text, 'completed'),
   );
   for (const t of choice?.message.tool_calls ?? [])
     output.push(callItem(itemId('fc', who.requestId, output.length), { call_id: t.id, ...t.function }, 'completed'));
@@ -255,6 +280,13 @@ export function responsesEncoder(who: ResponseIdentity) {
       const choice = c.choices[0];
       if (!choice) return flush();
       const d = choice.delta;
+      for (const step of d.reasoning_details ?? []) {
+        closeText();
+        const index = output.length;
+        output[index] = stepItem(itemId('st', who.requestId, index), step);
+        emit('response.output_item.added', { output_index: index, item: { ...output[index], status: 'in_progress' } });
+        emit('response.output_item.done', { output_index: index, item: output[index] });
+      }
       if (d.reasoning) {
         const t = openText('reasoning');
         t.text += d.reasoning;

@@ -18,7 +18,7 @@ async function* batches(chunks: AsyncIterable<ChatChunk>): AsyncGenerator<ChatCh
 }
 
 function planOf(call: UpstreamCall) {
-  const p = plan({ messages: call.body.messages, tools: call.body.tools });
+  const p = plan({ messages: call.body.messages, tools: call.body.tools, tool_choice: call.body.tool_choice });
   if (p.kind === 'fail') throw new UpstreamError({ status: p.status, message: `scripted failure ${p.status}` });
   return p;
 }

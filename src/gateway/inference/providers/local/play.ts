@@ -3,7 +3,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Plan, Step } from './scripted.ts';
 import type { Usage } from '../../../../shared/openai.ts';
-import { PARTS, type Cancel, type Part } from '../../types.ts';
+import { PARTS, type Cancel, type TextPart as Part } from '../../types.ts';
 
 export const SCRIPTED_MODEL = 'local/scripted';
 

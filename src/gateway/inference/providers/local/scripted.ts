@@ -11,7 +11,12 @@ export type ScriptMessage = {
   tool_call_id?: string;
 };
 
-export type ScriptRequest = { messages: ScriptMessage[]; tools?: { function?: { name?: string } }[] };
+export type ScriptRequest = {
+  messages: ScriptMessage[];
+  tools?: { function?: { name?: string } }[];
+  /** `none`: no tool is available (as a model asked not to call tools). */
+  tool_choice?: unknown;
+};
 
 export type Step =
   | { type: 'content'; text: string }
@@ -233,7 +238,9 @@ export function plan(req: ScriptRequest): Plan {
   const scripted = lines.some(isDirective);
   if (!scripted && position === 0 && open >= 0) out.say(`You said: ${script}`);
 
-  const toolNames = new Set((req.tools ?? []).map((t) => t.function?.name).filter(Boolean));
+  const toolNames = new Set(
+    req.tool_choice === 'none' ? [] : (req.tools ?? []).map((t) => t.function?.name).filter(Boolean),
+  );
   let finish: 'stop' | 'tool_calls' = 'stop';
   let toolSeen = 0;
   for (const raw of scripted ? lines : []) {
