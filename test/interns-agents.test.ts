@@ -12,15 +12,22 @@ import { noSandbox } from './helpers/sandbox.ts';
 import { user, tool, text, callOf, finish } from './helpers/chat.ts';
 
 const bash = (command: string) => `Please run it.\n/tool Bash ${JSON.stringify({ command, description: 'a step' })}`;
-const codexInstalled = (() => {
+const installed = (specifier: string) => {
   try {
-    import.meta.resolve(`@zed-industries/codex-acp-${process.platform}-${process.arch}/package.json`);
+    import.meta.resolve(specifier);
     return true;
   } catch {
     return false;
   }
-})();
-const OFFERED = ['cohort', 'claude-code', ...(codexInstalled ? ['codex'] : [])];
+};
+const codexInstalled = installed(`@zed-industries/codex-acp-${process.platform}-${process.arch}/package.json`);
+const claudeInstalled = installed('@zed-industries/claude-code-acp/dist/index.js');
+const OFFERED = ['cohort', ...(claudeInstalled ? ['claude-code'] : []), ...(codexInstalled ? ['codex'] : [])];
+const NOT_INSTALLED = [
+  ...(claudeInstalled ? [] : [{ id: 'claude-code', name: 'Claude Code', install: 'npm run install:agents' }]),
+  ...(codexInstalled ? [] : [{ id: 'codex', name: 'Codex', install: 'npm run install:agents' }]),
+];
+const optional = (yes: boolean) => (yes ? false : 'an optional install (npm run install:agents); CI installs it');
 
 /** Stops the intern's daemon and agent, and starts them again on its disk. */
 async function restart(f: InternFixture, id: string) {
@@ -44,7 +51,9 @@ describe('the agent catalogue', () => {
       res.body.data.map((a: { id: string }) => a.id),
       OFFERED,
     );
-    assert.deepEqual(res.body.data[1].supports, { sessions: true, questions: false, steering: false });
+    assert.deepEqual(res.body.not_installed, NOT_INSTALLED);
+    if (claudeInstalled)
+      assert.deepEqual(res.body.data[1].supports, { sessions: true, questions: false, steering: false });
     assert.deepEqual(Object.keys(res.body.data[0]).sort(), ['description', 'id', 'name', 'supports']);
     assert.equal((await f.gw.call('GET', '/agents', { key: null })).status, 401);
   });
@@ -61,13 +70,25 @@ describe('the agent catalogue', () => {
     assert.equal((await f.gw.call('GET', '/interns')).body.data.length, 0);
     const made = await f.gw.call('POST', '/interns', { body: { name: 'default-agent' } });
     assert.equal(made.body.agent, 'cohort');
-    const patched = await f.gw.call('PATCH', `/interns/${made.body.id}`, { body: { agent: 'claude-code' } });
-    assert.equal(patched.body.agent, 'claude-code');
+    const other = OFFERED[OFFERED.length - 1];
+    const patched = await f.gw.call('PATCH', `/interns/${made.body.id}`, { body: { agent: other } });
+    assert.equal(patched.body.agent, other);
     assert.equal((await f.gw.call('PATCH', `/interns/${made.body.id}`, { body: { agent: '' } })).status, 400);
+  });
+
+  test('a built-in agent that is not installed is 400 saying how the operator installs it', async (t) => {
+    const absent = NOT_INSTALLED[0];
+    if (!absent) return t.skip('both optional agents are installed here (CI installs them)');
+    const res = await f.gw.call('POST', '/interns', { body: { name: 'absent', agent: absent.id } });
+    assert.equal(res.status, 400);
+    assert.equal(
+      res.body.error.message,
+      `invalid request parameters: agent: "${absent.id}" (${absent.name}) is not installed on this installation; its operator adds it with \`npm run install:agents\``,
+    );
   });
 });
 
-describe('Claude Code as an intern', { skip: noSandbox }, () => {
+describe('Claude Code as an intern', { skip: noSandbox || optional(claudeInstalled) }, () => {
   let f: InternFixture;
   let id: string;
   let key: string;
@@ -173,7 +194,7 @@ describe('Claude Code as an intern', { skip: noSandbox }, () => {
 });
 
 describe('Codex as an intern', {
-  skip: noSandbox || (codexInstalled ? false : 'Codex is an optional install (npm run install:codex); CI installs it'),
+  skip: noSandbox || optional(codexInstalled),
 }, () => {
   let f: InternFixture;
   let id: string;

@@ -1,8 +1,9 @@
 // The agent catalogue: which ACP agents an intern may run, owned by the operator. Tenants pick an
 // id (`agent` on an intern); they never supply a command, an address or a path (DESIGN principle 9).
-// Built in: `cohort` (the built-in agent), `claude-code` (@zed-industries/claude-code-acp, an npm
-// dependency) and `codex` (@zed-industries/codex-acp, an optional install) where installed; an
-// operator's JSON file (COHORT_AGENTS_FILE) adds entries or replaces these.
+// Built in: `cohort` (the built-in agent), and `claude-code` (@zed-industries/claude-code-acp) and
+// `codex` (@zed-industries/codex-acp) where installed: both are optional installs (`npm run
+// install:agents`), and the catalogue names the ones missing so a tenant asking for one is told
+// how the operator adds it. An operator's JSON file (COHORT_AGENTS_FILE) adds entries or replaces these.
 // An entry's environment may name the intern's model endpoint as the daemon sees it inside the
 // sandbox: {{base_url}} (…/api/v1), {{origin}}, {{api_key}} (the intern's key), {{model}}.
 // May import: node built-ins, zod.
@@ -27,12 +28,28 @@ export const AgentEntry = z.strictObject({
 });
 export type AgentEntry = z.infer<typeof AgentEntry>;
 
-export type Catalogue = { entries: AgentEntry[]; get(id: string): AgentEntry | undefined; ids(): string[] };
+/** A built-in agent this installation could offer but has not installed. */
+export type MissingAgent = { id: string; name: string; install: string };
 
+export type Catalogue = {
+  entries: AgentEntry[];
+  /** Built-in agents not installed (and not replaced by the operator's file). */
+  missing: MissingAgent[];
+  get(id: string): AgentEntry | undefined;
+  ids(): string[];
+};
+
+/** How an operator installs the optional agents: one npm command for both, because npm removes
+ * packages installed with --no-save that a later install was not told about. */
+export const INSTALL_AGENTS = 'npm run install:agents';
+const OPTIONAL: MissingAgent[] = [
+  { id: 'claude-code', name: 'Claude Code', install: INSTALL_AGENTS },
+  { id: 'codex', name: 'Codex', install: INSTALL_AGENTS },
+];
 export const DEFAULT_AGENT = 'cohort';
 
 /** The installed file of a package, or null when it is not installed. */
-function installed(specifier: string): string | null {
+function resolveInstalled(specifier: string): string | null {
   try {
     return fileURLToPath(import.meta.resolve(specifier));
   } catch {
@@ -40,7 +57,7 @@ function installed(specifier: string): string | null {
   }
 }
 
-function builtins(): AgentEntry[] {
+function builtins(installed: (specifier: string) => string | null): AgentEntry[] {
   const out: AgentEntry[] = [
     {
       id: 'cohort',
@@ -109,8 +126,10 @@ function builtins(): AgentEntry[] {
   return out;
 }
 
-export function loadCatalogue(opts: { file?: string } = {}): Catalogue {
-  const byId = new Map(builtins().map((e) => [e.id, e]));
+export function loadCatalogue(
+  opts: { file?: string; installed?: (specifier: string) => string | null } = {},
+): Catalogue {
+  const byId = new Map(builtins(opts.installed ?? resolveInstalled).map((e) => [e.id, e]));
   if (opts.file) {
     let parsed: unknown;
     try {
@@ -126,5 +145,6 @@ export function loadCatalogue(opts: { file?: string } = {}): Catalogue {
     for (const e of list.data) byId.set(e.id, e);
   }
   const entries = [...byId.values()];
-  return { entries, get: (id) => byId.get(id), ids: () => entries.map((e) => e.id) };
+  const missing = OPTIONAL.filter((m) => !byId.has(m.id));
+  return { entries, missing, get: (id) => byId.get(id), ids: () => entries.map((e) => e.id) };
 }

@@ -1,5 +1,6 @@
 // GET /agents: the agents of the operator's catalogue an intern may run (`agent` on an intern),
-// with what each supports. Any valid key may read it; commands and environments stay private.
+// with what each supports, and the built-in agents this installation has not installed (with the
+// operator's command that adds them). Any valid key may read it; commands and environments stay private.
 import { z } from 'zod';
 import type { RouteModule } from '../http/app.ts';
 import { defineRoute } from '../http/route.ts';
@@ -10,11 +11,13 @@ const Agent = z.object({
   description: z.string(),
   supports: z.object({ sessions: z.boolean(), questions: z.boolean(), steering: z.boolean() }),
 });
-const AgentList = z.object({ data: z.array(Agent) });
+const Missing = z.object({ id: z.string(), name: z.string(), install: z.string() });
+const AgentList = z.object({ data: z.array(Agent), not_installed: z.array(Missing) });
 
 export const agentRoutes: RouteModule = (app, ctx) => {
   const list = {
     data: ctx.agents.entries.map(({ id, name, description, supports }) => ({ id, name, description, supports })),
+    not_installed: ctx.agents.missing,
   };
   defineRoute(app, ctx, {
     method: 'GET',

@@ -40,11 +40,13 @@ const emptyIsNone = (req: FastifyRequest, _reply: FastifyReply, done: () => void
 
 /** `agent` must name an entry of the operator's catalogue. */
 function knownAgent<T extends { agent?: string }>(ctx: Ctx, body: T): T {
-  if (body.agent !== undefined && !ctx.agents.get(body.agent))
+  if (body.agent === undefined || ctx.agents.get(body.agent)) return body;
+  const missing = ctx.agents.missing.find((m) => m.id === body.agent);
+  if (missing)
     throw invalidRequest(
-      `agent: unknown agent "${body.agent}"; this installation offers ${ctx.agents.ids().join(', ')}`,
+      `agent: "${missing.id}" (${missing.name}) is not installed on this installation; its operator adds it with \`${missing.install}\``,
     );
-  return body;
+  throw invalidRequest(`agent: unknown agent "${body.agent}"; this installation offers ${ctx.agents.ids().join(', ')}`);
 }
 
 export const internRoutes: RouteModule = (app, ctx) => {

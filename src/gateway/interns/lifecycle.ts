@@ -110,10 +110,13 @@ export function createInternLifecycle(opts: {
   async function daemonSpec(row: InternRow): Promise<DaemonSpec> {
     const { secret, apiKey } = openSecrets(opts.sealer, row);
     const agent = opts.agents.get(row.agent);
-    if (!agent)
-      throw new Error(
-        `the intern's agent "${row.agent}" is not in this installation's catalogue (it offers ${opts.agents.ids().join(', ')}); choose another with PATCH /interns/{id}`,
-      );
+    if (!agent) {
+      const missing = opts.agents.missing.find((m) => m.id === row.agent);
+      const why = missing
+        ? `is not installed on this installation (its operator adds it with \`${missing.install}\`)`
+        : `is not in this installation's catalogue (it offers ${opts.agents.ids().join(', ')})`;
+      throw new Error(`the intern's agent "${row.agent}" ${why}; choose another with PATCH /interns/{id}`);
+    }
     return {
       internId: row.id,
       secret,
