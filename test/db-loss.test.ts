@@ -1,7 +1,7 @@
 // What a gateway does when it loses its database. On PostgreSQL, a connection that dies (its
 // backend terminated, the network cut) is said in a warn line and replaced at the next query,
 // while the process keeps serving. On PGlite, the database thread's end (made real through the
-// inspector: testing/crash-thread.ts) is said in one fatal line by `npm start`'s process, which
+// inspector: test/helpers/crash-thread.ts) is said in one fatal line by `npm start`'s process, which
 // exits 1 for its supervisor to restart it; a gateway started in-process only logs it.
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';

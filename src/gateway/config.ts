@@ -81,7 +81,7 @@ const Env = z
     /** Size of each intern's disk (its files and sessions); 0 runs interns on plain directories without a limit. */
     COHORT_INTERN_DISK_MB: z.coerce.number().int().min(0).default(1024),
     COHORT_INTERN_TMP_MB: int(256),
-    /** The first of the interns' uids; unset: a range of its own, chosen at the first start (provisioner/uids.ts). */
+    /** The first of the interns' uids; unset: a range of its own, chosen at the first start (src/gateway/interns/provisioner/uids.ts). */
     COHORT_INTERN_UID_BASE: z.coerce.number().int().min(1000).max(0x7fff_0000).optional(),
     COHORT_INTERN_UID_COUNT: int(65_536),
     /** Processes an intern's uid may run at once (its agent, tools and whatever they start). */

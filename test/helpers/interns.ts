@@ -54,7 +54,7 @@ export async function readChat(res: Response): Promise<ChatResult> {
   return { status: res.status, headers: res.headers, body: null, text, ...parseSse(text) };
 }
 
-/** A request to a gateway process (testing/gateway-process.ts), with its management key unless `key` is given. */
+/** A request to a gateway process (./gateway-process.ts), with its management key unless `key` is given. */
 export async function callProcess(
   gw: GatewayProcess,
   method: string,

@@ -111,7 +111,7 @@ function toApiError(err: unknown): ApiError | null {
   }
   if (err instanceof SyntaxError || e.code === 'FST_ERR_CTP_INVALID_JSON_BODY')
     return invalidRequest('body: malformed JSON');
-  // The schemas refuse these in stored fields (schemas/stored.ts); this covers any other value that
+  // The schemas refuse these in stored fields (./stored.schemas.ts); this covers any other value that
   // reaches a query (a path parameter, a field a schema missed), so none can be a 500.
   if (isUnstorableCharacter(err))
     return invalidRequest('a value contains U+0000 (NUL), which the database cannot store');
@@ -131,7 +131,7 @@ export function buildApp(ctx: Ctx, modules: RouteModule[], rootModules: RouteMod
     // Each request's req.log is still ours, made at its first line; the access line is below.
     childLoggerFactory: (_none, bindings, opts) => lazyChild(ctx.log, bindings, opts),
     logController: new LogController({ disableRequestLogging: true }),
-    // Bodies are validated with Zod (src/schemas) and replies serialised with JSON.stringify, so no
+    // Bodies are validated with Zod (the `*.schemas.ts` modules) and replies serialised with JSON.stringify, so no
     // route has a Fastify schema: with compilers of our own Fastify does not load Ajv and
     // fast-json-stringify (about 2.6 MB of heap), and a schema given by mistake fails loudly.
     schemaController: { compilersFactory: { buildValidator: noSchemaCompiler, buildSerializer: noSchemaCompiler } },

@@ -1,7 +1,7 @@
 // How deeply a JSON text nests, checked on the raw text before it is parsed: a body nested
 // thousands deep parses, but anything recursive that later walks it (JSON.stringify for the
 // request log, a schema, a provider's serializer) overflows the stack. Pure; used by the
-// gateway's JSON body parser (gateway/app.ts).
+// gateway's JSON body parser (./app.ts).
 
 const QUOTE = 34;
 const BACKSLASH = 92;

@@ -1,4 +1,4 @@
-// Holds a concurrency slot (services/concurrency.ts) for the life of one response: taken before
+// Holds a concurrency slot (src/gateway/access/concurrency.ts) for the life of one response: taken before
 // the route does its work, given back when the response closes, which it does on every ending
 // (finished, refused, failed, the client gone, cut off by the shutdown).
 import type { FastifyReply, FastifyRequest } from 'fastify';

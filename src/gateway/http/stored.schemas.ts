@@ -4,7 +4,7 @@
 // every free-form value stored as jsonb is wrapped in storedJson, so such a body is a 400 naming the
 // field and nothing is written. A string whose pattern already excludes these characters (slugs,
 // hashes, UUIDs) needs neither; a string only forwarded upstream (a model request's messages) may
-// hold them: the request log makes its own copy safe (services/inference-log.ts).
+// hold them: the request log makes its own copy safe (src/gateway/inference/request-log.ts).
 import { z } from 'zod';
 
 const LONE_SURROGATE = /\p{Cs}/u;

@@ -1,5 +1,5 @@
 // GET /models: what the caller's workspace can route to, in OpenRouter's list shape
-// (services/model-list.ts), `local/scripted` first. Any valid key.
+// (./model-list.ts), `local/scripted` first. Any valid key.
 import { z } from 'zod';
 import type { RouteModule } from '../http/app.ts';
 import { principalOf } from '../http/app.ts';

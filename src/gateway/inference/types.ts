@@ -1,7 +1,7 @@
 // The inference router's one vocabulary: an OpenAI-shaped chat request, completion and stream
 // chunk (every API style and every provider converts to and from these), the typed adapter
 // interface every provider implements, the upstream failure they throw, and the cancellation
-// that gives a call up (src/http's, re-exported so callers name one vocabulary).
+// that gives a call up (src/shared/http/cancel.ts's, re-exported so callers name one vocabulary).
 import type { Cancel } from '../../shared/http/cancel.ts';
 
 export { Cancel } from '../../shared/http/cancel.ts';

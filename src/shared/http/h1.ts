@@ -1,5 +1,5 @@
 // The gateway's HTTP/1.1 client for the daemon link (model providers go through undici, for the
-// operator's egress proxy: src/inference/http.ts): one request per socket at a
+// operator's egress proxy: src/gateway/inference/providers/http.ts): one request per socket at a
 // time over node:net or node:tls, the response read by h1-parser.ts into a Body (text or SSE
 // batches, with backpressure). A gateway holds one daemon stream per open chat stream, so what a
 // connection costs is what an idle stream costs: here a socket and one small object (about 3 KB),

@@ -1,6 +1,6 @@
 // The inference router's provider registry: one adapter per adapter kind, all behind the one
 // ProviderAdapter interface, sharing one keep-alive HTTP dispatcher (which honours the operator's
-// egress proxy). Entry point of src/inference/.
+// egress proxy). Entry point of src/gateway/inference/providers/.
 // May import: its own modules, the logger. Imported by the inference service; never imports services or store.
 import { createHttpClient } from './http.ts';
 import { localAdapter } from './local/index.ts';

@@ -3,7 +3,7 @@
 // the tool calls of an assistant message and `function_call_output` items as tool messages,
 // function tools as chat function tools (server tools, `type: "service:…"`, stay as they are for
 // the router). Reasoning items are dropped: chat-completions providers take no reasoning back.
-// Pure; the body was validated with schemas/inference.ts ResponsesRequest.
+// Pure; the body was validated with ../inference.schemas.ts ResponsesRequest.
 // May import: ../types.ts.
 import type { ChatMessage, ChatRequest, ChatTool, ToolCall } from '../types.ts';
 
