@@ -1,6 +1,6 @@
-// Faults across gateway processes (DESIGN.md principle 1): a gateway killed and restarted while a
-// run is paused, one restarted on another port, a second gateway on the same PostgreSQL serving
-// the reply, and re-adoption.
+// Faults across gateway processes (docs/internals/architecture.md#principles, 1): a gateway killed and
+// restarted while a run is paused, one restarted on another port, a second gateway on the same PostgreSQL
+// serving the reply, and re-adoption.
 import { describe, test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';

@@ -1,6 +1,6 @@
 // Intern chat as the console keeps it: sessions of turns, each turn a list of parts built from the
 // stream's chunks (applyChunk, pure but for mutating the turn it is given), and the transport
-// that streams a turn, steers it and answers its questions (SPEC §4.1, §6).
+// that streams a turn, steers it and answers its questions (docs/reference/intern-chat.md).
 import { ApiProblem, problemOf, request, type Problem } from './api.ts';
 import { sseParser } from './sse.ts';
 
@@ -32,7 +32,8 @@ export type Part =
   | { type: 'steer'; text: string }
   | { type: 'error'; problem: Problem };
 
-/** interrupted: the page went away while the turn streamed, which cancels the run (SPEC §3). */
+/** interrupted: the page went away while the turn streamed, which cancels the run
+ * (docs/reference/intern-chat.md#run-states). */
 export type TurnStatus = 'streaming' | 'paused' | 'done' | 'failed' | 'interrupted';
 export type ChatBody = { stream: true; session_id: string; approval_mode?: ApprovalMode; messages: unknown[] };
 /** `rev` changes with every chunk, so a finished turn's view can skip re-rendering. `last` is the
@@ -184,7 +185,7 @@ export const promptBody = (session: string, prompt: string, mode: ApprovalMode):
   messages: [{ role: 'user', content: prompt }],
 });
 
-/** A reply echoes the streamed tool call before the `tool` message (SPEC §4.1). */
+/** A reply echoes the streamed tool call before the `tool` message (docs/reference/intern-chat.md#the-request). */
 export const answerBody = (session: string, call: ToolCall, content: string): ChatBody => ({
   stream: true,
   session_id: session,

@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ApiError, REASONS, REASONS_TABLE, errorBody, retryableFor, type Reason } from './errors.ts';
 
-// SPEC §7: always retryable for these; always false for reasons a retry cannot fix; turn_failed varies.
+// docs/reference/intern-chat.md#statuses-and-reasons: always retryable for these; always false for reasons
+// a retry cannot fix; turn_failed varies.
 const TABLE: [Reason, boolean | 'varies'][] = [
   ['attachment_failed', false],
   ['bad_request', false],

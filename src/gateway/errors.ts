@@ -4,12 +4,12 @@
 // (a test holds the tree to it); anything else thrown becomes a plain 500.
 import { Reason } from '../shared/daemon-protocol.ts';
 
-/** SPEC §7 reason values; the daemon protocol and the gateway share one list. */
+/** The reason values (docs/reference/errors.md#reasons); the daemon protocol and the gateway share one list. */
 export const REASONS = Reason.options;
 export type { Reason };
 
 type ReasonRow = { statuses: number[]; inStream: boolean; retryable: 'always' | 'never' | 'as classified' };
-/** Every reason of SPEC §7: the statuses it is refused with, whether it also ends a stream, and
+/** Every reason a refusal gives: the statuses it is refused with, whether it also ends a stream, and
  * whether a retry may succeed. docs/reference/errors.md is this table in words (a test compares them). */
 export const REASONS_TABLE: Record<Reason, ReasonRow> = {
   attachment_failed: { statuses: [409, 410], inStream: true, retryable: 'never' },
@@ -30,7 +30,8 @@ export const REASONS_TABLE: Record<Reason, ReasonRow> = {
   turn_failed: { statuses: [401, 403, 404, 502], inStream: true, retryable: 'as classified' },
 };
 
-/** SPEC §7: retryable is fixed for these reasons; `turn_failed` carries the intern's own classification. */
+/** docs/reference/errors.md#reasons: retryable is fixed for these reasons; `turn_failed` carries the
+ * intern's own classification. */
 const ALWAYS_RETRYABLE: ReadonlySet<Reason> = new Set(REASONS.filter((r) => REASONS_TABLE[r].retryable === 'always'));
 
 export function retryableFor(reason: Reason, classified?: boolean): boolean {
@@ -76,10 +77,11 @@ export function errorBody(err: ApiError, opts: { metadata: boolean }): ErrorBody
   return body;
 }
 
-// Management-endpoint refusals (SPEC §7, second table).
+// Management-endpoint refusals (docs/reference/api.md#management-errors).
 export const invalidRequest = (detail: string) =>
   new ApiError({ status: 400, reason: 'bad_request', message: `invalid request parameters: ${detail}` });
-// The workspace a request would act in is gone (SPEC §4.5: 400, not a 500 from the insert).
+// The workspace a request would act in is gone (docs/reference/api.md#provider-credentials: 400, not a 500
+// from the insert).
 export const defaultWorkspaceDeleted = () =>
   invalidRequest("workspace_id: the account's default workspace was deleted, so workspace_id must be passed");
 export const keyWorkspaceDeleted = (field: string) =>
@@ -93,7 +95,8 @@ export const departedCreator = () =>
     status: 403,
     message: 'the member who created this key has left the organization and the key holds no grant',
   });
-/** SPEC §7's message, naming what was not found after it, as `invalid request parameters: …` names the field. */
+/** The management `404` message (docs/reference/errors.md#without-a-reason), naming what was not found
+ * after it, as `invalid request parameters: …` names the field. */
 export const resourceNotFound = (what?: string) =>
   new ApiError({
     status: 404,
@@ -192,7 +195,8 @@ export const internRejected = (status: number) =>
     reason: 'intern_rejected',
     message: `the intern rejected the request (status ${status})`,
   });
-/** A refusal the intern's daemon made (SPEC §7's intern reasons), passed on as it said it. */
+/** A refusal the intern's daemon made (the reasons of docs/reference/intern-chat.md#statuses-and-reasons),
+ * passed on as it said it. */
 export const internRefused = (o: {
   status: number;
   reason: Reason;

@@ -96,7 +96,8 @@ function listenProblem(err: unknown, config: Config): Error {
 
 export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
   const { config } = opts;
-  // Everything the gateway writes is its own (DESIGN principle 5): the data dir 0700, files 0600.
+  // Everything the gateway writes is its own (docs/internals/architecture.md#principles, 5): the data dir
+  // 0700, files 0600.
   process.umask(0o077);
   mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   chmodSync(config.dataDir, 0o700);

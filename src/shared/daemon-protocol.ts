@@ -19,7 +19,7 @@ export const daemonPaths = {
   hibernate: '/v1/hibernate',
 } as const;
 
-// ---- limits (SPEC §8) ----
+// ---- limits (docs/reference/intern-chat.md#limits) ----
 export const MAX_BODY_BYTES = 1_048_576;
 export const MAX_PROMPT_CHARS = 32_000;
 
@@ -39,7 +39,7 @@ export type ApprovalMode = z.infer<typeof ApprovalMode>;
 export const PermissionOptionKind = z.enum(['allow_once', 'allow_always', 'reject_once', 'reject_always']);
 export type PermissionOptionKind = z.infer<typeof PermissionOptionKind>;
 
-/** SPEC §7 reason values. */
+/** The reason values (docs/reference/errors.md#reasons). */
 export const Reason = z.enum([
   'attachment_failed',
   'bad_request',
@@ -144,9 +144,10 @@ export type StatusResponse = z.infer<typeof StatusResponse>;
 
 // ---- refusals ----
 /**
- * Every non-2xx answer. Same shape as SPEC §7's chat-route body, so the gateway can forward
- * it unchanged. `metadata` is absent only on 401 (wrong or missing daemon secret). `busy`
- * refusals also carry a `Retry-After` header (seconds).
+ * Every non-2xx answer. Same shape as the chat route's
+ * (docs/reference/intern-chat.md#statuses-and-reasons), so the gateway can forward it unchanged.
+ * `metadata` is absent only on 401 (wrong or missing daemon secret). `busy` refusals also carry a
+ * `Retry-After` header (seconds).
  */
 export const RefusalBody = z.object({
   error: z.object({
@@ -184,7 +185,7 @@ export function refusalBody(kind: RefusalKind, message: string): RefusalBody {
 }
 
 // ---- stream events (SSE `data:` lines; SSE `id:` = seq) ----
-/** SPEC §2.2 usage object, as the agent reported it. */
+/** The usage object (docs/reference/intern-chat.md#stream-chunks), as the agent reported it. */
 export const Usage = z.object({
   prompt_tokens: z.number().int(),
   completion_tokens: z.number().int(),
@@ -249,7 +250,8 @@ export const RunEvent = z.discriminatedUnion('type', [
     seq,
     type: z.literal('failed'),
     reason: Reason,
-    /** The HTTP status the failure would have had before a stream opened (SPEC §2.2 `code`). */
+    /** The HTTP status the failure would have had before a stream opened (`code`,
+     * docs/reference/intern-chat.md#stream-chunks). */
     status: z.number().int(),
     message: z.string(),
     retryable: z.boolean(),

@@ -22,7 +22,7 @@ import { Alert, Badge } from '../ui.tsx';
 import type { Intern } from './interns.tsx';
 import { Permission, Question, optionLabel } from './interaction.tsx';
 
-/** A refused reply leaves the run paused (SPEC §3), unless its question is gone. */
+/** A refused reply leaves the run paused (docs/reference/intern-chat.md#run-states), unless its question is gone. */
 const QUESTION_GONE = new Set(['interaction_not_pending', 'interaction_unknown', 'not_found']);
 
 function answerLabel(part: Extract<Part, { type: 'interaction' }>, answer: string): string {

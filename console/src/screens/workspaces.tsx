@@ -1,5 +1,5 @@
-// Workspaces: the list, and one form to create a workspace or edit every field of one (SPEC
-// §2.3, §4.2, §4.3); delete after a confirmation.
+// Workspaces: the list, and one form to create a workspace or edit every field of one
+// (docs/reference/api.md#workspaces); delete after a confirmation.
 import { useEffect, useState } from 'preact/hooks';
 import { api, problem, type Problem } from '../api.ts';
 import { Alert, Check, Choice, Loading, Page, Text, useConfirm } from '../ui.tsx';

@@ -42,7 +42,8 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 export type RouteModule = (app: FastifyInstance, ctx: Ctx) => void;
 
-/** Who may call a route (SPEC §5): any valid key; a management key; a member of the interns programme. */
+/** Who may call a route (docs/reference/api.md#authentication): any valid key; a management key; a member
+ * of the interns programme. */
 export type Guard = 'management' | 'any' | 'interns';
 
 /** The principal of an authenticated request; routes call this after their guard ran. */

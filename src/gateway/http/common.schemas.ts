@@ -9,7 +9,7 @@ export const Timestamp = z.string().describe('ISO 8601 timestamp');
 /** A model slug as stored (workspace defaults, credential allow-lists, preset configs). */
 export const ModelSlug = StoredString.min(1).max(256);
 
-/** A preset slug (SPEC §4.4: URL-safe, at least 1 character): RFC 3986's unreserved characters, up
+/** A preset slug (docs/reference/api.md#presets: URL-safe, at least 1 character): RFC 3986's unreserved characters, up
  * to 100 of them, but not only dots (`.` and `..` are path segments a client would resolve away). */
 export const PRESET_SLUG_PATTERN = String.raw`(?!\.+$)[A-Za-z0-9._~-]+`;
 export const PresetSlug = z

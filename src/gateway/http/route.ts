@@ -28,7 +28,7 @@ export type RouteSpec<
   path: string;
   summary: string;
   tags: string[];
-  /** Who may call it (SPEC §5); null: no key at all. */
+  /** Who may call it (docs/reference/api.md#authentication); null: no key at all. */
   guard: Guard | null;
   /** Model and intern routes render `metadata` {reason, retryable} on refusals. */
   errorStyle?: 'chat';

@@ -1,7 +1,8 @@
 // The one SSE writer of the gateway's streams (intern chat, model requests in both API styles):
 // opens the 200 with the stream headers and the route's own (request id), writes frames with
-// backpressure, writes `: keepalive` after each quiet interval (SPEC §6), ends once, and notices
-// a client that went away. Callers compose the frames; this owns the socket. A gateway's open
+// backpressure, writes `: keepalive` after each quiet interval
+// (docs/reference/intern-chat.md#events-and-keepalive), ends once, and notices a client that went
+// away. Callers compose the frames; this owns the socket. A gateway's open
 // streams are kept in one OpenStreams, so its shutdown can end each with an error chunk.
 import type { ServerResponse } from 'node:http';
 import { flat } from './sse-frames.ts';

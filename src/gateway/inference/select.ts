@@ -1,7 +1,7 @@
 // Which credentials may serve one request for one model at one provider, in the order to try
 // them, or why none may. Pure: the workspace's credentials and the request's facts in, a list out.
 //
-// Rules (SPEC §2.5, §4.5): disabled credentials are ignored entirely; `allowed_models`,
+// Rules (docs/reference/api.md#credential-order): disabled credentials are ignored entirely; `allowed_models`,
 // `allowed_user_ids` and `allowed_api_key_hashes` restrict what and who may use one (null = no
 // restriction); a request requiring ZDR uses only credentials whose `declared_zdr` is true, or
 // null on a provider whose policy is ZDR. Order: non-fallback credentials by `sort_order`, then the

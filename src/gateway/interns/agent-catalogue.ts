@@ -1,5 +1,6 @@
 // The agent catalogue: which ACP agents an intern may run, owned by the operator. Tenants pick an
-// id (`agent` on an intern); they never supply a command, an address or a path (DESIGN principle 9).
+// id (`agent` on an intern); they never supply a command, an address or a path
+// (docs/internals/architecture.md#principles, 9).
 // Built in: `cohort` (the built-in agent), and `claude-code` (@zed-industries/claude-code-acp) and
 // `codex` (@zed-industries/codex-acp) where installed: both are optional installs (`npm run
 // install:agents`), and the catalogue names the ones missing so a tenant asking for one is told
@@ -19,7 +20,7 @@ export const AgentEntry = z.strictObject({
   /** The agent's command line; null: the built-in cohort agent. */
   command: z.array(z.string().min(1)).min(1).nullable(),
   env: z.record(z.string(), z.string()).default({}),
-  /** The agent's own session modes for SPEC's approval modes, where its ids differ. */
+  /** The agent's own session modes for the approval modes `manual` and `self-drive`, where its ids differ. */
   modes: z.strictObject({ manual: z.string().optional(), 'self-drive': z.string().optional() }).default({}),
   supports: z.strictObject({ sessions: z.boolean(), questions: z.boolean(), steering: z.boolean() }),
   /** The agent builds sandboxes of its own, which need user namespaces: it and what it runs then

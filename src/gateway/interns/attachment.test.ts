@@ -1,5 +1,5 @@
-// SPEC §7's two `attachment_failed` refusals, end to end: a real gateway over HTTP, real daemon
-// processes, the scripted model.
+// The two `attachment_failed` refusals (docs/reference/intern-chat.md#statuses-and-reasons), end to end: a
+// real gateway over HTTP, real daemon processes, the scripted model.
 //
 // - 409: a `tool` reply for a run whose continued stream is still open (the built-in agent).
 // - 410: the daemon refuses a reply when events emitted AFTER the pause were already dropped from

@@ -1,4 +1,4 @@
-// POST /interns/{internId}/chat/completions (SPEC §4.1): validates, resolves the intern's
+// POST /interns/{internId}/chat/completions (docs/reference/intern-chat.md): validates, resolves the intern's
 // daemon from its record, counts the turn, and relays the run as an OpenAI-compatible stream.
 import type { RouteModule } from '../http/app.ts';
 import { principalOf } from '../http/app.ts';

@@ -1,4 +1,4 @@
-// The intern chat request and stream shapes (SPEC §2.2, §4.1, §8). Unknown OpenAI fields are
+// The intern chat request and stream shapes (docs/reference/intern-chat.md). Unknown OpenAI fields are
 // accepted and dropped (z.object strips them); only the last message is acted on.
 import { z } from 'zod';
 import { ApprovalMode, SessionId, Usage } from '../../shared/daemon-protocol.ts';

@@ -1,4 +1,4 @@
-// End to end, one test per row of SPEC §3, rule of §4.1 and status of §7: gateway, real daemon
+// End to end, one test per run state, rule and status of docs/reference/intern-chat.md: gateway, real daemon
 // processes started by the local provisioner, the built-in agent, the scripted model.
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';

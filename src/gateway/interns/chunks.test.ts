@@ -1,4 +1,5 @@
-// Row by row: SPEC §3 transitions, §6 event order and §7 statuses as the pure mapping gives them.
+// Row by row: the run states, event order and statuses of docs/reference/intern-chat.md as the pure
+// mapping gives them.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { initialState, mapApiEnding, mapEvent, SERVICE_MODEL, type MapState, type Step } from './chunks.ts';

@@ -1,5 +1,5 @@
 // The PURE mapping from daemon run events (docs/daemon-protocol.md) to OpenAI chat chunks
-// (SPEC §2.2, §3, §6, §7). No I/O: the relay feeds events in and writes what comes out.
+// (docs/reference/intern-chat.md). No I/O: the relay feeds events in and writes what comes out.
 // Nothing is written until the first output, so a turn the intern refuses before any output can
 // still be answered with a status (`refuse`) instead of an in-stream error.
 import type { RunEvent, Usage } from '../../shared/daemon-protocol.ts';
@@ -154,8 +154,9 @@ export function mapEvent(s: MapState, e: RunEvent): { state: MapState; step: Ste
           },
         };
       }
-      // A severed stream or a deadline is the API's ending whoever noticed it (SPEC §2.2): the daemon
-      // reports these when it loses the agent, and they carry `service/intern` as the gateway's own do.
+      // A severed stream or a deadline is the API's ending whoever noticed it
+      // (docs/reference/intern-chat.md#stream-chunks): the daemon reports these when it loses the agent,
+      // and they carry `service/intern` as the gateway's own do.
       const model = e.reason === 'stream_severed' || e.reason === 'timeout' ? SERVICE_MODEL : modelOf(s);
       return open(s, [errorChunk(s, model, { ...e, retryable }), finalChunk(s, model, e.usage ?? s.usage)], true);
     }

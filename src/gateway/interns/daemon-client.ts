@@ -45,7 +45,8 @@ async function refusal(res: Upstream): Promise<ApiError> {
   } catch {}
   const meta = parsed?.error.metadata;
   if (!parsed || !meta) return internRejected(res.statusCode);
-  // SPEC §7: busy always carries Retry-After, even if a daemon left it out.
+  // Busy always carries Retry-After (docs/reference/intern-chat.md#statuses-and-reasons), even if a
+  // daemon left it out.
   const given = res.headers['retry-after'];
   const retryAfter = typeof given === 'string' ? given : meta.reason === 'busy' ? '1' : undefined;
   return internRefused({

@@ -4,8 +4,9 @@
 // gateways sharing a database never both put one intern to sleep or both start its daemon; a
 // gateway that dies half-way leaves a transition that the next chat takes over once that
 // gateway's lease on it has lapsed (leases.ts: seconds), or at the latest once it is stale.
-// Run state stays in the daemon (DESIGN principle 1): only the daemon can say it is idle, and once
-// it agreed to sleep it refuses new work, which the chat route retries on the woken daemon.
+// Run state stays in the daemon (docs/internals/architecture.md#principles, 1): only the daemon can
+// say it is idle, and once it agreed to sleep it refuses new work, which the chat route retries on
+// the woken daemon.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Db } from '../store/db.ts';
 import type { Logger } from '../../shared/log.ts';

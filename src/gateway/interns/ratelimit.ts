@@ -1,6 +1,6 @@
-// Turn rate limits (SPEC §5 rule 5, §7 `429 rate_limited`): turns started per minute by the user
-// or organization a key acts as. In-process counters by default; in Redis with REDIS_URL so
-// several gateways share them, falling back to in-process counters while Redis is down or hung
+// Turn rate limits (docs/reference/intern-chat.md#who-may-chat, `429 rate_limited`): turns started per
+// minute by the user or organization a key acts as. In-process counters by default; in Redis with REDIS_URL
+// so several gateways share them, falling back to in-process counters while Redis is down or hung
 // (docs/failure-modes.md): a Redis that does not answer costs a turn at most one command timeout.
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import { turnsLimited } from '../errors.ts';

@@ -1,8 +1,8 @@
-// Relays one daemon run to one HTTP response (SPEC §3, §6, §7): holds the status until the first
-// output so a refusal can still be a status, then streams chunks through the SSE writer. Owns the
-// route deadline (408 before the handler answered), the turn budget (504), and client disconnects
-// (closing the daemon stream cancels a running run; after `[DONE]` there is nothing to cancel).
-// Keeps nothing after the response ends (DESIGN.md principle 1).
+// Relays one daemon run to one HTTP response (docs/reference/intern-chat.md#run-states): holds the status
+// until the first output so a refusal can still be a status, then streams chunks through the SSE writer.
+// Owns the route deadline (408 before the handler answered), the turn budget (504), and client disconnects
+// (closing the daemon stream cancels a running run; after `[DONE]` there is nothing to cancel). Keeps
+// nothing after the response ends (docs/internals/architecture.md#principles, 1).
 //
 // relay() resolves as soon as the 200 is written; the rest of the stream is pushed through one
 // RelayRun object (the daemon body's sink), so an open stream holds that object and its sockets,

@@ -1,5 +1,5 @@
-// Provider credential (BYOK) routes (SPEC §4.5, plus list, get, update and delete). Management
-// key required. Responses carry the masked `label`, never the key.
+// Provider credential (BYOK) routes (docs/reference/api.md#provider-credentials: create, list, get, update,
+// delete). Management key required. Responses carry the masked `label`, never the key.
 import { z } from 'zod';
 import type { RouteModule } from '../http/app.ts';
 import { dropsRoutingCache, principalOf } from '../http/app.ts';

@@ -1,4 +1,4 @@
-// Provider credential (BYOK) shapes (SPEC §2.5, §4.5) and the upstream provider slug list.
+// Provider credential (BYOK) shapes (docs/reference/api.md#provider-credentials) and the upstream provider slug list.
 import { z } from 'zod';
 import { ModelSlug, Timestamp, Uuid } from '../http/common.schemas.ts';
 import { StoredString } from '../http/stored.schemas.ts';

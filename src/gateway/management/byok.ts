@@ -47,8 +47,8 @@ async function checkHashes(db: Db, orgId: string, hashes: string[] | null | unde
 
 const noSuchWorkspace = () => invalidRequest('workspace_id: no such workspace in this account');
 
-/** The account's default workspace (SPEC §4.5), read from the store rather than the key cache so a
- * default deleted a moment ago, in any gateway, is already seen. */
+/** The account's default workspace (docs/reference/api.md#provider-credentials), read from the
+ * store rather than the key cache so a default deleted a moment ago, in any gateway, is already seen. */
 async function defaultWorkspace(db: Db, orgId: string): Promise<string> {
   const [ws] = await db
     .select({ id: workspaces.id })

@@ -1,4 +1,4 @@
-// The preset configuration (SPEC §4.4): every request parameter that belongs to a configuration,
+// The preset configuration (docs/reference/api.md#presets): every request parameter that belongs to a configuration,
 // with its bound. Field names follow the inference request bodies of @openrouter/sdk, so a body
 // can be validated field by field and the same keys are stored in a preset version's `config`.
 import { z } from 'zod';

@@ -1,5 +1,6 @@
-// Preset routes (SPEC §4.4, plus list, get and versions), scoped to the key's workspace.
-// Management key required. The slug is URL-safe (RFC 3986 unreserved characters), 1 to 100 characters.
+// Preset routes (docs/reference/api.md#presets: create from a body, list, get, versions), scoped to the
+// key's workspace. Management key required. The slug is URL-safe (RFC 3986 unreserved characters), 1 to 100
+// characters.
 import { z } from 'zod';
 import type { FastifyRequest } from 'fastify';
 import type { RouteModule } from '../http/app.ts';

@@ -1,4 +1,4 @@
-// Preset shapes (SPEC §2.4, §4.4): the three inference body styles a preset version is created
+// Preset shapes (docs/reference/api.md#presets): the three inference body styles a preset version is created
 // from, and the preset and version records. Bodies are loose: fields that are not configuration
 // (`messages`, `stream`, `prompt`, `input`, …) and unknown fields are accepted and ignored.
 import { z } from 'zod';

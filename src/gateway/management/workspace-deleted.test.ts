@@ -1,4 +1,4 @@
-// A deleted workspace, as the keys that acted in it see it (SPEC §4.4, §4.5, §7): the documented
+// A deleted workspace, as the keys that acted in it see it (docs/reference/api.md#workspaces): the documented
 // 400 at once in the gateway that deleted it (its cached key resolutions are dropped), and the same
 // 400, never a 500 from a foreign key, where a resolution is stale or a delete races an insert.
 // BYOK without `workspace_id` goes to the account's default workspace, whatever the key's own.

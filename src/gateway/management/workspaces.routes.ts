@@ -1,4 +1,5 @@
-// Workspace management routes (SPEC §4.2, §4.3, plus list, get and delete). Management key required.
+// Workspace management routes (docs/reference/api.md#workspaces: create, list, get, update, delete).
+// Management key required.
 import { z } from 'zod';
 import type { RouteModule } from '../http/app.ts';
 import { dropsRoutingCache, principalOf } from '../http/app.ts';

@@ -1,4 +1,4 @@
-// Workspace shapes (SPEC §2.3, §4.2, §4.3).
+// Workspace shapes (docs/reference/api.md#workspaces).
 import { z } from 'zod';
 import { ModelSlug, SERVER_TOOLS, SLUG_PATTERN, Timestamp, Uuid } from '../http/common.schemas.ts';
 import { StoredString } from '../http/stored.schemas.ts';

@@ -1,4 +1,4 @@
-// Question fields (SPEC §2.2 descriptors: name, type, required, options) ⇄ ACP form elicitation
+// Question fields (docs/reference/intern-chat.md#interactions: name, type, required, options) ⇄ ACP form elicitation
 // schemas, and validation of an answer against a schema. Pure; used by the agent and the daemon.
 import type { ElicitationPropertySchema, CreateElicitationRequest } from '@agentclientprotocol/sdk';
 

@@ -1,5 +1,6 @@
 // cohort's extensions to ACP, carried where the protocol leaves room for them (`_meta`, `_` methods).
-/** `_meta` key on `usage_update`: the run's OpenAI-style usage object (SPEC §2.2). */
+/** `_meta` key on `usage_update`: the run's OpenAI-style usage object
+ * (docs/reference/intern-chat.md#stream-chunks). */
 export const META_USAGE = 'cohort/usage';
 /** `_meta` key on a permission request's tool call: where the command would run, `inner` (manual
  * mode's sandbox: no network, writes only in the work dir) or `escalated` (the intern's whole runtime). */
@@ -14,6 +15,7 @@ export const META_RETRYABLE = 'retryable';
 export const STEER_METHOD = '_cohort/steer';
 export type SteerParams = { sessionId: string; text: string };
 
-/** The session modes cohort agents offer; the daemon sets one per run (SPEC §4.1 approval_mode). */
+/** The session modes cohort agents offer; the daemon sets one per run (`approval_mode`,
+ * docs/reference/intern-chat.md#the-request). */
 export const MODE_MANUAL = 'manual';
 export const MODE_SELF_DRIVE = 'self-drive';

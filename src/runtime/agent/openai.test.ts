@@ -1,5 +1,5 @@
-// How a failed model call is classified (SPEC §7 turn_failed: the intern's own classification),
-// refused outright or failing after its stream opened.
+// How a failed model call is classified (`turn_failed`'s retryable,
+// docs/reference/intern-chat.md#statuses-and-reasons), refused outright or failing after its stream opened.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';

@@ -1,6 +1,6 @@
 // One streamed OpenAI chat-completions call: deltas are handed out as they arrive, the assembled
 // assistant message, usage and model id come back at the end. Failures are values with a
-// retryable classification (SPEC §7 turn_failed); the API key never appears in them.
+// retryable classification (`turn_failed`, docs/guides/interns.md); the API key never appears in them.
 import { createParser } from 'eventsource-parser';
 
 import type { ChatMessage, ToolCall, Usage } from '../../shared/openai.ts';
@@ -19,7 +19,8 @@ export type ChatResult = {
   model: string | null;
 };
 
-/** A failed model call, classified for SPEC §7 `turn_failed` (the key never appears in it). */
+/** A failed model call, classified for `turn_failed` (docs/reference/intern-chat.md#statuses-and-reasons;
+ * the key never appears in it). */
 export class ModelCallError extends Error {
   constructor(
     message: string,

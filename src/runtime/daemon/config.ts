@@ -32,7 +32,7 @@ export type DaemonOptions = {
   /** Extra environment for the agent process (a third-party agent's own settings); values may name
    * {{base_url}}, {{origin}}, {{api_key}} and {{model}}, filled from `model`. */
   agentEnv?: Record<string, string>;
-  /** The agent's own session mode ids for SPEC's approval modes, where they differ. */
+  /** The agent's own session mode ids for the approval modes `manual` and `self-drive`, where they differ. */
   agentModes?: Record<string, string>;
   /** The agent builds sandboxes of its own, which need user namespaces (docs/isolation.md). */
   agentUserNamespaces?: boolean;

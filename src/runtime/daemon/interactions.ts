@@ -1,5 +1,6 @@
-// ACP permission requests and form elicitations ⇄ SPEC §2.2 interactions, and the caller's answer
-// (the `tool` message content) → the ACP response. Pure.
+// ACP permission requests and form elicitations ⇄ interactions
+// (docs/reference/intern-chat.md#interactions), and the caller's answer (the `tool` message content) → the
+// ACP response. Pure.
 import {
   checkAnswer,
   formSchemaOf,

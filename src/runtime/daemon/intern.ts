@@ -356,8 +356,9 @@ export class Intern {
     this.lastActive = Date.now();
     const entry = this.interactions.get(interactionId);
     const known = entry && entry.run.sessionId === sessionId ? entry : undefined;
-    // SPEC §4.1 rule 3: while another run holds the turn lock, a reply is busy whatever it names;
-    // the lookup's own refusals come once the lock is free (or held by the reply's own run).
+    // docs/reference/intern-chat.md#rules, rule 3: while another run holds the turn lock, a reply is busy
+    // whatever it names; the lookup's own refusals come once the lock is free (or held by the reply's own
+    // run).
     if (this.lock && this.lock !== known?.run) return this.busy(MESSAGES.busy);
     if (!known && this.forgotten.get(interactionId) === sessionId)
       return refusal('interaction_not_pending', MESSAGES.interaction_not_pending);

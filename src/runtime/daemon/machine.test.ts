@@ -1,4 +1,5 @@
-// One test per row of SPEC §3's run table, plus the daemon's own rows (attachments, capacity).
+// One test per row of the run table (docs/reference/intern-chat.md#run-states), plus the daemon's own rows
+// (attachments, capacity).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { initialRunState, step, type RunState } from './machine.ts';

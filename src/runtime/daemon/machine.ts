@@ -1,5 +1,5 @@
-// The run state machine of SPEC §3, pure: (state, trigger) → next state, effects to perform, and
-// the refusal to answer with when the trigger is a request the run cannot take.
+// The run state machine (docs/reference/intern-chat.md#run-states), pure: (state, trigger) → next state,
+// effects to perform, and the refusal to answer with when the trigger is a request the run cannot take.
 import type { RefusalKind, RunPhase } from '../../shared/daemon-protocol.ts';
 
 /** Why a run is being cancelled; decides how the agent's confirmation ends it. */

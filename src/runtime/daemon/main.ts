@@ -1,7 +1,7 @@
 // The intern daemon (`bin/cohort.mjs daemon`): one process per intern, owning its sessions, runs,
-// pending interactions, deadlines and replay buffers (DESIGN.md principle 1), and driving its
-// ACP agent on stdio. May import: src/shared, src/runtime/acp, src/runtime/sandbox, node and npm packages —
-// never gateway code (src/gateway).
+// pending interactions, deadlines and replay buffers (docs/internals/architecture.md#principles,
+// 1), and driving its ACP agent on stdio. May import: src/shared, src/runtime/acp,
+// src/runtime/sandbox, node and npm packages — never gateway code (src/gateway).
 // Only light modules are imported statically: the agent is started first, and the daemon's own
 // code (the ACP SDK above all, some 150 ms) loads while the agent's process boots; waking a
 // sleeping intern waits for both, so the two now overlap instead of adding up.

@@ -24,7 +24,7 @@ export type ProviderInfo = {
   configured: boolean;
 };
 
-/** SPEC §4.5's provider slugs. */
+/** The provider slugs a credential may name (src/gateway/management/byok.schemas.ts). */
 export const PROVIDER_SLUGS =
   'ai21 aion-labs akashml alibaba amazon-bedrock amazon-bedrock/claude-on-aws amazon-nova ambient anthropic anthropic/2 arcee-ai assemblyai atlas-cloud avian azure baidu baseten black-forest-labs byteplus cerebras chutes cirrascale clarifai claude-on-aws cloudflare cohere coreweave cosine crusoe darkbloom databricks decart deepgram deepinfra deepseek dekallm digitalocean featherless fireworks fish-audio friendli gmicloud google-ai-studio google-vertex groq heygen inception inceptron inferact-vllm inference-net infermatic inflection io-net ionstream krea liquid makora mancer mara meta minimax mistral modal modelrun modular moonshotai morph near-ai nebius nex-agi nextbit novita nvidia ollama open-inference openai parasail perceptron perplexity phala poolside primeintellect quiver recraft reka relace runway sail-research sakana sakana-ai sambanova seed siliconflow sourceful stepfun streamlake switchpoint tencent tenstorrent thinkingmachines together typesafe unbiased upstage venice voyageai wafer wandb wandb-legacy xai xiaomi z-ai'.split(
     ' ',
