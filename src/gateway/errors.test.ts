@@ -26,7 +26,7 @@ const TABLE: [Reason, boolean | 'varies'][] = [
   ['turn_failed', 'varies'],
 ];
 
-test('the table covers every reason of SPEC §7', () => {
+test('the table covers every reason', () => {
   assert.deepEqual(
     TABLE.map(([r]) => r),
     [...REASONS],

@@ -21,7 +21,7 @@ test('turn request defaults to self-drive and bounds the prompt', () => {
   assert.equal(TurnRequest.safeParse({ prompt: 'hi', approval_mode: 'auto' }).success, false);
 });
 
-test('the prompt limit counts characters, not UTF-16 units (SPEC §8: 32000 characters)', () => {
+test('the prompt limit counts characters, not UTF-16 units (the chat limits: 32000 characters)', () => {
   const rows: [string, boolean][] = [
     ['x'.repeat(32_000), false],
     ['x'.repeat(32_001), true],

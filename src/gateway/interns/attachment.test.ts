@@ -73,7 +73,7 @@ async function until(what: string, cond: () => Promise<boolean>, ms = 10_000) {
   throw new Error(`timed out waiting until ${what}`);
 }
 
-describe('§7 attachment_failed, end to end', () => {
+describe('attachment_failed, end to end', () => {
   let f: InternFixture;
   let id: string;
   const own: ChildProcess[] = [];

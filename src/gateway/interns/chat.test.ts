@@ -44,7 +44,7 @@ describe('intern chat stream, end to end', () => {
   });
   after(() => f.close());
 
-  test('§4.1 validation: 400 bad_request naming the field, retryable false', async () => {
+  test('request validation: 400 bad_request naming the field, retryable false', async () => {
     const cases: [unknown, RegExp][] = [
       [{ messages: [{ role: 'user', content: 'hi' }] }, /stream/],
       [{ stream: false, messages: [{ role: 'user', content: 'hi' }] }, /stream/],
@@ -98,7 +98,7 @@ describe('intern chat stream, end to end', () => {
     assert.equal(text(emoji), `You said: ${'😀'.repeat(32_000)}`);
   });
 
-  test('§8 a body over 1 MiB is 413 payload_too_large before it is parsed', async () => {
+  test('limits: a body over 1 MiB is 413 payload_too_large before it is parsed', async () => {
     const res = await fetch(`${f.gw.url}/interns/${id}/chat/completions`, {
       method: 'POST',
       headers: { authorization: `Bearer ${f.gw.keys.api_key}`, 'content-type': 'application/json' },
@@ -114,7 +114,7 @@ describe('intern chat stream, end to end', () => {
     });
   });
 
-  test('§7 unknown intern 404 not_found; an intern not running 409 intern_not_ready', async () => {
+  test('statuses: unknown intern 404 not_found; an intern not running 409 intern_not_ready', async () => {
     const r = await f.chat('5b0e2f9c-1111-4111-8111-111111111111', user('hi'));
     assert.deepEqual(r.body, {
       error: { code: 404, message: 'resource not found: intern', metadata: { reason: 'not_found', retryable: false } },
@@ -129,7 +129,7 @@ describe('intern chat stream, end to end', () => {
     });
   });
 
-  test('§3 running → completed: role, reasoning, content, stop, final chunk with session and usage, [DONE]', async () => {
+  test('run states: running → completed: role, reasoning, content, stop, final chunk with session and usage, [DONE]', async () => {
     const r = await f.chat(
       id,
       user(
@@ -161,7 +161,7 @@ describe('intern chat stream, end to end', () => {
     assert.equal(final(fresh).session_id, 'my-own-session');
   });
 
-  test('§3 paused on a question; the tool reply continues the same run; a second reply is 409 interaction_not_pending', async () => {
+  test('run states: paused on a question; the tool reply continues the same run; a second reply is 409 interaction_not_pending', async () => {
     const r = await f.chat(id, user('/say let me ask\n/ask What is your name?'));
     assertShape(r);
     assert.deepEqual(finish(r), ['tool_calls']);
@@ -205,7 +205,7 @@ describe('intern chat stream, end to end', () => {
     assert.deepEqual(twice.body.error.metadata, { reason: 'interaction_not_pending', retryable: false });
   });
 
-  test('§3 manual mode asks permission; a rejected answer is 400 and the run stays paused; allow_once continues', {
+  test('run states: manual mode asks permission; a rejected answer is 400 and the run stays paused; allow_once continues', {
     skip: noSandbox,
   }, async () => {
     const r = await f.chat(id, user('/shell echo hi-from-shell', { approval_mode: 'manual' }));
@@ -223,7 +223,7 @@ describe('intern chat stream, end to end', () => {
     assert.match(text(ok), /hi-from-shell/);
   });
 
-  test('§3 the interaction deadline cancels a paused run: a late reply is 409 interaction_not_pending', async () => {
+  test('run states: the interaction deadline cancels a paused run: a late reply is 409 interaction_not_pending', async () => {
     const r = await f.chat(id, user('/ask Still there?'));
     const sid = final(r).session_id;
     await sleep(INTERACTION_DEADLINE_MS + 700);
@@ -235,7 +235,7 @@ describe('intern chat stream, end to end', () => {
     assert.deepEqual(late.body.error.metadata, { reason: 'interaction_not_pending', retryable: false });
   });
 
-  test('§4.1 rules 2–3: steer 202; busy 409 with Retry-After; a paused run does not hold the turn lock', async () => {
+  test('rules 2–3: steer 202; busy 409 with Retry-After; a paused run does not hold the turn lock', async () => {
     const paused = await f.chat(id, user('/ask Which colour?'));
     const pSid = final(paused).session_id;
     const pCall = callOf(paused);
@@ -277,14 +277,14 @@ describe('intern chat stream, end to end', () => {
     assert.match(text(after), /red/);
   });
 
-  test('§6 a quiet stream carries `: keepalive` comments', async () => {
+  test('events: a quiet stream carries `: keepalive` comments', async () => {
     const r = await f.chat(id, user('/say a\n/sleep 800\n/say b'));
     assertShape(r);
     assert.match(r.text, /\n: keepalive\n/);
     assert.match(text(r), /^a\s*b$/);
   });
 
-  test('§3 a client that disconnects while streaming cancels the run (the turn lock is free again)', async () => {
+  test('run states: a client that disconnects while streaming cancels the run (the turn lock is free again)', async () => {
     const ac = new AbortController();
     const res = await f.open(id, user('/say start\n/sleep 30000\n/say never'), { signal: ac.signal });
     await untilContent(res);
@@ -294,7 +294,7 @@ describe('intern chat stream, end to end', () => {
     assert.equal(text(next), 'next');
   });
 
-  test('§3 an ending the intern confirms while the client is connected: 410 run_ended chunk, final, [DONE]', async () => {
+  test('run states: an ending the intern confirms while the client is connected: 410 run_ended chunk, final, [DONE]', async () => {
     const res = await f.open(id, user('/say before\n/sleep 2000\n/say after', { session_id: 'to-cancel' }));
     const { reader, seen } = await untilContent(res);
     const row = (await getInternById(f.gw.ctx.store.db, id))!;
@@ -319,14 +319,14 @@ describe('intern chat stream, end to end', () => {
     assert.ok(all.trimEnd().endsWith('data: [DONE]'));
   });
 
-  test('§7 408 timeout past the route deadline before any output (retryable)', async () => {
+  test('statuses: 408 timeout past the route deadline before any output (retryable)', async () => {
     const r = await f.chat(id, user('/sleep 2000\n/say late'));
     assert.equal(r.status, 408);
     assert.deepEqual(r.body.error.metadata, { reason: 'timeout', retryable: true });
     await sleep(300);
   });
 
-  test('§7 504 past the turn budget after the stream opened: timeout error chunk, final, [DONE]', async () => {
+  test('statuses: 504 past the turn budget after the stream opened: timeout error chunk, final, [DONE]', async () => {
     const r = await f.chat(id, user('/say quick\n/sleep 4000\n/say slow'));
     assertShape(r);
     const err = r.chunks.find((c) => c.choices[0]?.finish_reason === 'error');
@@ -339,7 +339,7 @@ describe('intern chat stream, end to end', () => {
     await sleep(300);
   });
 
-  test('§7 turn_failed before output: 502 with the intern’s retryable classification', async () => {
+  test('statuses: turn_failed before output: 502 with the intern’s retryable classification', async () => {
     const retry = await f.chat(id, user('/fail 429'));
     assert.equal(retry.status, 502);
     assert.deepEqual(retry.body.error.metadata, { reason: 'turn_failed', retryable: true });
@@ -352,7 +352,7 @@ describe('intern chat stream, end to end', () => {
     assert.deepEqual(malformed.body.error.metadata, { reason: 'turn_failed', retryable: false });
   });
 
-  test('§7 503 busy with Retry-After when the intern cannot hold another paused run', async () => {
+  test('statuses: 503 busy with Retry-After when the intern cannot hold another paused run', async () => {
     let last: ChatResult | null = null;
     for (let i = 0; i < 4 && last?.status !== 503; i++)
       last = await f.chat(id, user(`/ask Question ${i}?`, { session_id: `cap-${i}` }));

@@ -42,7 +42,7 @@ describe('daemon events to chunks', () => {
     );
   });
 
-  test('§3 running → completed: role, content, reasoning, stop, final with session and usage; one id', () => {
+  test('run states: running → completed: role, content, reasoning, stop, final with session and usage; one id', () => {
     const { chunks, last } = feed([
       ...start,
       { type: 'model', model: 'm/1' },
@@ -81,7 +81,7 @@ describe('daemon events to chunks', () => {
     assert.deepEqual(chunks.at(-1)!.usage, usage);
   });
 
-  test('§3 running → paused: one tool call, finish tool_calls, final with usage null, end', () => {
+  test('run states: running → paused: one tool call, finish tool_calls, final with usage null, end', () => {
     const interaction = {
       kind: 'permission' as const,
       operation: 'shell',
@@ -112,7 +112,7 @@ describe('daemon events to chunks', () => {
     ]);
   });
 
-  test('elicitation arguments are the §2.2 question shape', () => {
+  test('elicitation arguments are the question shape', () => {
     const interaction = {
       kind: 'elicitation' as const,
       message: 'Name?',
@@ -123,7 +123,7 @@ describe('daemon events to chunks', () => {
     assert.deepEqual(JSON.parse(chunks[1]!.choices[0]!.delta.tool_calls![0]!.function.arguments), interaction);
   });
 
-  test('§7 turn_failed before output is a status with the intern’s classification and Retry-After', () => {
+  test('statuses: turn_failed before output is a status with the intern’s classification and Retry-After', () => {
     for (const retryable of [true, false]) {
       const { last } = feed([
         ...start,
@@ -161,7 +161,7 @@ describe('daemon events to chunks', () => {
     });
   });
 
-  test('§3 failure after the 200: error chunk with the error object, final with usage, end; §2.2 severed and timeout chunks carry service/intern', () => {
+  test('run states: failure after the 200: error chunk with the error object, final with usage, end; severed and timeout chunks carry service/intern', () => {
     const rows = [
       { reason: 'turn_failed', status: 502, retryable: false, model: 'm/1' },
       { reason: 'stream_severed', status: 502, retryable: true, model: SERVICE_MODEL },
@@ -195,7 +195,7 @@ describe('daemon events to chunks', () => {
     }
   });
 
-  test('§3 ended confirmed by the intern: 410 run_ended error chunk from the API, then final', () => {
+  test('run states: ended confirmed by the intern: 410 run_ended error chunk from the API, then final', () => {
     for (const pre of [[], [{ type: 'text', text: 'a' }]] as Ev[][]) {
       const { chunks } = feed([
         ...start,
@@ -216,7 +216,7 @@ describe('daemon events to chunks', () => {
     }
   });
 
-  test('§3 connection breaks: stream_severed error chunk after output; 502 status before', () => {
+  test('run states: connection breaks: stream_severed error chunk after output; 502 status before', () => {
     let { s } = feed([...start, { type: 'text', text: 'a' }, { type: 'usage', usage }]);
     const after = mapApiEnding(s, { reason: 'stream_severed', status: 502, message: 'lost' });
     assert.ok(after.step.kind === 'write' && after.step.end);

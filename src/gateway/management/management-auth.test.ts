@@ -8,7 +8,7 @@ import { grantKey, removeMember } from '../access/identity-store.ts';
 const DEPARTED = 'the member who created this key has left the organization and the key holds no grant';
 
 for (const store of storeMatrix) {
-  describe(`management routes: authentication (SPEC §5) (${store.name})`, () => {
+  describe(`management routes: authentication (${store.name})`, () => {
     let gw: TestGateway;
     let colleague: TestAccount;
     before(async () => {

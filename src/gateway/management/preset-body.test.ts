@@ -67,7 +67,7 @@ test('responses style: instructions and max_output_tokens; input ignored', () =>
   );
 });
 
-test('every config parameter of SPEC §4.4 is kept with its field name', () => {
+test('every config parameter of a preset is kept with its field name', () => {
   const config = {
     model: 'openai/gpt-4o',
     max_tokens: 100,

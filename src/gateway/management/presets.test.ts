@@ -162,7 +162,7 @@ for (const store of storeMatrix) {
       assert.equal((await gw.call('GET', '/presets/busy')).body.data.designated_version.version, ok.length);
     });
 
-    test('any URL-safe slug (§4.4): unreserved characters, case-sensitive, usable as @preset/<slug>', async () => {
+    test('any URL-safe slug: unreserved characters, case-sensitive, usable as @preset/<slug>', async () => {
       for (const slug of ['My_Preset.v2~beta', 'my_preset', 'a--b', 'UPPER']) {
         const res = await gw.call('POST', `/presets/${slug}/messages`, {
           body: { model: 'local/scripted', system: `I am ${slug}.` },
