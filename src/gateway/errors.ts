@@ -1,6 +1,6 @@
 // The error registry: one ApiError class, every reason with its statuses and retry rule (REASONS_TABLE,
 // the reference's table in docs/reference/errors.md), one constructor per refusal the gateway
-// makes, and one renderer that gives the spec's body shape. Nothing else constructs an ApiError
+// makes, and one renderer that gives the documented body shape. Nothing else constructs an ApiError
 // (a test holds the tree to it); anything else thrown becomes a plain 500.
 import { Reason } from '../shared/daemon-protocol.ts';
 
@@ -70,7 +70,7 @@ export type ErrorBody = {
   error: { code: number; message: string; metadata?: { reason: Reason; retryable: boolean } };
 };
 
-/** The spec's body: `metadata` only where the route renders it and the error has a reason. */
+/** The documented body: `metadata` only where the route renders it and the error has a reason. */
 export function errorBody(err: ApiError, opts: { metadata: boolean }): ErrorBody {
   const body: ErrorBody = { error: { code: err.status, message: err.message } };
   if (opts.metadata && err.reason) body.error.metadata = { reason: err.reason, retryable: err.retryable };

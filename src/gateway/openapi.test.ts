@@ -70,7 +70,7 @@ describe('GET /api/v1/openapi.json', () => {
     }
   });
 
-  test('request schemas carry the spec bounds (generated from the validating schemas)', () => {
+  test('request schemas carry the documented bounds (generated from the validating schemas)', () => {
     const byok = doc.paths['/byok'].post.requestBody.content['application/json'].schema;
     assert.deepEqual(byok.required.sort(), ['key', 'provider']);
     assert.equal(byok.additionalProperties, false);

@@ -35,7 +35,7 @@ test('the prompt limit counts characters, not UTF-16 units (the chat limits: 320
   }
 });
 
-test('refusal bodies carry the spec reason and retryable, except 401', () => {
+test('refusal bodies carry the documented reason and retryable, except 401', () => {
   assert.deepEqual(refusalBody('busy', 'another turn runs'), {
     error: { code: 409, message: 'another turn runs', metadata: { reason: 'busy', retryable: true } },
   });

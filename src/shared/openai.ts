@@ -1,6 +1,6 @@
 // The OpenAI chat-completions wire types, once for the whole tree: what the gateway's router,
 // its intern streams and the built-in agent send and receive. Validation lives with each route
-// (its Zod schemas are stricter or looser as the spec asks); these are the shapes in between.
+// (its Zod schemas are stricter or looser as its docs/reference page asks); these are the shapes in between.
 // May import: nothing.
 
 export type ToolCall = { id: string; type: 'function'; function: { name: string; arguments: string } };

@@ -1,5 +1,5 @@
 // The gateway's HTTP application: request ids, body limits, auth guards, one error handler
-// rendering every refusal in the spec's shape. Route modules register under /api/v1.
+// rendering every refusal in one shape (docs/reference/errors.md). Route modules register under /api/v1.
 // May import: access (principals), store errors, the error registry, config, log. Never imported by the daemon or agent.
 import { randomUUID } from 'node:crypto';
 import { STATUS_CODES, type ServerResponse } from 'node:http';

@@ -18,7 +18,7 @@ export const eventFrame = (event: string, data: unknown): string =>
   `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
 
 /** The chunk that ends an OpenAI-style stream in failure: finish_reason `error` and the error
- * object of the spec's body, `metadata` included where the error has a reason. */
+ * object of the error body (docs/reference/errors.md), `metadata` included where the error has a reason. */
 export function errorChunk(o: { id: string; model: string; created?: number; error: ApiError }): ChatChunk {
   return {
     id: o.id,

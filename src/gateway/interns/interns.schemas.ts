@@ -1,4 +1,4 @@
-// Intern lifecycle shapes, as the official SDK models them (the spec leaves them out).
+// Intern lifecycle shapes, as the official SDK models them (docs/guides/interns.md).
 import { z } from 'zod';
 import { PRESET_SLUG_PATTERN, Timestamp, Uuid } from '../http/common.schemas.ts';
 import { StoredString } from '../http/stored.schemas.ts';

@@ -142,7 +142,7 @@ for (const store of storeMatrix) {
       assert.equal(await versionCount(), before);
     });
 
-    test('concurrent creates get distinct consecutive versions (or the spec 409)', async () => {
+    test('concurrent creates get distinct consecutive versions (or the documented 409)', async () => {
       const results = await Promise.all(
         Array.from({ length: 12 }, (_, i) => gw.call('POST', '/presets/busy/messages', { body: { model: `m/${i}` } })),
       );

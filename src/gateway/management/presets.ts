@@ -47,7 +47,7 @@ export function toPreset(p: PresetRow): Preset {
 
 /** One transaction: the preset row (created if missing) is locked, so concurrent creates queue and
  * take consecutive versions; the unique (preset_id, version) constraint backs that up, and a create
- * that still collides is retried, then refused with the spec's 409. */
+ * that still collides is retried, then refused with the documented 409 (docs/reference/api.md#presets). */
 async function addVersion(
   db: Db,
   opts: Scope & { orgId: string; userId: string; draft: PresetDraft },
