@@ -6,6 +6,7 @@ import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { randomInt } from 'node:crypto';
 import { connect, createServer, type AddressInfo, type Server } from 'node:net';
 import { shellIn, startInternFixture, type InternFixture } from './helpers/interns.ts';
 import { getInternById, openSecrets } from '../src/gateway/interns/interns.ts';
@@ -244,13 +245,15 @@ describe('a hostile tenant inside its intern', { skip: noSandbox }, () => {
 
   test('a background process does not outlive delete (or suspend)', async () => {
     const victim = await f.intern('tenant-bg');
-    await shell(victim, 'nohup sleep 4321.5 >/dev/null 2>&1 & echo started');
+    // A duration of this run's own: another suite on the machine may run this test at the same time.
+    const mark = `4321.${randomInt(1, 1_000_000)}`;
+    await shell(victim, `nohup sleep ${mark} >/dev/null 2>&1 & echo started`);
     const running = () =>
       readdirSync('/proc')
         .filter((p) => /^\d+$/.test(p))
         .some((p) => {
           try {
-            return readFileSync(`/proc/${p}/cmdline`, 'utf8').includes('4321.5');
+            return readFileSync(`/proc/${p}/cmdline`, 'utf8').split('\0').includes(mark);
           } catch {
             return false;
           }
@@ -261,7 +264,7 @@ describe('a hostile tenant inside its intern', { skip: noSandbox }, () => {
     assert.equal(running(), false);
     assert.equal((await f.gw.call('POST', `/interns/${victim}/provision`)).status, 202);
     await f.gw.ctx.interns.idle();
-    await shell(victim, 'nohup sleep 4321.5 >/dev/null 2>&1 & echo started');
+    await shell(victim, `nohup sleep ${mark} >/dev/null 2>&1 & echo started`);
     assert.equal(running(), true);
     assert.equal((await f.gw.call('DELETE', `/interns/${victim}`)).status, 202);
     await f.gw.ctx.interns.idle();
