@@ -216,20 +216,3 @@ const WORDS: Record<string, string> = {
 
 export const inWords = (p: Problem) =>
   (p.reason && WORDS[p.reason]) ?? (p.status === 0 ? 'The gateway could not be reached.' : 'The request failed.');
-
-/** A long reply as blocks of whole lines, cut only at line breaks: an appended chunk changes the
- * last block alone, so the browser lays out that block rather than the whole reply, and copying
- * the text gives the same lines (each block's end stands for the line break it was cut at). */
-const BLOCK = 4096;
-export function blocks(text: string): string[] {
-  const out: string[] = [];
-  let start = 0;
-  while (text.length - start > BLOCK) {
-    const cut = text.indexOf('\n', start + BLOCK);
-    if (cut === -1) break;
-    out.push(text.slice(start, cut));
-    start = cut + 1;
-  }
-  out.push(text.slice(start));
-  return out;
-}

@@ -5,10 +5,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { sseParser } from './sse.ts';
-import { answerBody, applyChunk, blocks, streamChat, type Chunk, type Turn } from './chat.ts';
+import { answerBody, applyChunk, streamChat, type Chunk, type Turn } from './chat.ts';
 import { ApiProblem, fieldErrors } from './api.ts';
 import { content } from './screens/interaction.tsx';
-import { series } from './screens/usage.tsx';
+import { axis, series } from './screens/usage.tsx';
 
 test('the SSE parser reassembles events split anywhere, with CRLF, comments and [DONE]', () => {
   const stream = ': keepalive\r\n\r\ndata: {"a":1}\n\ndata: {"b":\ndata: 2}\n\n: keepalive\n\ndata: [DONE]\n\n';
@@ -254,15 +254,10 @@ test('transport: a connection cut before [DONE], or silent past the limit, is st
   );
 });
 
-test('a long reply is cut into blocks at line breaks only; appending changes the last block alone', () => {
-  const line = (n: number) => `${'x'.repeat(999)}${n}`;
-  const text = Array.from({ length: 12 }, (_, n) => line(n)).join('\n');
-  const b = blocks(text);
-  // Joined by the line breaks they were cut at, the blocks are the text: no line was cut.
-  assert.equal(b.join('\n'), text);
-  assert.equal(b.length, 3);
-  const more = blocks(text + ' and more\nnew line');
-  assert.deepEqual(more.slice(0, -1), b.slice(0, -1));
-  assert.deepEqual(blocks('y'.repeat(20_000)), ['y'.repeat(20_000)], 'a line is never cut');
-  assert.deepEqual(blocks(''), ['']);
+test('usage axis: round ticks from 0 to at or above the highest value', () => {
+  assert.deepEqual(axis(7), [0, 2, 4, 6, 8]);
+  assert.deepEqual(axis(100), [0, 25, 50, 75, 100]);
+  assert.deepEqual(axis(0.0123), [0, 0.005, 0.01, 0.015]);
+  assert.deepEqual(axis(1), [0, 0.25, 0.5, 0.75, 1]);
+  assert.deepEqual(axis(0), [0, 1]);
 });
