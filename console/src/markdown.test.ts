@@ -31,7 +31,7 @@ test('a fenced block is highlighted in its language, with its language and a cop
   assert.equal(
     html,
     '<div class="code"><div class="code-bar"><span>ts</span><button type="button" class="copy" aria-label="Copy code">Copy</button></div>' +
-      '<pre><code class="hljs"><span class="hljs-keyword">const</span> x = <span class="hljs-string">&quot;&lt;b&gt;&quot;</span>;</code></pre></div>\n',
+      '<pre tabindex="0"><code class="hljs"><span class="hljs-keyword">const</span> x = <span class="hljs-string">&quot;&lt;b&gt;&quot;</span>;</code></pre></div>\n',
   );
   assert.match(markdownHtml('```\nls\n```'), /<span>text<\/span>.*<code class="hljs">ls<\/code>/s);
   assert.match(markdownHtml('```nosuch\n<x>\n```'), /<code class="hljs">&lt;x&gt;<\/code>/);

@@ -57,7 +57,8 @@ const marked = new Marked({
       return (
         `<div class="code"><div class="code-bar"><span>${escapeHtml(name || 'text')}</span>` +
         `<button type="button" class="copy" aria-label="Copy code">Copy</button></div>` +
-        `<pre><code class="hljs">${body}</code></pre></div>\n`
+        // Reachable from the keyboard: a long line scrolls the block sideways.
+        `<pre tabindex="0"><code class="hljs">${body}</code></pre></div>\n`
       );
     },
     link({ href, title, tokens }: Tokens.Link) {

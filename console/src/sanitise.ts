@@ -32,7 +32,7 @@ const ALLOWED_TAGS = [
   'tr',
   'ul',
 ];
-const ALLOWED_ATTR = ['href', 'title', 'rel', 'target', 'class', 'type', 'start', 'align', 'aria-label'];
+const ALLOWED_ATTR = ['href', 'title', 'rel', 'target', 'class', 'type', 'start', 'align', 'aria-label', 'tabindex'];
 
 /** Links from an answer open elsewhere, never in the console's own tab. */
 DOMPurify.addHook('afterSanitizeAttributes', (node) => {

@@ -21,6 +21,7 @@ import { Answer } from '../answer.tsx';
 import { Alert, Badge } from '../ui.tsx';
 import type { Intern } from './interns.tsx';
 import { Permission, Question, optionLabel } from './interaction.tsx';
+import { ToolBlock } from './tool.tsx';
 
 /** Within a few pixels of the end: the reader is at the bottom (rounding leaves fractions). */
 const atBottom = (el: HTMLElement) => el.scrollHeight - el.scrollTop - el.clientHeight < 24;
@@ -77,6 +78,8 @@ class TurnView extends Component<TurnProps> {
                 );
               case 'steer':
                 return <p class="steer">You steered: {p.text}</p>;
+              case 'tool':
+                return <ToolBlock tool={p.tool} />;
               case 'error':
                 return (
                   <Alert

@@ -10,11 +10,19 @@ import { LifecycleError } from './interns.schemas.ts';
 import { chatAction } from './chat.ts';
 import { findInternForChat } from './interns.ts';
 import { answerInteraction, daemonRefusedConnection, startTurn, type DaemonTarget } from './daemon-client.ts';
-import { ApiError, clientClosed } from '../errors.ts';
+import { ApiError, clientClosed, invalidRequest } from '../errors.ts';
 import { relay } from './relay.ts';
 import { holdSlot } from '../http/slots.ts';
 
 const CHAT_ERRORS = [400, 401, 403, 404, 408, 409, 410, 413, 429, 502, 503, 504];
+
+/** `X-Cohort-Tool-Events` (docs/reference/tool-events.md): `1` asks for the agent's tool calls as
+ * `cohort_tool` chunks, `0` or no header for the plain stream; any other value is refused. */
+function toolEventsAsked(header: string | string[] | undefined): boolean {
+  if (header === undefined || header === '0') return false;
+  if (header === '1') return true;
+  throw invalidRequest('X-Cohort-Tool-Events: must be 1 (tool calls as cohort_tool chunks) or 0');
+}
 
 export const internChatRoutes: RouteModule = (app, ctx) => {
   // One object for every stream of this route (an open stream keeps a reference).
@@ -45,6 +53,7 @@ export const internChatRoutes: RouteModule = (app, ctx) => {
     handler: async (req, reply, input) => {
       const principal = principalOf(req);
       const action = chatAction(takeBody(input));
+      const toolEvents = toolEventsAsked(req.headers['x-cohort-tool-events']);
       // Fastify keeps the request until the response ends; a stream may stay open for minutes and
       // the body may be a 1 MiB history, of which the action keeps only the last message.
       req.body = null;
@@ -67,6 +76,7 @@ export const internChatRoutes: RouteModule = (app, ctx) => {
             res: reply.raw,
             timings,
             sessionId: action.kind === 'answer' ? action.sessionId : undefined,
+            toolEvents,
             streams: ctx.streams,
             open: open(at),
             onOpen: () => {
