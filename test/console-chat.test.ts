@@ -198,6 +198,54 @@ describe('the console’s chat as a chat product', { skip: noBrowser }, () => {
     assert.equal(await jump.count(), 0);
   });
 
+  test('a self-drive command shows as a block with its input, output and status', { skip: noSandbox }, async () => {
+    const page = await open(DESKTOP);
+    await page.goto(`${origin()}/#/interns/${id}`);
+    const t = await turn(page, '/say Looking.\n/shell printf "a  b\\nccc d\\n"');
+    const block = t.locator('details.tool');
+    assert.equal(await block.count(), 1);
+    assert.equal(await block.locator('summary').innerText(), 'shell\ndone\nprintf "a  b\\nccc d\\n"');
+    assert.equal(await block.locator('pre.tool-output').isVisible(), false, 'folded until opened');
+    await block.locator('summary').click();
+    assert.equal(await block.locator('pre.tool-input').innerText(), 'printf "a  b\\nccc d\\n"');
+    // Shell output keeps its columns: monospace, spaces as they are.
+    assert.equal(await block.locator('pre.tool-output').innerText(), 'a  b\nccc d\n[exit 0]');
+    assert.match(await block.locator('pre.tool-output').evaluate((el) => getComputedStyle(el).fontFamily), /mono/i);
+    // The block sits between the words before it and the answer after it.
+    assert.deepEqual(await t.locator('.reply > *').evaluateAll((els) => els.map((e) => e.className.split(' ')[0])), [
+      'text',
+      'tool',
+      'text',
+    ]);
+    assert.deepEqual(await axe(page), []);
+    await shot(page, 'tool-desktop-light');
+  });
+
+  test('the provider picker narrows as one types; the intern list names the workspace’s model', async () => {
+    const { workspace_id } = (await f.gw.call('GET', `/interns/${id}`)).body;
+    const patched = await f.gw.call('PATCH', `/workspaces/${workspace_id}`, {
+      body: { default_text_model: 'local/scripted' },
+    });
+    assert.equal(patched.status, 200);
+    const page = await open(DESKTOP);
+    const row = page.locator('tr[data-intern="md"]');
+    assert.equal(await row.locator('td[data-label="Model"]').innerText(), 'local/scripted (workspace default)');
+    await page.getByRole('link', { name: 'Credentials' }).click();
+    const provider = page.getByLabel('Provider', { exact: true });
+    await provider
+      .locator('option', { hasText: /^anthropic$/ })
+      .waitFor({ state: 'attached' })
+      .catch(async (e) => {
+        await shot(page, 'failed-providers');
+        throw e;
+      });
+    const all = await provider.locator('option').count();
+    await page.getByLabel('Search providers').fill('anthro');
+    assert.equal(await provider.inputValue(), 'anthropic', 'the first match is chosen');
+    const narrowed = await provider.locator('option').allInnerTexts();
+    assert.ok(narrowed.length < all && narrowed.every((o) => o.includes('anthro')), narrowed.join());
+  });
+
   test('at 390 × 844 the transcript has at least half the height; screens and sessions open as drawers', async () => {
     const page = await open({ name: 'phone-dark', width: 390, height: 844, dark: true });
     const screens = page.getByRole('navigation', { name: 'Screens' });

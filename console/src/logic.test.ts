@@ -261,3 +261,31 @@ test('usage axis: round ticks from 0 to at or above the highest value', () => {
   assert.deepEqual(axis(1), [0, 0.25, 0.5, 0.75, 1]);
   assert.deepEqual(axis(0), [0, 1]);
 });
+
+test('tool calls: a block per call id, changed in place by its later events, between the texts around it', () => {
+  const t = turn();
+  const base = { model: 'm', choices: [{ delta: {}, finish_reason: null }] };
+  applyChunk(t, { model: 'm', choices: [{ delta: { content: 'let me look' }, finish_reason: null }] });
+  const started = {
+    id: 'c1',
+    title: 'shell',
+    kind: 'execute',
+    status: 'in_progress',
+    input: 'ls',
+    output: null,
+  } as const;
+  applyChunk(t, { ...base, cohort_tool: started });
+  applyChunk(t, {
+    ...base,
+    cohort_tool: { id: 'c1', title: null, kind: null, status: 'completed', input: null, output: 'a.txt' },
+  });
+  applyChunk(t, { model: 'm', choices: [{ delta: { content: 'found a.txt' }, finish_reason: null }] });
+  assert.deepEqual(t.parts, [
+    { type: 'text', text: 'let me look' },
+    {
+      type: 'tool',
+      tool: { id: 'c1', title: 'shell', kind: 'execute', status: 'completed', input: 'ls', output: 'a.txt' },
+    },
+    { type: 'text', text: 'found a.txt' },
+  ]);
+});
