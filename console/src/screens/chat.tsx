@@ -254,6 +254,8 @@ export function Chat({ internId }: { internId: string }) {
     const text = prompt.trim();
     if (!text) return;
     setPrompt('');
+    // Sending is a return to the conversation's end, wherever the reader had scrolled.
+    jump();
     const s = sessionFor(text);
     const body = promptBody(s.id, text, mode);
     if (!running) {
@@ -355,30 +357,32 @@ export function Chat({ internId }: { internId: string }) {
           </ul>
         </nav>
         <div class="conversation">
-          <div class="transcript" ref={transcript} onScroll={onScroll}>
-            <div ref={content}>
-              {turns.length === 0 && (
-                <p class="muted">
-                  A new session. Its id is <code>{current}</code>.
-                </p>
-              )}
-              {turns.map((t, i) => (
-                <TurnView
-                  key={t.id}
-                  turn={t}
-                  rev={t.rev}
-                  last={i === turns.length - 1}
-                  onAnswer={answer}
-                  onRetry={retry}
-                />
-              ))}
+          <div class="transcript-wrap">
+            <div class="transcript" ref={transcript} onScroll={onScroll}>
+              <div ref={content}>
+                {turns.length === 0 && (
+                  <p class="muted">
+                    A new session. Its id is <code>{current}</code>.
+                  </p>
+                )}
+                {turns.map((t, i) => (
+                  <TurnView
+                    key={t.id}
+                    turn={t}
+                    rev={t.rev}
+                    last={i === turns.length - 1}
+                    onAnswer={answer}
+                    onRetry={retry}
+                  />
+                ))}
+              </div>
             </div>
+            {away && (
+              <button type="button" class="jump" onClick={jump}>
+                Jump to latest ↓
+              </button>
+            )}
           </div>
-          {away && (
-            <button type="button" class="jump" onClick={jump}>
-              Jump to latest ↓
-            </button>
-          )}
           <p class="visually-hidden" role="status">
             {announce}
           </p>
