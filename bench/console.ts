@@ -202,7 +202,7 @@ async function frames() {
     );
     const opening = performance.now();
     await page.goto(f.gw.url.replace('/api/v1', `/#/interns/${id}`));
-    await page.locator('article.turn').nth(999).waitFor({ state: 'attached' });
+    await page.getByRole('article', { name: 'Turn: question 999' }).waitFor();
     const opened = performance.now() - opening;
     const prompt = Array.from({ length: 60 }, () => '/repeat 20 word\n/sleep 20').join('\n');
     // A string: the bench's compiler would name the inner function with a helper the page lacks.
@@ -219,7 +219,7 @@ async function frames() {
     })()`);
     await page.getByLabel('Message').fill(prompt);
     await page.keyboard.press('Enter');
-    await page.locator('article.turn').nth(1000).locator('.usage').waitFor({ timeout: 120_000 });
+    await page.locator('article.turn').last().locator('.usage').waitFor({ timeout: 120_000 });
     const gaps = await page.evaluate(() => {
       const w = window as unknown as { gaps: number[]; stop: boolean };
       w.stop = true;

@@ -246,6 +246,37 @@ describe('the console’s chat as a chat product', { skip: noBrowser }, () => {
     assert.ok(narrowed.length < all && narrowed.every((o) => o.includes('anthro')), narrowed.join());
   });
 
+  test('a long session opens at its latest turns; earlier ones come on demand, the reader’s place kept', async () => {
+    const page = await open(DESKTOP);
+    const turns = Array.from({ length: 120 }, (_, i) => ({
+      id: `t${i}`,
+      prompt: `question ${i}`,
+      mode: 'self-drive',
+      parts: [{ type: 'text', text: `answer **${i}**` }],
+      status: 'done',
+      last: { stream: true, session_id: 'console-long', messages: [] },
+      rev: 1,
+    }));
+    await page.evaluate(
+      ([slot, value]) => sessionStorage.setItem(slot!, value!),
+      [`cohort.sessions.${id}`, JSON.stringify([{ id: 'console-long', title: 'long', updated: Date.now(), turns }])],
+    );
+    await page.goto(`${origin()}/#/interns/${id}`);
+    await page.getByRole('article', { name: 'Turn: question 119' }).waitFor();
+    assert.equal(await page.locator('article.turn').count(), 50);
+    assert.equal(await page.locator('article.turn').first().getAttribute('aria-label'), 'Turn: question 70');
+    await page.waitForFunction(AT_BOTTOM);
+    const earlier = page.getByRole('button', { name: 'Show earlier turns (70 more)' });
+    await earlier.scrollIntoViewIfNeeded();
+    const anchor = page.getByRole('article', { name: 'Turn: question 70' });
+    const y = (await anchor.boundingBox())!.y;
+    await earlier.click();
+    await page.getByRole('button', { name: 'Show earlier turns (20 more)' }).waitFor();
+    assert.equal(await page.locator('article.turn').count(), 100);
+    const moved = (await anchor.boundingBox())!.y - y;
+    assert.ok(Math.abs(moved) < 2, `the turn read last stays where it was (moved ${moved} px)`);
+  });
+
   test('at 390 × 844 the transcript has at least half the height; screens and sessions open as drawers', async () => {
     const page = await open({ name: 'phone-dark', width: 390, height: 844, dark: true });
     const screens = page.getByRole('navigation', { name: 'Screens' });

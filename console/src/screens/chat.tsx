@@ -2,7 +2,7 @@
 // arrive, reasoning folded away, a paused run's request answered in place, steering while a turn
 // runs, refusals in words with a retry where the server says one can help.
 import { Component } from 'preact';
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { ApiProblem, api, problem, type Problem } from '../api.ts';
 import {
   answerBody,
@@ -22,6 +22,9 @@ import { Alert, Badge } from '../ui.tsx';
 import type { Intern } from './interns.tsx';
 import { Permission, Question, optionLabel } from './interaction.tsx';
 import { ToolBlock } from './tool.tsx';
+
+/** Turns rendered when a session opens, and added by each "Show earlier turns". */
+const WINDOW = 50;
 
 /** Within a few pixels of the end: the reader is at the bottom (rounding leaves fractions). */
 const atBottom = (el: HTMLElement) => el.scrollHeight - el.scrollTop - el.clientHeight < 24;
@@ -190,6 +193,25 @@ export function Chat({ internId }: { internId: string }) {
     return () => observer.disconnect();
   }, []);
   useEffect(jump, [current]);
+
+  // A long session opens with its latest turns only: rendering a thousand answers' Markdown at
+  // once would hold the first screen back. Earlier ones come on demand, the reader's place kept.
+  const [shown, setShown] = useState(WINDOW);
+  useEffect(() => setShown(WINDOW), [current]);
+  const from = Math.max(0, turns.length - shown);
+  const keep = useRef<number | null>(null);
+  const showEarlier = () => {
+    const el = transcript.current;
+    keep.current = el ? el.scrollHeight - el.scrollTop : null;
+    setShown(shown + WINDOW);
+  };
+  useLayoutEffect(() => {
+    const el = transcript.current;
+    if (keep.current === null || !el) return;
+    el.scrollTop = el.scrollHeight - keep.current;
+    lastTop.current = el.scrollTop;
+    keep.current = null;
+  });
 
   const sessionFor = (text: string) => {
     let s = sessions.current.find((x) => x.id === current);
@@ -365,12 +387,17 @@ export function Chat({ internId }: { internId: string }) {
                     A new session. Its id is <code>{current}</code>.
                   </p>
                 )}
-                {turns.map((t, i) => (
+                {from > 0 && (
+                  <button type="button" class="quiet earlier" onClick={showEarlier}>
+                    Show earlier turns ({from} more)
+                  </button>
+                )}
+                {turns.slice(from).map((t, i) => (
                   <TurnView
                     key={t.id}
                     turn={t}
                     rev={t.rev}
-                    last={i === turns.length - 1}
+                    last={from + i === turns.length - 1}
                     onAnswer={answer}
                     onRetry={retry}
                   />
