@@ -81,7 +81,9 @@ describe('the console’s chat as a chat product', { skip: noBrowser }, () => {
       });
     await page.keyboard.press('Enter');
     const t = page.locator('article.turn').nth(n);
-    await t.locator('.usage').waitFor({ timeout: 60_000 });
+    await t.locator('.usage, [role=alert]').first().waitFor({ timeout: 60_000 });
+    // A refusal (the intern busy, say) fails the test with the console's own words.
+    if (await t.getByRole('alert').count()) assert.fail(await t.getByRole('alert').innerText());
     return t;
   }
   /** axe-core's serious and critical violations on the page as it is. */
