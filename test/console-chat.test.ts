@@ -320,7 +320,7 @@ describe('the console’s chat as a chat product', { skip: noBrowser }, () => {
         if (screen.includes('/'))
           await turn(page, '/say **Checked** with `axe`\n```ts\nconst ok: boolean = true;\n```');
         assert.deepEqual(await axe(page), [], `${view.name}: ${screen}`);
-        await shot(page, `${screen.replace('/', '-chat-').slice(0, 20)}-${view.name}`);
+        await shot(page, `${screen.includes('/') ? 'chat' : screen}-${view.name}`);
       }
     }
   });
