@@ -285,7 +285,16 @@ describe('the console’s chat as a chat product', { skip: noBrowser }, () => {
     assert.equal(await screens.isVisible(), false);
     await page.getByRole('button', { name: 'Menu' }).click();
     assert.equal(await screens.isVisible(), true);
+    assert.equal(
+      await page.evaluate(() => document.activeElement?.textContent),
+      'Interns',
+      'focus moves into the menu',
+    );
     await shot(page, 'menu-phone-dark');
+    await page.keyboard.press('Escape');
+    assert.equal(await screens.isVisible(), false);
+    assert.equal(await page.evaluate(() => document.activeElement?.id), 'menu-toggle', 'Escape closes it, focus back');
+    await page.getByRole('button', { name: 'Menu' }).click();
     await page.goto(`${origin()}/#/interns/${id}`);
     await turn(page, '/say **hello** from a phone\n```js\nconst answer = 42;\n```');
     assert.equal(await screens.isVisible(), false, 'navigating closed the menu');
@@ -297,6 +306,7 @@ describe('the console’s chat as a chat product', { skip: noBrowser }, () => {
     await shot(page, 'chat-phone-dark');
     await page.getByRole('button', { name: /^Sessions/ }).click();
     assert.equal(await sessions.isVisible(), true);
+    assert.equal(await page.evaluate(() => document.activeElement?.textContent), 'New session');
     await shot(page, 'sessions-phone-dark');
     await sessions.getByRole('button', { name: 'New session' }).click();
     assert.equal(await sessions.isVisible(), false, 'choosing a session closes the drawer');

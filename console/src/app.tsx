@@ -3,7 +3,7 @@
 import { Component, type ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { forgetKey, problemOf, request, storedKey, storeKey, whenKeyRefused } from './api.ts';
-import { Text } from './ui.tsx';
+import { Text, useDrawer } from './ui.tsx';
 import { Interns } from './screens/interns.tsx';
 import { Chat } from './screens/chat.tsx';
 import { Workspaces } from './screens/workspaces.tsx';
@@ -101,7 +101,7 @@ export function App() {
   const [access, setAccess] = useState<Access | null>(null);
   const [refused, setRefused] = useState('');
   const [checking, setChecking] = useState(!!storedKey());
-  const [menu, setMenu] = useState(false);
+  const [menu, setMenu] = useDrawer('screens', 'menu-toggle');
   const route = useHash();
 
   const signOut = (why = '') => {
@@ -151,6 +151,7 @@ export function App() {
       <header>
         <button
           type="button"
+          id="menu-toggle"
           class="quiet menu-toggle"
           aria-expanded={menu}
           aria-controls="screens"

@@ -18,7 +18,7 @@ import {
 } from '../chat.ts';
 import { loadSessions, newSessionId, saveSessions } from '../sessions.ts';
 import { Answer } from '../answer.tsx';
-import { Alert, Badge } from '../ui.tsx';
+import { Alert, Badge, useDrawer } from '../ui.tsx';
 import type { Intern } from './interns.tsx';
 import { Permission, Question, optionLabel } from './interaction.tsx';
 import { ToolBlock } from './tool.tsx';
@@ -136,7 +136,7 @@ export function Chat({ internId }: { internId: string }) {
   const [mode, setMode] = useState<ApprovalMode>('self-drive');
   const [announce, setAnnounce] = useState('');
   const stream = useRef<AbortController | null>(null);
-  const [drawer, setDrawer] = useState(false);
+  const [drawer, setDrawer] = useDrawer('sessions', 'sessions-toggle');
   const rerender = () => setTick((t) => t + 1);
   const persist = () => saveSessions(internId, sessions.current);
 
@@ -344,6 +344,7 @@ export function Chat({ internId }: { internId: string }) {
         )}
         <button
           type="button"
+          id="sessions-toggle"
           class="quiet drawer-toggle"
           aria-expanded={drawer}
           aria-controls="sessions"
