@@ -293,7 +293,7 @@ describe('the console’s chat as a chat product', { skip: noBrowser }, () => {
     await shot(page, 'menu-phone-dark');
     await page.keyboard.press('Escape');
     assert.equal(await screens.isVisible(), false);
-    assert.equal(await page.evaluate(() => document.activeElement?.id), 'menu-toggle', 'Escape closes it, focus back');
+    await page.waitForFunction(() => document.activeElement?.id === 'menu-toggle', undefined, { timeout: 2000 });
     await page.getByRole('button', { name: 'Menu' }).click();
     await page.goto(`${origin()}/#/interns/${id}`);
     await turn(page, '/say **hello** from a phone\n```js\nconst answer = 42;\n```');
@@ -306,7 +306,9 @@ describe('the console’s chat as a chat product', { skip: noBrowser }, () => {
     await shot(page, 'chat-phone-dark');
     await page.getByRole('button', { name: /^Sessions/ }).click();
     assert.equal(await sessions.isVisible(), true);
-    assert.equal(await page.evaluate(() => document.activeElement?.textContent), 'New session');
+    await page.waitForFunction(() => document.activeElement?.textContent === 'New session', undefined, {
+      timeout: 2000,
+    });
     await shot(page, 'sessions-phone-dark');
     await sessions.getByRole('button', { name: 'New session' }).click();
     assert.equal(await sessions.isVisible(), false, 'choosing a session closes the drawer');
