@@ -99,7 +99,8 @@ describe('tool calls as cohort_tool chunks', { skip: noSandbox }, () => {
     assert.deepEqual(r.body, {
       error: {
         code: 400,
-        message: 'invalid request parameters: X-Cohort-Tool-Events: must be 1 (tool calls as cohort_tool chunks) or 0',
+        message:
+          'invalid request parameters: X-Cohort-Tool-Events header: must be 1 (tool calls as cohort_tool chunks) or 0',
         metadata: { reason: 'bad_request', retryable: false },
       },
     });

@@ -10,19 +10,11 @@ import { LifecycleError } from './interns.schemas.ts';
 import { chatAction } from './chat.ts';
 import { findInternForChat } from './interns.ts';
 import { answerInteraction, daemonRefusedConnection, startTurn, type DaemonTarget } from './daemon-client.ts';
-import { ApiError, clientClosed, invalidRequest } from '../errors.ts';
+import { ApiError, clientClosed } from '../errors.ts';
 import { relay } from './relay.ts';
 import { holdSlot } from '../http/slots.ts';
 
 const CHAT_ERRORS = [400, 401, 403, 404, 408, 409, 410, 413, 429, 502, 503, 504];
-
-/** `X-Cohort-Tool-Events` (docs/reference/tool-events.md): `1` asks for the agent's tool calls as
- * `cohort_tool` chunks, `0` or no header for the plain stream; any other value is refused. */
-function toolEventsAsked(header: string | string[] | undefined): boolean {
-  if (header === undefined || header === '0') return false;
-  if (header === '1') return true;
-  throw invalidRequest('X-Cohort-Tool-Events: must be 1 (tool calls as cohort_tool chunks) or 0');
-}
 
 export const internChatRoutes: RouteModule = (app, ctx) => {
   // One object for every stream of this route (an open stream keeps a reference).
@@ -40,6 +32,14 @@ export const internChatRoutes: RouteModule = (app, ctx) => {
     guard: 'interns',
     errorStyle: 'chat',
     params: z.object({ internId: z.string().describe('intern id') }),
+    headers: z.object({
+      'x-cohort-tool-events': z
+        .enum(['0', '1'], { error: 'must be 1 (tool calls as cohort_tool chunks) or 0' })
+        .optional()
+        .describe(
+          "1: the intern's tool calls also arrive, as chunks with an empty delta and a cohort_tool object (docs/reference/tool-events.md)",
+        ),
+    }),
     body: ChatRequest,
     responses: {
       200: {
@@ -53,7 +53,7 @@ export const internChatRoutes: RouteModule = (app, ctx) => {
     handler: async (req, reply, input) => {
       const principal = principalOf(req);
       const action = chatAction(takeBody(input));
-      const toolEvents = toolEventsAsked(req.headers['x-cohort-tool-events']);
+      const toolEvents = input.headers['x-cohort-tool-events'] === '1';
       // Fastify keeps the request until the response ends; a stream may stay open for minutes and
       // the body may be a 1 MiB history, of which the action keeps only the last message.
       req.body = null;
