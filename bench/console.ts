@@ -10,6 +10,11 @@
 // 20 chunks, 20 ms apart: tokens as a fast model sends them) and 20000 chunks as fast as the
 // relay writes them (reads carry thousands each), as one 100 KB line and as 100 lines. Prints a
 // markdown table; BENCH_TURNS (3) turns of each, medians over every read of every turn.
+// (3) The first screen: from navigation to the Interns screen's heading in the page (a stored key,
+// so the key's probe is included), BENCH_LOADS (5) loads. (4) Frame time while a turn streams into
+// a session of 2,000 messages (1,000 earlier turns, some with code blocks, stored as the console
+// stores this tab's sessions): the gaps between animation frames, median / p95 / max.
+// BENCH_ONLY=first,frames,latency picks which run.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startInternFixture } from '../test/helpers/interns.ts';
@@ -17,6 +22,8 @@ import { launchChromium } from '../test/helpers/browser.ts';
 import { CONSOLE_DIR } from '../src/gateway/console.ts';
 
 const TURNS = Number(process.env.BENCH_TURNS ?? 3);
+const LOADS = Number(process.env.BENCH_LOADS ?? 5);
+const ONLY = new Set((process.env.BENCH_ONLY ?? 'first,frames,latency').split(','));
 const SHAPES = {
   'paced, /repeat 20 word + /sleep 20, ×150': Array.from({ length: 150 }, () => '/repeat 20 word\n/sleep 20').join(
     '\n',
@@ -119,13 +126,140 @@ async function latency(prompt: string) {
   }
 }
 
+/** Logs in, returns the fixture, browser, page and a running intern's id. */
+async function session(
+  f: Awaited<ReturnType<typeof startInternFixture>>,
+  browser: Awaited<ReturnType<typeof launchChromium>>,
+) {
+  const id = await f.intern('bench');
+  const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+  await page.goto(f.gw.url.replace('/api/v1', '/'));
+  await page.getByLabel('API key').fill(f.gw.keys.api_key);
+  await page.keyboard.press('Enter');
+  await page.getByRole('heading', { name: 'Interns', level: 1 }).waitFor();
+  return { id, page };
+}
+
+// Runs in the page before the console loads: the time the first screen's heading appears.
+const FIRST_HEADING = () => {
+  const w = window as unknown as { shown?: number };
+  new MutationObserver((_, o) => {
+    if (document.getElementById('page-title')) {
+      w.shown = performance.now();
+      o.disconnect();
+    }
+  }).observe(document, { subtree: true, childList: true });
+};
+
+async function firstScreen() {
+  const f = await startInternFixture();
+  const browser = await launchChromium();
+  try {
+    const { page } = await session(f, browser);
+    await page.addInitScript(FIRST_HEADING);
+    const times: number[] = [];
+    for (let i = 0; i < LOADS; i++) {
+      await page.goto(f.gw.url.replace('/api/v1', `/?load=${i}#/interns`));
+      await page.waitForFunction(() => (window as unknown as { shown?: number }).shown !== undefined);
+      times.push(await page.evaluate(() => (window as unknown as { shown: number }).shown));
+    }
+    return { median: quantile(times, 0.5), max: Math.max(...times) };
+  } finally {
+    await browser.close();
+    await f.close();
+  }
+}
+
+/** 1,000 earlier turns (2,000 messages): prose, a list, and every fifth a fenced code block. */
+function longSession(sessionId: string) {
+  const turns = Array.from({ length: 1000 }, (_, i) => {
+    const text =
+      `Turn **${i}** done. The files:\n\n- \`src/a${i}.ts\`\n- \`src/b${i}.ts\`\n\n` +
+      (i % 5 === 0
+        ? '```ts\nexport const x' + i + ' = (a: number) => a * 2; // doubled\n```\n'
+        : 'Nothing else to report.');
+    return {
+      id: `t${i}`,
+      prompt: `question ${i}`,
+      mode: 'self-drive',
+      parts: [{ type: 'text', text }],
+      status: 'done',
+      last: { stream: true, session_id: sessionId, messages: [] },
+      rev: 1,
+    };
+  });
+  return [{ id: sessionId, title: 'long', updated: Date.now(), turns }];
+}
+
+async function frames() {
+  const f = await startInternFixture();
+  const browser = await launchChromium();
+  try {
+    const { id, page } = await session(f, browser);
+    await page.evaluate(
+      ([slot, value]) => sessionStorage.setItem(slot!, value!),
+      [`cohort.sessions.${id}`, JSON.stringify(longSession('console-bench-long'))],
+    );
+    const opening = performance.now();
+    await page.goto(f.gw.url.replace('/api/v1', `/#/interns/${id}`));
+    await page.getByRole('article', { name: 'Turn: question 999' }).waitFor();
+    const opened = performance.now() - opening;
+    const prompt = Array.from({ length: 60 }, () => '/repeat 20 word\n/sleep 20').join('\n');
+    // A string: the bench's compiler would name the inner function with a helper the page lacks.
+    await page.evaluate(`(() => {
+      window.gaps = [];
+      window.stop = false;
+      let last = performance.now();
+      const tick = (t) => {
+        window.gaps.push(t - last);
+        last = t;
+        if (!window.stop) requestAnimationFrame(tick);
+      };
+      requestAnimationFrame(tick);
+    })()`);
+    await page.getByLabel('Message').fill(prompt);
+    await page.keyboard.press('Enter');
+    await page.locator('article.turn').last().locator('.usage').waitFor({ timeout: 120_000 });
+    const gaps = await page.evaluate(() => {
+      const w = window as unknown as { gaps: number[]; stop: boolean };
+      w.stop = true;
+      return w.gaps.slice(1);
+    });
+    return {
+      opened,
+      frames: gaps.length,
+      median: quantile(gaps, 0.5),
+      p95: quantile(gaps, 0.95),
+      max: Math.max(...gaps),
+    };
+  } finally {
+    await browser.close();
+    await f.close();
+  }
+}
+
 const load = firstLoadBytes();
 const kb = (n: number) => (n / 1024).toFixed(1);
 console.log(`| measure | value |\n| --- | --- |`);
 console.log(
   `| first load, ${load.files} files: raw / gzip / brotli, KB | ${kb(load.raw)} / ${kb(load.gzip)} / ${kb(load.brotli)} |`,
 );
-for (const [shape, prompt] of Object.entries(SHAPES)) {
+if (ONLY.has('first')) {
+  const s = await firstScreen();
+  console.log(
+    `| first screen (navigation → Interns heading), ms, median / max of ${LOADS} | ${s.median.toFixed(0)} / ${s.max.toFixed(0)} |`,
+  );
+}
+if (ONLY.has('frames')) {
+  const fr = await frames();
+  console.log(
+    `| opening a 2,000-message session (navigation → its last turn in the page), ms | ${fr.opened.toFixed(0)} |`,
+  );
+  console.log(
+    `| frame time while streaming into a 2,000-message session, ms, median / p95 / max (${fr.frames} frames) | ${fr.median.toFixed(1)} / ${fr.p95.toFixed(1)} / ${fr.max.toFixed(1)} |`,
+  );
+}
+for (const [shape, prompt] of ONLY.has('latency') ? Object.entries(SHAPES) : []) {
   const l = await latency(prompt);
   console.log(
     `| read → painted, ms, median / p95 / max: ${shape} (${l.reads} reads, ${TURNS} turns) | ${l.median.toFixed(1)} / ${l.p95.toFixed(1)} / ${l.max.toFixed(1)} |`,

@@ -61,12 +61,16 @@ export function request(
   method: string,
   path: string,
   body?: unknown,
-  init: { signal?: AbortSignal; key?: string } = {},
+  init: { signal?: AbortSignal; key?: string; headers?: Record<string, string> } = {},
 ): Promise<Response> {
   const key = init.key ?? storedKey() ?? '';
   return fetch('/api/v1' + path, {
     method,
-    headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    headers: {
+      authorization: `Bearer ${key}`,
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      ...init.headers,
+    },
     body: body === undefined ? undefined : JSON.stringify(body),
     signal: init.signal,
     cache: 'no-store',

@@ -3,7 +3,7 @@
 import { Component, type ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { forgetKey, problemOf, request, storedKey, storeKey, whenKeyRefused } from './api.ts';
-import { Text } from './ui.tsx';
+import { Text, useDrawer } from './ui.tsx';
 import { Interns } from './screens/interns.tsx';
 import { Chat } from './screens/chat.tsx';
 import { Workspaces } from './screens/workspaces.tsx';
@@ -85,7 +85,9 @@ function KeyScreen({ onAccess, refused }: { onAccess: (a: Access) => void; refus
           autoComplete="off"
         />
         <p id="key-note" class="hint">
-          A key starts with <code>ck-</code>. It stays in this browser tab only and is forgotten when the tab closes.
+          A key starts with <code>ck-</code>. The gateway’s first start writes two to <code>data/bootstrap.json</code> (
+          <code>management_key</code> for every screen, <code>api_key</code> for interns); an operator makes more with{' '}
+          <code>cohort key create</code>. It stays in this browser tab only and is forgotten when the tab closes.
         </p>
         <button type="submit" disabled={busy || !key.trim()}>
           {busy ? 'Checking…' : 'Open the console'}
@@ -99,6 +101,7 @@ export function App() {
   const [access, setAccess] = useState<Access | null>(null);
   const [refused, setRefused] = useState('');
   const [checking, setChecking] = useState(!!storedKey());
+  const [menu, setMenu] = useDrawer('screens', 'menu-toggle');
   const route = useHash();
 
   const signOut = (why = '') => {
@@ -118,29 +121,46 @@ export function App() {
         )
         .finally(() => setChecking(false));
   }, []);
-  useEffect(() => document.getElementById('page-title')?.focus(), [route.join('/')]);
+  useEffect(() => {
+    setMenu(false);
+    document.getElementById('page-title')?.focus();
+  }, [route.join('/')]);
 
   if (checking) return <p role="status">Checking the key…</p>;
   if (!access) return <KeyScreen onAccess={setAccess} refused={refused} />;
 
   const [screen = access.interns ? 'interns' : 'workspaces', id] = route;
+  // The screens, one entry each: [route, label, whether this key may use it]. Usage reads
+  // GET /activity, which only a management key may.
   const links: [string, string, boolean][] = [
     ['interns', 'Interns', access.interns],
     ['workspaces', 'Workspaces', access.management],
     ['presets', 'Presets', access.management],
     ['credentials', 'Credentials', access.management],
-    ['usage', 'Usage', true],
+    ['usage', 'Usage', access.management],
   ];
   const link = links.find(([s]) => s === screen);
+  const fill = screen === 'interns' && !!id;
   return (
-    <>
+    // The chat fills the window (its transcript scrolls, its composer stays in view); other screens scroll as pages.
+    <div class={fill ? 'shell fill' : 'shell'}>
       {/* A button, not a link: the URL's hash is the console's route. */}
       <button type="button" class="skip" onClick={() => document.getElementById('main')?.focus()}>
         Skip to content
       </button>
       <header>
+        <button
+          type="button"
+          id="menu-toggle"
+          class="quiet menu-toggle"
+          aria-expanded={menu}
+          aria-controls="screens"
+          onClick={() => setMenu(!menu)}
+        >
+          Menu
+        </button>
         <span class="brand">cohort</span>
-        <nav aria-label="Screens">
+        <nav id="screens" class={menu ? 'open' : undefined} aria-label="Screens">
           {links
             .filter(([, , shown]) => shown)
             .map(([s, label]) => (
@@ -178,6 +198,6 @@ export function App() {
           )}
         </Boundary>
       </main>
-    </>
+    </div>
   );
 }

@@ -23,6 +23,15 @@ export type QuestionField = {
   description?: string;
 };
 export type QuestionArgs = { kind: 'elicitation'; message: string; fields: QuestionField[] };
+/** One of the agent's tool calls, as the `cohort_tool` extension reports it (docs/reference/tool-events.md). */
+export type ToolEvent = {
+  id: string;
+  title: string | null;
+  kind: string | null;
+  status: 'pending' | 'in_progress' | 'completed' | 'failed' | null;
+  input: string | null;
+  output: string | null;
+};
 export type Usage = { prompt_tokens: number; completion_tokens: number; total_tokens: number; cost?: number };
 
 export type Part =
@@ -30,6 +39,7 @@ export type Part =
   | { type: 'reasoning'; text: string }
   | { type: 'interaction'; call: ToolCall; args: PermissionArgs | QuestionArgs; answer?: string }
   | { type: 'steer'; text: string }
+  | { type: 'tool'; tool: ToolEvent }
   | { type: 'error'; problem: Problem };
 
 /** interrupted: the page went away while the turn streamed, which cancels the run
@@ -57,6 +67,7 @@ export type Chunk = {
   error?: { code: number; message: string; metadata: { reason: string; retryable: boolean } };
   session_id?: string | null;
   usage?: Usage | null;
+  cohort_tool?: ToolEvent;
 };
 
 /** The model field names the intern's runtime model, or `service/intern` on the API's own chunks. */
@@ -81,6 +92,14 @@ function parseArgs(raw: string): PermissionArgs | QuestionArgs {
   }
 }
 
+/** A tool call's first event adds its block; later ones change the fields they carry. */
+function tool(turn: Turn, e: ToolEvent) {
+  const part = turn.parts.find((p): p is Extract<Part, { type: 'tool' }> => p.type === 'tool' && p.tool.id === e.id);
+  if (!part) return void turn.parts.push({ type: 'tool', tool: { ...e } });
+  const t = part.tool;
+  for (const k of ['title', 'kind', 'status', 'input', 'output'] as const) if (e[k] !== null) (t[k] as unknown) = e[k];
+}
+
 export function applyChunk(turn: Turn, c: Chunk) {
   turn.rev++;
   if (c.model && c.model !== API_MODEL) turn.model = c.model;
@@ -89,6 +108,7 @@ export function applyChunk(turn: Turn, c: Chunk) {
     if (c.usage !== undefined) turn.usage = c.usage;
     return;
   }
+  if (c.cohort_tool) tool(turn, c.cohort_tool);
   const d = choice.delta;
   if (d.reasoning) append(turn, 'reasoning', d.reasoning);
   if (d.content) append(turn, 'text', d.content);
@@ -145,6 +165,7 @@ export async function streamChat(
   try {
     const res = await request('POST', `/interns/${encodeURIComponent(internId)}/chat/completions`, body, {
       signal: both,
+      headers: { 'x-cohort-tool-events': '1' },
     });
     if (res.status === 202) return 'steered';
     if (!res.ok || !res.body) throw new ApiProblem(await problemOf(res));
@@ -217,20 +238,3 @@ const WORDS: Record<string, string> = {
 
 export const inWords = (p: Problem) =>
   (p.reason && WORDS[p.reason]) ?? (p.status === 0 ? 'The gateway could not be reached.' : 'The request failed.');
-
-/** A long reply as blocks of whole lines, cut only at line breaks: an appended chunk changes the
- * last block alone, so the browser lays out that block rather than the whole reply, and copying
- * the text gives the same lines (each block's end stands for the line break it was cut at). */
-const BLOCK = 4096;
-export function blocks(text: string): string[] {
-  const out: string[] = [];
-  let start = 0;
-  while (text.length - start > BLOCK) {
-    const cut = text.indexOf('\n', start + BLOCK);
-    if (cut === -1) break;
-    out.push(text.slice(start, cut));
-    start = cut + 1;
-  }
-  out.push(text.slice(start));
-  return out;
-}

@@ -5,10 +5,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { sseParser } from './sse.ts';
-import { answerBody, applyChunk, blocks, streamChat, type Chunk, type Turn } from './chat.ts';
+import { answerBody, applyChunk, streamChat, type Chunk, type Turn } from './chat.ts';
 import { ApiProblem, fieldErrors } from './api.ts';
 import { content } from './screens/interaction.tsx';
-import { series } from './screens/usage.tsx';
+import { axis, series } from './screens/usage.tsx';
 
 test('the SSE parser reassembles events split anywhere, with CRLF, comments and [DONE]', () => {
   const stream = ': keepalive\r\n\r\ndata: {"a":1}\n\ndata: {"b":\ndata: 2}\n\n: keepalive\n\ndata: [DONE]\n\n';
@@ -254,15 +254,38 @@ test('transport: a connection cut before [DONE], or silent past the limit, is st
   );
 });
 
-test('a long reply is cut into blocks at line breaks only; appending changes the last block alone', () => {
-  const line = (n: number) => `${'x'.repeat(999)}${n}`;
-  const text = Array.from({ length: 12 }, (_, n) => line(n)).join('\n');
-  const b = blocks(text);
-  // Joined by the line breaks they were cut at, the blocks are the text: no line was cut.
-  assert.equal(b.join('\n'), text);
-  assert.equal(b.length, 3);
-  const more = blocks(text + ' and more\nnew line');
-  assert.deepEqual(more.slice(0, -1), b.slice(0, -1));
-  assert.deepEqual(blocks('y'.repeat(20_000)), ['y'.repeat(20_000)], 'a line is never cut');
-  assert.deepEqual(blocks(''), ['']);
+test('usage axis: round ticks from 0 to at or above the highest value', () => {
+  assert.deepEqual(axis(7), [0, 2, 4, 6, 8]);
+  assert.deepEqual(axis(100), [0, 25, 50, 75, 100]);
+  assert.deepEqual(axis(0.0123), [0, 0.005, 0.01, 0.015]);
+  assert.deepEqual(axis(1), [0, 0.25, 0.5, 0.75, 1]);
+  assert.deepEqual(axis(0), [0, 1]);
+});
+
+test('tool calls: a block per call id, changed in place by its later events, between the texts around it', () => {
+  const t = turn();
+  const base = { model: 'm', choices: [{ delta: {}, finish_reason: null }] };
+  applyChunk(t, { model: 'm', choices: [{ delta: { content: 'let me look' }, finish_reason: null }] });
+  const started = {
+    id: 'c1',
+    title: 'shell',
+    kind: 'execute',
+    status: 'in_progress',
+    input: 'ls',
+    output: null,
+  } as const;
+  applyChunk(t, { ...base, cohort_tool: started });
+  applyChunk(t, {
+    ...base,
+    cohort_tool: { id: 'c1', title: null, kind: null, status: 'completed', input: null, output: 'a.txt' },
+  });
+  applyChunk(t, { model: 'm', choices: [{ delta: { content: 'found a.txt' }, finish_reason: null }] });
+  assert.deepEqual(t.parts, [
+    { type: 'text', text: 'let me look' },
+    {
+      type: 'tool',
+      tool: { id: 'c1', title: 'shell', kind: 'execute', status: 'completed', input: 'ls', output: 'a.txt' },
+    },
+    { type: 'text', text: 'found a.txt' },
+  ]);
 });

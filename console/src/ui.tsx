@@ -1,7 +1,7 @@
 // Small accessible building blocks: labelled fields that show the server's error beside them, a
 // form-wide error, a confirmation dialog, status badges, a loading line.
 import type { ComponentChildren } from 'preact';
-import { useRef, useState } from 'preact/hooks';
+import { useLayoutEffect, useRef, useState } from 'preact/hooks';
 import type { Problem } from './api.ts';
 
 type Base = { label: string; name: string; error?: string; hint?: string };
@@ -194,4 +194,23 @@ export function Page({ title, children }: { title: string; children: ComponentCh
       {children}
     </section>
   );
+}
+
+/** A drawer's open state: opening moves the focus to its first control, Escape closes it and
+ * returns the focus to the button that opened it. */
+export function useDrawer(drawerId: string, toggleId: string): [boolean, (open: boolean) => void] {
+  const [open, setOpen] = useState(false);
+  // Before paint: the focus moves as the drawer appears.
+  useLayoutEffect(() => {
+    if (!open) return;
+    document.getElementById(drawerId)?.querySelector<HTMLElement>('a, button:not(:disabled)')?.focus();
+    const onKey = (e: KeyboardEvent) => {
+      if (e.key !== 'Escape') return;
+      setOpen(false);
+      document.getElementById(toggleId)?.focus();
+    };
+    addEventListener('keydown', onKey);
+    return () => removeEventListener('keydown', onKey);
+  }, [open]);
+  return [open, setOpen];
 }

@@ -70,11 +70,16 @@ async function* readEvents(res: Response, signal: AbortSignal): AsyncGenerator<R
   while (queue.length) yield queue.shift()!;
 }
 
-/** Event types in order, with text and reasoning chunks joined, for exact sequence assertions. */
+/** Event types in order, with text and reasoning chunks joined and a tool call's status, for exact sequence assertions. */
 export function shape(events: RunEvent[]): string[] {
   const out: string[] = [];
   for (const e of events) {
-    const label = e.type === 'text' || e.type === 'reasoning' ? `${e.type}:${e.text}` : e.type;
+    const label =
+      e.type === 'text' || e.type === 'reasoning'
+        ? `${e.type}:${e.text}`
+        : e.type === 'tool'
+          ? `tool:${e.status}`
+          : e.type;
     const prev = out.at(-1);
     if ((e.type === 'text' || e.type === 'reasoning') && prev?.startsWith(`${e.type}:`))
       out[out.length - 1] = prev + e.text;

@@ -2,11 +2,10 @@
 // arrive, reasoning folded away, a paused run's request answered in place, steering while a turn
 // runs, refusals in words with a retry where the server says one can help.
 import { Component } from 'preact';
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { ApiProblem, api, problem, type Problem } from '../api.ts';
 import {
   answerBody,
-  blocks,
   applyChunk,
   inWords,
   promptBody,
@@ -18,9 +17,17 @@ import {
   type Turn,
 } from '../chat.ts';
 import { loadSessions, newSessionId, saveSessions } from '../sessions.ts';
-import { Alert, Badge } from '../ui.tsx';
+import { Answer } from '../answer.tsx';
+import { Alert, Badge, useDrawer } from '../ui.tsx';
 import type { Intern } from './interns.tsx';
 import { Permission, Question, optionLabel } from './interaction.tsx';
+import { ToolBlock } from './tool.tsx';
+
+/** Turns rendered when a session opens, and added by each "Show earlier turns". */
+const WINDOW = 50;
+
+/** Within a few pixels of the end: the reader is at the bottom (rounding leaves fractions). */
+const atBottom = (el: HTMLElement) => el.scrollHeight - el.scrollTop - el.clientHeight < 24;
 
 /** A refused reply leaves the run paused (docs/reference/intern-chat.md#run-states), unless its question is gone. */
 const QUESTION_GONE = new Set(['interaction_not_pending', 'interaction_unknown', 'not_found']);
@@ -63,12 +70,8 @@ class TurnView extends Component<TurnProps> {
             const id = `${turn.id}-${i}`;
             const open = live && i === turn.parts.length - 1;
             switch (p.type) {
-              case 'text': {
-                const parts = blocks(p.text);
-                return (
-                  <div class="text">{parts.length === 1 ? p.text : parts.map((b, k) => <div key={k}>{b}</div>)}</div>
-                );
-              }
+              case 'text':
+                return <Answer text={p.text} />;
               case 'reasoning':
                 return (
                   <details class="reasoning">
@@ -78,6 +81,8 @@ class TurnView extends Component<TurnProps> {
                 );
               case 'steer':
                 return <p class="steer">You steered: {p.text}</p>;
+              case 'tool':
+                return <ToolBlock tool={p.tool} />;
               case 'error':
                 return (
                   <Alert
@@ -131,7 +136,7 @@ export function Chat({ internId }: { internId: string }) {
   const [mode, setMode] = useState<ApprovalMode>('self-drive');
   const [announce, setAnnounce] = useState('');
   const stream = useRef<AbortController | null>(null);
-  const bottom = useRef<HTMLDivElement>(null);
+  const [drawer, setDrawer] = useDrawer('sessions', 'sessions-toggle');
   const rerender = () => setTick((t) => t + 1);
   const persist = () => saveSessions(internId, sessions.current);
 
@@ -150,15 +155,62 @@ export function Chat({ internId }: { internId: string }) {
   const session = sessions.current.find((s) => s.id === current);
   const turns = session?.turns ?? [];
   const running = turns.find((t) => t.status === 'streaming');
-  // Follow the stream only while the reader is at the bottom; scrolling up to read stops it.
+  // Follow the stream while the reader is at the bottom of the transcript; scrolling up to read
+  // stops it and offers "Jump to latest"; reaching the bottom again (or that button) resumes it.
+  const transcript = useRef<HTMLDivElement>(null);
   const following = useRef(true);
+  const [away, setAway] = useState(false);
+  // Only a move up stops following: a scroll event can come after new text made the transcript
+  // taller (the reader has not moved, yet is no longer at the bottom).
+  const lastTop = useRef(0);
+  const onScroll = () => {
+    const el = transcript.current;
+    if (!el) return;
+    if (atBottom(el)) following.current = true;
+    else if (el.scrollTop < lastTop.current) following.current = false;
+    lastTop.current = el.scrollTop;
+    if (away === following.current) setAway(!following.current);
+  };
+  const jump = () => {
+    following.current = true;
+    setAway(false);
+    const el = transcript.current;
+    if (!el) return;
+    el.scrollTop = el.scrollHeight;
+    lastTop.current = el.scrollTop;
+  };
+  // Scrolled whenever the transcript's content changes size (new text, a turn laid out late as
+  // content-visibility lets it be), before the frame is painted.
+  const content = useRef<HTMLDivElement>(null);
   useEffect(() => {
-    const on = () => (following.current = innerHeight + scrollY >= document.documentElement.scrollHeight - 80);
-    addEventListener('scroll', on, { passive: true });
-    return () => removeEventListener('scroll', on);
+    const observer = new ResizeObserver(() => {
+      const el = transcript.current;
+      if (!following.current || !el) return;
+      el.scrollTop = el.scrollHeight;
+      lastTop.current = el.scrollTop;
+    });
+    if (content.current) observer.observe(content.current);
+    return () => observer.disconnect();
   }, []);
-  useEffect(() => {
-    if (following.current) bottom.current?.scrollIntoView({ block: 'end' });
+  useEffect(jump, [current]);
+
+  // A long session opens with its latest turns only: rendering a thousand answers' Markdown at
+  // once would hold the first screen back. Earlier ones come on demand, the reader's place kept.
+  const [shown, setShown] = useState(WINDOW);
+  useEffect(() => setShown(WINDOW), [current]);
+  const from = Math.max(0, turns.length - shown);
+  const keep = useRef<number | null>(null);
+  const showEarlier = () => {
+    const el = transcript.current;
+    keep.current = el ? el.scrollHeight - el.scrollTop : null;
+    setShown(shown + WINDOW);
+  };
+  useLayoutEffect(() => {
+    const el = transcript.current;
+    if (keep.current === null || !el) return;
+    el.scrollTop = el.scrollHeight - keep.current;
+    lastTop.current = el.scrollTop;
+    keep.current = null;
   });
 
   const sessionFor = (text: string) => {
@@ -224,6 +276,8 @@ export function Chat({ internId }: { internId: string }) {
     const text = prompt.trim();
     if (!text) return;
     setPrompt('');
+    // Sending is a return to the conversation's end, wherever the reader had scrolled.
+    jump();
     const s = sessionFor(text);
     const body = promptBody(s.id, text, mode);
     if (!running) {
@@ -272,6 +326,10 @@ export function Chat({ internId }: { internId: string }) {
   };
 
   const ordered = [...sessions.current].sort((a, b) => b.updated - a.updated);
+  const pick = (id: string) => {
+    setCurrent(id);
+    setDrawer(false);
+  };
   return (
     <section class="chat" aria-labelledby="page-title">
       <div class="chat-head">
@@ -284,14 +342,24 @@ export function Chat({ internId }: { internId: string }) {
             Provision
           </button>
         )}
+        <button
+          type="button"
+          id="sessions-toggle"
+          class="quiet drawer-toggle"
+          aria-expanded={drawer}
+          aria-controls="sessions"
+          onClick={() => setDrawer(!drawer)}
+        >
+          Sessions ({ordered.length})
+        </button>
         <a href="#/interns" class="quiet">
           All interns
         </a>
       </div>
       <div class="chat-body">
-        <nav class="sessions" aria-label="Sessions">
+        <nav id="sessions" class={drawer ? 'sessions open' : 'sessions'} aria-label="Sessions">
           <h2>Sessions</h2>
-          <button type="button" onClick={() => setCurrent(newSessionId())} disabled={!!running}>
+          <button type="button" onClick={() => pick(newSessionId())} disabled={!!running}>
             New session
           </button>
           <ul>
@@ -301,7 +369,7 @@ export function Chat({ internId }: { internId: string }) {
                   type="button"
                   class="session"
                   aria-current={s.id === current ? 'true' : undefined}
-                  onClick={() => setCurrent(s.id)}
+                  onClick={() => pick(s.id)}
                   disabled={!!running}
                 >
                   {s.title}
@@ -312,23 +380,36 @@ export function Chat({ internId }: { internId: string }) {
           </ul>
         </nav>
         <div class="conversation">
-          <div class="transcript">
-            {turns.length === 0 && (
-              <p class="muted">
-                A new session. Its id is <code>{current}</code>.
-              </p>
+          <div class="transcript-wrap">
+            <div class="transcript" ref={transcript} onScroll={onScroll}>
+              <div ref={content}>
+                {turns.length === 0 && (
+                  <p class="muted">
+                    A new session. Its id is <code>{current}</code>.
+                  </p>
+                )}
+                {from > 0 && (
+                  <button type="button" class="quiet earlier" onClick={showEarlier}>
+                    Show earlier turns ({from} more)
+                  </button>
+                )}
+                {turns.slice(from).map((t, i) => (
+                  <TurnView
+                    key={t.id}
+                    turn={t}
+                    rev={t.rev}
+                    last={from + i === turns.length - 1}
+                    onAnswer={answer}
+                    onRetry={retry}
+                  />
+                ))}
+              </div>
+            </div>
+            {away && (
+              <button type="button" class="jump" onClick={jump}>
+                Jump to latest ↓
+              </button>
             )}
-            {turns.map((t, i) => (
-              <TurnView
-                key={t.id}
-                turn={t}
-                rev={t.rev}
-                last={i === turns.length - 1}
-                onAnswer={answer}
-                onRetry={retry}
-              />
-            ))}
-            <div ref={bottom} />
           </div>
           <p class="visually-hidden" role="status">
             {announce}
@@ -339,7 +420,7 @@ export function Chat({ internId }: { internId: string }) {
             <textarea
               id="prompt"
               name="prompt"
-              rows={3}
+              rows={2}
               value={prompt}
               onInput={(e) => setPrompt(e.currentTarget.value)}
               onKeyDown={(e) => {

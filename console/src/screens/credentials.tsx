@@ -76,6 +76,7 @@ function CreateCredential({
   };
   const [form, setForm] = useState(empty);
   const [slugs, setSlugs] = useState<string[]>([]);
+  const [search, setSearch] = useState('');
   const [error, setError] = useState<Problem | null>(null);
   useEffect(() => void providers().then(setSlugs, () => {}), []);
   useEffect(() => setForm((f) => ({ ...f, workspace_id: workspace })), [workspace]);
@@ -102,15 +103,30 @@ function CreateCredential({
     }
   };
   const f = error?.fields ?? {};
+  // The list is long (every provider the gateway knows): a search narrows it, and picks its first match.
+  const matches = slugs.filter((p) => p.includes(search.trim().toLowerCase()));
+  const shown = matches.includes(form.provider) || !slugs.length ? matches : [form.provider, ...matches];
+  const narrow = (q: string) => {
+    setSearch(q);
+    const first = slugs.find((p) => p.includes(q.trim().toLowerCase()));
+    if (first && !form.provider.includes(q.trim().toLowerCase())) setForm({ ...form, provider: first });
+  };
   return (
     <form class="card" onSubmit={submit} aria-labelledby="new-credential">
       <h2 id="new-credential">New provider credential</h2>
+      <Text
+        label="Search providers"
+        name="provider-search"
+        value={search}
+        onInput={narrow}
+        hint={`${matches.length} of ${slugs.length} providers`}
+      />
       <Choice
         label="Provider"
         name="provider"
         value={form.provider}
         onChange={set('provider')}
-        options={(slugs.length ? slugs : [form.provider]).map((s) => [s, s])}
+        options={(shown.length ? shown : [form.provider]).map((s) => [s, s])}
         required
         error={f.provider}
       />

@@ -1,6 +1,6 @@
 // A paused run's request, answered in the transcript: a permission shows what would run and
 // where, with the intern's options as buttons; a question is a form built from its fields.
-import { useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import type { PermissionArgs, QuestionArgs, QuestionField } from '../chat.ts';
 
 const OPTION_LABELS: Record<string, string> = {
@@ -34,17 +34,24 @@ export function Permission({
   onAnswer?: (answer: string) => void;
 }) {
   const command = shown(args.input);
+  // Agents often name the command in the title too ("Run in the sandbox: ls"): it is shown once, below.
+  const title =
+    command && args.title?.endsWith(command) ? args.title.slice(0, -command.length).replace(/[:\s]+$/, '') : args.title;
+  const first = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    if (onAnswer && !answered) first.current?.querySelector('button')?.focus();
+  }, [!!onAnswer && !answered]);
   return (
     <fieldset class="interaction">
       <legend>Permission requested{args.operation ? `: ${args.operation}` : ''}</legend>
-      {args.title && <p>{args.title}</p>}
+      {title && <p>{title}</p>}
       {command && <pre class="command">{command}</pre>}
       {args.sandbox && <p class="muted">{WHERE[args.sandbox] ?? `Runs: ${args.sandbox}`}</p>}
       {answered ? (
         <p class="answered">You answered: {answered}</p>
       ) : (
         onAnswer && (
-          <div class="actions">
+          <div class="actions" ref={first}>
             {args.options.map((o) => (
               <button type="button" class={o.startsWith('reject') ? 'danger' : undefined} onClick={() => onAnswer(o)}>
                 {optionLabel(o)}
@@ -136,10 +143,16 @@ export function Question({
   onAnswer?: (answer: string) => void;
 }) {
   const [values, setValues] = useState<Values>({});
+  // A question that arrives takes the focus to its first field, where the answer is typed.
+  const form = useRef<HTMLFormElement>(null);
+  useEffect(() => {
+    if (onAnswer && !answered) form.current?.querySelector<HTMLElement>('input, select, button')?.focus();
+  }, [!!onAnswer && !answered]);
   const reply = (action: 'accept' | 'decline' | 'cancel') =>
     onAnswer?.(JSON.stringify(action === 'accept' ? { action, content: content(args.fields, values) } : { action }));
   return (
     <form
+      ref={form}
       class="interaction"
       aria-labelledby={`${id}-title`}
       onSubmit={(e) => {

@@ -10,6 +10,7 @@ export type Intern = {
   name: string;
   model: string | null;
   agent: string;
+  workspace_id: string;
   status: string;
   progress: { step_label: string; step_number: number; total_steps: number } | null;
   last_failure_message: string | null;
@@ -109,8 +110,23 @@ function CreateIntern({ access, onCreated }: { access: Access; onCreated: () => 
   );
 }
 
+/** Each workspace's default text model, which an intern without a model of its own runs (a
+ * management key reads workspaces; another key sees only that it is the workspace's default). */
+function useWorkspaceDefaults(management: boolean) {
+  const [defaults, setDefaults] = useState<Record<string, string | null>>({});
+  useEffect(() => {
+    if (management)
+      void api<{ data: { id: string; default_text_model: string | null }[] }>('GET', '/workspaces?limit=100').then(
+        (r) => setDefaults(Object.fromEntries(r.data.map((w) => [w.id, w.default_text_model]))),
+        () => {},
+      );
+  }, []);
+  return defaults;
+}
+
 export function Interns({ access }: { access: Access }) {
   const [interns, setInterns] = useState<Intern[] | null>(null);
+  const defaults = useWorkspaceDefaults(access.management);
   const [error, setError] = useState<Problem | null>(null);
   const [confirm, ask] = useConfirm();
   const load = () =>
@@ -192,7 +208,15 @@ export function Interns({ access }: { access: Access }) {
                     {i.last_failure_message && <p class="field-error">{i.last_failure_message}</p>}
                   </td>
                   <td data-label="Model">
-                    <code>{i.model ?? 'workspace default'}</code>
+                    {i.model ? (
+                      <code>{i.model}</code>
+                    ) : defaults[i.workspace_id] ? (
+                      <>
+                        <code>{defaults[i.workspace_id]}</code> <span class="muted">(workspace default)</span>
+                      </>
+                    ) : (
+                      <span class="muted">the workspace’s default</span>
+                    )}
                   </td>
                   <td data-label="Agent">{i.agent}</td>
                   <td>

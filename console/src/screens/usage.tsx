@@ -1,4 +1,5 @@
-// Usage: requests, tokens and cost per day and per model, as a stacked bar chart with the same
+// Usage: requests, tokens and cost per day and per model, as a stacked bar chart (a value axis
+// with round ticks, each day's total above its bar, each part's value on hover) with the same
 // figures in a table. The figures come from the request log as OpenRouter's activity endpoint
 // shapes them (GET /api/v1/activity, management key, one row per day and model).
 import { useEffect, useState } from 'preact/hooks';
@@ -38,39 +39,70 @@ export function series(rows: ActivityRow[], m: Metric) {
   return { days, models, values: days.map((d) => models.map((mo) => cell(d, mo))) };
 }
 
+/** A round axis top at or above the highest value, and its ticks (0 and four steps). */
+export function axis(max: number): number[] {
+  if (max <= 0) return [0, 1];
+  const rough = max / 4;
+  const magnitude = 10 ** Math.floor(Math.log10(rough));
+  const step = [1, 2, 2.5, 5, 10].map((m) => m * magnitude).find((s) => s >= rough)!;
+  return Array.from({ length: Math.ceil(max / step - 1e-9) + 1 }, (_, i) => i * step);
+}
+
 function Chart({ rows, metric }: { rows: ActivityRow[]; metric: Metric }) {
   const { days, models, values } = series(rows, metric);
-  const max = Math.max(...values.map((v) => v.reduce((a, b) => a + b, 0)), 0) || 1;
+  const totals = values.map((v) => v.reduce((a, b) => a + b, 0));
+  const max = Math.max(...totals, 0);
+  const ticks = axis(max);
+  const top = ticks[ticks.length - 1]!;
   const W = 640,
-    H = 240,
-    left = 8,
+    H = 260,
+    left = 64,
+    right = 8,
     bottom = 28,
-    gap = 4;
-  const slot = (W - left) / Math.max(days.length, 1);
+    head = 22,
+    gap = 6;
+  const plot = H - bottom - head;
+  const slot = (W - left - right) / Math.max(days.length, 1);
+  const width = Math.min(slot - gap, 64);
   const colour = (i: number) => COLOURS[i % COLOURS.length];
+  const yOf = (v: number) => H - bottom - (v / top) * plot;
   return (
     <figure class="chart">
       <svg viewBox={`0 0 ${W} ${H}`} role="img" aria-labelledby="chart-title">
         <title id="chart-title">{`${metric} per day, stacked by model; the highest day is ${format(max, metric)}`}</title>
+        {ticks.map((t) => (
+          <g key={t} class="tick">
+            <line x1={left} x2={W - right} y1={yOf(t)} y2={yOf(t)} />
+            <text x={left - 6} y={yOf(t) + 4} text-anchor="end">
+              {format(t, metric)}
+            </text>
+          </g>
+        ))}
         {days.map((day, d) => {
           let y = H - bottom;
+          const x = left + d * slot + (slot - width) / 2;
           return (
             <g key={day}>
               {models.map((model, i) => {
-                const h = ((values[d]![i] ?? 0) / max) * (H - bottom - 8);
+                const h = ((values[d]![i] ?? 0) / top) * plot;
                 y -= h;
                 return h > 0 ? (
-                  <rect x={left + d * slot + gap / 2} y={y} width={slot - gap} height={h} fill={colour(i)}>
+                  <rect x={x} y={y} width={width} height={h} fill={colour(i)}>
                     <title>{`${day} · ${model}: ${format(values[d]![i]!, metric)}`}</title>
                   </rect>
                 ) : null;
               })}
-              <text x={left + d * slot + slot / 2} y={H - 10} text-anchor="middle" font-size="11" fill="#374151">
+              <text x={x + width / 2} y={yOf(totals[d]!) - 6} text-anchor="middle" class="value">
+                {format(totals[d]!, metric)}
+              </text>
+              <text x={x + width / 2} y={H - 10} text-anchor="middle">
                 {day.slice(5)}
               </text>
             </g>
           );
         })}
+        <line class="axis" x1={left} x2={left} y1={head} y2={H - bottom} />
+        <line class="axis" x1={left} x2={W - right} y1={H - bottom} y2={H - bottom} />
       </svg>
       <figcaption>
         <ul class="legend">
@@ -126,7 +158,7 @@ export function Usage() {
           />
           <Chart rows={rows} metric={metric} />
           <div class="table-wrap">
-            <table>
+            <table class="stack">
               <caption>Per day and model</caption>
               <thead>
                 <tr>
@@ -142,13 +174,13 @@ export function Usage() {
                   .sort((a, b) => b.date.localeCompare(a.date) || a.model.localeCompare(b.model))
                   .map((r) => (
                     <tr key={r.date + r.model}>
-                      <td>{r.date.slice(0, 10)}</td>
-                      <td>
+                      <td data-label="Day">{r.date.slice(0, 10)}</td>
+                      <td data-label="Model">
                         <code>{r.model}</code>
                       </td>
-                      <td>{r.requests}</td>
-                      <td>{format(value(r, 'tokens'), 'tokens')}</td>
-                      <td>{format(value(r, 'cost'), 'cost')}</td>
+                      <td data-label="Requests">{r.requests}</td>
+                      <td data-label="Tokens">{format(value(r, 'tokens'), 'tokens')}</td>
+                      <td data-label="Cost">{format(value(r, 'cost'), 'cost')}</td>
                     </tr>
                   ))}
               </tbody>

@@ -32,6 +32,14 @@ export const internChatRoutes: RouteModule = (app, ctx) => {
     guard: 'interns',
     errorStyle: 'chat',
     params: z.object({ internId: z.string().describe('intern id') }),
+    headers: z.object({
+      'x-cohort-tool-events': z
+        .enum(['0', '1'], { error: 'must be 1 (tool calls as cohort_tool chunks) or 0' })
+        .optional()
+        .describe(
+          "1: the intern's tool calls also arrive, as chunks with an empty delta and a cohort_tool object (docs/reference/tool-events.md)",
+        ),
+    }),
     body: ChatRequest,
     responses: {
       200: {
@@ -45,6 +53,7 @@ export const internChatRoutes: RouteModule = (app, ctx) => {
     handler: async (req, reply, input) => {
       const principal = principalOf(req);
       const action = chatAction(takeBody(input));
+      const toolEvents = input.headers['x-cohort-tool-events'] === '1';
       // Fastify keeps the request until the response ends; a stream may stay open for minutes and
       // the body may be a 1 MiB history, of which the action keeps only the last message.
       req.body = null;
@@ -67,6 +76,7 @@ export const internChatRoutes: RouteModule = (app, ctx) => {
             res: reply.raw,
             timings,
             sessionId: action.kind === 'answer' ? action.sessionId : undefined,
+            toolEvents,
             streams: ctx.streams,
             open: open(at),
             onOpen: () => {

@@ -75,6 +75,17 @@ export const InternChunk = z.object({
   error: StreamError.optional(),
   session_id: z.string().nullable().optional(),
   usage: Usage.nullable().optional(),
+  /** cohort's extension, only for a request that asks (docs/reference/tool-events.md). */
+  cohort_tool: z
+    .object({
+      id: z.string(),
+      title: z.string().nullable(),
+      kind: z.string().nullable(),
+      status: z.enum(['pending', 'in_progress', 'completed', 'failed']).nullable(),
+      input: z.string().nullable(),
+      output: z.string().nullable(),
+    })
+    .optional(),
 });
 export type InternChunk = z.infer<typeof InternChunk>;
 export type StreamError = z.infer<typeof StreamError>;

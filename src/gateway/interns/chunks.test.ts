@@ -42,6 +42,38 @@ describe('daemon events to chunks', () => {
     );
   });
 
+  test('tool calls: nothing without the opt-in; with it, cohort_tool chunks with an empty delta', () => {
+    const tool: Ev = {
+      type: 'tool',
+      id: 'call_1',
+      title: 'shell',
+      kind: 'execute',
+      status: 'in_progress',
+      input: 'ls',
+      output: null,
+    };
+    const done: Ev = { ...tool, title: null, kind: null, input: null, status: 'completed', output: 'a.txt' };
+    const plain = feed([...start, tool, done, { type: 'text', text: 'hi' }]);
+    assert.deepEqual(
+      plain.steps.map((s) => s.kind),
+      ['hold', 'hold', 'hold', 'write'],
+    );
+    assert.ok(plain.chunks.every((c) => c.cohort_tool === undefined));
+    const asked = feed(
+      [...start, tool, done, { type: 'text', text: 'hi' }],
+      initialState({ id: 'c1', created: 100, toolEvents: true }),
+    );
+    assert.deepEqual(
+      asked.chunks.map((c) => [c.choices[0]?.delta, c.cohort_tool]),
+      [
+        [{ role: 'assistant' }, undefined],
+        [{}, { id: 'call_1', title: 'shell', kind: 'execute', status: 'in_progress', input: 'ls', output: null }],
+        [{}, { id: 'call_1', title: null, kind: null, status: 'completed', input: null, output: 'a.txt' }],
+        [{ content: 'hi' }, undefined],
+      ],
+    );
+  });
+
   test('run states: running → completed: role, content, reasoning, stop, final with session and usage; one id', () => {
     const { chunks, last } = feed([
       ...start,

@@ -18,6 +18,8 @@ export type MapState = {
   usage: Usage | null;
   opened: boolean;
   ended: boolean;
+  /** The request asked for the agent's tool calls as `cohort_tool` chunks (docs/reference/tool-events.md). */
+  toolEvents: boolean;
 };
 
 export type Refusal = { status: number; reason: Reason; message: string; retryable: boolean; retryAfter?: number };
@@ -31,7 +33,12 @@ export type Step =
 export type ApiEnding = { reason: 'stream_severed' | 'timeout'; status: number; message: string };
 
 /** `sessionId` is known up front when continuing a paused run (its stream has no `run` event). */
-export function initialState(opts: { id: string; created: number; sessionId?: string }): MapState {
+export function initialState(opts: {
+  id: string;
+  created: number;
+  sessionId?: string;
+  toolEvents?: boolean;
+}): MapState {
   return {
     id: opts.id,
     created: opts.created,
@@ -40,6 +47,7 @@ export function initialState(opts: { id: string; created: number; sessionId?: st
     usage: null,
     opened: false,
     ended: false,
+    toolEvents: opts.toolEvents ?? false,
   };
 }
 
@@ -108,6 +116,14 @@ export function mapEvent(s: MapState, e: RunEvent): { state: MapState; step: Ste
       return quiet({ ...s, usage: e.usage });
     case 'steered':
       return quiet(s);
+    case 'tool': {
+      if (!s.toolEvents) return quiet(s);
+      // An empty delta: a client that does not know the extension adds nothing to its answer.
+      const c = chunk(s, modelOf(s), {});
+      const { seq: _, type: __, ...tool } = e;
+      c.cohort_tool = tool;
+      return open(s, [c]);
+    }
     case 'text':
       return open(s, [chunk(s, modelOf(s), { content: e.text })]);
     case 'reasoning':

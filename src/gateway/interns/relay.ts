@@ -44,6 +44,8 @@ export type RelayOptions = {
   onOpen: () => void;
   /** The session being continued, for a `tool` reply. */
   sessionId?: string;
+  /** Write the agent's tool calls as `cohort_tool` chunks (the request's `X-Cohort-Tool-Events: 1`). */
+  toolEvents?: boolean;
   /** The gateway's open streams: its shutdown ends this one with `stream_severed`. */
   streams?: OpenStreams;
 };
@@ -98,6 +100,7 @@ class RelayRun implements Sink<RunEvent> {
       id: `chatcmpl-${randomBytes(12).toString('hex')}`,
       created: Math.floor(Date.now() / 1000),
       sessionId: o.sessionId,
+      toolEvents: o.toolEvents,
     });
   }
 

@@ -28,6 +28,15 @@ export type TurnOptions = {
 
 const TOOL_KINDS: Record<string, ToolKind> = { shell: 'execute', read_file: 'read', write_file: 'edit' };
 
+/** A call's arguments as the object the model meant, or the raw string where it is not JSON. */
+function parsedArguments(raw: string): unknown {
+  try {
+    return JSON.parse(raw);
+  } catch {
+    return raw;
+  }
+}
+
 export async function runTurn(o: TurnOptions): Promise<StopReason> {
   const s = o.session;
   if (s.turn) throw RequestError.invalidRequest(undefined, 'a turn is already running in this session');
@@ -89,6 +98,7 @@ export async function runTurn(o: TurnOptions): Promise<StopReason> {
           name: call.function.name,
           kind: TOOL_KINDS[call.function.name] ?? 'other',
           status: 'in_progress',
+          rawInput: parsedArguments(call.function.arguments),
         });
         await sent;
         const out = await runTool(host, { id: call.id, name: call.function.name, arguments: call.function.arguments });

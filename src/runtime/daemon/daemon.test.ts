@@ -216,7 +216,9 @@ test('steering: a message for the running session is delivered into the turn (20
     'model',
     'text:waiting',
     'usage',
+    'tool:in_progress',
     'steered',
+    'tool:completed',
     'text:Noted: also do X\nshell: gate\n[exit 0]\nafter',
     'usage',
     'completed',
@@ -228,7 +230,7 @@ test('manual: permission pauses the run, which frees the lock; the shell is sand
 }, async () => {
   const cmd = `echo boxed > ${outside}/boxed.txt; echo in > in.txt; echo ran`;
   const a = await f.client.turn({ session_id: 'm1', approval_mode: 'manual', prompt: `/shell ${cmd}` });
-  assert.deepEqual(shape(a.events), ['run', 'model', 'usage', 'interaction']);
+  assert.deepEqual(shape(a.events), ['run', 'model', 'usage', 'tool:in_progress', 'interaction']);
   const ask = interactionOf(a.events);
   assert.deepEqual(ask.interaction, {
     kind: 'permission',
@@ -252,8 +254,9 @@ test('manual: permission pauses the run, which frees the lock; the shell is sand
   const r = await f.client.answer('m1', ask.interaction_id, 'allow_once');
   assert.equal(r.status, 200);
   assert.equal(r.events[0]!.seq, ask.seq + 1);
-  const [first, said = '', ...rest] = shape(r.events);
+  const [first, done, said = '', ...rest] = shape(r.events);
   assert.equal(first, 'model');
+  assert.equal(done, 'tool:completed');
   assert.deepEqual(rest, ['usage', 'completed']);
   assert.match(said, /^text:shell: /);
   assert.match(said, /ran\n\[exit 0\]$/);
@@ -283,7 +286,16 @@ test('manual: an allowed escalation runs outside the sandbox; self-drive runs un
   assert.equal(existsSync(join(outside, 'esc.txt')), true);
 
   const free = await f.client.turn({ prompt: `/shell echo free > ${outside}/free.txt` });
-  assert.deepEqual(shape(free.events), ['run', 'model', 'usage', 'text:shell: [exit 0]', 'usage', 'completed']);
+  assert.deepEqual(shape(free.events), [
+    'run',
+    'model',
+    'usage',
+    'tool:in_progress',
+    'tool:completed',
+    'text:shell: [exit 0]',
+    'usage',
+    'completed',
+  ]);
   assert.equal(existsSync(join(outside, 'free.txt')), true);
 });
 
@@ -300,6 +312,8 @@ test('manual: where the operator does not allow escalation, it is refused withou
       'run',
       'model',
       'usage',
+      'tool:in_progress',
+      'tool:completed',
       "text:shell: Refused: this installation does not allow running commands outside the sandbox (the operator's COHORT_ALLOW_ESCALATION is off). Run it inside the sandbox instead (escalate: false).",
       'usage',
       'completed',
@@ -321,8 +335,11 @@ test('manual: allow_always and reject_always hold for the rest of the run; an al
   const r = await f.client.answer('aa', interactionOf(a.events).interaction_id, 'allow_always');
   assert.deepEqual(shape(r.events), [
     'model',
+    'tool:completed',
     'text:shell: one\n[exit 0]',
     'usage',
+    'tool:in_progress',
+    'tool:completed',
     'text:shell: two\n[exit 0]',
     'usage',
     'completed',
@@ -336,8 +353,11 @@ test('manual: allow_always and reject_always hold for the rest of the run; an al
   const rr = await f.client.answer('rr', interactionOf(b.events).interaction_id, 'reject_always');
   assert.deepEqual(shape(rr.events), [
     'model',
+    'tool:completed',
     'text:shell: The user rejected this command.',
     'usage',
+    'tool:in_progress',
+    'tool:completed',
     'text:shell: The user rejected this command.',
     'usage',
     'completed',
@@ -382,7 +402,13 @@ test('answers: unknown → 404, not offered → 400 (deadline unchanged), reject
   assert.equal(runOf('r1')?.deadline_at, deadline);
 
   const r = await f.client.answer('r1', ask.interaction_id, 'reject_once');
-  assert.deepEqual(shape(r.events), ['model', 'text:shell: The user rejected this command.', 'usage', 'completed']);
+  assert.deepEqual(shape(r.events), [
+    'model',
+    'tool:completed',
+    'text:shell: The user rejected this command.',
+    'usage',
+    'completed',
+  ]);
 });
 
 test('one attachment per run: a reply while another request is attached gets 409 attachment_failed', {
@@ -408,6 +434,7 @@ test('one attachment per run: a reply while another request is attached gets 409
   assert.equal(runOf('att')?.phase, 'paused');
   assert.deepEqual(shape((await f.client.answer('att', ask.interaction_id, 'allow_once')).events), [
     'model',
+    'tool:completed',
     'text:shell: hi\n[exit 0]',
     'usage',
     'completed',
@@ -431,7 +458,13 @@ test('questions: typed fields, malformed answers rejected, an accepted answer re
   assert.equal(await msg('{"action":"accept","content":{}}'), 'field answer is required');
   assert.equal(await msg('{"action":"accept","content":{"answer":3}}'), 'field answer must be string');
   const r = await f.client.answer('q1', ask.interaction_id, '{"action":"accept","content":{"answer":"blue"}}');
-  assert.deepEqual(shape(r.events), ['model', 'text:ask_user: {"answer":"blue"}\nthanks', 'usage', 'completed']);
+  assert.deepEqual(shape(r.events), [
+    'model',
+    'tool:completed',
+    'text:ask_user: {"answer":"blue"}\nthanks',
+    'usage',
+    'completed',
+  ]);
 });
 
 test('a permission answered "cancel" ends the run, confirmed', { skip: noSandbox }, async () => {
@@ -469,6 +502,7 @@ test('a prompt for a paused session while another turn runs is refused busy and 
   await rest(b.events);
   assert.deepEqual(shape((await f.client.answer('keep', ask.interaction_id, 'allow_once')).events), [
     'model',
+    'tool:completed',
     'text:shell: kept\n[exit 0]',
     'usage',
     'completed',
@@ -498,9 +532,9 @@ test('paused-run capacity: a pause past the limit fails the run with 503 busy', 
   const a = await f.client.turn({ session_id: 'cap-1', prompt: '/ask one?' });
   interactionOf(a.events);
   const b = await f.client.turn({ session_id: 'cap-2', prompt: '/ask two?' });
-  assert.deepEqual(shape(b.events), ['run', 'model', 'usage', 'failed']);
+  assert.deepEqual(shape(b.events), ['run', 'model', 'usage', 'tool:in_progress', 'tool:completed', 'failed']);
   assert.deepEqual(b.events.at(-1), {
-    seq: 4,
+    seq: 6,
     type: 'failed',
     reason: 'busy',
     status: 503,

@@ -3,8 +3,60 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { fieldsToSchema, schemaToFields } from '../acp/index.ts';
 import { eventsOf } from './updates.ts';
+import { TOOL_TEXT_LIMIT } from '../../shared/daemon-protocol.ts';
 import { decodeAnswer, fromElicitation, fromPermission, selfDriveConsent } from './interactions.ts';
 import { EventLog } from './event-log.ts';
+
+test('updates: a tool call and its updates map to tool events, input and output bounded', () => {
+  assert.deepEqual(
+    eventsOf(
+      {
+        sessionUpdate: 'tool_call',
+        toolCallId: 't1',
+        title: 'shell',
+        kind: 'execute',
+        status: 'in_progress',
+        rawInput: { command: 'ls -l' },
+      },
+      null,
+    ),
+    [{ type: 'tool', id: 't1', title: 'shell', kind: 'execute', status: 'in_progress', input: 'ls -l', output: null }],
+  );
+  const long = 'x'.repeat(TOOL_TEXT_LIMIT + 10);
+  assert.deepEqual(
+    eventsOf(
+      {
+        sessionUpdate: 'tool_call_update',
+        toolCallId: 't1',
+        status: 'completed',
+        content: [
+          { type: 'content', content: { type: 'text', text: long } },
+          { type: 'diff', path: '/w/a.ts', oldText: null, newText: 'x' },
+        ],
+      },
+      null,
+    ),
+    [
+      {
+        type: 'tool',
+        id: 't1',
+        title: null,
+        kind: null,
+        status: 'completed',
+        input: null,
+        output: `…${`${long}\n(edited /w/a.ts)`.slice(-TOOL_TEXT_LIMIT)}`,
+      },
+    ],
+  );
+  assert.deepEqual(
+    // An agent's status outside ACP's four is not passed on (the SDK does not validate updates for us).
+    eventsOf(
+      { sessionUpdate: 'tool_call_update', toolCallId: 't2', status: 'weird' as 'failed', rawInput: { path: 'a' } },
+      null,
+    ),
+    [{ type: 'tool', id: 't2', title: null, kind: null, status: null, input: '{\n  "path": "a"\n}', output: null }],
+  );
+});
 
 test('updates: text, reasoning and usage map to events; a new model is announced first', () => {
   const meta = { 'cohort/model': 'm1' };
