@@ -63,6 +63,8 @@ describe('authenticator', () => {
         internsProgramme: true,
         internId: null,
         internModel: null,
+        expiresAt: null,
+        limit: null,
       },
     );
     assert.equal((await auth().authenticate(`Bearer ${keys.api_key}`)).kind, 'standard');

@@ -7,6 +7,7 @@ import { interns } from '../store/schema-interns.ts';
 import type { Db } from '../store/db.ts';
 import { apiKeys, memberships, organizations, users } from '../store/schema.ts';
 import { generateApiKey, hashKey, maskSecret } from '../crypto/keys.ts';
+import type { Reset } from './periods.ts';
 
 export type KeyKind = 'management' | 'standard';
 export type ActsAs = 'user' | 'organization';
@@ -30,7 +31,13 @@ export type Principal = {
   internId: string | null;
   /** That intern's configured model (null: its workspace's default), which serves every model request made with its key. */
   internModel: string | null;
+  /** When the key stops working (ms since the epoch), checked on every request, cached or not. */
+  expiresAt: number | null;
+  /** The key's own spending limit (docs/guides/keys-and-budgets.md), null without one. */
+  limit: KeyLimit | null;
 };
+
+export type KeyLimit = { usd: number; reset: Reset | null; includeByok: boolean };
 
 export async function createOrganization(db: Db, opts: { name: string; internsProgramme?: boolean }) {
   const [row] = await db
@@ -95,6 +102,10 @@ export async function createKey(
     actsAs?: ActsAs;
     name?: string;
     workspaceId?: string | null;
+    limitUsd?: number | null;
+    limitReset?: Reset | null;
+    includeByokInLimit?: boolean;
+    expiresAt?: Date | null;
   },
 ) {
   const raw = generateApiKey();
@@ -110,6 +121,10 @@ export async function createKey(
       actsAs: opts.actsAs ?? 'user',
       creatorUserId: opts.creatorUserId,
       workspaceId: opts.workspaceId ?? null,
+      limitUsd: opts.limitUsd ?? null,
+      limitReset: opts.limitReset ?? null,
+      includeByokInLimit: opts.includeByokInLimit ?? false,
+      expiresAt: opts.expiresAt ?? null,
     })
     .returning();
   return { key: row!, raw };
@@ -193,7 +208,7 @@ export async function findPrincipal(db: Db, hash: string): Promise<Principal | n
     .leftJoin(memberships, and(eq(memberships.orgId, apiKeys.orgId), eq(memberships.userId, apiKeys.creatorUserId)))
     .leftJoin(interns, eq(interns.apiKeyId, apiKeys.id))
     .leftJoin(creatorKeys, eq(creatorKeys.id, interns.creatorKeyId))
-    .where(and(eq(apiKeys.hash, hash), isNull(apiKeys.revokedAt)))
+    .where(and(eq(apiKeys.hash, hash), isNull(apiKeys.revokedAt), eq(apiKeys.disabled, false)))
     .limit(1);
   if (!row) return null;
   const { key, org, user, membership, internId } = row;
@@ -214,6 +229,11 @@ export async function findPrincipal(db: Db, hash: string): Promise<Principal | n
     internsProgramme: !internId && (org.internsProgramme || user.internsProgramme),
     internId: internId ?? null,
     internModel: row.internModel ?? null,
+    expiresAt: key.expiresAt?.getTime() ?? null,
+    limit:
+      key.limitUsd === null
+        ? null
+        : { usd: key.limitUsd, reset: key.limitReset ?? null, includeByok: key.includeByokInLimit },
   };
 }
 

@@ -75,6 +75,13 @@ export const apiKeys = pgTable('api_keys', {
   granted: boolean('granted').notNull().default(false),
   createdAt: ts('created_at').notNull().defaultNow(),
   revokedAt: ts('revoked_at'),
+  /** migrations/0012: managed over the API (docs/guides/keys-and-budgets.md). */
+  disabled: boolean('disabled').notNull().default(false),
+  expiresAt: ts('expires_at'),
+  updatedAt: ts('updated_at'),
+  limitUsd: doublePrecision('limit_usd'),
+  limitReset: text('limit_reset').$type<'daily' | 'weekly' | 'monthly' | null>(),
+  includeByokInLimit: boolean('include_byok_in_limit').notNull().default(false),
 });
 
 export const presets = pgTable('presets', {
