@@ -15,6 +15,8 @@ import { createInternLifecycle } from './interns/lifecycle.ts';
 import { createLocalProvisioner } from './interns/provisioner/index.ts';
 import { createTurnLimiter } from './interns/ratelimit.ts';
 import { createConcurrencyLimiter } from './access/concurrency.ts';
+import { createLedger } from './access/budgets.ts';
+import { spentSince } from './access/spend.ts';
 import { guardConnections, type Refused } from './http/connections.ts';
 import { createInferenceService } from './inference/service.ts';
 import { buildApp } from './http/app.ts';
@@ -197,6 +199,13 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
       onWriteError: () => metrics.requestLogWriteError(),
     },
     onUpstreamError: (p) => metrics.upstreamError(p),
+    ledger: createLedger({
+      spentSince: (scope, from) => spentSince(store.db, scope, from),
+      redis,
+      // A reservation outlives any request that could settle it (a tool loop runs several upstream calls).
+      reserveTtlMs: 10 * 60_000,
+      onRedisError: (err) => log.warn({ err }, 'budget counters: redis error; counting in this gateway'),
+    }),
   });
   // This gateway's name on the leases of the work it holds on interns (leases.ts).
   const lease = { owner: randomUUID(), ms: config.faults.gatewayLeaseMs };

@@ -8,6 +8,7 @@ import type { Db } from '../store/db.ts';
 import { apiKeys, memberships, organizations, users } from '../store/schema.ts';
 import { generateApiKey, hashKey, maskSecret } from '../crypto/keys.ts';
 import type { Reset } from './periods.ts';
+import type { BudgetScope } from './budgets.ts';
 
 export type KeyKind = 'management' | 'standard';
 export type ActsAs = 'user' | 'organization';
@@ -33,11 +34,12 @@ export type Principal = {
   internModel: string | null;
   /** When the key stops working (ms since the epoch), checked on every request, cached or not. */
   expiresAt: number | null;
-  /** The key's own spending limit (docs/guides/keys-and-budgets.md), null without one. */
-  limit: KeyLimit | null;
+  /** The spending limits its model requests count against (docs/guides/keys-and-budgets.md): the
+   * key's own; for an intern's key, that of the key that created the intern. */
+  budgets: BudgetScope[];
+  /** The key whose usage a model request adds to: this one, or for an intern's key the key that created the intern. */
+  chargedKeyId: string;
 };
-
-export type KeyLimit = { usd: number; reset: Reset | null; includeByok: boolean };
 
 export async function createOrganization(db: Db, opts: { name: string; internsProgramme?: boolean }) {
   const [row] = await db
@@ -201,6 +203,9 @@ export async function findPrincipal(db: Db, hash: string): Promise<Principal | n
       creatorKeyId: interns.creatorKeyId,
       creatorKey: creatorKeys.id,
       creatorRevokedAt: creatorKeys.revokedAt,
+      creatorLimit: creatorKeys.limitUsd,
+      creatorReset: creatorKeys.limitReset,
+      creatorByok: creatorKeys.includeByokInLimit,
     })
     .from(apiKeys)
     .innerJoin(organizations, eq(organizations.id, apiKeys.orgId))
@@ -230,12 +235,18 @@ export async function findPrincipal(db: Db, hash: string): Promise<Principal | n
     internId: internId ?? null,
     internModel: row.internModel ?? null,
     expiresAt: key.expiresAt?.getTime() ?? null,
-    limit:
-      key.limitUsd === null
-        ? null
-        : { usd: key.limitUsd, reset: key.limitReset ?? null, includeByok: key.includeByokInLimit },
+    chargedKeyId: row.creatorKey ?? key.id,
+    budgets: [
+      ...keyBudget(key.id, key.limitUsd, key.limitReset ?? null, key.includeByokInLimit),
+      ...(row.creatorKey
+        ? keyBudget(row.creatorKey, row.creatorLimit, row.creatorReset ?? null, row.creatorByok ?? false)
+        : []),
+    ],
   };
 }
+
+const keyBudget = (id: string, limit: number | null, reset: Reset | null, includeByok: boolean): BudgetScope[] =>
+  limit === null ? [] : [{ id: `key:${id}`, what: 'key', limitUsd: limit, reset, includeByok }];
 
 /** Hashes of the organization's live keys (for BYOK `allowed_api_key_hashes` ownership checks). */
 export async function keyHashesOf(db: Db, orgId: string): Promise<Set<string>> {

@@ -28,6 +28,7 @@ export function rowOf(p: Recordable, o: Outcome): InferenceRequestRow {
     orgId: p.principal.orgId,
     workspaceId: p.principal.workspaceId,
     apiKeyId: p.principal.keyId,
+    chargedKeyId: p.principal.chargedKeyId,
     userId: p.principal.userId,
     apiStyle: p.style,
     requestedModel: p.requestedModel,

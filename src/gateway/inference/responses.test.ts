@@ -94,6 +94,7 @@ describe('POST /responses', () => {
         orgId: gw.keys.org_id,
         workspaceId: s.ws.id,
         apiKeyId: s.keyRow.id,
+        chargedKeyId: s.keyRow.id,
         userId: gw.keys.user_id,
         apiStyle: 'responses',
         requestedModel: 'local/scripted',

@@ -34,6 +34,7 @@ import { recordedStream, type Outcome, rowOf } from './record.ts';
 import type { InvalidationBus } from '../access/invalidation.ts';
 import { modelEntry, SCRIPTED, type ModelEntry } from './model-list.ts';
 import type { ConcurrencyLimiter } from '../access/concurrency.ts';
+import type { Ledger } from '../access/budgets.ts';
 import { completeWithLoop, type LoopDeps, type LoopPlan, planLoop, streamLoop } from './tools/loop.ts';
 import { generateImage } from './tools/images.ts';
 import { noServerTools } from './tools/env.ts';
@@ -84,6 +85,8 @@ export type InferenceOptions = {
   sandboxHost?: SandboxHost | null;
   /** Model-request slots, taken by the tools' calls made side by side (fusion). */
   slots?: ConcurrencyLimiter;
+  /** Spending limits (access/budgets.ts): a request is admitted in prepare and settled when recorded. */
+  ledger?: Ledger;
 };
 
 export type InferenceService = ReturnType<typeof createInferenceService>;
@@ -190,8 +193,11 @@ export function createInferenceService(opts: InferenceOptions) {
       samplingRate: ws.ioLoggingSamplingRate,
       apiKeyIds: ws.ioLoggingApiKeyIds ?? null,
     };
+    const id = `gen-${uuidv7()}`;
+    // The last check, before any upstream call: a spent budget is refused (402) here.
+    if (principal.budgets.length && opts.ledger) await opts.ledger.admit({ requestId: id, scopes: principal.budgets });
     return {
-      id: `gen-${uuidv7()}`,
+      id,
       started,
       style: o.style,
       stream: o.body.stream === true,
@@ -204,12 +210,20 @@ export function createInferenceService(opts: InferenceOptions) {
     };
   }
 
-  const record = (p: Prepared, outcome: Outcome) =>
+  const record = (p: Prepared, outcome: Outcome) => {
+    if (p.principal.budgets.length)
+      opts.ledger?.settle({
+        requestId: p.id,
+        scopes: p.principal.budgets,
+        cost: outcome.usage?.cost ?? 0,
+        isByok: outcome.served?.isByok ?? false,
+      });
     requestLog.add(
       p.step === undefined
         ? rowOf(p, outcome)
         : { ...rowOf(p, outcome), id: `${p.id}-${p.step}`, generationId: p.id, step: p.step },
     );
+  };
   const attempt = <T>(p: Prepared, cancel: Cancel, run: Parameters<typeof tryRoutes<T>>[0]['run']) => {
     const stats = { attempts: 0 };
     return tryRoutes({

@@ -1,6 +1,7 @@
 // API keys over the API (docs/guides/keys-and-budgets.md): list, get, create, update and delete
-// the account's keys, and a key's own view of itself. Usage is the request log's cost per key:
-// all time and in the current UTC day, week (from Monday) and month, BYOK apart. Interns' own keys
+// the account's keys, and a key's own view of itself. Usage is the request log's cost charged to
+// the key (its own requests and those of the interns it created): all time and in the current UTC
+// day, week (from Monday) and month, BYOK apart. Interns' own keys
 // are the intern lifecycle's and do not appear here. Every change that alters what a key resolves
 // to is announced, so cached resolutions (here and in other gateways) are dropped at once.
 import { and, asc, eq, inArray, isNull, sql } from 'drizzle-orm';
@@ -51,7 +52,7 @@ export async function usageOf(db: Db, keyIds: string[], now: number): Promise<Ma
       : sql<number>`coalesce(sum(${r.cost}) filter (where ${r.isByok} = ${byok}), 0)`;
   const rows = await db
     .select({
-      id: r.apiKeyId,
+      id: r.chargedKeyId,
       usage: sum(false),
       usage_daily: sum(false, since('daily')),
       usage_weekly: sum(false, since('weekly')),
@@ -62,8 +63,8 @@ export async function usageOf(db: Db, keyIds: string[], now: number): Promise<Ma
       byok_usage_monthly: sum(true, since('monthly')),
     })
     .from(r)
-    .where(inArray(r.apiKeyId, keyIds))
-    .groupBy(r.apiKeyId);
+    .where(inArray(r.chargedKeyId, keyIds))
+    .groupBy(r.chargedKeyId);
   const out = new Map<string, Usage>();
   for (const { id, ...u } of rows) {
     const n = Object.fromEntries(Object.entries(u).map(([k, v]) => [k, Number(v)])) as Usage;
