@@ -111,7 +111,9 @@ export function createLedger(opts: {
   const prefix = opts.keyPrefix ?? 'cohort:budget';
   const entries = new Map<string, Entry>();
   const link = opts.redis ?? null;
-  const redis = link?.client as unknown as (BudgetRedis & { defineCommand: Function }) | undefined;
+  const redis = link?.client as unknown as
+    | (BudgetRedis & { defineCommand(name: string, def: { lua: string }): void })
+    | undefined;
   if (redis) {
     redis.defineCommand('cohortBudgetAdmit', { lua: ADMIT });
     redis.defineCommand('cohortBudgetInit', { lua: INIT });
