@@ -237,3 +237,5 @@ export const budgetExceeded = (o: { what: 'key' | 'guardrail'; limitUsd: number;
       o.resetsAt === null ? 'it does not reset: raise the limit' : `it resets at ${new Date(o.resetsAt).toISOString()}`
     }`,
   });
+/** A model or provider the caller's guardrail does not allow. */
+export const guardrailRefused = (message: string) => new ApiError({ status: 403, message });

@@ -66,6 +66,7 @@ describe('authenticator', () => {
         expiresAt: null,
         budgets: [],
         chargedKeyId: true,
+        guardrail: null,
       },
     );
     assert.equal((await auth().authenticate(`Bearer ${keys.api_key}`)).kind, 'standard');

@@ -1,11 +1,20 @@
 // Organizations, users, memberships, programme membership and API keys. Keys are stored only
 // as SHA-256 hex; the raw key exists once, in the return value of createKey.
 import { randomUUID } from 'node:crypto';
-import { and, asc, desc, eq, isNull } from 'drizzle-orm';
+import { and, asc, desc, eq, isNull, sql } from 'drizzle-orm';
 import { alias } from 'drizzle-orm/pg-core';
 import { interns } from '../store/schema-interns.ts';
 import type { Db } from '../store/db.ts';
-import { apiKeys, memberships, organizations, users } from '../store/schema.ts';
+import {
+  apiKeys,
+  guardrailKeyAssignments,
+  guardrailMemberAssignments,
+  guardrails,
+  memberships,
+  organizations,
+  users,
+  workspaces,
+} from '../store/schema.ts';
 import { generateApiKey, hashKey, maskSecret } from '../crypto/keys.ts';
 import type { Reset } from './periods.ts';
 import type { BudgetScope } from './budgets.ts';
@@ -39,6 +48,18 @@ export type Principal = {
   budgets: BudgetScope[];
   /** The key whose usage a model request adds to: this one, or for an intern's key the key that created the intern. */
   chargedKeyId: string;
+  /** The one guardrail its model requests run under (docs/guides/keys-and-budgets.md), or null. */
+  guardrail: GuardrailPolicy | null;
+};
+
+/** What a guardrail restricts; its spending limit is among the principal's budgets. */
+export type GuardrailPolicy = {
+  id: string;
+  allowedModels: string[] | null;
+  ignoredModels: string[] | null;
+  allowedProviders: string[] | null;
+  ignoredProviders: string[] | null;
+  enforceZdr: boolean;
 };
 
 export async function createOrganization(db: Db, opts: { name: string; internsProgramme?: boolean }) {
@@ -206,6 +227,8 @@ export async function findPrincipal(db: Db, hash: string): Promise<Principal | n
       creatorLimit: creatorKeys.limitUsd,
       creatorReset: creatorKeys.limitReset,
       creatorByok: creatorKeys.includeByokInLimit,
+      guardrail: guardrails,
+      workspaceByok: workspaces.includeByokInBudgets,
     })
     .from(apiKeys)
     .innerJoin(organizations, eq(organizations.id, apiKeys.orgId))
@@ -213,10 +236,30 @@ export async function findPrincipal(db: Db, hash: string): Promise<Principal | n
     .leftJoin(memberships, and(eq(memberships.orgId, apiKeys.orgId), eq(memberships.userId, apiKeys.creatorUserId)))
     .leftJoin(interns, eq(interns.apiKeyId, apiKeys.id))
     .leftJoin(creatorKeys, eq(creatorKeys.id, interns.creatorKeyId))
+    // The one guardrail: the key's own (an intern's key: its creator key's), else its creator's as a member, else its workspace's default.
+    .leftJoin(
+      guardrailKeyAssignments,
+      eq(guardrailKeyAssignments.keyId, sql`coalesce(${interns.creatorKeyId}, ${apiKeys.id})`),
+    )
+    .leftJoin(
+      guardrailMemberAssignments,
+      and(
+        eq(guardrailMemberAssignments.orgId, apiKeys.orgId),
+        eq(guardrailMemberAssignments.userId, apiKeys.creatorUserId),
+      ),
+    )
+    .leftJoin(workspaces, eq(workspaces.id, sql`coalesce(${apiKeys.workspaceId}, ${organizations.defaultWorkspaceId})`))
+    .leftJoin(
+      guardrails,
+      eq(
+        guardrails.id,
+        sql`coalesce(${guardrailKeyAssignments.guardrailId}, ${guardrailMemberAssignments.guardrailId}, ${workspaces.defaultGuardrailId})`,
+      ),
+    )
     .where(and(eq(apiKeys.hash, hash), isNull(apiKeys.revokedAt), eq(apiKeys.disabled, false)))
     .limit(1);
   if (!row) return null;
-  const { key, org, user, membership, internId } = row;
+  const { key, org, user, membership, internId, guardrail: g } = row;
   // An intern's key lives only as long as the key that created the intern.
   if (internId && row.creatorKeyId && (row.creatorKey === null || row.creatorRevokedAt !== null)) return null;
   return {
@@ -241,7 +284,29 @@ export async function findPrincipal(db: Db, hash: string): Promise<Principal | n
       ...(row.creatorKey
         ? keyBudget(row.creatorKey, row.creatorLimit, row.creatorReset ?? null, row.creatorByok ?? false)
         : []),
+      ...(g?.limitUsd != null
+        ? [
+            {
+              id: `guardrail:${g.id}`,
+              what: 'guardrail' as const,
+              limitUsd: g.limitUsd,
+              reset: g.resetInterval ?? null,
+              // BYOK spend counts when the guardrail or the key's workspace says so.
+              includeByok: g.includeByokInBudgets || (row.workspaceByok ?? false),
+            },
+          ]
+        : []),
     ],
+    guardrail: g
+      ? {
+          id: g.id,
+          allowedModels: g.allowedModels?.length ? g.allowedModels : null,
+          ignoredModels: g.ignoredModels?.length ? g.ignoredModels : null,
+          allowedProviders: g.allowedProviders?.length ? g.allowedProviders : null,
+          ignoredProviders: g.ignoredProviders?.length ? g.ignoredProviders : null,
+          enforceZdr: g.enforceZdr,
+        }
+      : null,
   };
 }
 

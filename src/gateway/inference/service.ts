@@ -35,6 +35,7 @@ import type { InvalidationBus } from '../access/invalidation.ts';
 import { modelEntry, SCRIPTED, type ModelEntry } from './model-list.ts';
 import type { ConcurrencyLimiter } from '../access/concurrency.ts';
 import type { Ledger } from '../access/budgets.ts';
+import { guardrailRefusal } from './guardrail.ts';
 import { completeWithLoop, type LoopDeps, type LoopPlan, planLoop, streamLoop } from './tools/loop.ts';
 import { generateImage } from './tools/images.ts';
 import { noServerTools } from './tools/env.ts';
@@ -123,6 +124,8 @@ export function createInferenceService(opts: InferenceOptions) {
     const split = splitModel(model, providers);
     if (!split?.model) throw invalidRequest(`model: ${model} names no known provider (expected provider/model)`);
     const { provider } = split;
+    const refusal = guardrailRefusal(ctx.principal.guardrail, { model, provider: provider.slug });
+    if (refusal) return refusal;
     const adapter = registry.adapter(provider.kind);
     if (adapter.hasModel && !adapter.hasModel(split.model)) throw resourceNotFound(`model ${model}`);
     const credentials = ctx.credentials.get(provider.slug) ?? [];
@@ -168,6 +171,8 @@ export function createInferenceService(opts: InferenceOptions) {
     const slug = presetSlugOf(asked);
     const body = slug ? applyPreset(asked, await config.preset({ workspaceId: ws.id, slug })) : asked;
     const resolved = resolveRequest(body, { defaultModel: ws.defaultTextModel });
+    // A guardrail that enforces ZDR makes every request of its keys a `zdr` one.
+    const requireZdr = resolved.requireZdr || principal.guardrail?.enforceZdr === true;
     const disabled = disabledToolIn(resolved.serverTools, ws.disabledServerTools);
     if (disabled) throw serverToolDisabled(disabled);
     const loop = resolved.serverTools.length
@@ -177,15 +182,13 @@ export function createInferenceService(opts: InferenceOptions) {
           env: toolsEnv,
           workspace: { defaultImageModel: ws.defaultImageModel ?? null, disabled: ws.disabledServerTools ?? [] },
           routesFor: (model) => {
-            const r = routeFor(model, { principal, credentials: space.credentials, requireZdr: resolved.requireZdr });
+            const r = routeFor(model, { principal, credentials: space.credentials, requireZdr });
             if (r instanceof ApiError) throw r;
             return [r];
           },
         })
       : undefined;
-    const found = resolved.models.map((m) =>
-      routeFor(m, { principal, credentials: space.credentials, requireZdr: resolved.requireZdr }),
-    );
+    const found = resolved.models.map((m) => routeFor(m, { principal, credentials: space.credentials, requireZdr }));
     const routes = found.filter((r): r is Route => !(r instanceof ApiError));
     if (!routes.length) throw found[0] as ApiError;
     const io = {
@@ -259,7 +262,13 @@ export function createInferenceService(opts: InferenceOptions) {
     ]);
     const routable = [...ids].filter((id) => {
       try {
-        return !(routeFor(id, { principal, credentials: space.credentials, requireZdr: false }) instanceof ApiError);
+        return !(
+          routeFor(id, {
+            principal,
+            credentials: space.credentials,
+            requireZdr: principal.guardrail?.enforceZdr === true,
+          }) instanceof ApiError
+        );
       } catch {
         return false;
       }

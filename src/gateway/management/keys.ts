@@ -203,8 +203,8 @@ export async function updateKey(d: KeyDeps, o: { orgId: string; hash: string; bo
   const row = await findRow(d.db, o.orgId, o.hash);
   const { body } = o;
   const limit = body.limit === undefined ? row.limitUsd : body.limit;
-  const reset = body.limit_reset === undefined ? row.limitReset : body.limit_reset;
-  if (reset && limit === null) throw invalidRequest('limit_reset: a reset needs a limit');
+  // Clearing the limit clears its reset; a reset asked for without a limit is refused.
+  if (body.limit_reset && limit === null) throw invalidRequest('limit_reset: a reset needs a limit');
   const [updated] = await d.db
     .update(apiKeys)
     .set({

@@ -32,5 +32,7 @@ export const inferenceRequests = pgTable('inference_requests', {
   step: integer('step'),
   /** The key whose spending limit pays (migrations/0012): the caller's, or an intern's creator key. */
   chargedKeyId: uuid('charged_key_id'),
+  /** The guardrail the request ran under (migrations/0012), whose spend it adds to. */
+  guardrailId: uuid('guardrail_id'),
 });
 export type InferenceRequestRow = typeof inferenceRequests.$inferInsert;
