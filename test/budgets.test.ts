@@ -131,6 +131,22 @@ describe('key spending limits on two gateways sharing PostgreSQL and Redis', {
     const usage = (await a.call('GET', `/keys/${k.hash}`)).body.data.usage;
     assert.ok(usage - 1 <= c + 1e-12, `overshoot ${usage - 1} > one request (${c})`);
   });
+
+  test('a key changed through one gateway is changed at once on the other', async () => {
+    const k = await keyWithSpend(a, { limit: 1, spent: 1 });
+    // b resolves (and caches) the key: spent
+    assert.equal((await ask(b, k.key)).status, 402);
+    assert.equal((await a.call('PATCH', `/keys/${k.hash}`, { body: { limit: 2 } })).status, 200);
+    assert.equal((await ask(b, k.key)).status, 200);
+    assert.equal((await a.call('PATCH', `/keys/${k.hash}`, { body: { disabled: true } })).status, 200);
+    assert.equal((await ask(b, k.key)).status, 401);
+    const g = (await b.call('POST', '/guardrails', { body: { name: 'shared', ignored_providers: ['local'] } })).body
+      .data;
+    await a.call('PATCH', `/keys/${k.hash}`, { body: { disabled: false } });
+    assert.equal((await ask(a, k.key)).status, 200);
+    await b.call('POST', `/guardrails/${g.id}/assignments/keys`, { body: { key_hashes: [k.hash] } });
+    assert.equal((await ask(a, k.key)).status, 403);
+  });
 });
 
 describe('guardrails on model requests (PGlite)', () => {
