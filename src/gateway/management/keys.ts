@@ -126,6 +126,16 @@ async function findRow(db: Db, orgId: string, hash: string): Promise<Row> {
   return row.key;
 }
 
+/** Drops the cached resolutions of the key and of its interns' keys, which carry its limit. */
+async function announceWithInterns(d: KeyDeps, row: Row): Promise<void> {
+  const theirs = await d.db
+    .select({ hash: apiKeys.hash })
+    .from(interns)
+    .innerJoin(apiKeys, eq(apiKeys.id, interns.apiKeyId))
+    .where(eq(interns.creatorKeyId, row.id));
+  await Promise.all([row.hash, ...theirs.map((t) => t.hash)].map((h) => d.announce(h)));
+}
+
 async function one(d: KeyDeps, row: Row): Promise<Key> {
   const u = (await usageOf(d.db, [row.id], d.now())).get(row.id) ?? NO_USAGE;
   return toKey(row, u, await defaultWorkspaceOf(d.db, row.orgId));
@@ -218,14 +228,14 @@ export async function updateKey(d: KeyDeps, o: { orgId: string; hash: string; bo
     })
     .where(eq(apiKeys.id, row.id))
     .returning();
-  await d.announce(row.hash);
+  await announceWithInterns(d, row);
   return one(d, updated!);
 }
 
 export async function deleteKey(d: KeyDeps, o: { orgId: string; hash: string }): Promise<void> {
   const row = await findRow(d.db, o.orgId, o.hash);
   await identity.revokeKey(d.db, row.id);
-  await d.announce(row.hash);
+  await announceWithInterns(d, row);
 }
 
 /** What any key may know of itself (GET /key). */
