@@ -62,6 +62,7 @@ for (const store of storeMatrix) {
         id: randomUUID(),
         orgId: gw.keys.org_id,
         apiKeyId: id,
+        chargedKeyId: id,
         apiStyle: 'chat' as const,
         streamed: false,
         status: 200,
