@@ -124,6 +124,32 @@ export const guardrailRoutes: RouteModule = (app, ctx) => {
   defineRoute(app, ctx, {
     ...common,
     method: 'GET',
+    path: '/guardrails/assignments/keys',
+    summary: "Every key assignment of the account's guardrails",
+    query: Pagination,
+    responses: {
+      200: { description: 'page', schema: listed(KeyAssignment) },
+      ...managementRefusals(400, 401, 403, 500),
+    },
+    handler: async (req, _reply, { query }) => keyAssignments(ctx.store.db, { orgId: org(req), ...query }),
+  });
+
+  defineRoute(app, ctx, {
+    ...common,
+    method: 'GET',
+    path: '/guardrails/assignments/members',
+    summary: "Every member assignment of the account's guardrails",
+    query: Pagination,
+    responses: {
+      200: { description: 'page', schema: listed(MemberAssignment) },
+      ...managementRefusals(400, 401, 403, 500),
+    },
+    handler: async (req, _reply, { query }) => memberAssignments(ctx.store.db, { orgId: org(req), ...query }),
+  });
+
+  defineRoute(app, ctx, {
+    ...common,
+    method: 'GET',
     path: '/guardrails/:id/assignments/keys',
     summary: "The guardrail's key assignments",
     params: IdParam,

@@ -126,6 +126,13 @@ for (const store of storeMatrix) {
       await gw.call('POST', `/guardrails/${b}/assignments/keys`, { body: { key_hashes: [hash] } });
       assert.equal((await gw.call('GET', `/guardrails/${a}/assignments/keys`)).body.total_count, 0);
       assert.equal((await gw.call('GET', `/guardrails/${b}/assignments/keys`)).body.total_count, 1);
+      // the account-wide list holds it; another account's is empty
+      const all = await gw.call('GET', '/guardrails/assignments/keys');
+      assert.deepEqual([all.body.total_count, all.body.data[0].key_hash, all.body.data[0].guardrail_id], [1, hash, b]);
+      assert.equal(
+        (await gw.call('GET', '/guardrails/assignments/keys', { key: other.managementKey })).body.total_count,
+        0,
+      );
       const removed = await gw.call('POST', `/guardrails/${b}/assignments/keys/remove`, {
         body: { key_hashes: [hash] },
       });
@@ -145,6 +152,7 @@ for (const store of storeMatrix) {
       assert.deepEqual(members.body, { assigned_count: 1 });
       const ml = await gw.call('GET', `/guardrails/${a}/assignments/members`);
       assert.equal(ml.body.data[0].user_id, gw.keys.user_id);
+      assert.deepEqual((await gw.call('GET', '/guardrails/assignments/members')).body, ml.body);
       assert.equal(ml.body.data[0].organization_id, gw.keys.org_id);
       const stranger = await gw.call('POST', `/guardrails/${a}/assignments/members`, {
         body: { member_user_ids: [other.userId] },

@@ -194,19 +194,28 @@ export async function unassignKeys(d: GuardrailDeps, o: { orgId: string; id: str
   return gone.length;
 }
 
-export async function keyAssignments(db: Db, o: { orgId: string; id: string; offset: number; limit: number }) {
-  const g = await findGuardrail(db, o);
-  const where = eq(guardrailKeyAssignments.guardrailId, g.id);
-  const [rows, [total]] = await Promise.all([
+/** One guardrail's key assignments, or (without `id`) every one of the account's. */
+export async function keyAssignments(db: Db, o: { orgId: string; id?: string; offset: number; limit: number }) {
+  const where = o.id
+    ? eq(guardrailKeyAssignments.guardrailId, (await findGuardrail(db, { orgId: o.orgId, id: o.id })).id)
+    : eq(guardrails.orgId, o.orgId);
+  const from = () =>
     db
       .select({ a: guardrailKeyAssignments, key: apiKeys })
       .from(guardrailKeyAssignments)
+      .innerJoin(guardrails, eq(guardrails.id, guardrailKeyAssignments.guardrailId))
       .innerJoin(apiKeys, eq(apiKeys.id, guardrailKeyAssignments.keyId))
-      .where(where)
+      .where(where);
+  const [rows, [total]] = await Promise.all([
+    from()
       .orderBy(asc(guardrailKeyAssignments.createdAt), asc(guardrailKeyAssignments.id))
       .offset(o.offset)
       .limit(o.limit),
-    db.select({ n: count() }).from(guardrailKeyAssignments).where(where),
+    db
+      .select({ n: count() })
+      .from(guardrailKeyAssignments)
+      .innerJoin(guardrails, eq(guardrails.id, guardrailKeyAssignments.guardrailId))
+      .where(where),
   ]);
   return {
     data: rows.map(({ a, key }) => ({
@@ -267,9 +276,11 @@ export async function unassignMembers(d: GuardrailDeps, o: { orgId: string; id: 
   return gone.length;
 }
 
-export async function memberAssignments(db: Db, o: { orgId: string; id: string; offset: number; limit: number }) {
-  const g = await findGuardrail(db, o);
-  const where = eq(guardrailMemberAssignments.guardrailId, g.id);
+/** One guardrail's member assignments, or (without `id`) every one of the account's. */
+export async function memberAssignments(db: Db, o: { orgId: string; id?: string; offset: number; limit: number }) {
+  const where = o.id
+    ? eq(guardrailMemberAssignments.guardrailId, (await findGuardrail(db, { orgId: o.orgId, id: o.id })).id)
+    : eq(guardrailMemberAssignments.orgId, o.orgId);
   const [rows, [total]] = await Promise.all([
     db
       .select()
