@@ -19,6 +19,21 @@ describe('the console: keys and guardrails', { skip: noBrowser }, () => {
   let browser: Browser;
   let page: Page;
   const origin = () => gw.url.replace('/api/v1', '');
+  /** Every visible control has a name a screen reader can say. */
+  const unlabelled = () =>
+    page.evaluate(() =>
+      [...document.querySelectorAll('input, select, textarea, button, meter')]
+        .filter((el) => (el as HTMLElement).offsetParent !== null)
+        .filter(
+          (el) =>
+            !(
+              (el as HTMLInputElement).labels?.length ||
+              el.getAttribute('aria-label') ||
+              (el.tagName === 'BUTTON' && el.textContent?.trim())
+            ),
+        )
+        .map((el) => el.outerHTML),
+    );
   before(async () => {
     if (!existsSync(join(CONSOLE_DIR, 'index.html'))) {
       // @ts-expect-error: a plain .mjs build script, without types
@@ -76,6 +91,7 @@ describe('the console: keys and guardrails', { skip: noBrowser }, () => {
       .waitFor();
     const meter = Number(await page.getByRole('meter', { name: 'ci spend' }).getAttribute('value'));
     assert.ok(Math.abs(meter - cost) < 1e-12, `meter ${meter}, spent ${cost}`);
+    assert.deepEqual(await unlabelled(), []);
     await page.getByRole('button', { name: 'Disable ci' }).click();
     await page.getByRole('button', { name: 'Enable ci' }).waitFor();
     assert.equal((await gw.call('GET', '/key', { key: secret })).status, 401);
@@ -93,6 +109,7 @@ describe('the console: keys and guardrails', { skip: noBrowser }, () => {
     await row.getByText('$2.00, resets monthly').waitFor();
     await row.getByText('models: local/scripted, openai/gpt-4o').waitFor();
     await page.getByLabel('Key for team').selectOption({ label: 'bootstrap key' });
+    assert.deepEqual(await unlabelled(), []);
     await page.getByRole('button', { name: 'Assign to team' }).click();
     const g = (await gw.call('GET', '/guardrails')).body.data[0];
     for (let i = 0; i < 50; i++) {
