@@ -511,6 +511,7 @@ for (const store of storeMatrix) {
           workspaceId: s.ws.id,
           apiKeyId: s.keyRow.id,
           chargedKeyId: s.keyRow.id,
+          guardrailId: null,
           userId: gw.keys.user_id,
           apiStyle: 'chat',
           requestedModel: 'local/scripted',

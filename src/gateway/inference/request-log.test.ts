@@ -50,6 +50,7 @@ const row = (over: Partial<InferenceRequestRow>): InferenceRequestRow => ({
   generationId: null,
   step: null,
   chargedKeyId: null,
+  guardrailId: null,
   ...over,
 });
 
