@@ -1,8 +1,10 @@
 // The ledger in-process, with an injected clock and the store's spend as a table: a limit reached
 // refuses until its period ends, reservations count against it and lapse, BYOK in or out.
-import { test } from 'node:test';
+import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { type BudgetScope, createLedger } from './budgets.ts';
+import { type BudgetScope, createLedger, type Ledger } from './budgets.ts';
+import { openRedis } from '../store/redis.ts';
+import { redisServerMissing, startOwnRedis, type OwnRedis } from '../../../test/helpers/redis-server.ts';
 import { ApiError } from '../errors.ts';
 
 const DAY = 86_400_000;
@@ -83,4 +85,47 @@ test('BYOK spend counts only where the scope includes it; the first spent scope 
     }),
   );
   assert.equal(err.message, "the guardrail's spending limit of 1 USD is reached; it does not reset: raise the limit");
+});
+
+describe('the ledger in Redis', { skip: redisServerMissing ?? false }, () => {
+  let own: OwnRedis;
+  before(async () => {
+    own = await startOwnRedis();
+  });
+  after(() => own?.stop());
+
+  test('two ledgers (two gateways) share counters; a hung Redis falls back to in-process counts at once', async () => {
+    const clock = { t: Date.parse('2026-11-27T12:00:00Z') };
+    const links = await Promise.all([1, 2].map(() => openRedis({ url: own.url, timeoutMs: 300 })));
+    try {
+      const [a, b] = links.map((redis) =>
+        createLedger({
+          now: () => clock.t,
+          reserveTtlMs: 1000,
+          redis,
+          spentSince: async () => ({ own: 0.5, byok: 0 }),
+        }),
+      ) as [Ledger, Ledger];
+      const s = [scope()];
+      await a.admit({ requestId: 'r1', scopes: s });
+      a.settle({ requestId: 'r1', scopes: s, cost: 0.3, isByok: false });
+      await new Promise((r) => setTimeout(r, 50)); // the settle is sent without waiting
+      await b.admit({ requestId: 'r2', scopes: s }); // 0.8 spent: admitted, reserving 0.3
+      const err = await refused(a.admit({ requestId: 'r3', scopes: s })); // b's reservation counts here
+      assert.equal(err.status, 402);
+      b.settle({ requestId: 'r2', scopes: s, cost: 0.1, isByok: false });
+      await new Promise((r) => setTimeout(r, 50));
+      await a.admit({ requestId: 'r4', scopes: s }); // 0.9 spent, nothing reserved
+      own.freeze();
+      const started = Date.now();
+      // Redis answers nothing: within its timeout the ledger counts in process, from the store (0.5)
+      await a.admit({ requestId: 'r5', scopes: s });
+      assert.ok(Date.now() - started < 1500, `${Date.now() - started} ms`);
+      assert.equal(links[0]!.usable(), false);
+      own.thaw();
+    } finally {
+      own.thaw();
+      await Promise.all(links.map((l) => l.close()));
+    }
+  });
 });
