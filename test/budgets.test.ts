@@ -194,6 +194,19 @@ describe('guardrails on model requests (PGlite)', () => {
     assert.equal(up.received.length, before + 1, 'only the first request reached the provider');
   });
 
+  test("a guardrail's enforce_zdr makes every request of its keys a zdr one", async () => {
+    const k = (await gw.call('POST', '/keys', { body: { name: 'zdr' } })).body.key as string;
+    assert.equal((await ask(gw, k, 'openai/gpt-4o')).status, 200);
+    await assignKey(await guardrail({ enforce_zdr: true }), k);
+    const refused = await ask(gw, k, 'openai/gpt-4o');
+    assert.equal(refused.status, 400);
+    const asZdr = await gw.call('POST', '/chat/completions', {
+      key: gw.keys.api_key,
+      body: { ...BODY, model: 'openai/gpt-4o', provider: { zdr: true } },
+    });
+    assert.deepEqual(refused.body, asZdr.body, 'the same refusal as a request asking for zdr itself');
+  });
+
   test("a guardrail's limit: key assignment over the member's, the member's over the workspace default", async () => {
     const c = await unitCost(gw);
     const spentG = await guardrail({ limit_usd: 1 });
