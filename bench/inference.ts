@@ -6,8 +6,10 @@
 // BENCH_REPEAT runs of BENCH_DURATION_MS each, then the targets of the inference issue. Then
 // cohort's legitimate throughput with a slowloris beside it (bench/slowloris.ts: BENCH_SLOW_SOCKETS
 // sockets from 127.0.0.2, a header every 10 s) against the same load without it, in pairs.
-// BENCH_SECTIONS (compare,slowloris,loop; all by default) picks sections; `loop` is the server-tool
-// loop's own cost (bench/inference-loop.ts). BENCH_NODE_ARGS adds node
+// BENCH_SECTIONS (compare,slowloris,guardrails,loop; all by default) picks sections; `loop` is the
+// server-tool loop's own cost (bench/inference-loop.ts); `guardrails` is the cost of budgets: one
+// cohort, a key under a guardrail with a spending limit (and a limit of its own) against a key
+// with neither, taking turns at 50 connections (target: under 5% fewer req/s). BENCH_NODE_ARGS adds node
 // flags to cohort's processes. BENCH_COHORT_BASELINE (another build's dist/main.js) runs that
 // build as `cohort (baseline)` beside this one, taking turns in the same runs: an A/B of a change.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
@@ -27,7 +29,7 @@ const REPEAT = Number(process.env.BENCH_REPEAT ?? 5);
 const CONNECTIONS = (process.env.BENCH_CONNECTIONS ?? '1,50,200').split(',').map(Number);
 /** Node flags for cohort's processes (for A/B of V8 settings). */
 const NODE_ARGS = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
-const SECTIONS = new Set((process.env.BENCH_SECTIONS ?? 'compare,slowloris,loop').split(','));
+const SECTIONS = new Set((process.env.BENCH_SECTIONS ?? 'compare,slowloris,guardrails,loop').split(','));
 const BASELINE = process.env.BENCH_COHORT_BASELINE;
 const openFiles = Number(/^Max open files\s+(\d+)/m.exec(readFileSync('/proc/self/limits', 'utf8'))?.[1] ?? 1024);
 /** The issue's 20,000 slow sockets, as far as the open-file limit goes. */
@@ -117,8 +119,8 @@ async function main() {
     });
     await until(() => existsSync(join(dataDir, 'bootstrap.json')), 'cohort');
     await until(answers(`http://127.0.0.1:${port}/api/v1/chat/completions`), 'cohort');
-    const apiKey = JSON.parse(readFileSync(join(dataDir, 'bootstrap.json'), 'utf8')).api_key as string;
-    return { child, apiKey };
+    const boot = JSON.parse(readFileSync(join(dataDir, 'bootstrap.json'), 'utf8'));
+    return { child, apiKey: boot.api_key as string, managementKey: boot.management_key as string };
   };
   const portkey = start([
     '--import',
@@ -183,6 +185,7 @@ async function main() {
 
   const rows: { stream: boolean; conns: number; target: Target; r: LoadResult & { cpu: number }; rss: string }[] = [];
   if (SECTIONS.has('slowloris')) await slowlorisSection(targets.find((t) => t.name === 'cohort')!, cohortPort);
+  if (SECTIONS.has('guardrails')) await guardrailSection(cohortPort, cohort.managementKey);
   if (!SECTIONS.has('compare')) return;
   for (const stream of [false, true]) {
     for (const conns of CONNECTIONS) {
@@ -312,6 +315,69 @@ async function slowlorisSection(target: Target, port: number) {
   );
   console.log(
     '| mode | conns | req/s without | p99 ms without | req/s with slowloris | p99 ms with | with ÷ without | errors without / with |',
+  );
+  console.log('|---|---:|---:|---:|---:|---:|---:|---:|');
+  for (const r of rows) console.log(r);
+}
+
+/** Req/s of a key under a guardrail with a limit (and a limit of its own) against a key with
+ * neither, on one gateway, in pairs at 50 connections (docs/guides/keys-and-budgets.md). */
+async function guardrailSection(port: number, managementKey: string) {
+  const api = `http://127.0.0.1:${port}/api/v1`;
+  const call = async (method: string, path: string, body: unknown) => {
+    const res = await fetch(api + path, {
+      method,
+      headers: { authorization: `Bearer ${managementKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
+    return (await res.json()) as any;
+  };
+  const plain = await call('POST', '/keys', { name: 'bench plain' });
+  const guarded = await call('POST', '/keys', { name: 'bench guarded', limit: 1_000_000, limit_reset: 'daily' });
+  const g = await call('POST', '/guardrails', { name: 'bench', limit_usd: 1_000_000, reset_interval: 'daily' });
+  await call('POST', `/guardrails/${g.data.id}/assignments/keys`, { key_hashes: [guarded.data.hash] });
+  const conns = 50;
+  const rows: string[] = [];
+  for (const stream of [false, true]) {
+    const run = (key: string) =>
+      load({
+        url: `${api}/chat/completions`,
+        headers: { authorization: `Bearer ${key}` },
+        body: JSON.stringify({
+          model: 'openai/gpt-4o-mini',
+          stream,
+          messages: [{ role: 'user', content: 'Say hello' }],
+        }),
+        connections: conns,
+        durationMs: DURATION,
+      });
+    await run(plain.key);
+    await run(guarded.key);
+    const without: LoadResult[] = [];
+    const withG: LoadResult[] = [];
+    // Each goes first in every other pair, so neither gains from running after the other.
+    for (let i = 0; i < REPEAT; i++) {
+      if (i % 2) withG.push(await run(guarded.key));
+      without.push(await run(plain.key));
+      if (!(i % 2)) withG.push(await run(guarded.key));
+    }
+    const m = (rs: LoadResult[]) => ({
+      rps: median(rs.map((x) => x.rps)),
+      p99: median(rs.map((x) => x.p99)),
+      errors: rs.reduce((n, x) => n + x.errors, 0),
+    });
+    const [a, b] = [m(without), m(withG)];
+    rows.push(
+      `| ${stream ? 'stream' : 'json'} | ${conns} | ${a.rps.toFixed(0)} | ${a.p99.toFixed(2)} | ${b.rps.toFixed(0)} | ${b.p99.toFixed(2)} | ${(b.rps / a.rps).toFixed(3)} | ${a.errors} / ${b.errors} |`,
+    );
+    process.stderr.write(`guardrails ${stream ? 'stream' : 'json'}: ${a.rps.toFixed(0)} → ${b.rps.toFixed(0)} req/s\n`);
+  }
+  console.log(
+    `\nBudgets: a key under a guardrail with a spending limit, and a limit of its own, against a key with neither (one gateway, PGlite); medians of ${REPEAT} pairs of ${DURATION} ms runs. Target: with ≥ 0.95 × without.\n`,
+  );
+  console.log(
+    '| mode | conns | req/s without | p99 ms without | req/s with | p99 ms with | with ÷ without | errors without / with |',
   );
   console.log('|---|---:|---:|---:|---:|---:|---:|---:|');
   for (const r of rows) console.log(r);

@@ -180,6 +180,8 @@ describe('the console in a browser', { skip: noBrowser }, () => {
       'Workspaces',
       'Presets',
       'Credentials',
+      'Keys',
+      'Guardrails',
       'Usage',
     ]);
   });

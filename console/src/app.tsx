@@ -10,6 +10,7 @@ import { Workspaces } from './screens/workspaces.tsx';
 import { Presets } from './screens/presets.tsx';
 import { Credentials } from './screens/credentials.tsx';
 import { Usage } from './screens/usage.tsx';
+import { Guardrails, Keys } from './screens/keys.tsx';
 
 export type Agent = {
   id: string;
@@ -137,6 +138,8 @@ export function App() {
     ['workspaces', 'Workspaces', access.management],
     ['presets', 'Presets', access.management],
     ['credentials', 'Credentials', access.management],
+    ['keys', 'Keys', access.management],
+    ['guardrails', 'Guardrails', access.management],
     ['usage', 'Usage', access.management],
   ];
   const link = links.find(([s]) => s === screen);
@@ -193,6 +196,10 @@ export function App() {
             <Presets />
           ) : screen === 'credentials' ? (
             <Credentials />
+          ) : screen === 'keys' ? (
+            <Keys />
+          ) : screen === 'guardrails' ? (
+            <Guardrails />
           ) : (
             <Usage />
           )}

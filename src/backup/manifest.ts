@@ -18,6 +18,9 @@ export const TABLES = [
   'byok_credentials',
   'inference_requests',
   'interns',
+  'guardrails',
+  'guardrail_key_assignments',
+  'guardrail_member_assignments',
 ] as const;
 export type Table = (typeof TABLES)[number];
 

@@ -1,10 +1,9 @@
 // The admin commands: each names its positional arguments and options, checks them before the
 // store is opened (a bad value is a UsageError, exit 2), and returns the action, which gives what
 // to print as JSON and as human lines.
-import type { ParseArgsConfig } from 'node:util';
+import { parseArgs, type ParseArgsConfig } from 'node:util';
 import * as identity from '../gateway/access/identity.ts';
 import { isUuid } from '../gateway/http/common.schemas.ts';
-import type { Session } from './connect.ts';
 import { keyJson, keyLine, membershipJson, membershipLine, orgJson, orgLine, userJson, userLine } from './render.ts';
 
 export class UsageError extends Error {}
@@ -17,7 +16,8 @@ export type Command = {
   options: NonNullable<ParseArgsConfig['options']>;
   prepare(args: string[], v: Values): Action;
 };
-export type Action = (s: Session) => Promise<Output>;
+/** What a command acts through: the CLI's own session on the store, or a running gateway's. */
+export type Action = (s: { admin: identity.Admin }) => Promise<Output>;
 
 const ROLES = ['owner', 'admin', 'member'];
 const str = { type: 'string' } as const;
@@ -100,7 +100,7 @@ export const COMMANDS: Record<string, Command> = {
     usage: 'org list',
     args: [],
     options: {},
-    prepare: () => async (s) => list((await identity.listOrganizations(s.store.db)).map(orgJson), orgLine),
+    prepare: () => async (s) => list((await identity.listOrganizations(s.admin.db)).map(orgJson), orgLine),
   },
   'user create': {
     usage: 'user create NAME [--org ORG_ID] [--role owner|admin|member] [--interns]',
@@ -112,7 +112,7 @@ export const COMMANDS: Record<string, Command> = {
       const input = { name: name(n!), internsProgramme: v.interns === true, orgId, role: role(v.role) };
       return async (s) => {
         const row = await identity.createUser(s.admin, input);
-        const u = userJson(await identity.userWithMemberships(s.store.db, row.id));
+        const u = userJson(await identity.userWithMemberships(s.admin.db, row.id));
         return { json: u, lines: [`created ${userLine(u)}`] };
       };
     },
@@ -121,7 +121,7 @@ export const COMMANDS: Record<string, Command> = {
     usage: 'user list',
     args: [],
     options: {},
-    prepare: () => async (s) => list((await identity.listUsers(s.store.db)).map(userJson), userLine),
+    prepare: () => async (s) => list((await identity.listUsers(s.admin.db)).map(userJson), userLine),
   },
   'member add': {
     usage: 'member add ORG_ID USER_ID [--role owner|admin|member]',
@@ -198,7 +198,51 @@ export const COMMANDS: Record<string, Command> = {
     options: { org: str },
     prepare(_a, v) {
       const orgId = optUuid(v.org, '--org');
-      return async (s) => list((await identity.listKeys(s.store.db, orgId)).map(keyJson), keyLine);
+      return async (s) => list((await identity.listKeys(s.admin.db, orgId)).map(keyJson), keyLine);
     },
   },
 };
+
+const GLOBAL = {
+  json: { type: 'boolean' },
+  'data-dir': { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+export type Parsed =
+  | { help: string }
+  | { help?: undefined; action: Action; json: boolean; dataDir: string | undefined };
+
+/** Parses and checks an admin command line (a bad one is a UsageError) without opening anything. */
+export function parseAdmin(argv: string[]): Parsed {
+  const key = argv.slice(0, 2).join(' ');
+  const cmd = COMMANDS[key];
+  if (!cmd) throw new UsageError(`unknown command "${key}"`);
+  let parsed: ReturnType<typeof parseArgs>;
+  try {
+    parsed = parseArgs({
+      args: argv.slice(2),
+      options: { ...GLOBAL, ...cmd.options },
+      allowPositionals: true,
+      strict: true,
+    });
+  } catch (err) {
+    const e = err as { code?: string; message: string };
+    const option = /'(-[^' ]+)/.exec(e.message)?.[1];
+    throw new UsageError(
+      e.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' && option ? `unknown option ${option}` : e.message.split('\n')[0]!,
+    );
+  }
+  const { values: v, positionals } = parsed;
+  if (v.help) return { help: `usage: cohort ${cmd.usage}` };
+  if (positionals.length !== cmd.args.length) {
+    throw new UsageError(
+      cmd.args.length ? `expected ${cmd.args.join(' ')}` : `unexpected argument "${positionals[0]}"`,
+    );
+  }
+  return {
+    action: cmd.prepare(positionals, v as Values),
+    json: v.json === true,
+    dataDir: typeof v['data-dir'] === 'string' ? v['data-dir'] : undefined,
+  };
+}

@@ -14,6 +14,7 @@ import { DataDirBusy, lockDataDir } from '../gateway/store/lock.ts';
 import { findMasterKey } from '../gateway/crypto/seal.ts';
 import { createLocalProvisioner } from '../gateway/interns/provisioner/index.ts';
 import { adminSocketPath } from '../gateway/admin-socket.ts';
+import type { Output } from './admin.ts';
 
 export const BACKUP_USAGE = [
   "  cohort backup FILE             a consistent archive of the store and every intern's files (also while the gateway runs)",
@@ -51,23 +52,18 @@ async function withStore<T>(
   }
 }
 
-/** Asks the gateway that holds the data dir to write the backup. */
-function backupThroughGateway(dataDir: string, file: string): Promise<unknown> {
+/** Asks the gateway that holds the data dir, through its admin socket, to act; `what` names the act in refusals. */
+function throughGateway<T>(dataDir: string, path: string, body: unknown, what: string): Promise<T> {
   return new Promise((resolvePromise, reject) => {
     const req = request(
-      {
-        socketPath: adminSocketPath(dataDir),
-        method: 'POST',
-        path: '/backup',
-        headers: { 'content-type': 'application/json' },
-      },
+      { socketPath: adminSocketPath(dataDir), method: 'POST', path, headers: { 'content-type': 'application/json' } },
       (res) => {
         let text = '';
         res.setEncoding('utf8').on('data', (d: string) => (text += d));
         res.on('end', () => {
-          const body = JSON.parse(text || '{}') as { error?: string };
-          if (res.statusCode === 200) resolvePromise(body);
-          else reject(new CliRefusal(`the running gateway could not make the backup: ${body.error ?? res.statusCode}`));
+          const answer = JSON.parse(text || '{}') as { error?: string };
+          if (res.statusCode === 200) resolvePromise(answer as T);
+          else reject(new CliRefusal(`the running gateway could not ${what}: ${answer.error ?? res.statusCode}`));
         });
       },
     );
@@ -78,9 +74,16 @@ function backupThroughGateway(dataDir: string, file: string): Promise<unknown> {
         ),
       ),
     );
-    req.end(JSON.stringify({ file }));
+    req.end(JSON.stringify(body));
   });
 }
+
+const backupThroughGateway = (dataDir: string, file: string) =>
+  throughGateway<unknown>(dataDir, '/backup', { file }, 'make the backup');
+
+/** Runs an admin command line in the gateway that holds the data dir (admin-socket.ts). */
+export const adminThroughGateway = (dataDir: string, argv: string[]) =>
+  throughGateway<Output>(dataDir, '/admin', { argv }, 'run the command');
 
 export async function backupCommand(config: Config, fileArg: string, out: Out): Promise<void> {
   const file = resolve(fileArg);

@@ -8,9 +8,16 @@ import { parseArgs } from 'node:util';
 import { loadConfig, type Config } from '../gateway/config.ts';
 import { ApiError, notInThisBuild } from '../gateway/errors.ts';
 import { DataDirBusy } from '../gateway/store/lock.ts';
-import { COMMANDS, UsageError } from './admin.ts';
+import { COMMANDS, type Output, parseAdmin, UsageError } from './admin.ts';
 import { openSession, unanswered } from './connect.ts';
-import { BACKUP_USAGE, CliRefusal, backupCommand, migrateCommand, restoreCommand } from './backup.ts';
+import {
+  BACKUP_USAGE,
+  CliRefusal,
+  adminThroughGateway,
+  backupCommand,
+  migrateCommand,
+  restoreCommand,
+} from './backup.ts';
 import { BackupRefused } from '../backup/index.ts';
 
 type Io = { out: (s: string) => void; err: (s: string) => void };
@@ -24,12 +31,6 @@ const DELEGATES: Record<string, { file: string; fn: string }> = {
   chat: { file: './chat', fn: 'runChat' },
 };
 const EXT = extname(fileURLToPath(import.meta.url));
-
-const GLOBAL = {
-  json: { type: 'boolean' },
-  'data-dir': { type: 'string' },
-  help: { type: 'boolean', short: 'h' },
-} as const;
 
 export const HELP = [
   'usage: cohort COMMAND [options]',
@@ -46,8 +47,8 @@ export const HELP = [
   'Administration (each takes --json, and --data-dir DIR or DATABASE_URL to choose the store):',
   ...Object.values(COMMANDS).map((c) => `  cohort ${c.usage}`),
   '',
-  'On the embedded store (PGlite) run these while the gateway is stopped: one process at a time',
-  'may open a data dir. With DATABASE_URL they work while gateways run.',
+  'On the embedded store (PGlite) one process at a time may open a data dir: while a gateway holds',
+  'it, these run in that gateway, through its admin socket. With DATABASE_URL they open the store.',
 ].join('\n');
 
 async function delegate(name: string, args: string[]): Promise<number | undefined> {
@@ -81,47 +82,29 @@ function configFrom(env: NodeJS.ProcessEnv): Config {
 }
 
 async function admin(argv: string[], io: Io): Promise<number> {
-  const key = argv.slice(0, 2).join(' ');
-  const cmd = COMMANDS[key];
-  if (!cmd) throw new UsageError(`unknown command "${key}"`);
-  let parsed: ReturnType<typeof parseArgs>;
+  const parsed = parseAdmin(argv);
+  if (parsed.help !== undefined) {
+    io.out(parsed.help);
+    return 0;
+  }
+  const config = configFrom({ ...process.env, ...(parsed.dataDir ? { COHORT_DATA_DIR: parsed.dataDir } : {}) });
+  let result: Output;
   try {
-    parsed = parseArgs({
-      args: argv.slice(2),
-      options: { ...GLOBAL, ...cmd.options },
-      allowPositionals: true,
-      strict: true,
-    });
+    const session = await openSession(config);
+    try {
+      result = await parsed.action(session).catch((err: unknown) => {
+        throw unanswered(config, err);
+      });
+    } finally {
+      await session.close();
+    }
   } catch (err) {
-    const e = err as { code?: string; message: string };
-    const option = /'(-[^' ]+)/.exec(e.message)?.[1];
-    throw new UsageError(
-      e.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' && option ? `unknown option ${option}` : e.message.split('\n')[0]!,
-    );
+    // A gateway holds the embedded store: the command runs in it, through its admin socket.
+    if (!(err instanceof DataDirBusy)) throw err;
+    result = await adminThroughGateway(config.dataDir, argv);
   }
-  const { values: v, positionals } = parsed;
-  if (v.help) {
-    io.out(`usage: cohort ${cmd.usage}`);
-    return 0;
-  }
-  if (positionals.length !== cmd.args.length) {
-    throw new UsageError(
-      cmd.args.length ? `expected ${cmd.args.join(' ')}` : `unexpected argument "${positionals[0]}"`,
-    );
-  }
-  const env = { ...process.env, ...(typeof v['data-dir'] === 'string' ? { COHORT_DATA_DIR: v['data-dir'] } : {}) };
-  const config = configFrom(env);
-  const action = cmd.prepare(positionals, v as Record<string, string | boolean | undefined>);
-  const session = await openSession(config);
-  try {
-    const result = await action(session).catch((err: unknown) => {
-      throw unanswered(config, err);
-    });
-    io.out(v.json ? JSON.stringify(result.json, null, 2) : result.lines.join('\n'));
-    return 0;
-  } finally {
-    await session.close();
-  }
+  io.out(parsed.json ? JSON.stringify(result.json, null, 2) : result.lines.join('\n'));
+  return 0;
 }
 
 async function data(name: 'backup' | 'restore' | 'migrate', argv: string[], io: Io): Promise<number> {

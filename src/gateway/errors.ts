@@ -231,3 +231,15 @@ export const turnBudgetSpent = (message: string) => new ApiError({ status: 504, 
 /** The CLI's: a command whose module this build does not carry. */
 export const notInThisBuild = (module: string, command: string) =>
   new ApiError({ status: 501, message: `"${command}" is not available in this build (${module} is missing)` });
+
+// Budgets (docs/guides/keys-and-budgets.md).
+/** A spending limit is reached: 402, as OpenRouter answers exhausted credit; no retry helps before the reset. */
+export const budgetExceeded = (o: { what: 'key' | 'guardrail'; limitUsd: number; resetsAt: number | null }) =>
+  new ApiError({
+    status: 402,
+    message: `the ${o.what === 'key' ? "API key's" : "guardrail's"} spending limit of ${o.limitUsd} USD is reached; ${
+      o.resetsAt === null ? 'it does not reset: raise the limit' : `it resets at ${new Date(o.resetsAt).toISOString()}`
+    }`,
+  });
+/** A model or provider the caller's guardrail does not allow. */
+export const guardrailRefused = (message: string) => new ApiError({ status: 403, message });

@@ -4,6 +4,8 @@ import { openapiRoutes } from './openapi.routes.ts';
 import { workspaceRoutes } from './management/workspaces.routes.ts';
 import { presetRoutes } from './management/presets.routes.ts';
 import { byokRoutes } from './management/byok.routes.ts';
+import { keyRoutes } from './management/keys.routes.ts';
+import { guardrailRoutes } from './management/guardrails.routes.ts';
 import { internRoutes } from './interns/interns.routes.ts';
 import { internChatRoutes } from './interns/chat.routes.ts';
 import { chatCompletionRoutes } from './inference/chat-completions.routes.ts';
@@ -19,6 +21,8 @@ export const routeModules: RouteModule[] = [
   workspaceRoutes,
   presetRoutes,
   byokRoutes,
+  keyRoutes,
+  guardrailRoutes,
   internRoutes,
   agentRoutes,
   internChatRoutes,

@@ -15,6 +15,8 @@ import { createInternLifecycle } from './interns/lifecycle.ts';
 import { createLocalProvisioner } from './interns/provisioner/index.ts';
 import { createTurnLimiter } from './interns/ratelimit.ts';
 import { createConcurrencyLimiter } from './access/concurrency.ts';
+import { createLedger } from './access/budgets.ts';
+import { spentSince } from './access/spend.ts';
 import { guardConnections, type Refused } from './http/connections.ts';
 import { createInferenceService } from './inference/service.ts';
 import { buildApp } from './http/app.ts';
@@ -28,7 +30,10 @@ import type { Ctx } from './context.ts';
 import { OpenStreams } from './http/sse.ts';
 import { agentMayCall, fromIntern, listenForInterns } from './interns/intern-socket.ts';
 import { egressHandler } from './interns/egress.ts';
-import { listenForOperator } from './admin-socket.ts';
+import { listenForOperator, OperatorRefusal } from './admin-socket.ts';
+import { parseAdmin, UsageError } from '../cli/admin.ts';
+import type { Admin } from './access/identity.ts';
+import { ApiError } from './errors.ts';
 import { loadCatalogue } from './interns/agent-catalogue.ts';
 import { createBackup, summary } from '../backup/index.ts';
 import { chmodSync, mkdirSync } from 'node:fs';
@@ -195,6 +200,13 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
       onWriteError: () => metrics.requestLogWriteError(),
     },
     onUpstreamError: (p) => metrics.upstreamError(p),
+    ledger: createLedger({
+      spentSince: (scope, from) => spentSince(store.db, scope, from),
+      redis,
+      // A reservation outlives any request that could settle it (a tool loop runs several upstream calls).
+      reserveTtlMs: 10 * 60_000,
+      onRedisError: (err) => log.warn({ err }, 'budget counters: redis error; counting in this gateway'),
+    }),
   });
   // This gateway's name on the leases of the work it holds on interns (leases.ts).
   const lease = { owner: randomUUID(), ms: config.faults.gatewayLeaseMs };
@@ -281,7 +293,18 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
   const internSocket = await listenForInterns({ dataDir: config.dataDir, server: app.server });
   const operator = await listenForOperator({
     dataDir: config.dataDir,
-    actions: { backup: (file) => createBackup({ store, provisioner, masterKey, file }).then(summary) },
+    actions: {
+      backup: (file) => createBackup({ store, provisioner, masterKey, file }).then(summary),
+      admin: (argv) =>
+        runAdminHere(argv, {
+          db: store.db,
+          // The change is made; a lost announcement leaves other gateways to their key cache TTL.
+          announce: (hash) =>
+            ctx.auth
+              .invalidate(hash ?? undefined)
+              .catch((err: Error) => log.warn({ err }, 'could not announce a key change to other gateways')),
+        }),
+    },
   });
   app.server.on(
     'connect',
@@ -319,4 +342,18 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
       await release();
     },
   };
+}
+
+/** An admin command line the CLI sent through the admin socket (it could not open the embedded
+ * store this gateway holds), run here as the CLI would run it. */
+async function runAdminHere(argv: string[], admin: Admin): Promise<unknown> {
+  try {
+    const parsed = parseAdmin(argv);
+    if (parsed.help !== undefined) return { json: null, lines: [parsed.help] };
+    return await parsed.action({ admin });
+  } catch (err) {
+    if (err instanceof UsageError || err instanceof ApiError)
+      throw new OperatorRefusal(err instanceof ApiError ? err.status : 400, err.message);
+    throw err;
+  }
 }

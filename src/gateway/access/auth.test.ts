@@ -48,7 +48,7 @@ describe('authenticator', () => {
   test('a key resolves by its hash to its principal', async () => {
     const p = await auth().authenticate(`Bearer ${keys.management_key}`);
     assert.deepEqual(
-      { ...p, keyId: typeof p.keyId },
+      { ...p, keyId: typeof p.keyId, chargedKeyId: p.chargedKeyId === p.keyId },
       {
         keyId: 'string',
         keyHash: hashKey(keys.management_key),
@@ -63,6 +63,10 @@ describe('authenticator', () => {
         internsProgramme: true,
         internId: null,
         internModel: null,
+        expiresAt: null,
+        budgets: [],
+        chargedKeyId: true,
+        guardrail: null,
       },
     );
     assert.equal((await auth().authenticate(`Bearer ${keys.api_key}`)).kind, 'standard');

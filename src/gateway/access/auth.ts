@@ -87,7 +87,9 @@ export function createAuthenticator(opts: {
     return token ? hashKey(token) : missingAuth();
   };
   // The cache and the store are both keyed by the digest, so a principal found is the key's own.
-  const verdict = (principal: Principal | null): Principal | ApiError => principal ?? invalidKey();
+  // An expired key is refused from the instant it expires, whatever the cache holds.
+  const verdict = (principal: Principal | null): Principal | ApiError =>
+    principal && (principal.expiresAt === null || principal.expiresAt > now()) ? principal : invalidKey();
 
   return {
     async authenticate(authorization) {

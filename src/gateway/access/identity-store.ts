@@ -1,12 +1,23 @@
 // Organizations, users, memberships, programme membership and API keys. Keys are stored only
 // as SHA-256 hex; the raw key exists once, in the return value of createKey.
 import { randomUUID } from 'node:crypto';
-import { and, asc, desc, eq, isNull } from 'drizzle-orm';
+import { and, asc, desc, eq, isNull, sql } from 'drizzle-orm';
 import { alias } from 'drizzle-orm/pg-core';
 import { interns } from '../store/schema-interns.ts';
 import type { Db } from '../store/db.ts';
-import { apiKeys, memberships, organizations, users } from '../store/schema.ts';
+import {
+  apiKeys,
+  guardrailKeyAssignments,
+  guardrailMemberAssignments,
+  guardrails,
+  memberships,
+  organizations,
+  users,
+  workspaces,
+} from '../store/schema.ts';
 import { generateApiKey, hashKey, maskSecret } from '../crypto/keys.ts';
+import type { Reset } from './periods.ts';
+import type { BudgetScope } from './budgets.ts';
 
 export type KeyKind = 'management' | 'standard';
 export type ActsAs = 'user' | 'organization';
@@ -30,6 +41,25 @@ export type Principal = {
   internId: string | null;
   /** That intern's configured model (null: its workspace's default), which serves every model request made with its key. */
   internModel: string | null;
+  /** When the key stops working (ms since the epoch), checked on every request, cached or not. */
+  expiresAt: number | null;
+  /** The spending limits its model requests count against (docs/guides/keys-and-budgets.md): the
+   * key's own; for an intern's key, that of the key that created the intern. */
+  budgets: BudgetScope[];
+  /** The key whose usage a model request adds to: this one, or for an intern's key the key that created the intern. */
+  chargedKeyId: string;
+  /** The one guardrail its model requests run under (docs/guides/keys-and-budgets.md), or null. */
+  guardrail: GuardrailPolicy | null;
+};
+
+/** What a guardrail restricts; its spending limit is among the principal's budgets. */
+export type GuardrailPolicy = {
+  id: string;
+  allowedModels: string[] | null;
+  ignoredModels: string[] | null;
+  allowedProviders: string[] | null;
+  ignoredProviders: string[] | null;
+  enforceZdr: boolean;
 };
 
 export async function createOrganization(db: Db, opts: { name: string; internsProgramme?: boolean }) {
@@ -95,6 +125,10 @@ export async function createKey(
     actsAs?: ActsAs;
     name?: string;
     workspaceId?: string | null;
+    limitUsd?: number | null;
+    limitReset?: Reset | null;
+    includeByokInLimit?: boolean;
+    expiresAt?: Date | null;
   },
 ) {
   const raw = generateApiKey();
@@ -110,6 +144,10 @@ export async function createKey(
       actsAs: opts.actsAs ?? 'user',
       creatorUserId: opts.creatorUserId,
       workspaceId: opts.workspaceId ?? null,
+      limitUsd: opts.limitUsd ?? null,
+      limitReset: opts.limitReset ?? null,
+      includeByokInLimit: opts.includeByokInLimit ?? false,
+      expiresAt: opts.expiresAt ?? null,
     })
     .returning();
   return { key: row!, raw };
@@ -186,6 +224,11 @@ export async function findPrincipal(db: Db, hash: string): Promise<Principal | n
       creatorKeyId: interns.creatorKeyId,
       creatorKey: creatorKeys.id,
       creatorRevokedAt: creatorKeys.revokedAt,
+      creatorLimit: creatorKeys.limitUsd,
+      creatorReset: creatorKeys.limitReset,
+      creatorByok: creatorKeys.includeByokInLimit,
+      guardrail: guardrails,
+      workspaceByok: workspaces.includeByokInBudgets,
     })
     .from(apiKeys)
     .innerJoin(organizations, eq(organizations.id, apiKeys.orgId))
@@ -193,10 +236,30 @@ export async function findPrincipal(db: Db, hash: string): Promise<Principal | n
     .leftJoin(memberships, and(eq(memberships.orgId, apiKeys.orgId), eq(memberships.userId, apiKeys.creatorUserId)))
     .leftJoin(interns, eq(interns.apiKeyId, apiKeys.id))
     .leftJoin(creatorKeys, eq(creatorKeys.id, interns.creatorKeyId))
-    .where(and(eq(apiKeys.hash, hash), isNull(apiKeys.revokedAt)))
+    // The one guardrail: the key's own (an intern's key: its creator key's), else its creator's as a member, else its workspace's default.
+    .leftJoin(
+      guardrailKeyAssignments,
+      eq(guardrailKeyAssignments.keyId, sql`coalesce(${interns.creatorKeyId}, ${apiKeys.id})`),
+    )
+    .leftJoin(
+      guardrailMemberAssignments,
+      and(
+        eq(guardrailMemberAssignments.orgId, apiKeys.orgId),
+        eq(guardrailMemberAssignments.userId, apiKeys.creatorUserId),
+      ),
+    )
+    .leftJoin(workspaces, eq(workspaces.id, sql`coalesce(${apiKeys.workspaceId}, ${organizations.defaultWorkspaceId})`))
+    .leftJoin(
+      guardrails,
+      eq(
+        guardrails.id,
+        sql`coalesce(${guardrailKeyAssignments.guardrailId}, ${guardrailMemberAssignments.guardrailId}, ${workspaces.defaultGuardrailId})`,
+      ),
+    )
+    .where(and(eq(apiKeys.hash, hash), isNull(apiKeys.revokedAt), eq(apiKeys.disabled, false)))
     .limit(1);
   if (!row) return null;
-  const { key, org, user, membership, internId } = row;
+  const { key, org, user, membership, internId, guardrail: g } = row;
   // An intern's key lives only as long as the key that created the intern.
   if (internId && row.creatorKeyId && (row.creatorKey === null || row.creatorRevokedAt !== null)) return null;
   return {
@@ -214,8 +277,41 @@ export async function findPrincipal(db: Db, hash: string): Promise<Principal | n
     internsProgramme: !internId && (org.internsProgramme || user.internsProgramme),
     internId: internId ?? null,
     internModel: row.internModel ?? null,
+    expiresAt: key.expiresAt?.getTime() ?? null,
+    chargedKeyId: row.creatorKey ?? key.id,
+    budgets: [
+      ...keyBudget(key.id, key.limitUsd, key.limitReset ?? null, key.includeByokInLimit),
+      ...(row.creatorKey
+        ? keyBudget(row.creatorKey, row.creatorLimit, row.creatorReset ?? null, row.creatorByok ?? false)
+        : []),
+      ...(g?.limitUsd != null
+        ? [
+            {
+              id: `guardrail:${g.id}`,
+              what: 'guardrail' as const,
+              limitUsd: g.limitUsd,
+              reset: g.resetInterval ?? null,
+              // BYOK spend counts when the guardrail or the key's workspace says so.
+              includeByok: g.includeByokInBudgets || (row.workspaceByok ?? false),
+            },
+          ]
+        : []),
+    ],
+    guardrail: g
+      ? {
+          id: g.id,
+          allowedModels: g.allowedModels?.length ? g.allowedModels : null,
+          ignoredModels: g.ignoredModels?.length ? g.ignoredModels : null,
+          allowedProviders: g.allowedProviders?.length ? g.allowedProviders : null,
+          ignoredProviders: g.ignoredProviders?.length ? g.ignoredProviders : null,
+          enforceZdr: g.enforceZdr,
+        }
+      : null,
   };
 }
+
+const keyBudget = (id: string, limit: number | null, reset: Reset | null, includeByok: boolean): BudgetScope[] =>
+  limit === null ? [] : [{ id: `key:${id}`, what: 'key', limitUsd: limit, reset, includeByok }];
 
 /** Hashes of the organization's live keys (for BYOK `allowed_api_key_hashes` ownership checks). */
 export async function keyHashesOf(db: Db, orgId: string): Promise<Set<string>> {

@@ -85,7 +85,7 @@ export function guard(ctx: Ctx, kind: Guard) {
 function guardOfPath(url: string): Guard {
   const section = /^\/api\/v1\/([^/?]*)/.exec(url)?.[1];
   if (section === 'interns') return 'interns';
-  return section === 'workspaces' || section === 'presets' || section === 'byok' ? 'management' : 'any';
+  return ['workspaces', 'presets', 'byok', 'keys', 'guardrails'].includes(section ?? '') ? 'management' : 'any';
 }
 
 /** Route-level onSend for management writes: model requests see the change at once instead of

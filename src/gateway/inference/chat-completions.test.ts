@@ -510,6 +510,8 @@ for (const store of storeMatrix) {
           orgId: gw.keys.org_id,
           workspaceId: s.ws.id,
           apiKeyId: s.keyRow.id,
+          chargedKeyId: s.keyRow.id,
+          guardrailId: null,
           userId: gw.keys.user_id,
           apiStyle: 'chat',
           requestedModel: 'local/scripted',

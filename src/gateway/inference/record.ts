@@ -28,6 +28,8 @@ export function rowOf(p: Recordable, o: Outcome): InferenceRequestRow {
     orgId: p.principal.orgId,
     workspaceId: p.principal.workspaceId,
     apiKeyId: p.principal.keyId,
+    chargedKeyId: p.principal.chargedKeyId,
+    guardrailId: p.principal.guardrail?.id ?? null,
     userId: p.principal.userId,
     apiStyle: p.style,
     requestedModel: p.requestedModel,

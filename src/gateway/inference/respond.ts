@@ -18,7 +18,7 @@ const ChatError = z.object({
 });
 
 /** The refusals of the model-request routes, for the OpenAPI document. */
-export const errorDocs = refusals(ChatError, 400, 401, 403, 404, 429, 502, 504);
+export const errorDocs = refusals(ChatError, 400, 401, 402, 403, 404, 429, 502, 504);
 
 /** Resolves a request; a refusal is recorded in the request log before it is returned. */
 export async function prepareOrRefuse(

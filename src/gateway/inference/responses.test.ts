@@ -94,6 +94,8 @@ describe('POST /responses', () => {
         orgId: gw.keys.org_id,
         workspaceId: s.ws.id,
         apiKeyId: s.keyRow.id,
+        chargedKeyId: s.keyRow.id,
+        guardrailId: null,
         userId: gw.keys.user_id,
         apiStyle: 'responses',
         requestedModel: 'local/scripted',
@@ -486,7 +488,7 @@ describe('POST /responses', () => {
     const doc = (await gw.call('GET', '/openapi.json', { key: null })).body;
     const op = doc.paths['/responses'].post;
     assert.deepEqual(op.tags, ['inference']);
-    assert.deepEqual(Object.keys(op.responses), ['200', '400', '401', '403', '404', '429', '502', '504']);
+    assert.deepEqual(Object.keys(op.responses), ['200', '400', '401', '402', '403', '404', '429', '502', '504']);
     const schema = op.requestBody.content['application/json'].schema;
     assert.deepEqual(schema.required, ['input']);
     for (const field of ['input', 'instructions', 'tools', 'max_output_tokens', 'model', 'stream'])

@@ -34,6 +34,8 @@ import { recordedStream, type Outcome, rowOf } from './record.ts';
 import type { InvalidationBus } from '../access/invalidation.ts';
 import { modelEntry, SCRIPTED, type ModelEntry } from './model-list.ts';
 import type { ConcurrencyLimiter } from '../access/concurrency.ts';
+import type { Ledger } from '../access/budgets.ts';
+import { guardrailRefusal } from './guardrail.ts';
 import { completeWithLoop, type LoopDeps, type LoopPlan, planLoop, streamLoop } from './tools/loop.ts';
 import { generateImage } from './tools/images.ts';
 import { noServerTools } from './tools/env.ts';
@@ -84,6 +86,8 @@ export type InferenceOptions = {
   sandboxHost?: SandboxHost | null;
   /** Model-request slots, taken by the tools' calls made side by side (fusion). */
   slots?: ConcurrencyLimiter;
+  /** Spending limits (access/budgets.ts): a request is admitted in prepare and settled when recorded. */
+  ledger?: Ledger;
 };
 
 export type InferenceService = ReturnType<typeof createInferenceService>;
@@ -120,6 +124,8 @@ export function createInferenceService(opts: InferenceOptions) {
     const split = splitModel(model, providers);
     if (!split?.model) throw invalidRequest(`model: ${model} names no known provider (expected provider/model)`);
     const { provider } = split;
+    const refusal = guardrailRefusal(ctx.principal.guardrail, { model, provider: provider.slug });
+    if (refusal) return refusal;
     const adapter = registry.adapter(provider.kind);
     if (adapter.hasModel && !adapter.hasModel(split.model)) throw resourceNotFound(`model ${model}`);
     const credentials = ctx.credentials.get(provider.slug) ?? [];
@@ -165,6 +171,8 @@ export function createInferenceService(opts: InferenceOptions) {
     const slug = presetSlugOf(asked);
     const body = slug ? applyPreset(asked, await config.preset({ workspaceId: ws.id, slug })) : asked;
     const resolved = resolveRequest(body, { defaultModel: ws.defaultTextModel });
+    // A guardrail that enforces ZDR makes every request of its keys a `zdr` one.
+    const requireZdr = resolved.requireZdr || principal.guardrail?.enforceZdr === true;
     const disabled = disabledToolIn(resolved.serverTools, ws.disabledServerTools);
     if (disabled) throw serverToolDisabled(disabled);
     const loop = resolved.serverTools.length
@@ -174,15 +182,13 @@ export function createInferenceService(opts: InferenceOptions) {
           env: toolsEnv,
           workspace: { defaultImageModel: ws.defaultImageModel ?? null, disabled: ws.disabledServerTools ?? [] },
           routesFor: (model) => {
-            const r = routeFor(model, { principal, credentials: space.credentials, requireZdr: resolved.requireZdr });
+            const r = routeFor(model, { principal, credentials: space.credentials, requireZdr });
             if (r instanceof ApiError) throw r;
             return [r];
           },
         })
       : undefined;
-    const found = resolved.models.map((m) =>
-      routeFor(m, { principal, credentials: space.credentials, requireZdr: resolved.requireZdr }),
-    );
+    const found = resolved.models.map((m) => routeFor(m, { principal, credentials: space.credentials, requireZdr }));
     const routes = found.filter((r): r is Route => !(r instanceof ApiError));
     if (!routes.length) throw found[0] as ApiError;
     const io = {
@@ -190,8 +196,11 @@ export function createInferenceService(opts: InferenceOptions) {
       samplingRate: ws.ioLoggingSamplingRate,
       apiKeyIds: ws.ioLoggingApiKeyIds ?? null,
     };
+    const id = `gen-${uuidv7()}`;
+    // The last check, before any upstream call: a spent budget is refused (402) here.
+    if (principal.budgets.length && opts.ledger) await opts.ledger.admit({ requestId: id, scopes: principal.budgets });
     return {
-      id: `gen-${uuidv7()}`,
+      id,
       started,
       style: o.style,
       stream: o.body.stream === true,
@@ -204,12 +213,20 @@ export function createInferenceService(opts: InferenceOptions) {
     };
   }
 
-  const record = (p: Prepared, outcome: Outcome) =>
+  const record = (p: Prepared, outcome: Outcome) => {
+    if (p.principal.budgets.length)
+      opts.ledger?.settle({
+        requestId: p.id,
+        scopes: p.principal.budgets,
+        cost: outcome.usage?.cost ?? 0,
+        isByok: outcome.served?.isByok ?? false,
+      });
     requestLog.add(
       p.step === undefined
         ? rowOf(p, outcome)
         : { ...rowOf(p, outcome), id: `${p.id}-${p.step}`, generationId: p.id, step: p.step },
     );
+  };
   const attempt = <T>(p: Prepared, cancel: Cancel, run: Parameters<typeof tryRoutes<T>>[0]['run']) => {
     const stats = { attempts: 0 };
     return tryRoutes({
@@ -245,7 +262,13 @@ export function createInferenceService(opts: InferenceOptions) {
     ]);
     const routable = [...ids].filter((id) => {
       try {
-        return !(routeFor(id, { principal, credentials: space.credentials, requireZdr: false }) instanceof ApiError);
+        return !(
+          routeFor(id, {
+            principal,
+            credentials: space.credentials,
+            requireZdr: principal.guardrail?.enforceZdr === true,
+          }) instanceof ApiError
+        );
       } catch {
         return false;
       }

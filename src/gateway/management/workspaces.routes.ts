@@ -75,9 +75,20 @@ export const workspaceRoutes: RouteModule = (app, ctx) => {
     body: UpdateWorkspace,
     onSend,
     responses: { 200: { description: 'updated', schema: One }, ...managementRefusals(400, 401, 403, 404, 500) },
-    handler: async (req, _reply, { params, body }) => ({
-      data: toWorkspace(await updateWorkspace(db, { orgId: principalOf(req).orgId, idOrSlug: params.id, body })),
-    }),
+    handler: async (req, _reply, { params, body }) => {
+      const row = await updateWorkspace(db, { orgId: principalOf(req).orgId, idOrSlug: params.id, body });
+      // Both decide the guardrail and budgets cached key resolutions carry.
+      if (body.default_guardrail_id !== undefined || body.include_byok_in_budgets !== undefined)
+        await ctx.auth
+          .invalidate()
+          .catch((err: Error) =>
+            req.log.warn(
+              { err },
+              'could not announce a workspace change; other gateways see it within their key cache TTL',
+            ),
+          );
+      return { data: toWorkspace(row) };
+    },
   });
 
   defineRoute(app, ctx, {

@@ -20,6 +20,7 @@ const fields = {
     .array(z.enum(SERVER_TOOLS))
     .max(SERVER_TOOLS.length * 4)
     .nullable(),
+  default_guardrail_id: Uuid.nullable(),
   include_byok_in_budgets: z.boolean(),
   io_logging_api_key_ids: z.array(StoredString.min(1).max(256)).max(1000).nullable(),
   io_logging_sampling_rate: z.number().min(0.0001).max(1),

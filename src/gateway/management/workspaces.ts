@@ -9,6 +9,7 @@ import { invalidRequest, resourceNotFound, workspaceHoldsInterns } from '../erro
 import type { CreateWorkspace, UpdateWorkspace, Workspace } from './workspaces.schemas.ts';
 import { deriveUuid } from '../access/derive.ts';
 import { isUuid } from '../http/common.schemas.ts';
+import { checkDefaultGuardrail } from './guardrails.ts';
 
 type Row = typeof workspaces.$inferSelect;
 
@@ -21,7 +22,8 @@ export function toWorkspace(r: Row): Workspace {
     created_at: r.createdAt.toISOString(),
     updated_at: r.updatedAt?.toISOString() ?? null,
     created_by: r.createdBy,
-    default_guardrail_id: deriveUuid('guardrail', r.id),
+    // Without a default of its own, the id of an empty guardrail that imposes nothing (a string, as the SDK's shape has it).
+    default_guardrail_id: r.defaultGuardrailId ?? deriveUuid('guardrail', r.id),
     default_image_model: r.defaultImageModel,
     default_text_model: r.defaultTextModel,
     default_provider_sort: r.defaultProviderSort as Workspace['default_provider_sort'],
@@ -47,6 +49,7 @@ function columns(body: UpdateWorkspace): Partial<typeof workspaces.$inferInsert>
     defaultProviderSort: body.default_provider_sort,
     disabledServerTools: tools === undefined ? undefined : tools?.length ? [...new Set(tools)] : null,
     includeByokInBudgets: body.include_byok_in_budgets,
+    defaultGuardrailId: body.default_guardrail_id,
     ioLoggingApiKeyIds: body.io_logging_api_key_ids,
     ioLoggingSamplingRate: body.io_logging_sampling_rate,
     isDataDiscountLoggingEnabled: body.is_data_discount_logging_enabled,
@@ -61,6 +64,8 @@ export async function createWorkspace(
   db: Db,
   opts: { orgId: string; userId: string; body: CreateWorkspace },
 ): Promise<Row> {
+  if (opts.body.default_guardrail_id)
+    await checkDefaultGuardrail(db, { orgId: opts.orgId, workspaceId: null, id: opts.body.default_guardrail_id });
   try {
     const [row] = await db
       .insert(workspaces)
@@ -114,10 +119,18 @@ export async function updateWorkspace(
   opts: { orgId: string; idOrSlug: string; body: UpdateWorkspace },
 ): Promise<Row> {
   const current = await findWorkspace(db, opts);
+  const guardrail = opts.body.default_guardrail_id;
+  // The id shown for a workspace without a default of its own names that absence.
+  const body =
+    guardrail && guardrail === deriveUuid('guardrail', current.id)
+      ? { ...opts.body, default_guardrail_id: null }
+      : opts.body;
+  if (body.default_guardrail_id)
+    await checkDefaultGuardrail(db, { orgId: opts.orgId, workspaceId: current.id, id: body.default_guardrail_id });
   try {
     const [row] = await db
       .update(workspaces)
-      .set({ ...columns(opts.body), updatedAt: new Date() })
+      .set({ ...columns(body), updatedAt: new Date() })
       .where(eq(workspaces.id, current.id))
       .returning();
     if (!row) throw resourceNotFound('workspace');

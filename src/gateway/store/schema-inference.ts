@@ -30,5 +30,9 @@ export const inferenceRequests = pgTable('inference_requests', {
   /** A server-tool loop's rows (migrations/0009): the response's id, and the row's step in it. */
   generationId: text('generation_id'),
   step: integer('step'),
+  /** The key whose spending limit pays (migrations/0012): the caller's, or an intern's creator key. */
+  chargedKeyId: uuid('charged_key_id'),
+  /** The guardrail the request ran under (migrations/0012), whose spend it adds to. */
+  guardrailId: uuid('guardrail_id'),
 });
 export type InferenceRequestRow = typeof inferenceRequests.$inferInsert;

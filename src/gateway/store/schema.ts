@@ -60,6 +60,8 @@ export const workspaces = pgTable('workspaces', {
   isObservabilityIoLoggingEnabled: boolean('is_observability_io_logging_enabled').notNull().default(false),
   createdAt: ts('created_at').notNull().defaultNow(),
   updatedAt: ts('updated_at'),
+  /** migrations/0012: the guardrail of the workspace's keys that have none of their own. */
+  defaultGuardrailId: uuid('default_guardrail_id'),
 });
 
 export const apiKeys = pgTable('api_keys', {
@@ -75,6 +77,13 @@ export const apiKeys = pgTable('api_keys', {
   granted: boolean('granted').notNull().default(false),
   createdAt: ts('created_at').notNull().defaultNow(),
   revokedAt: ts('revoked_at'),
+  /** migrations/0012: managed over the API (docs/guides/keys-and-budgets.md). */
+  disabled: boolean('disabled').notNull().default(false),
+  expiresAt: ts('expires_at'),
+  updatedAt: ts('updated_at'),
+  limitUsd: doublePrecision('limit_usd'),
+  limitReset: text('limit_reset').$type<'daily' | 'weekly' | 'monthly' | null>(),
+  includeByokInLimit: boolean('include_byok_in_limit').notNull().default(false),
 });
 
 export const presets = pgTable('presets', {
@@ -122,4 +131,40 @@ export const byokCredentials = pgTable('byok_credentials', {
   allowedUserIds: jsonb('allowed_user_ids').$type<string[] | null>(),
   createdAt: ts('created_at').notNull().defaultNow(),
   updatedAt: ts('updated_at'),
+});
+
+/** migrations/0012 (docs/guides/keys-and-budgets.md). */
+export const guardrails = pgTable('guardrails', {
+  id: uuid('id').primaryKey(),
+  orgId: uuid('org_id').notNull(),
+  workspaceId: uuid('workspace_id'),
+  name: text('name').notNull(),
+  description: text('description'),
+  limitUsd: doublePrecision('limit_usd'),
+  resetInterval: text('reset_interval').$type<'daily' | 'weekly' | 'monthly' | null>(),
+  includeByokInBudgets: boolean('include_byok_in_budgets').notNull().default(false),
+  allowedModels: jsonb('allowed_models').$type<string[] | null>(),
+  ignoredModels: jsonb('ignored_models').$type<string[] | null>(),
+  allowedProviders: jsonb('allowed_providers').$type<string[] | null>(),
+  ignoredProviders: jsonb('ignored_providers').$type<string[] | null>(),
+  enforceZdr: boolean('enforce_zdr').notNull().default(false),
+  createdAt: ts('created_at').notNull().defaultNow(),
+  updatedAt: ts('updated_at'),
+});
+
+export const guardrailKeyAssignments = pgTable('guardrail_key_assignments', {
+  id: uuid('id').primaryKey(),
+  keyId: uuid('key_id').notNull(),
+  guardrailId: uuid('guardrail_id').notNull(),
+  assignedBy: text('assigned_by'),
+  createdAt: ts('created_at').notNull().defaultNow(),
+});
+
+export const guardrailMemberAssignments = pgTable('guardrail_member_assignments', {
+  id: uuid('id').primaryKey(),
+  orgId: uuid('org_id').notNull(),
+  userId: text('user_id').notNull(),
+  guardrailId: uuid('guardrail_id').notNull(),
+  assignedBy: text('assigned_by'),
+  createdAt: ts('created_at').notNull().defaultNow(),
 });
