@@ -12,6 +12,7 @@ import { agentRoutes } from './interns/agents.routes.ts';
 import { responsesRoutes } from './inference/responses.routes.ts';
 import { modelRoutes } from './inference/models.routes.ts';
 import { activityRoutes } from './inference/activity.routes.ts';
+import { generationRoutes } from './inference/generations.routes.ts';
 import { opsRoutes } from './ops.routes.ts';
 import { consoleRoutes } from './console.ts';
 
@@ -27,6 +28,7 @@ export const routeModules: RouteModule[] = [
   responsesRoutes,
   modelRoutes,
   activityRoutes,
+  generationRoutes,
   openapiRoutes,
 ];
 

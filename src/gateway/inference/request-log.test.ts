@@ -49,6 +49,9 @@ const row = (over: Partial<InferenceRequestRow>): InferenceRequestRow => ({
   createdAt: new Date('2026-11-21T10:00:00.000Z'),
   generationId: null,
   step: null,
+  sessionId: null,
+  externalUser: null,
+  metadata: null,
   ...over,
 });
 

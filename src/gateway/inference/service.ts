@@ -39,6 +39,7 @@ import { generateImage } from './tools/images.ts';
 import { noServerTools } from './tools/env.ts';
 import type { ToolsEnv } from './tools/types.ts';
 import type { SandboxHost } from './tools/sandbox.ts';
+import { observationOf, type Observation } from './observation.ts';
 
 export type ApiStyle = 'chat' | 'messages' | 'responses';
 
@@ -58,6 +59,8 @@ export type Prepared = {
   upstream: ChatRequest;
   /** The client's body as received, kept only when the workspace logs this request's I/O. */
   loggedBody: unknown;
+  /** Its session, end user and metadata (observation.ts), recorded and broadcast. */
+  observation?: Observation;
   /** The server-tool loop, for a request that names server tools (tools/loop.ts). */
   loop?: LoopPlan;
   /** A turn of a loop (or a tool's model request): its row is `<id>-<step>`, a step of generation `id`. */
@@ -146,9 +149,12 @@ export function createInferenceService(opts: InferenceOptions) {
     body: RequestBody;
     style: ApiStyle;
     raw: unknown;
+    /** The `x-session-id` header, used when the body names no session. */
+    sessionHeader?: string | string[];
   }): Promise<Prepared> {
     const started = performance.now();
     const { principal } = o;
+    const observation = observationOf({ raw: o.raw, sessionHeader: o.sessionHeader, style: o.style });
     const space = await config.workspace({ orgId: principal.orgId, workspaceId: principal.workspaceId });
     const ws = space.workspace;
     // Without its workspace a request would bypass that workspace's policy (credentials, disabled tools, logging).
@@ -200,6 +206,7 @@ export function createInferenceService(opts: InferenceOptions) {
       routes,
       upstream: resolved.upstream,
       loggedBody: shouldStoreBodies(io, { apiKeyId: principal.keyId, random: Math.random() }) ? o.raw : undefined,
+      observation,
       loop,
     };
   }
