@@ -13,6 +13,7 @@ import { responsesRoutes } from './inference/responses.routes.ts';
 import { modelRoutes } from './inference/models.routes.ts';
 import { activityRoutes } from './inference/activity.routes.ts';
 import { generationRoutes } from './inference/generations.routes.ts';
+import { destinationRoutes } from './observability/destinations.routes.ts';
 import { opsRoutes } from './ops.routes.ts';
 import { consoleRoutes } from './console.ts';
 
@@ -29,6 +30,7 @@ export const routeModules: RouteModule[] = [
   modelRoutes,
   activityRoutes,
   generationRoutes,
+  destinationRoutes,
   openapiRoutes,
 ];
 

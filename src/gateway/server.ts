@@ -21,6 +21,8 @@ import { buildApp } from './http/app.ts';
 import { createOpenApiRegistry } from './http/openapi.ts';
 import { rootModules, routeModules } from './routes.ts';
 import { createMetrics } from './http/metrics.ts';
+import { createBroadcaster } from './observability/broadcast.ts';
+import { openDestinations } from './observability/destinations.ts';
 import { createHealth } from './health.ts';
 import { internsByPower, internsByStatus } from './interns/interns.ts';
 import { createFleet, type Fleet } from './interns/hibernation.ts';
@@ -175,7 +177,17 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     wakeQueue: () => fleet?.stats() ?? { running: 0, queued: 0 },
     requestLogPending: () => inference.requestLogPending(),
   });
+  const obs = config.observability;
+  const broadcast = createBroadcaster({
+    log,
+    installation: obs.installation && { key: 'installation', ...obs.installation, internalAllowed: true },
+    destinationsOf: (workspaceId) => openDestinations(store.db, sealer, { workspaceId, egress: obs.egress }),
+    cacheMs: config.routingCacheMs,
+    timeoutMs: obs.timeoutMs,
+    onSpans: (o) => metrics.broadcastSpans(o),
+  });
   const inference = createInferenceService({
+    broadcast,
     tools: config.tools,
     sandboxHost: config.tools.sandbox ? toolSandboxHost(config) : null,
     slots,
@@ -235,6 +247,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
       dbTimeoutMs: storeOpts.timeoutMs,
     }),
     metrics,
+    broadcast,
   };
   const app = buildApp(ctx, routeModules, rootModules);
   // An intern reaches this server through its daemon's forwarder for model requests only.
@@ -265,6 +278,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     await ctx.turnLimiter.close();
     await ctx.slots.close();
     await ctx.health.close();
+    await ctx.broadcast.close();
     await bus?.close();
     await redis?.close();
     await store.close();

@@ -39,7 +39,9 @@ import { generateImage } from './tools/images.ts';
 import { noServerTools } from './tools/env.ts';
 import type { ToolsEnv } from './tools/types.ts';
 import type { SandboxHost } from './tools/sandbox.ts';
-import { observationOf, type Observation } from './observation.ts';
+import { observationOf, type Observation } from '../observability/observation.ts';
+import type { Broadcaster } from '../observability/broadcast.ts';
+import { broadcastsOf } from '../observability/emit.ts';
 
 export type ApiStyle = 'chat' | 'messages' | 'responses';
 
@@ -61,6 +63,8 @@ export type Prepared = {
   loggedBody: unknown;
   /** Its session, end user and metadata (observation.ts), recorded and broadcast. */
   observation?: Observation;
+  /** Whether its workspace broadcasts (is_observability_broadcast_enabled). */
+  broadcast?: boolean;
   /** The server-tool loop, for a request that names server tools (tools/loop.ts). */
   loop?: LoopPlan;
   /** A turn of a loop (or a tool's model request): its row is `<id>-<step>`, a step of generation `id`. */
@@ -87,6 +91,8 @@ export type InferenceOptions = {
   sandboxHost?: SandboxHost | null;
   /** Model-request slots, taken by the tools' calls made side by side (fusion). */
   slots?: ConcurrencyLimiter;
+  /** Spans of broadcasting workspaces (docs/guides/observability.md). */
+  broadcast?: Broadcaster;
 };
 
 export type InferenceService = ReturnType<typeof createInferenceService>;
@@ -207,16 +213,20 @@ export function createInferenceService(opts: InferenceOptions) {
       upstream: resolved.upstream,
       loggedBody: shouldStoreBodies(io, { apiKeyId: principal.keyId, random: Math.random() }) ? o.raw : undefined,
       observation,
+      broadcast: ws.isObservabilityBroadcastEnabled,
       loop,
     };
   }
 
-  const record = (p: Prepared, outcome: Outcome) =>
-    requestLog.add(
+  const spans = broadcastsOf(opts.broadcast);
+  const record = (p: Prepared, outcome: Outcome) => {
+    const row =
       p.step === undefined
         ? rowOf(p, outcome)
-        : { ...rowOf(p, outcome), id: `${p.id}-${p.step}`, generationId: p.id, step: p.step },
-    );
+        : { ...rowOf(p, outcome), id: `${p.id}-${p.step}`, generationId: p.id, step: p.step };
+    requestLog.add(row);
+    if (p.broadcast) spans.model(row, p.observation);
+  };
   const attempt = <T>(p: Prepared, cancel: Cancel, run: Parameters<typeof tryRoutes<T>>[0]['run']) => {
     const stats = { attempts: 0 };
     return tryRoutes({
@@ -340,6 +350,9 @@ export function createInferenceService(opts: InferenceOptions) {
     slots: opts.slots,
     sandboxHost: opts.sandboxHost ?? null,
     log: opts.log,
+    toolRan: (p, o) => {
+      if (p.broadcast) spans.tool(p, o);
+    },
   };
   return service;
 }
