@@ -29,14 +29,16 @@ export type Destination = {
   internalAllowed: boolean;
 };
 
+export type Destinations = { enabled: boolean; list: Destination[] };
+
 export type DropReason = 'queue_full' | 'export_failed';
 
 export type BroadcastOptions = {
   log: Logger;
   /** The operator's collector for every broadcasting workspace (OTEL_EXPORTER_OTLP_*), or null. */
   installation: Destination | null;
-  /** A workspace's enabled destinations, headers opened. */
-  destinationsOf(workspaceId: string): Promise<Destination[]>;
+  /** Whether a workspace broadcasts, and its enabled destinations, headers opened. */
+  destinationsOf(workspaceId: string): Promise<Destinations>;
   /** How long a workspace's destination list is trusted (other gateways' changes show within it). */
   cacheMs: number;
   onSpans?(o: { exported: number } | { dropped: number; reason: DropReason }): void;
@@ -140,7 +142,7 @@ export type Broadcaster = ReturnType<typeof createBroadcaster>;
 
 export function createBroadcaster(o: BroadcastOptions) {
   const sinks = new Map<string, Sink>();
-  const lists = new Map<string, { at: number; list: Destination[] | null; loading: Promise<Destination[]> | null }>();
+  const lists = new Map<string, { at: number; got: Destinations | null; loading: Promise<Destinations> | null }>();
   const sinkOf = (d: Destination) => {
     let s = sinks.get(d.key);
     if (!s) sinks.set(d.key, (s = createSink(d, o)));
@@ -154,24 +156,24 @@ export function createBroadcaster(o: BroadcastOptions) {
     }
   };
 
-  function load(workspaceId: string): Promise<Destination[]> {
-    const entry = lists.get(workspaceId) ?? { at: 0, list: null, loading: null };
+  function load(workspaceId: string): Promise<Destinations> {
+    const entry = lists.get(workspaceId) ?? { at: 0, got: null, loading: null };
     lists.set(workspaceId, entry);
     entry.loading ??= o
       .destinationsOf(workspaceId)
-      .then((list) => {
-        const gone = (entry.list ?? []).map((d) => d.key).filter((k) => !list.some((d) => d.key === k));
+      .then((got) => {
+        const gone = (entry.got?.list ?? []).map((d) => d.key).filter((k) => !got.list.some((d) => d.key === k));
         retire(gone);
-        entry.list = list;
+        entry.got = got;
         entry.at = Date.now();
-        return list;
+        return got;
       })
       .catch((err: unknown) => {
         o.log.warn(
           { err, workspaceId },
           "could not read a workspace's broadcast destinations; its spans go to the installation's collector only",
         );
-        return entry.list ?? [];
+        return { enabled: entry.got?.enabled ?? true, list: entry.got?.list ?? [] };
       })
       .finally(() => (entry.loading = null));
     return entry.loading;
@@ -182,19 +184,27 @@ export function createBroadcaster(o: BroadcastOptions) {
     for (const d of list) sinkOf(d).record(span);
   };
 
+  /** The workspace's destinations, from the cache when fresh (then synchronously). */
+  function withDestinations(workspaceId: string, use: (got: Destinations) => void): void {
+    try {
+      const entry = lists.get(workspaceId);
+      if (entry?.got && Date.now() - entry.at < o.cacheMs) return use(entry.got);
+      load(workspaceId).then(use, () => {});
+    } catch (err) {
+      o.log.warn({ err }, 'could not queue a broadcast span');
+    }
+  }
+
   return {
-    /** Queues a span of a broadcasting workspace for its collectors; returns at once. */
+    /** Queues a span of a workspace known to broadcast for its collectors; returns at once. */
     emit(workspaceId: string, span: SpanShape): void {
-      try {
-        const entry = lists.get(workspaceId);
-        if (entry?.list && Date.now() - entry.at < o.cacheMs) return send(entry.list, span);
-        load(workspaceId).then(
-          (list) => send(list, span),
-          () => {},
-        );
-      } catch (err) {
-        o.log.warn({ err }, 'could not queue a broadcast span');
-      }
+      withDestinations(workspaceId, (got) => send(got.list, span));
+    },
+    /** Queues a span if the workspace broadcasts (read with its destinations); `make` runs only then. */
+    emitIfBroadcasting(workspaceId: string, make: () => SpanShape): void {
+      withDestinations(workspaceId, (got) => {
+        if (got.enabled) send(got.list, make());
+      });
     },
     /** Forgets a workspace's destinations (a management change here); other gateways see it within cacheMs. */
     invalidate(workspaceId: string): void {

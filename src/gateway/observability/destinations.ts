@@ -11,7 +11,7 @@ import { broadcastDestinations as t, type BroadcastDestinationRow } from '../sto
 import { organizations, workspaces } from '../store/schema.ts';
 import { defaultWorkspaceDeleted, invalidRequest, resourceNotFound } from '../errors.ts';
 import { urlProblem } from './exporter.ts';
-import type { Destination } from './broadcast.ts';
+import type { Destinations } from './broadcast.ts';
 import type { BroadcastDestination, CreateDestination } from './destinations.schemas.ts';
 
 export const MAX_DESTINATIONS_PER_WORKSPACE = 8;
@@ -118,21 +118,27 @@ export async function deleteDestination(db: Db, o: { orgId: string; id: string }
   return row;
 }
 
-/** A workspace's enabled destinations, headers opened, for the broadcaster. */
+/** Whether a workspace broadcasts, and its enabled destinations, headers opened, for the broadcaster. */
 export async function openDestinations(
   db: Db,
   sealer: Sealer,
   o: { workspaceId: string; egress: EgressPolicy },
-): Promise<Destination[]> {
+): Promise<Destinations> {
+  const [ws] = await db
+    .select({ enabled: workspaces.isObservabilityBroadcastEnabled })
+    .from(workspaces)
+    .where(eq(workspaces.id, o.workspaceId))
+    .limit(1);
   const rows = await db
     .select()
     .from(t)
     .where(and(eq(t.workspaceId, o.workspaceId), eq(t.disabled, false)));
-  return rows.map((r) => ({
+  const list = rows.map((r) => ({
     key: r.id,
     url: r.endpoint,
     protocol: r.protocol,
     headers: r.headersSealed ? (JSON.parse(sealer.open(r.headersSealed, r.id)) as Record<string, string>) : {},
     internalAllowed: internalAllowed(r.endpoint, o.egress),
   }));
+  return { enabled: ws?.enabled ?? false, list };
 }

@@ -151,3 +151,45 @@ export function toolSpan(o: {
     attributes: a,
   };
 }
+
+/** How an intern's turn ended, as its relay saw it (interns/relay.ts). */
+export type TurnEnd = {
+  /** The completion id the stream carried. */
+  id: string;
+  model: string | null;
+  sessionId: string | null;
+  usage: { prompt_tokens: number; completion_tokens: number; cost?: number } | null;
+  /** 200 for a turn that finished or paused for input; else the status its error carried (499: the client left). */
+  status: number;
+  finishReason: string | null;
+  error: string | null;
+  startMs: number;
+  endMs: number;
+};
+
+/** An intern's turn: a GenAI `invoke_agent` span, its trace the session's (a chat request carries no metadata). */
+export function turnSpan(o: TurnEnd & { internId: string; internName: string; workspaceId: string }): SpanShape {
+  const c = common({ sessionId: o.sessionId, user: null, metadata: null }, o.sessionId ?? o.id);
+  const a = c.attributes;
+  a['gen_ai.operation.name'] = 'invoke_agent';
+  a['gen_ai.agent.id'] = o.internId;
+  a['gen_ai.agent.name'] = o.internName;
+  a['gen_ai.response.id'] = o.id;
+  put(a, 'gen_ai.response.model', o.model);
+  if (o.finishReason) a['gen_ai.response.finish_reasons'] = [o.finishReason];
+  put(a, 'gen_ai.usage.input_tokens', o.usage?.prompt_tokens);
+  put(a, 'gen_ai.usage.output_tokens', o.usage?.completion_tokens);
+  put(a, 'cohort.cost_usd', o.usage?.cost);
+  a['cohort.latency_ms'] = Math.round(o.endMs - o.startMs);
+  a['cohort.status'] = o.status;
+  a['cohort.workspace_id'] = o.workspaceId;
+  return {
+    name: `invoke_agent ${o.internName}`,
+    traceId: c.traceId,
+    parentSpanId: null,
+    startMs: o.startMs,
+    endMs: o.endMs,
+    error: o.status >= 400 ? (o.error ?? `status ${o.status}`) : null,
+    attributes: a,
+  };
+}
