@@ -45,6 +45,9 @@ import { broadcastsOf } from '../observability/emit.ts';
 
 export type ApiStyle = 'chat' | 'messages' | 'responses';
 
+const dataCollectionRefused = (slug: string) =>
+  `provider ${slug}'s shared endpoint may log or train on prompts (${providerVar(slug, 'DATA_COLLECTION')}=allow) and this workspace does not allow that: turn on is_data_discount_logging_enabled, or add a BYOK credential for ${slug}`;
+
 const providerNotConfigured = (slug: string) =>
   invalidRequest(
     `model: provider ${slug} is not configured on this gateway: its operator sets ${providerVar(slug, 'BASE_URL')} or ${providerVar(slug, 'API_KEY')}, or the workspace adds a BYOK credential for it`,
@@ -124,7 +127,13 @@ export function createInferenceService(opts: InferenceOptions) {
 
   function routeFor(
     model: string,
-    ctx: { principal: Principal; credentials: ReadonlyMap<string, CredentialRow[]>; requireZdr: boolean },
+    ctx: {
+      principal: Principal;
+      credentials: ReadonlyMap<string, CredentialRow[]>;
+      requireZdr: boolean;
+      /** The workspace's is_data_discount_logging_enabled: shared endpoints that collect data are usable. */
+      dataCollection: boolean;
+    },
   ): Route | ApiError {
     const split = splitModel(model, providers);
     if (!split?.model) throw invalidRequest(`model: ${model} names no known provider (expected provider/model)`);
@@ -138,14 +147,18 @@ export function createInferenceService(opts: InferenceOptions) {
       throw invalidRequest(
         `model: provider ${provider.slug} has no endpoint configured (${providerVar(provider.slug, 'BASE_URL')})`,
       );
+    const shared = provider.keyless || provider.sharedKey !== null;
+    const withheld = shared && provider.collectsData && !ctx.dataCollection;
     const sel = selectCredentials({
-      provider: { slug: provider.slug, shared: provider.keyless || provider.sharedKey !== null, zdr: provider.zdr },
+      provider: { slug: provider.slug, shared: shared && !withheld, zdr: provider.zdr },
       model,
       userId: ctx.principal.userId,
       keyHash: ctx.principal.keyHash,
       requireZdr: ctx.requireZdr,
       credentials,
     });
+    if (!sel.ok && withheld && sel.why === 'no_credential')
+      return badModelRequest(dataCollectionRefused(provider.slug));
     if (!sel.ok) return badModelRequest(sel.message);
     return { model, provider, providerModel: split.model, adapter, candidates: sel.candidates, credentials };
   }
@@ -186,14 +199,24 @@ export function createInferenceService(opts: InferenceOptions) {
           env: toolsEnv,
           workspace: { defaultImageModel: ws.defaultImageModel ?? null, disabled: ws.disabledServerTools ?? [] },
           routesFor: (model) => {
-            const r = routeFor(model, { principal, credentials: space.credentials, requireZdr: resolved.requireZdr });
+            const r = routeFor(model, {
+              principal,
+              credentials: space.credentials,
+              requireZdr: resolved.requireZdr,
+              dataCollection: ws.isDataDiscountLoggingEnabled,
+            });
             if (r instanceof ApiError) throw r;
             return [r];
           },
         })
       : undefined;
     const found = resolved.models.map((m) =>
-      routeFor(m, { principal, credentials: space.credentials, requireZdr: resolved.requireZdr }),
+      routeFor(m, {
+        principal,
+        credentials: space.credentials,
+        requireZdr: resolved.requireZdr,
+        dataCollection: ws.isDataDiscountLoggingEnabled,
+      }),
     );
     const routes = found.filter((r): r is Route => !(r instanceof ApiError));
     if (!routes.length) throw found[0] as ApiError;
@@ -262,7 +285,14 @@ export function createInferenceService(opts: InferenceOptions) {
     ]);
     const routable = [...ids].filter((id) => {
       try {
-        return !(routeFor(id, { principal, credentials: space.credentials, requireZdr: false }) instanceof ApiError);
+        return !(
+          routeFor(id, {
+            principal,
+            credentials: space.credentials,
+            requireZdr: false,
+            dataCollection: space.workspace!.isDataDiscountLoggingEnabled,
+          }) instanceof ApiError
+        );
       } catch {
         return false;
       }
