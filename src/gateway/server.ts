@@ -23,6 +23,7 @@ import { rootModules, routeModules } from './routes.ts';
 import { createMetrics } from './http/metrics.ts';
 import { createBroadcaster } from './observability/broadcast.ts';
 import { openDestinations } from './observability/destinations.ts';
+import { createRetention } from './observability/retention.ts';
 import { createHealth } from './health.ts';
 import { internsByPower, internsByStatus } from './interns/interns.ts';
 import { createFleet, type Fleet } from './interns/hibernation.ts';
@@ -186,6 +187,8 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     timeoutMs: obs.timeoutMs,
     onSpans: (o) => metrics.broadcastSpans(o),
   });
+  const retention = createRetention({ db: store.db, log, ...obs.retention });
+  retention.start();
   const inference = createInferenceService({
     broadcast,
     tools: config.tools,
@@ -279,6 +282,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     await ctx.slots.close();
     await ctx.health.close();
     await ctx.broadcast.close();
+    await retention.close();
     await bus?.close();
     await redis?.close();
     await store.close();

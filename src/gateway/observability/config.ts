@@ -10,6 +10,15 @@ export type ObservabilityEnv = {
   /** COHORT_BROADCAST_EGRESS: hosts a workspace's collector may be on though they are internal. */
   egress: EgressPolicy;
   timeoutMs: number;
+  /** Days request-log rows and their logged bodies are kept (0: for good), and how often the sweep runs. */
+  retention: { rowsDays: number; bodiesDays: number; everyMs: number };
+};
+
+const count = (env: Record<string, string | undefined>, name: string, def: number): number => {
+  const v = env[name];
+  if (v === undefined || v === '') return def;
+  if (!/^\d+$/.test(v)) throw new Error(`${name}: a whole number, not ${v}`);
+  return Number(v);
 };
 
 /** `k1=v1,k2=v2`, values percent-encoded (the OpenTelemetry specification's format). */
@@ -52,5 +61,10 @@ export function parseObservabilityEnv(env: Record<string, string | undefined>): 
       : null,
     egress,
     timeoutMs: Number(env.OTEL_EXPORTER_OTLP_TIMEOUT) || 5_000,
+    retention: {
+      rowsDays: count(env, 'COHORT_REQUEST_LOG_RETENTION_DAYS', 0),
+      bodiesDays: count(env, 'COHORT_IO_LOG_RETENTION_DAYS', 0),
+      everyMs: Math.max(1_000, count(env, 'COHORT_RETENTION_SWEEP_MS', 3_600_000)),
+    },
   };
 }
