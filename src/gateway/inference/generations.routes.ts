@@ -89,7 +89,8 @@ export const generationRoutes: RouteModule = (app, ctx) => {
       if (!rows.length) throw resourceNotFound(`generation ${query.id}`);
       const data = contentOf(rows);
       // The workspace's I/O logging did not select it (off, another key, or not sampled).
-      if (!data) throw resourceNotFound(`content of generation ${query.id}: its bodies were not logged, or are no longer kept`);
+      if (!data)
+        throw resourceNotFound(`content of generation ${query.id}: its bodies were not logged, or are no longer kept`);
       return { data };
     },
   });

@@ -139,7 +139,7 @@ describe('reading the request log: /generation, /generation/content, /generation
     const c = await gw.call('GET', `/generation/content?id=${id}`, { key: gw.keys.api_key });
     assert.deepEqual(
       [c.status, c.body.error.message],
-      [404, `resource not found: content of generation ${id}: its bodies were not logged`],
+      [404, `resource not found: content of generation ${id}: its bodies were not logged, or are no longer kept`],
     );
   });
 
