@@ -147,12 +147,30 @@ describe('reading the request log: /generation, /generation/content, /generation
     for (const [body, headers, field] of [
       [{ metadata: { team: 7 } }, undefined, 'metadata.team'],
       [{ metadata: ['a'] }, undefined, 'metadata'],
-      [{ metadata: { ['k'.repeat(65)]: 'v' } }, undefined, 'metadata'],
+      [{ metadata: { ['k'.repeat(129)]: 'v' } }, undefined, 'metadata'],
+      [{ metadata: { team: 'x'.repeat(2049) } }, undefined, 'metadata.team'],
       [{}, { 'x-session-id': 's'.repeat(257) }, 'x-session-id'],
     ] as const) {
       const res = await chat(gw.keys.api_key, body, headers);
       assert.equal(res.status, 400, field);
       assert.match(res.body.error.message, new RegExp(`^invalid request parameters: ${field.replace('.', '\\.')}:`));
     }
+  });
+
+  test("a preset's metadata is the request's unless it brings its own", async () => {
+    const preset = await gw.call('POST', '/presets/observed/chat/completions', {
+      body: {
+        model: 'local/scripted',
+        metadata: { team: 'preset-team', gone: null },
+        messages: [{ role: 'user', content: 'x' }],
+      },
+    });
+    assert.equal(preset.status, 200, JSON.stringify(preset.body));
+    const viaPreset = (await chat(gw.keys.api_key, { model: '@preset/observed' })).body.id;
+    const own = (await chat(gw.keys.api_key, { model: '@preset/observed', metadata: { team: 'mine' } })).body.id;
+    const read = async (id: string) =>
+      (await gw.call('GET', `/generation?id=${id}`, { key: gw.keys.api_key })).body.data.metadata;
+    assert.deepEqual(await read(viaPreset), { team: 'preset-team' });
+    assert.deepEqual(await read(own), { team: 'mine' });
   });
 });

@@ -173,7 +173,6 @@ export function createInferenceService(opts: InferenceOptions) {
   }): Promise<Prepared> {
     const started = performance.now();
     const { principal } = o;
-    const observation = observationOf({ raw: o.raw, sessionHeader: o.sessionHeader, style: o.style });
     const space = await config.workspace({ orgId: principal.orgId, workspaceId: principal.workspaceId });
     const ws = space.workspace;
     // Without its workspace a request would bypass that workspace's policy (credentials, disabled tools, logging).
@@ -189,6 +188,7 @@ export function createInferenceService(opts: InferenceOptions) {
       : o.body;
     const slug = presetSlugOf(asked);
     const body = slug ? applyPreset(asked, await config.preset({ workspaceId: ws.id, slug })) : asked;
+    const observation = observationOf({ raw: body, sessionHeader: o.sessionHeader, style: o.style });
     const resolved = resolveRequest(body, { defaultModel: ws.defaultTextModel });
     const disabled = disabledToolIn(resolved.serverTools, ws.disabledServerTools);
     if (disabled) throw serverToolDisabled(disabled);

@@ -2,14 +2,15 @@
 // session (`session_id` in the body, else the `x-session-id` header), its end user (`user`, or the
 // Anthropic style's `metadata.user_id`) and its `metadata`, string values under known bounds. They
 // are recorded on the request's row and become span attributes when the workspace broadcasts.
-// Pure; read from the raw body so the request schemas stay as they are.
+// Pure; read from the body as the preset made it (a preset's `metadata` counts), under the bounds a
+// preset's own `metadata` has (management/preset-config.schemas.ts), so the request schemas stay as they are.
 import { invalidRequest } from '../errors.ts';
 
 export type Observation = { sessionId: string | null; user: string | null; metadata: Record<string, string> | null };
 
 export const METADATA_MAX_KEYS = 64;
-export const METADATA_KEY_MAX = 64;
-export const METADATA_VALUE_MAX = 512;
+export const METADATA_KEY_MAX = 128;
+export const METADATA_VALUE_MAX = 2048;
 const SESSION_MAX = 256;
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -33,8 +34,8 @@ export function observationOf(o: { raw: unknown; sessionHeader?: string | string
     metadata = {};
     for (const k of keys) {
       const v = m[k];
-      // Anthropic's `metadata.user_id` may be null (the messages schema allows it); it names no one.
-      if (v === null && k === 'user_id' && o.style === 'messages') continue;
+      // A null value (as a preset's metadata and Anthropic's `user_id` allow) is no value.
+      if (v === null) continue;
       if (k.length < 1 || k.length > METADATA_KEY_MAX)
         throw invalidRequest(`metadata: keys are 1 to ${METADATA_KEY_MAX} characters`);
       if (typeof v !== 'string' || v.length > METADATA_VALUE_MAX)
