@@ -2,6 +2,9 @@ import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { hostname } from 'node:os';
+import { lookup } from 'node:dns/promises';
+import { internalAddress } from '../../shared/egress-policy.ts';
 import { startTestGateway, type TestGateway } from '../../../test/helpers/gateway.ts';
 import { createTestAccount, type TestAccount } from '../../../test/helpers/accounts.ts';
 
@@ -339,5 +342,25 @@ describe('broadcast: spans to OTLP/HTTP collectors', () => {
         .join('\n'),
     );
     assert.match(metrics, /cohort_broadcast_spans_total\{outcome="exported",reason=""\} [1-9]/);
+  });
+
+  test('a destination named by a host that resolves inside the network is never connected to', async (t) => {
+    const name = hostname();
+    const addrs = await lookup(name, { all: true }).catch(() => []);
+    if (!addrs.some((a) => a.address === '127.0.0.1') || !addrs.every((a) => internalAddress(a.address)))
+      return t.skip(`this host's name (${name}) does not resolve to loopback only`);
+    const sneaky = await startCollector();
+    try {
+      const res = await gw.call('POST', '/observability/destinations', {
+        body: { endpoint: `http://${name}:${sneaky.port}/v1/traces`, protocol: 'http/json' },
+      });
+      // A name is not refused when it is added: what it resolves to is checked at each connection.
+      assert.equal(res.status, 201);
+      assert.equal((await chat(gw.keys.api_key, {})).status, 200);
+      await settle();
+      assert.equal(sneaky.exports.length, 0);
+    } finally {
+      await sneaky.close();
+    }
   });
 });
