@@ -1,4 +1,4 @@
-// Broadcast destination shapes (docs/reference/observability.md).
+// Broadcast destination shapes (docs/guides/observability.md).
 import { z } from 'zod';
 import { Timestamp, Uuid } from '../http/common.schemas.ts';
 import { StoredString } from '../http/stored.schemas.ts';
