@@ -183,7 +183,10 @@ export function createBroadcaster(o: BroadcastOptions) {
     return entry.loading;
   }
 
-  const send = (list: Destination[], span: SpanShape) => {
+  /** The span is made only when some collector will take it. */
+  const send = (list: Destination[], make: () => SpanShape) => {
+    if (!o.installation && !list.length) return;
+    const span = make();
     if (o.installation) sinkOf(o.installation).record(span);
     for (const d of list) sinkOf(d).record(span);
   };
@@ -201,13 +204,13 @@ export function createBroadcaster(o: BroadcastOptions) {
 
   return {
     /** Queues a span of a workspace known to broadcast for its collectors; returns at once. */
-    emit(workspaceId: string, span: SpanShape): void {
-      withDestinations(workspaceId, (got) => send(got.list, span));
+    emit(workspaceId: string, make: () => SpanShape): void {
+      withDestinations(workspaceId, (got) => send(got.list, make));
     },
-    /** Queues a span if the workspace broadcasts (read with its destinations); `make` runs only then. */
+    /** Queues a span if the workspace broadcasts (read with its destinations). */
     emitIfBroadcasting(workspaceId: string, make: () => SpanShape): void {
       withDestinations(workspaceId, (got) => {
-        if (got.enabled) send(got.list, make());
+        if (got.enabled) send(got.list, make);
       });
     },
     /** Forgets a workspace's destinations (a management change here); other gateways see it within cacheMs. */

@@ -10,7 +10,7 @@ type Request = { id: string; principal: { workspaceId: string | null }; observat
 export function broadcastsOf(b: Broadcaster | undefined) {
   return {
     model(row: ModelRow, observation: Observation | undefined): void {
-      if (b && row.workspaceId) b.emit(row.workspaceId, modelSpan(row, observation));
+      if (b && row.workspaceId) b.emit(row.workspaceId, () => modelSpan(row, observation));
     },
     tool(
       p: Request,
@@ -22,8 +22,7 @@ export function broadcastsOf(b: Broadcaster | undefined) {
     ): void {
       const ws = p.principal.workspaceId;
       if (!b || !ws) return;
-      b.emit(
-        ws,
+      b.emit(ws, () =>
         toolSpan({
           generationId: p.id,
           tool: o.step.tool_name,

@@ -24,7 +24,7 @@ async function exportTo(url: string, internalAllowed: boolean) {
     cacheMs: 60_000,
     onSpans: (o) => ('exported' in o ? (counts.exported += o.exported) : (counts.dropped += o.dropped)),
   });
-  b.emit('ws', span);
+  b.emit('ws', () => span);
   await b.flush();
   await b.close();
   return counts;
@@ -72,7 +72,7 @@ test('spans past a full queue, and those a dead collector does not take, are dro
     onSpans: (o) => ('exported' in o ? (counts.exported += o.exported) : (counts.dropped += o.dropped)),
   });
   await b.flush(); // the workspace's (empty) destination list is read once
-  for (let i = 0; i < 100; i++) b.emit('ws', span);
+  for (let i = 0; i < 100; i++) b.emit('ws', () => span);
   await b.flush();
   await b.close();
   assert.deepEqual(counts, { exported: 0, dropped: 100 });

@@ -40,10 +40,7 @@ export const traceIdOf = (o: { metadata: Record<string, string> | null; fallback
 function common(obs: Observation | null | undefined, fallbackTrace: string) {
   const m = obs?.metadata ?? null;
   const attributes: Attributes = {};
-  if (obs?.sessionId) {
-    attributes['session.id'] = obs.sessionId;
-    attributes['gen_ai.conversation.id'] = obs.sessionId;
-  }
+  if (obs?.sessionId) attributes['session.id'] = obs.sessionId;
   if (obs?.user) attributes['user.id'] = obs.user;
   if (m?.trace_name) attributes['cohort.trace_name'] = m.trace_name;
   for (const k in m ?? {}) if (!KNOWN.has(k)) attributes[`metadata.${k}`] = m![k]!;
@@ -89,23 +86,22 @@ export function modelSpan(row: ModelRow, obs: Observation | null | undefined): S
   const c = common(obs, generation);
   const model = row.model ?? row.requestedModel ?? 'unknown';
   const a = c.attributes;
+  // Every span of every broadcasting request is serialized: an attribute that repeats another, or
+  // says nothing in the usual case, is left out (the span's duration is its latency).
   a['gen_ai.operation.name'] = 'chat';
   put(a, 'gen_ai.provider.name', row.provider);
-  put(a, 'gen_ai.request.model', row.requestedModel);
+  if (row.requestedModel !== row.model) put(a, 'gen_ai.request.model', row.requestedModel);
   put(a, 'gen_ai.response.model', row.model);
   a['gen_ai.response.id'] = generation;
   if (row.finishReason) a['gen_ai.response.finish_reasons'] = [row.finishReason];
   put(a, 'gen_ai.usage.input_tokens', row.promptTokens);
   put(a, 'gen_ai.usage.output_tokens', row.completionTokens);
-  put(a, 'gen_ai.usage.cached_input_tokens', row.cachedTokens);
+  if (row.cachedTokens) a['gen_ai.usage.cached_input_tokens'] = row.cachedTokens;
   put(a, 'cohort.cost_usd', row.cost);
   if (row.provider) a['cohort.endpoint'] = `${row.provider}:${model}`;
-  a['cohort.latency_ms'] = row.latencyMs;
   a['cohort.status'] = row.status;
-  a['cohort.api_style'] = row.apiStyle;
-  a['cohort.streamed'] = row.streamed;
-  put(a, 'cohort.byok', row.isByok);
-  put(a, 'cohort.attempts', row.attempts);
+  if (row.isByok) a['cohort.byok'] = true;
+  if (row.attempts && row.attempts > 1) a['cohort.attempts'] = row.attempts;
   put(a, 'cohort.step', row.step);
   put(a, 'cohort.workspace_id', row.workspaceId);
   const endMs = (row.createdAt ?? new Date()).getTime();
@@ -138,7 +134,6 @@ export function toolSpan(o: {
   a['gen_ai.tool.call.id'] = o.callId;
   a['gen_ai.tool.type'] = 'extension';
   a['gen_ai.response.id'] = o.generationId;
-  a['cohort.latency_ms'] = Math.round(o.endMs - o.startMs);
   a['cohort.status'] = o.status === 'completed' ? 200 : 500;
   put(a, 'cohort.workspace_id', o.workspaceId);
   return {
@@ -180,7 +175,6 @@ export function turnSpan(o: TurnEnd & { internId: string; internName: string; wo
   put(a, 'gen_ai.usage.input_tokens', o.usage?.prompt_tokens);
   put(a, 'gen_ai.usage.output_tokens', o.usage?.completion_tokens);
   put(a, 'cohort.cost_usd', o.usage?.cost);
-  a['cohort.latency_ms'] = Math.round(o.endMs - o.startMs);
   a['cohort.status'] = o.status;
   a['cohort.workspace_id'] = o.workspaceId;
   return {
