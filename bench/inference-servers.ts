@@ -1,7 +1,8 @@
 // The benchmark's child processes besides the gateways: a loopback upstream that answers a chat
 // completion at once (JSON, or a short SSE stream), and the raw pass-through proxy, about 30
-// lines of node:http piping each request to the upstream: the practical limit of a Node gateway.
-// Run as `node --import tsx bench/inference-servers.ts upstream|proxy PORT [UPSTREAM_PORT]`.
+// lines of node:http piping each request to the upstream: the practical limit of a Node gateway;
+// and an OTLP/HTTP collector that takes every export (the broadcast section).
+// Run as `node --import tsx bench/inference-servers.ts upstream|proxy|collector PORT [UPSTREAM_PORT]`.
 import { createServer, request, Agent } from 'node:http';
 
 const id = 'chatcmpl-bench';
@@ -56,6 +57,24 @@ function proxy(port: number, upstreamPort: number) {
   }).listen(port, '127.0.0.1', () => process.send?.('ready'));
 }
 
+/** Reads each export to its end and answers 200, counting the bytes (printed on SIGTERM). */
+function collector(port: number) {
+  let bytes = 0;
+  let exports = 0;
+  createServer((req, res) => {
+    req.on('data', (c: Buffer) => (bytes += c.length));
+    req.on('end', () => {
+      exports++;
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+    });
+  }).listen(port, '127.0.0.1');
+  process.on('SIGTERM', () => {
+    process.stderr.write(`collector: ${exports} exports, ${(bytes / 1024).toFixed(0)} KiB\n`);
+    process.exit(0);
+  });
+}
+
 const [role, port, upstreamPort] = process.argv.slice(2);
 if (role === 'upstream') upstream(Number(port));
 else if (role === 'proxy') proxy(Number(port), Number(upstreamPort));
+else if (role === 'collector') collector(Number(port));

@@ -6,10 +6,12 @@
 // BENCH_REPEAT runs of BENCH_DURATION_MS each, then the targets of the inference issue. Then
 // cohort's legitimate throughput with a slowloris beside it (bench/slowloris.ts: BENCH_SLOW_SOCKETS
 // sockets from 127.0.0.2, a header every 10 s) against the same load without it, in pairs.
-// BENCH_SECTIONS (compare,slowloris,guardrails,loop; all by default) picks sections; `loop` is the
-// server-tool loop's own cost (bench/inference-loop.ts); `guardrails` is the cost of budgets: one
-// cohort, a key under a guardrail with a spending limit (and a limit of its own) against a key
-// with neither, taking turns at 50 connections (target: under 5% fewer req/s). BENCH_NODE_ARGS adds node
+// BENCH_SECTIONS (compare,slowloris,guardrails,loop,broadcast; all by default) picks sections; `loop`
+// is the server-tool loop's own cost (bench/inference-loop.ts); `guardrails` is the cost of budgets:
+// one cohort, a key under a guardrail with a spending limit (and a limit of its own) against a key
+// with neither, taking turns at 50 connections (target: under 5% fewer req/s); `broadcast` is
+// cohort with its workspace broadcasting every request as a span to a loopback OTLP collector
+// against cohort without, in pairs at 50 connections (docs/guides/observability.md). BENCH_NODE_ARGS adds node
 // flags to cohort's processes. BENCH_COHORT_BASELINE (another build's dist/main.js) runs that
 // build as `cohort (baseline)` beside this one, taking turns in the same runs: an A/B of a change.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
@@ -29,7 +31,7 @@ const REPEAT = Number(process.env.BENCH_REPEAT ?? 5);
 const CONNECTIONS = (process.env.BENCH_CONNECTIONS ?? '1,50,200').split(',').map(Number);
 /** Node flags for cohort's processes (for A/B of V8 settings). */
 const NODE_ARGS = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
-const SECTIONS = new Set((process.env.BENCH_SECTIONS ?? 'compare,slowloris,guardrails,loop').split(','));
+const SECTIONS = new Set((process.env.BENCH_SECTIONS ?? 'compare,slowloris,guardrails,loop,broadcast').split(','));
 const BASELINE = process.env.BENCH_COHORT_BASELINE;
 const openFiles = Number(/^Max open files\s+(\d+)/m.exec(readFileSync('/proc/self/limits', 'utf8'))?.[1] ?? 1024);
 /** The issue's 20,000 slow sockets, as far as the open-file limit goes. */
@@ -89,14 +91,8 @@ const CPU_BUDGET = 1.3;
 type Target = { name: string; url: string; headers: Record<string, string>; model: string; child: ChildProcess | null };
 
 async function main() {
-  const [upPort, proxyPort, cohortPort, portkeyPort, cohortPgPort, baselinePort] = await Promise.all([
-    freePort(),
-    freePort(),
-    freePort(),
-    freePort(),
-    freePort(),
-    freePort(),
-  ]);
+  const [upPort, proxyPort, cohortPort, portkeyPort, cohortPgPort, baselinePort, broadcastPort, collectorPort] =
+    await Promise.all([freePort(), freePort(), freePort(), freePort(), freePort(), freePort(), freePort(), freePort()]);
   const servers = 'bench/inference-servers.ts';
   start(['--import', 'tsx', servers, 'upstream', String(upPort)]);
   const upstream = `http://127.0.0.1:${upPort}/v1`;
@@ -119,8 +115,8 @@ async function main() {
     });
     await until(() => existsSync(join(dataDir, 'bootstrap.json')), 'cohort');
     await until(answers(`http://127.0.0.1:${port}/api/v1/chat/completions`), 'cohort');
-    const boot = JSON.parse(readFileSync(join(dataDir, 'bootstrap.json'), 'utf8'));
-    return { child, apiKey: boot.api_key as string, managementKey: boot.management_key as string };
+    const keys = JSON.parse(readFileSync(join(dataDir, 'bootstrap.json'), 'utf8'));
+    return { child, apiKey: keys.api_key as string, managementKey: keys.management_key as string, keys };
   };
   const portkey = start([
     '--import',
@@ -184,6 +180,26 @@ async function main() {
   ];
 
   const rows: { stream: boolean; conns: number; target: Target; r: LoadResult & { cpu: number }; rss: string }[] = [];
+  if (SECTIONS.has('broadcast')) {
+    start(['--import', 'tsx', servers, 'collector', String(collectorPort)]);
+    const on = await startCohort(broadcastPort, {
+      OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${collectorPort}`,
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf',
+    });
+    const patched = await fetch(`http://127.0.0.1:${broadcastPort}/api/v1/workspaces/${on.keys.workspace_id}`, {
+      method: 'PATCH',
+      headers: { authorization: `Bearer ${on.keys.management_key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ is_observability_broadcast_enabled: true }),
+    });
+    if (patched.status !== 200) throw new Error(`could not turn broadcast on: ${patched.status}`);
+    await broadcastSection(targets.find((t) => t.name === 'cohort')!, {
+      ...targets.find((t) => t.name === 'cohort')!,
+      name: 'cohort (broadcast on)',
+      url: `http://127.0.0.1:${broadcastPort}/api/v1/chat/completions`,
+      headers: { authorization: `Bearer ${on.apiKey}` },
+      child: on.child,
+    });
+  }
   if (SECTIONS.has('slowloris')) await slowlorisSection(targets.find((t) => t.name === 'cohort')!, cohortPort);
   if (SECTIONS.has('guardrails')) await guardrailSection(cohortPort, cohort.managementKey);
   if (!SECTIONS.has('compare')) return;
@@ -256,6 +272,51 @@ async function main() {
       }
     }
   }
+}
+
+/** cohort without broadcast and with (every request a span to a loopback collector), in pairs at 50 connections. */
+async function broadcastSection(off: Target, on: Target) {
+  const rows: string[] = [];
+  for (const stream of [false, true]) {
+    const run = async (t: Target) => {
+      const before = cpuUs(t.child);
+      const r = await load({
+        url: t.url,
+        headers: t.headers,
+        body: JSON.stringify({ model: t.model, stream, messages: [{ role: 'user', content: 'Say hello' }] }),
+        connections: 50,
+        durationMs: DURATION,
+      });
+      return { ...r, cpu: (cpuUs(t.child) - before) / r.requests };
+    };
+    await run(off);
+    await run(on);
+    const offs: (LoadResult & { cpu: number })[] = [];
+    const ons: (LoadResult & { cpu: number })[] = [];
+    for (let i = 0; i < REPEAT; i++) {
+      offs.push(await run(off));
+      ons.push(await run(on));
+    }
+    const m = (rs: (LoadResult & { cpu: number })[]) => ({
+      rps: median(rs.map((x) => x.rps)),
+      p99: median(rs.map((x) => x.p99)),
+      cpu: median(rs.map((x) => x.cpu)),
+      errors: rs.reduce((n, x) => n + x.errors, 0),
+    });
+    const [a, b] = [m(offs), m(ons)];
+    rows.push(
+      `| ${stream ? 'stream' : 'json'} | 50 | ${a.rps.toFixed(0)} | ${b.rps.toFixed(0)} | ${(b.rps / a.rps).toFixed(3)} | ${a.p99.toFixed(2)} / ${b.p99.toFixed(2)} | ${a.cpu.toFixed(0)} / ${b.cpu.toFixed(0)} | ${a.errors} / ${b.errors} |`,
+    );
+    process.stderr.write(`broadcast ${stream ? 'stream' : 'json'}: ${a.rps.toFixed(0)} off, ${b.rps.toFixed(0)} on\n`);
+  }
+  console.log(
+    `\ncohort with every request broadcast as a span (OTLP/HTTP protobuf to a loopback collector) against without; medians of ${REPEAT} pairs of ${DURATION} ms runs at 50 connections. Target: on ÷ off ≥ 0.95.\n`,
+  );
+  console.log(
+    '| mode | conns | req/s off | req/s on | on ÷ off | p99 ms off / on | CPU µs per request off / on | errors off / on |',
+  );
+  console.log('|---|---:|---:|---:|---:|---:|---:|---:|');
+  for (const r of rows) console.log(r);
 }
 
 /** Legitimate clients' req/s and p99 with a slowloris running beside them and without, in pairs (each pair one run of each). */

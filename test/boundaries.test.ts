@@ -26,6 +26,8 @@ const DEPENDS: Record<string, string[]> = {
   'gateway/access': ['shared', 'gateway/crypto', 'gateway/store', 'gateway/management'],
   'gateway/http': ['shared', 'gateway/store', 'gateway/access'],
   'gateway/management': ['shared', 'gateway/crypto', 'gateway/store', 'gateway/http', 'gateway/access'],
+  // Broadcast destinations, spans and the observation of a request (docs/guides/observability.md).
+  'gateway/observability': ['shared', 'gateway/crypto', 'gateway/store', 'gateway/http', 'gateway/access'],
   // runtime/sandbox: the server tools' ephemeral sandbox (inference/tools/sandbox.ts).
   'gateway/inference': [
     'shared',
@@ -33,9 +35,18 @@ const DEPENDS: Record<string, string[]> = {
     'gateway/store',
     'gateway/http',
     'gateway/access',
+    'gateway/observability',
     'runtime/sandbox',
   ],
-  'gateway/interns': ['shared', 'gateway/crypto', 'gateway/store', 'gateway/http', 'gateway/access', 'runtime/sandbox'],
+  'gateway/interns': [
+    'shared',
+    'gateway/crypto',
+    'gateway/store',
+    'gateway/http',
+    'gateway/access',
+    'gateway/observability',
+    'runtime/sandbox',
+  ],
 };
 /** Modules at the root of src/gateway (the assembly) that its folders may import: configuration,
  * the error registry, and the context route modules receive (types only). */

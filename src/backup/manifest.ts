@@ -16,6 +16,7 @@ export const TABLES = [
   'presets',
   'preset_versions',
   'byok_credentials',
+  'broadcast_destinations',
   'inference_requests',
   'interns',
   'guardrails',

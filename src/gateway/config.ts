@@ -9,6 +9,7 @@ import { parseEgress, type EgressPolicy } from './interns/egress.ts';
 import type { SlotLimits } from './access/concurrency.ts';
 import { parseToolsEnv, TOOL_DEFAULTS } from './inference/tools/env.ts';
 import type { ToolsEnv } from './inference/tools/types.ts';
+import { parseObservabilityEnv, type ObservabilityEnv } from './observability/config.ts';
 
 const int = (def: number) => z.coerce.number().int().positive().default(def);
 const flag = z
@@ -209,6 +210,8 @@ export type Config = {
   logFormat?: 'pretty' | 'json';
   /** Server tools: what the operator configured for them (docs/reference/configuration.md). */
   tools: ToolsEnv;
+  /** Broadcast and the request log's keeping (docs/guides/observability.md). */
+  observability: ObservabilityEnv;
 };
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -252,6 +255,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   });
   return {
     tools,
+    observability: parseObservabilityEnv(env),
     host: e.HOST,
     port: e.PORT,
     dataDir: resolve(e.COHORT_DATA_DIR),

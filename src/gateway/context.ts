@@ -14,6 +14,7 @@ import type { Catalogue } from './interns/agent-catalogue.ts';
 import type { Health } from './health.ts';
 import type { Metrics } from './http/metrics.ts';
 import type { Fleet } from './interns/hibernation.ts';
+import type { Broadcaster } from './observability/broadcast.ts';
 
 export type Ctx = {
   config: Config;
@@ -35,4 +36,6 @@ export type Ctx = {
   agents: Catalogue;
   health: Health;
   metrics: Metrics;
+  /** Spans of broadcasting workspaces to their collectors (docs/guides/observability.md). */
+  broadcast: Broadcaster;
 };

@@ -14,6 +14,8 @@ import { agentRoutes } from './interns/agents.routes.ts';
 import { responsesRoutes } from './inference/responses.routes.ts';
 import { modelRoutes } from './inference/models.routes.ts';
 import { activityRoutes } from './inference/activity.routes.ts';
+import { generationRoutes } from './inference/generations.routes.ts';
+import { destinationRoutes } from './observability/destinations.routes.ts';
 import { opsRoutes } from './ops.routes.ts';
 import { consoleRoutes } from './console.ts';
 
@@ -31,6 +33,8 @@ export const routeModules: RouteModule[] = [
   responsesRoutes,
   modelRoutes,
   activityRoutes,
+  generationRoutes,
+  destinationRoutes,
   openapiRoutes,
 ];
 

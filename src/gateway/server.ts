@@ -23,6 +23,9 @@ import { buildApp } from './http/app.ts';
 import { createOpenApiRegistry } from './http/openapi.ts';
 import { rootModules, routeModules } from './routes.ts';
 import { createMetrics } from './http/metrics.ts';
+import { createBroadcaster } from './observability/broadcast.ts';
+import { openDestinations } from './observability/destinations.ts';
+import { createRetention } from './observability/retention.ts';
 import { createHealth } from './health.ts';
 import { internsByPower, internsByStatus } from './interns/interns.ts';
 import { createFleet, type Fleet } from './interns/hibernation.ts';
@@ -181,7 +184,19 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     wakeQueue: () => fleet?.stats() ?? { running: 0, queued: 0 },
     requestLogPending: () => inference.requestLogPending(),
   });
+  const obs = config.observability;
+  const broadcast = createBroadcaster({
+    log,
+    installation: obs.installation && { key: 'installation', ...obs.installation, internalAllowed: true },
+    destinationsOf: (workspaceId) => openDestinations(store.db, sealer, { workspaceId, egress: obs.egress }),
+    cacheMs: config.routingCacheMs,
+    timeoutMs: obs.timeoutMs,
+    onSpans: (o) => metrics.broadcastSpans(o),
+  });
+  const retention = createRetention({ db: store.db, log, ...obs.retention });
+  retention.start();
   const inference = createInferenceService({
+    broadcast,
     tools: config.tools,
     sandboxHost: config.tools.sandbox ? toolSandboxHost(config) : null,
     slots,
@@ -248,6 +263,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
       dbTimeoutMs: storeOpts.timeoutMs,
     }),
     metrics,
+    broadcast,
   };
   const app = buildApp(ctx, routeModules, rootModules);
   // An intern reaches this server through its daemon's forwarder for model requests only.
@@ -278,6 +294,8 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     await ctx.turnLimiter.close();
     await ctx.slots.close();
     await ctx.health.close();
+    await ctx.broadcast.close();
+    await retention.close();
     await bus?.close();
     await redis?.close();
     await store.close();

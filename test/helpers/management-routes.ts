@@ -1,4 +1,4 @@
-// Test helper: every management route (workspaces, presets, provider credentials) with a
+// Test helper: every management route (workspaces, presets, provider credentials, broadcast destinations) with a
 // concrete path, so auth, fuzz and OpenAPI tests cover the same list.
 export type ManagementRoute = {
   method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
@@ -46,4 +46,8 @@ export const MANAGEMENT_ROUTES: ManagementRoute[] = [
   r('GET', '/byok/{id}', false, [200, 400, 404]),
   r('PATCH', '/byok/{id}', true, [200, 400, 404]),
   r('DELETE', '/byok/{id}', false, [200, 400, 404]),
+  r('POST', '/observability/destinations', true, [201, 400]),
+  r('GET', '/observability/destinations', false, [200, 400]),
+  r('GET', '/observability/destinations/{id}', false, [200, 400, 404]),
+  r('DELETE', '/observability/destinations/{id}', false, [200, 400, 404]),
 ];

@@ -1,7 +1,10 @@
 // Usage: requests, tokens and cost per day and per model, as a stacked bar chart (a value axis
 // with round ticks, each day's total above its bar, each part's value on hover) with the same
 // figures in a table. The figures come from the request log as OpenRouter's activity endpoint
-// shapes them (GET /api/v1/activity, management key, one row per day and model).
+// shapes them (GET /api/v1/activity, management key, one row per day and model). Below, the
+// latest requests one by one (GET /api/v1/generations), each with its logged bodies on demand
+// (GET /api/v1/generation/content; docs/guides/observability.md).
+import { Fragment } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { api, problem, type Problem } from '../api.ts';
 import { Alert, Choice, Loading, Page } from '../ui.tsx';
@@ -118,6 +121,111 @@ function Chart({ rows, metric }: { rows: ActivityRow[]; metric: Metric }) {
   );
 }
 
+type Generation = {
+  id: string;
+  created_at: string;
+  model: string;
+  status: number;
+  tokens_prompt: number | null;
+  tokens_completion: number | null;
+  total_cost: number;
+  latency: number | null;
+  session_id: string | null;
+};
+type Content = { input: { prompt: string } | { messages: unknown[] }; output: { completion: string | null } };
+
+/** One request's logged input and output, or why there are none. */
+function Bodies({ id }: { id: string }) {
+  const [content, setContent] = useState<Content | null>(null);
+  const [error, setError] = useState<Problem | null>(null);
+  useEffect(() => {
+    api<{ data: Content }>('GET', `/generation/content?id=${encodeURIComponent(id)}`).then(
+      (r) => setContent(r.data),
+      (e) => setError(problem(e)),
+    );
+  }, [id]);
+  if (error)
+    return (
+      <p class="bodies">
+        {error.status === 404
+          ? 'Its bodies were not kept (I/O logging is off for it, or retention cleared them).'
+          : error.message}
+      </p>
+    );
+  if (!content) return <Loading what="the bodies" />;
+  return (
+    <div class="bodies">
+      <p>Input</p>
+      <pre class="input">{JSON.stringify(content.input, null, 2)}</pre>
+      <p>Output</p>
+      <pre class="output">{content.output.completion ?? ''}</pre>
+    </div>
+  );
+}
+
+function Requests() {
+  const [rows, setRows] = useState<Generation[] | null>(null);
+  const [open, setOpen] = useState<string | null>(null);
+  useEffect(() => {
+    api<{ data: Generation[] }>('GET', '/generations?limit=25').then(
+      (r) => setRows(r.data),
+      () => setRows([]),
+    );
+  }, []);
+  if (!rows?.length) return null;
+  return (
+    <div class="table-wrap">
+      <table class="requests">
+        <caption>Latest requests</caption>
+        <thead>
+          <tr>
+            <th scope="col">Time</th>
+            <th scope="col">Model</th>
+            <th scope="col">Status</th>
+            <th scope="col">Tokens</th>
+            <th scope="col">Cost</th>
+            <th scope="col">Session</th>
+            <th scope="col">Bodies</th>
+          </tr>
+        </thead>
+        <tbody>
+          {rows.map((g) => (
+            <Fragment key={g.id}>
+              <tr>
+                <td>{g.created_at.slice(0, 19).replace('T', ' ')}</td>
+                <td>
+                  <code>{g.model}</code>
+                </td>
+                <td>{g.status}</td>
+                <td>{format((g.tokens_prompt ?? 0) + (g.tokens_completion ?? 0), 'tokens')}</td>
+                <td>{format(g.total_cost, 'cost')}</td>
+                <td>{g.session_id ?? ''}</td>
+                <td>
+                  <button
+                    type="button"
+                    aria-expanded={open === g.id}
+                    aria-label={`Bodies of ${g.id}`}
+                    onClick={() => setOpen(open === g.id ? null : g.id)}
+                  >
+                    {open === g.id ? 'Hide' : 'Show'}
+                  </button>
+                </td>
+              </tr>
+              {open === g.id ? (
+                <tr>
+                  <td colSpan={7}>
+                    <Bodies id={g.id} />
+                  </td>
+                </tr>
+              ) : null}
+            </Fragment>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
 export function Usage() {
   const [rows, setRows] = useState<ActivityRow[] | null>(null);
   const [error, setError] = useState<Problem | null>(null);
@@ -186,6 +294,7 @@ export function Usage() {
               </tbody>
             </table>
           </div>
+          <Requests />
         </>
       )}
     </Page>

@@ -19,6 +19,8 @@ export type Metrics = {
   /** The request log (docs/failure-modes.md): rows lost for good, by reason, and a write the store did not take (retried). */
   requestLogLost(reason: string, rows: number): void;
   requestLogWriteError(): void;
+  /** Broadcast (docs/guides/observability.md): spans a collector took, or dropped (queue full, or the export failed). */
+  broadcastSpans(o: { exported: number } | { dropped: number; reason: string }): void;
   text(): Promise<string>;
   contentType: string;
 };
@@ -122,6 +124,12 @@ export function createMetrics(o: {
       this.set({ where: 'disk' }, p.disk);
     },
   });
+  const spans = new Counter({
+    name: 'cohort_broadcast_spans_total',
+    help: 'Broadcast spans by outcome: exported (a collector took them) or dropped, by reason: queue_full (a collector slow or gone), export_failed (refused or not reached)',
+    labelNames: ['outcome', 'reason'],
+    registers: [registry],
+  });
   const upstream = new Counter({
     name: 'cohort_upstream_errors_total',
     help: 'Upstream attempts that failed at a provider (before a response started), by provider',
@@ -139,6 +147,10 @@ export function createMetrics(o: {
     wakeRefused: () => refused.inc(),
     requestLogLost: (reason, rows) => lostRows.inc({ reason }, rows),
     requestLogWriteError: () => writeErrors.inc(),
+    broadcastSpans: (o) =>
+      'exported' in o
+        ? spans.inc({ outcome: 'exported', reason: '' }, o.exported)
+        : spans.inc({ outcome: 'dropped', reason: o.reason }, o.dropped),
     text: () => registry.metrics(),
     contentType: registry.contentType,
   };

@@ -23,6 +23,7 @@ function route(slug: string): Route {
     sharedKey: `sk-${slug}`,
     keyless: false,
     zdr: false,
+    collectsData: false,
     configured: true,
   };
   return {

@@ -59,7 +59,13 @@ export const chatCompletionRoutes: RouteModule = (app, ctx) => {
     handler: async (req, reply, input) => {
       const body = input.body as RequestBody;
       await holdSlot(ctx, req, reply, 'model');
-      const p = await prepareOrRefuse(ctx, { principal: principalOf(req), body, style: 'chat', raw: req.body });
+      const p = await prepareOrRefuse(ctx, {
+        principal: principalOf(req),
+        body,
+        style: 'chat',
+        raw: req.body,
+        sessionHeader: req.headers['x-session-id'],
+      });
       const cancel = cancelOnClose(reply);
       if (!p.stream) return (await ctx.inference.complete(p, cancel)).completion;
       const { served, chunks } = await ctx.inference.stream(p, cancel);

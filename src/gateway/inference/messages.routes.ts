@@ -57,7 +57,13 @@ export const messagesRoutes: RouteModule = (app, ctx) => {
       const parsed = input.body as AnthropicBody;
       const body = fromMessagesBody(parsed) as RequestBody;
       await holdSlot(ctx, req, reply, 'model');
-      const p = await prepareOrRefuse(ctx, { principal: principalOf(req), body, style: 'messages', raw: req.body });
+      const p = await prepareOrRefuse(ctx, {
+        principal: principalOf(req),
+        body,
+        style: 'messages',
+        raw: req.body,
+        sessionHeader: req.headers['x-session-id'],
+      });
       const cancel = cancelOnClose(reply);
       if (!p.stream) return toMessage((await ctx.inference.complete(p, cancel)).completion);
       const { served, chunks } = await ctx.inference.stream(p, cancel);

@@ -19,7 +19,10 @@ export type Outcome = {
   response?: unknown;
 };
 
-type Recordable = Pick<Prepared, 'id' | 'started' | 'style' | 'stream' | 'principal' | 'requestedModel' | 'loggedBody'>;
+type Recordable = Pick<
+  Prepared,
+  'id' | 'started' | 'style' | 'stream' | 'principal' | 'requestedModel' | 'loggedBody' | 'observation'
+>;
 
 export function rowOf(p: Recordable, o: Outcome): InferenceRequestRow {
   const u = o.usage ?? null;
@@ -51,6 +54,9 @@ export function rowOf(p: Recordable, o: Outcome): InferenceRequestRow {
     requestBody: p.loggedBody === undefined ? null : p.loggedBody,
     responseBody: p.loggedBody === undefined ? null : (o.response ?? null),
     createdAt: new Date(),
+    sessionId: p.observation?.sessionId ?? null,
+    externalUser: p.observation?.user ?? null,
+    metadata: p.observation?.metadata ?? null,
   };
 }
 

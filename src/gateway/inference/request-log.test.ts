@@ -51,6 +51,9 @@ const row = (over: Partial<InferenceRequestRow>): InferenceRequestRow => ({
   step: null,
   chargedKeyId: null,
   guardrailId: null,
+  sessionId: null,
+  externalUser: null,
+  metadata: null,
   ...over,
 });
 

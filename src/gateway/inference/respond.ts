@@ -23,7 +23,7 @@ export const errorDocs = refusals(ChatError, 400, 401, 402, 403, 404, 429, 502, 
 /** Resolves a request; a refusal is recorded in the request log before it is returned. */
 export async function prepareOrRefuse(
   ctx: Ctx,
-  o: { principal: Principal; body: RequestBody; style: ApiStyle; raw: unknown },
+  o: { principal: Principal; body: RequestBody; style: ApiStyle; raw: unknown; sessionHeader?: string | string[] },
 ): Promise<Prepared> {
   const started = performance.now();
   try {

@@ -49,7 +49,13 @@ export const responsesRoutes: RouteModule = (app, ctx) => {
       const parsed = input.body as ResponsesBody;
       const body = fromResponsesBody(parsed) as RequestBody;
       await holdSlot(ctx, req, reply, 'model');
-      const p = await prepareOrRefuse(ctx, { principal: principalOf(req), body, style: 'responses', raw: req.body });
+      const p = await prepareOrRefuse(ctx, {
+        principal: principalOf(req),
+        body,
+        style: 'responses',
+        raw: req.body,
+        sessionHeader: req.headers['x-session-id'],
+      });
       const cancel = cancelOnClose(reply);
       const who = (model: string): ResponseIdentity => ({
         requestId: p.id,

@@ -41,8 +41,14 @@ import { generateImage } from './tools/images.ts';
 import { noServerTools } from './tools/env.ts';
 import type { ToolsEnv } from './tools/types.ts';
 import type { SandboxHost } from './tools/sandbox.ts';
+import { observationOf, type Observation } from '../observability/observation.ts';
+import type { Broadcaster } from '../observability/broadcast.ts';
+import { broadcastsOf } from '../observability/emit.ts';
 
 export type ApiStyle = 'chat' | 'messages' | 'responses';
+
+const dataCollectionRefused = (slug: string) =>
+  `provider ${slug}'s shared endpoint may log or train on prompts (${providerVar(slug, 'DATA_COLLECTION')}=allow) and this workspace does not allow that: turn on is_data_discount_logging_enabled, or add a BYOK credential for ${slug}`;
 
 const providerNotConfigured = (slug: string) =>
   invalidRequest(
@@ -60,6 +66,10 @@ export type Prepared = {
   upstream: ChatRequest;
   /** The client's body as received, kept only when the workspace logs this request's I/O. */
   loggedBody: unknown;
+  /** Its session, end user and metadata (observation.ts), recorded and broadcast. */
+  observation?: Observation;
+  /** Whether its workspace broadcasts (is_observability_broadcast_enabled). */
+  broadcast?: boolean;
   /** The server-tool loop, for a request that names server tools (tools/loop.ts). */
   loop?: LoopPlan;
   /** A turn of a loop (or a tool's model request): its row is `<id>-<step>`, a step of generation `id`. */
@@ -88,6 +98,8 @@ export type InferenceOptions = {
   slots?: ConcurrencyLimiter;
   /** Spending limits (access/budgets.ts): a request is admitted in prepare and settled when recorded. */
   ledger?: Ledger;
+  /** Spans of broadcasting workspaces (docs/guides/observability.md). */
+  broadcast?: Broadcaster;
 };
 
 export type InferenceService = ReturnType<typeof createInferenceService>;
@@ -119,7 +131,13 @@ export function createInferenceService(opts: InferenceOptions) {
 
   function routeFor(
     model: string,
-    ctx: { principal: Principal; credentials: ReadonlyMap<string, CredentialRow[]>; requireZdr: boolean },
+    ctx: {
+      principal: Principal;
+      credentials: ReadonlyMap<string, CredentialRow[]>;
+      requireZdr: boolean;
+      /** The workspace's is_data_discount_logging_enabled: shared endpoints that collect data are usable. */
+      dataCollection: boolean;
+    },
   ): Route | ApiError {
     const split = splitModel(model, providers);
     if (!split?.model) throw invalidRequest(`model: ${model} names no known provider (expected provider/model)`);
@@ -135,14 +153,18 @@ export function createInferenceService(opts: InferenceOptions) {
       throw invalidRequest(
         `model: provider ${provider.slug} has no endpoint configured (${providerVar(provider.slug, 'BASE_URL')})`,
       );
+    const shared = provider.keyless || provider.sharedKey !== null;
+    const withheld = shared && provider.collectsData && !ctx.dataCollection;
     const sel = selectCredentials({
-      provider: { slug: provider.slug, shared: provider.keyless || provider.sharedKey !== null, zdr: provider.zdr },
+      provider: { slug: provider.slug, shared: shared && !withheld, zdr: provider.zdr },
       model,
       userId: ctx.principal.userId,
       keyHash: ctx.principal.keyHash,
       requireZdr: ctx.requireZdr,
       credentials,
     });
+    if (!sel.ok && withheld && sel.why === 'no_credential')
+      return badModelRequest(dataCollectionRefused(provider.slug));
     if (!sel.ok) return badModelRequest(sel.message);
     return { model, provider, providerModel: split.model, adapter, candidates: sel.candidates, credentials };
   }
@@ -152,6 +174,8 @@ export function createInferenceService(opts: InferenceOptions) {
     body: RequestBody;
     style: ApiStyle;
     raw: unknown;
+    /** The `x-session-id` header, used when the body names no session. */
+    sessionHeader?: string | string[];
   }): Promise<Prepared> {
     const started = performance.now();
     const { principal } = o;
@@ -170,6 +194,7 @@ export function createInferenceService(opts: InferenceOptions) {
       : o.body;
     const slug = presetSlugOf(asked);
     const body = slug ? applyPreset(asked, await config.preset({ workspaceId: ws.id, slug })) : asked;
+    const observation = observationOf({ raw: body, sessionHeader: o.sessionHeader, style: o.style });
     const resolved = resolveRequest(body, { defaultModel: ws.defaultTextModel });
     // A guardrail that enforces ZDR makes every request of its keys a `zdr` one.
     const requireZdr = resolved.requireZdr || principal.guardrail?.enforceZdr === true;
@@ -182,13 +207,25 @@ export function createInferenceService(opts: InferenceOptions) {
           env: toolsEnv,
           workspace: { defaultImageModel: ws.defaultImageModel ?? null, disabled: ws.disabledServerTools ?? [] },
           routesFor: (model) => {
-            const r = routeFor(model, { principal, credentials: space.credentials, requireZdr });
+            const r = routeFor(model, {
+              principal,
+              credentials: space.credentials,
+              requireZdr,
+              dataCollection: ws.isDataDiscountLoggingEnabled,
+            });
             if (r instanceof ApiError) throw r;
             return [r];
           },
         })
       : undefined;
-    const found = resolved.models.map((m) => routeFor(m, { principal, credentials: space.credentials, requireZdr }));
+    const found = resolved.models.map((m) =>
+      routeFor(m, {
+        principal,
+        credentials: space.credentials,
+        requireZdr,
+        dataCollection: ws.isDataDiscountLoggingEnabled,
+      }),
+    );
     const routes = found.filter((r): r is Route => !(r instanceof ApiError));
     if (!routes.length) throw found[0] as ApiError;
     const io = {
@@ -209,10 +246,13 @@ export function createInferenceService(opts: InferenceOptions) {
       routes,
       upstream: resolved.upstream,
       loggedBody: shouldStoreBodies(io, { apiKeyId: principal.keyId, random: Math.random() }) ? o.raw : undefined,
+      observation,
+      broadcast: ws.isObservabilityBroadcastEnabled,
       loop,
     };
   }
 
+  const spans = broadcastsOf(opts.broadcast);
   const record = (p: Prepared, outcome: Outcome) => {
     if (p.principal.budgets.length)
       opts.ledger?.settle({
@@ -221,11 +261,12 @@ export function createInferenceService(opts: InferenceOptions) {
         cost: outcome.usage?.cost ?? 0,
         isByok: outcome.served?.isByok ?? false,
       });
-    requestLog.add(
+    const row =
       p.step === undefined
         ? rowOf(p, outcome)
-        : { ...rowOf(p, outcome), id: `${p.id}-${p.step}`, generationId: p.id, step: p.step },
-    );
+        : { ...rowOf(p, outcome), id: `${p.id}-${p.step}`, generationId: p.id, step: p.step };
+    requestLog.add(row);
+    if (p.broadcast) spans.model(row, p.observation);
   };
   const attempt = <T>(p: Prepared, cancel: Cancel, run: Parameters<typeof tryRoutes<T>>[0]['run']) => {
     const stats = { attempts: 0 };
@@ -267,6 +308,7 @@ export function createInferenceService(opts: InferenceOptions) {
             principal,
             credentials: space.credentials,
             requireZdr: principal.guardrail?.enforceZdr === true,
+            dataCollection: space.workspace!.isDataDiscountLoggingEnabled,
           }) instanceof ApiError
         );
       } catch {
@@ -356,6 +398,9 @@ export function createInferenceService(opts: InferenceOptions) {
     slots: opts.slots,
     sandboxHost: opts.sandboxHost ?? null,
     log: opts.log,
+    toolRan: (p, o) => {
+      if (p.broadcast) spans.tool(p, o);
+    },
   };
   return service;
 }

@@ -13,6 +13,7 @@ import { answerInteraction, daemonRefusedConnection, startTurn, type DaemonTarge
 import { ApiError, clientClosed } from '../errors.ts';
 import { relay } from './relay.ts';
 import { holdSlot } from '../http/slots.ts';
+import { turnSpan } from '../observability/spans.ts';
 
 const CHAT_ERRORS = [400, 401, 403, 404, 408, 409, 410, 413, 429, 502, 503, 504];
 
@@ -78,6 +79,10 @@ export const internChatRoutes: RouteModule = (app, ctx) => {
             sessionId: action.kind === 'answer' ? action.sessionId : undefined,
             toolEvents,
             streams: ctx.streams,
+            onEnd: (turn) =>
+              ctx.broadcast.emitIfBroadcasting(row.workspaceId, () =>
+                turnSpan({ ...turn, internId: row.id, internName: row.name, workspaceId: row.workspaceId }),
+              ),
             open: open(at),
             onOpen: () => {
               reply.raw.off('close', leave);

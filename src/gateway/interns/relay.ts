@@ -32,6 +32,7 @@ import { chunkEncoder, DONE as DONE_FRAME } from '../http/sse-frames.ts';
 import type { Opened, Pending } from './daemon-client.ts';
 import type { Feed, Sink } from '../../shared/http/body.ts';
 import type { RunEvent, SteeredResponse } from '../../shared/daemon-protocol.ts';
+import type { TurnEnd } from '../observability/spans.ts';
 
 export type RelayTimings = { keepaliveMs: number; routeDeadlineMs: number; turnBudgetMs: number };
 
@@ -48,6 +49,8 @@ export type RelayOptions = {
   toolEvents?: boolean;
   /** The gateway's open streams: its shutdown ends this one with `stream_severed`. */
   streams?: OpenStreams;
+  /** Told once how the turn ended (broadcast makes it a span); not for a steered message. */
+  onEnd?: (turn: TurnEnd) => void;
 };
 
 export type RelayResult = { kind: 'steered'; body: SteeredResponse } | { kind: 'streamed' };
@@ -91,9 +94,14 @@ class RelayRun implements Sink<RunEvent> {
   private readonly timings: RelayTimings;
   /** The route's callbacks, dropped once used (they hold the route's request). */
   private o: RelayOptions | null;
+  private onEnd: RelayOptions['onEnd'];
+  private readonly startMs = Date.now();
+  private finish: string | null = null;
+  private failure: { status: number; message: string } | null = null;
 
   constructor(o: RelayOptions) {
     this.o = o;
+    this.onEnd = o.onEnd;
     this.res = o.res;
     this.timings = o.timings;
     this.state = initialState({
@@ -115,6 +123,7 @@ class RelayRun implements Sink<RunEvent> {
       const opened: Opened | Interrupt = await this.race(pending.opened);
       if (typeof opened === 'string') throw this.refusal(opened);
       if (opened.kind === 'steered') {
+        this.onEnd = undefined;
         this.settle();
         return opened;
       }
@@ -140,6 +149,8 @@ class RelayRun implements Sink<RunEvent> {
     } catch (err) {
       // A refusal the daemon sent in its stream ended the run: its connection may still be reused.
       this.over = true;
+      const e = err as { status?: number; message?: string };
+      this.failure ??= { status: typeof e.status === 'number' ? e.status : 500, message: e.message ?? 'error' };
       if (this.feed && !this.fired) this.drain();
       else this.cancel();
       this.settle();
@@ -198,7 +209,12 @@ class RelayRun implements Sink<RunEvent> {
     const step = r.step;
     if (step.kind === 'refuse') throw refusalError(step.refusal);
     if (step.kind !== 'write') return;
-    for (const c of step.chunks) frames.text += this.encode(c);
+    for (const c of step.chunks) {
+      frames.text += this.encode(c);
+      const choice = c.choices[0];
+      if (choice?.finish_reason) this.finish = choice.finish_reason;
+      if (c.error) this.failure ??= { status: c.error.code, message: c.error.message };
+    }
     if (step.end) frames.end = true;
   }
 
@@ -261,6 +277,7 @@ class RelayRun implements Sink<RunEvent> {
   private interrupt(i: Interrupt): void {
     if (this.over) return;
     if (i === 'client_gone') {
+      this.failure ??= { status: 499, message: 'the client closed the request' };
       this.over = true;
       this.settle();
       this.sse!.destroy();
@@ -275,6 +292,19 @@ class RelayRun implements Sink<RunEvent> {
   // ---- the end ----
 
   private settle(): void {
+    const onEnd = this.onEnd;
+    this.onEnd = undefined;
+    onEnd?.({
+      id: this.state.id,
+      model: this.state.model,
+      sessionId: this.state.sessionId,
+      usage: this.state.usage,
+      status: this.failure?.status ?? 200,
+      finishReason: this.finish,
+      error: this.failure?.message ?? null,
+      startMs: this.startMs,
+      endMs: Date.now(),
+    });
     this.clearRouteTimer();
     clearTimeout(this.budgetTimer!);
     this.budgetTimer = null;

@@ -1,4 +1,4 @@
-// Drizzle table for migrations/0002_inference.sql (and 0009): the inference request log.
+// Drizzle table for migrations/0002_inference.sql (and 0009, 0011): the inference request log.
 import { boolean, doublePrecision, integer, jsonb, pgTable, text, timestamp, uuid } from 'drizzle-orm/pg-core';
 
 export const inferenceRequests = pgTable('inference_requests', {
@@ -34,5 +34,25 @@ export const inferenceRequests = pgTable('inference_requests', {
   chargedKeyId: uuid('charged_key_id'),
   /** The guardrail the request ran under (migrations/0012), whose spend it adds to. */
   guardrailId: uuid('guardrail_id'),
+  /** What the request said about itself (migrations/0011): its session, end user and metadata. */
+  sessionId: text('session_id'),
+  externalUser: text('external_user'),
+  metadata: jsonb('metadata').$type<Record<string, string>>(),
 });
 export type InferenceRequestRow = typeof inferenceRequests.$inferInsert;
+
+/** A workspace's broadcast destination (migrations/0011): where its spans are exported. */
+export const broadcastDestinations = pgTable('broadcast_destinations', {
+  id: uuid('id').primaryKey(),
+  orgId: uuid('org_id').notNull(),
+  workspaceId: uuid('workspace_id').notNull(),
+  name: text('name'),
+  kind: text('kind').$type<'otlp'>().notNull(),
+  endpoint: text('endpoint').notNull(),
+  protocol: text('protocol').$type<'http/json' | 'http/protobuf'>().notNull(),
+  headersSealed: text('headers_sealed'),
+  headerLabels: jsonb('header_labels').$type<Record<string, string>>().notNull().default({}),
+  disabled: boolean('disabled').notNull().default(false),
+  createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+});
+export type BroadcastDestinationRow = typeof broadcastDestinations.$inferSelect;

@@ -3,6 +3,8 @@
 //   COHORT_PROVIDER_<SLUG>_BASE_URL  endpoint override (a self-hosted Ollama or vLLM, a loopback test server)
 //   COHORT_PROVIDER_<SLUG>_API_KEY   the operator's own key: the install's "shared capacity" for that provider
 //   COHORT_PROVIDER_<SLUG>_ZDR       true/false: the data policy of shared capacity and of credentials that declare none
+//   COHORT_PROVIDER_<SLUG>_DATA_COLLECTION  allow: the shared endpoint may log or train on prompts, so only workspaces
+//                                    with is_data_discount_logging_enabled route to it (docs/guides/observability.md); deny (default): it does not
 // A provider with neither BASE_URL nor API_KEY set is not configured: no shared capacity, and only
 // a workspace's BYOK credential for it makes it reachable (docs/abuse-resistance.md).
 // <SLUG> is the provider slug upper-cased with every other character as `_` (amazon-bedrock → AMAZON_BEDROCK).
@@ -19,6 +21,8 @@ export type ProviderInfo = {
   /** Shared capacity needs no key (the built-in model, a local Ollama). */
   keyless: boolean;
   zdr: boolean;
+  /** The operator marked its shared endpoint as logging or training on prompts (DATA_COLLECTION=allow). */
+  collectsData: boolean;
   /** The operator configured it (a base URL or key in the environment); `local` always is. An
    * unconfigured provider is reachable only through a workspace's BYOK credential for it. */
   configured: boolean;
@@ -71,7 +75,7 @@ export function envName(slug: string): string {
 }
 
 /** The variable that configures `what` of a provider, as an operator types it: providerVar('amazon-bedrock', 'API_KEY') is COHORT_PROVIDER_AMAZON_BEDROCK_API_KEY. */
-export const providerVar = (slug: string, what: 'BASE_URL' | 'API_KEY' | 'ZDR'): string =>
+export const providerVar = (slug: string, what: 'BASE_URL' | 'API_KEY' | 'ZDR' | 'DATA_COLLECTION'): string =>
   `COHORT_PROVIDER_${envName(slug)}_${what}`;
 
 export type ProviderTable = ReadonlyMap<string, ProviderInfo>;
@@ -88,6 +92,9 @@ export function providerTable(env: Record<string, string | undefined>): Provider
     const def = ANTHROPIC.has(slug) ? 'https://api.anthropic.com/v1' : (OPENAI_COMPATIBLE[slug] ?? null);
     const usableDefault = def && (configured || !LOCAL_DEFAULT.has(slug)) ? def : null;
     const zdr = env[name + 'ZDR'];
+    const collection = env[name + 'DATA_COLLECTION'];
+    if (collection !== undefined && collection !== 'allow' && collection !== 'deny')
+      throw new Error(`${name}DATA_COLLECTION: allow or deny, not ${collection}`);
     table.set(slug, {
       slug,
       kind,
@@ -95,6 +102,7 @@ export function providerTable(env: Record<string, string | undefined>): Provider
       sharedKey: env[name + 'API_KEY'] || null,
       keyless: KEYLESS.has(slug) && configured,
       zdr: zdr === undefined ? ZDR_BY_DEFAULT.has(slug) : zdr === 'true' || zdr === '1',
+      collectsData: collection === 'allow',
       configured,
     });
   }

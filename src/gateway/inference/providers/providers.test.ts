@@ -16,6 +16,7 @@ test('providers: defaults, overrides from the environment, model slugs', () => {
     sharedKey: 'sk-op',
     keyless: false,
     zdr: false,
+    collectsData: false,
     configured: true,
   });
   assert.deepEqual(t.get('anthropic'), {
@@ -25,6 +26,7 @@ test('providers: defaults, overrides from the environment, model slugs', () => {
     sharedKey: null,
     keyless: false,
     zdr: false,
+    collectsData: false,
     configured: false,
   });
   // Ollama's default address is on this machine: without the operator's configuration it has none, and no keyless shared capacity.
@@ -35,6 +37,7 @@ test('providers: defaults, overrides from the environment, model slugs', () => {
     sharedKey: null,
     keyless: false,
     zdr: true,
+    collectsData: false,
     configured: false,
   });
   const withOllama = providerTable({ COHORT_PROVIDER_OLLAMA_API_KEY: 'unused' }).get('ollama');
@@ -45,10 +48,18 @@ test('providers: defaults, overrides from the environment, model slugs', () => {
     sharedKey: 'unused',
     keyless: true,
     zdr: true,
+    collectsData: false,
     configured: true,
   });
   assert.equal(t.get('local')!.configured, true);
   assert.equal(t.get('amazon-bedrock')!.zdr, true);
+  // The operator marks a shared endpoint that logs or trains on prompts; anything but allow or deny is refused at start.
+  assert.equal(providerTable({ COHORT_PROVIDER_OPENAI_DATA_COLLECTION: 'allow' }).get('openai')!.collectsData, true);
+  assert.equal(providerTable({ COHORT_PROVIDER_OPENAI_DATA_COLLECTION: 'deny' }).get('openai')!.collectsData, false);
+  assert.throws(
+    () => providerTable({ COHORT_PROVIDER_OPENAI_DATA_COLLECTION: 'yes' }),
+    /^Error: COHORT_PROVIDER_OPENAI_DATA_COLLECTION: allow or deny, not yes$/,
+  );
   assert.equal(t.get('baidu')!.baseUrl, null);
   assert.equal(envName('amazon-bedrock/claude-on-aws'), 'AMAZON_BEDROCK_CLAUDE_ON_AWS');
   const rows: [string, string | null, string | null][] = [

@@ -159,6 +159,8 @@ export type LoopDeps = {
   slots?: ConcurrencyLimiter;
   sandboxHost: SandboxHost | null;
   log: Logger;
+  /** Told of each server-tool call that ran, and when (broadcast makes it a span). */
+  toolRan?(p: Prepared, o: { step: ServerToolStep; startMs: number; endMs: number }): void;
 };
 
 const zeroUsage = (): Usage => ({
@@ -554,6 +556,7 @@ async function* runCalls(
 ): AsyncGenerator<ServerToolStep> {
   for (const [i, call] of calls.entries()) {
     const index = run.steps.length;
+    const startMs = Date.now();
     const step =
       i < allowed
         ? await run.execute(call, index)
@@ -569,6 +572,7 @@ async function* runCalls(
             }),
             status: 'failed' as const,
           };
+    if (i < allowed) run.deps.toolRan?.(run.p, { step, startMs, endMs: Date.now() });
     run.steps.push(step);
     run.messages.push({ role: 'tool', tool_call_id: call.id, content: step.result });
     yield step;
