@@ -12,7 +12,7 @@ import type { RequestBody } from './routing.ts';
 import { WIRE_TAIL, type ChatChunk } from './types.ts';
 import { holdSlot } from '../http/slots.ts';
 import { DONE, dataFrame, errorChunk } from '../http/sse-frames.ts';
-import { errorDocs, prepareOrRefuse } from './respond.ts';
+import { errorDocs, prepareOrRefuse, routeHeader } from './respond.ts';
 import { cancelOnClose, writeSse } from '../http/sse-reply.ts';
 
 /** Each chunk as an SSE frame: one the provider sent in the usual layout is its own text behind the request's id and model. */
@@ -59,10 +59,21 @@ export const chatCompletionRoutes: RouteModule = (app, ctx) => {
     handler: async (req, reply, input) => {
       const body = input.body as RequestBody;
       await holdSlot(ctx, req, reply, 'model');
-      const p = await prepareOrRefuse(ctx, { principal: principalOf(req), body, style: 'chat', raw: req.body });
+      const p = await prepareOrRefuse(ctx, {
+        principal: principalOf(req),
+        body,
+        style: 'chat',
+        raw: req.body,
+        headers: req.headers,
+      });
       const cancel = cancelOnClose(reply);
-      if (!p.stream) return (await ctx.inference.complete(p, cancel)).completion;
+      if (!p.stream) {
+        const { served, completion } = await ctx.inference.complete(p, cancel);
+        routeHeader(reply, p, served);
+        return completion;
+      }
       const { served, chunks } = await ctx.inference.stream(p, cancel);
+      routeHeader(reply, p, served);
       await writeSse(reply, {
         ctx,
         cancel,

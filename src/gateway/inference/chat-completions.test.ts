@@ -530,6 +530,7 @@ for (const store of storeMatrix) {
           requestBody: null,
           responseBody: null,
           generationId: null,
+          routing: 'sort=default',
           step: null,
         },
       );

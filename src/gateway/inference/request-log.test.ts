@@ -49,6 +49,7 @@ const row = (over: Partial<InferenceRequestRow>): InferenceRequestRow => ({
   createdAt: new Date('2026-11-21T10:00:00.000Z'),
   generationId: null,
   step: null,
+  routing: null,
   ...over,
 });
 

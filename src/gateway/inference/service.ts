@@ -12,6 +12,7 @@ import {
   ApiError,
   badModelRequest,
   invalidRequest,
+  noUsableCredential,
   keyWorkspaceDeleted,
   resourceNotFound,
   serverToolDisabled,
@@ -24,7 +25,11 @@ import {
   loadPriceTable,
   costOf,
   selectCredentials,
+  type ProviderInfo,
 } from './providers/index.ts';
+import { priceOf } from './prices.ts';
+import { createEndpointStats, endpointKey } from './endpoint-stats.ts';
+import { arrange, type Endpoint, preferencesOf } from './preferences.ts';
 import type { Cancel, ChatChunk, ChatRequest, Completion, Usage } from './types.ts';
 import { createRoutingConfig, type CredentialRow, type RoutingConfig } from './routing-config.ts';
 import { applyPreset, disabledToolIn, presetSlugOf, resolveRequest, type RequestBody } from './routing.ts';
@@ -42,6 +47,8 @@ import type { SandboxHost } from './tools/sandbox.ts';
 
 export type ApiStyle = 'chat' | 'messages' | 'responses';
 
+const MAX_SESSIONS = 100_000;
+
 const providerNotConfigured = (slug: string) =>
   invalidRequest(
     `model: provider ${slug} is not configured on this gateway: its operator sets ${providerVar(slug, 'BASE_URL')} or ${providerVar(slug, 'API_KEY')}, or the workspace adds a BYOK credential for it`,
@@ -56,6 +63,10 @@ export type Prepared = {
   requestedModel: string | null;
   routes: Route[];
   upstream: ChatRequest;
+  /** How the endpoints were ordered, for the log and the x-cohort-route header: `sort=price; session=sticky`. */
+  routing: string;
+  /** The workspace's session (session_id) whose endpoint is kept while it stays healthy. */
+  sessionKey: string | null;
   /** The client's body as received, kept only when the workspace logs this request's I/O. */
   loggedBody: unknown;
   /** The server-tool loop, for a request that names server tools (tools/loop.ts). */
@@ -96,6 +107,19 @@ export function createInferenceService(opts: InferenceOptions) {
   const requestLog = createRequestLog({ db: opts.db, log: opts.log, ...opts.requestLog });
   const toolsEnv = opts.tools ?? noServerTools();
   opts.bus?.subscribe('routing', () => config.invalidate());
+  const stats_ = createEndpointStats();
+  /** session → the endpoint that last served it; bounded, oldest dropped first. */
+  const sessions = new Map<string, { provider: string; model: string }>();
+  const stick = (key: string | null, served: Served) => {
+    if (!key) return;
+    sessions.delete(key);
+    if (sessions.size >= MAX_SESSIONS) sessions.delete(sessions.keys().next().value!);
+    sessions.set(key, { provider: served.provider, model: served.model });
+  };
+  /** Other providers that serve a model (COHORT_PROVIDER_<SLUG>_MODELS), by model. */
+  const servedBy = new Map<string, ProviderInfo[]>();
+  for (const info of providers.values())
+    for (const m of info.serves.keys()) servedBy.set(m, [...(servedBy.get(m) ?? []), info]);
 
   const usageOf = (u: Usage | null | undefined, served: Served): Usage => {
     const usage = u ?? { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
@@ -106,22 +130,25 @@ export function createInferenceService(opts: InferenceOptions) {
       completion_tokens: usage.completion_tokens,
       total_tokens: usage.total_tokens,
       prompt_tokens_details: details ? { ...details, cached_tokens: details.cached_tokens ?? 0 } : { cached_tokens: 0 },
-      cost: costOf(prices, served.model, usage),
+      cost: costOf(prices, served.model, usage, served.provider),
       is_byok: served.isByok,
     };
     for (const k in usage) if (!(k in out)) (out as Record<string, unknown>)[k] = (usage as Record<string, unknown>)[k];
     return out;
   };
 
-  function routeFor(
+  type RouteCtx = { principal: Principal; credentials: ReadonlyMap<string, CredentialRow[]>; requireZdr: boolean };
+
+  /** One endpoint: `provider` serving `model` as `providerModel`; `shared`: its operator key may serve it. */
+  function routeAt(
     model: string,
-    ctx: { principal: Principal; credentials: ReadonlyMap<string, CredentialRow[]>; requireZdr: boolean },
+    provider: ProviderInfo,
+    providerModel: string,
+    ctx: RouteCtx,
+    shared: boolean,
   ): Route | ApiError {
-    const split = splitModel(model, providers);
-    if (!split?.model) throw invalidRequest(`model: ${model} names no known provider (expected provider/model)`);
-    const { provider } = split;
     const adapter = registry.adapter(provider.kind);
-    if (adapter.hasModel && !adapter.hasModel(split.model)) throw resourceNotFound(`model ${model}`);
+    if (adapter.hasModel && !adapter.hasModel(providerModel)) throw resourceNotFound(`model ${model}`);
     const credentials = ctx.credentials.get(provider.slug) ?? [];
     // Nothing is connected to for a provider the operator did not configure and the workspace has no key for.
     if (!provider.configured && !credentials.some((c) => !c.disabled)) throw providerNotConfigured(provider.slug);
@@ -130,7 +157,11 @@ export function createInferenceService(opts: InferenceOptions) {
         `model: provider ${provider.slug} has no endpoint configured (${providerVar(provider.slug, 'BASE_URL')})`,
       );
     const sel = selectCredentials({
-      provider: { slug: provider.slug, shared: provider.keyless || provider.sharedKey !== null, zdr: provider.zdr },
+      provider: {
+        slug: provider.slug,
+        shared: shared && (provider.keyless || provider.sharedKey !== null),
+        zdr: provider.zdr,
+      },
       model,
       userId: ctx.principal.userId,
       keyHash: ctx.principal.keyHash,
@@ -138,7 +169,49 @@ export function createInferenceService(opts: InferenceOptions) {
       credentials,
     });
     if (!sel.ok) return badModelRequest(sel.message);
-    return { model, provider, providerModel: split.model, adapter, candidates: sel.candidates, credentials };
+    return { model, provider, providerModel, adapter, candidates: sel.candidates, credentials };
+  }
+
+  function routeFor(model: string, ctx: RouteCtx): Route | ApiError {
+    const split = splitModel(model, providers);
+    if (!split?.model) throw invalidRequest(`model: ${model} names no known provider (expected provider/model)`);
+    return routeAt(model, split.provider, split.model, ctx, true);
+  }
+
+  /** Every endpoint of a model in this workspace: its own provider's, then other providers that the
+   * operator says serve it, or for which the workspace holds a credential naming it in allowed_models
+   * (those serve it with the workspace's credentials only). The first refusal is kept for when none is left. */
+  function endpointsFor(model: string, ctx: RouteCtx): { endpoints: Endpoint<Route>[]; refusal: ApiError | null } {
+    const split = splitModel(model, providers);
+    if (!split?.model) throw invalidRequest(`model: ${model} names no known provider (expected provider/model)`);
+    const own = routeAt(model, split.provider, split.model, ctx, true);
+    const endpoint = (route: Route, primary: boolean): Endpoint<Route> => ({
+      route,
+      model,
+      provider: route.provider.slug,
+      primary,
+      price: priceOf(prices, model, route.provider.slug),
+      stats: stats_.get(endpointKey(route.provider.slug, model)),
+    });
+    const endpoints = own instanceof ApiError ? [] : [endpoint(own, true)];
+    const others = new Map<string, { info: ProviderInfo; id: string; shared: boolean }>();
+    for (const info of servedBy.get(model) ?? [])
+      if (info.slug !== split.provider.slug) others.set(info.slug, { info, id: info.serves.get(model)!, shared: true });
+    for (const [slug, creds] of ctx.credentials) {
+      const info = providers.get(slug);
+      if (!info || slug === split.provider.slug || others.has(slug)) continue;
+      if (creds.some((c) => !c.disabled && c.allowedModels?.includes(model)))
+        others.set(slug, { info, id: split.model, shared: false });
+    }
+    for (const o of others.values()) {
+      try {
+        const r = routeAt(model, o.info, o.id, ctx, o.shared);
+        if (!(r instanceof ApiError)) endpoints.push(endpoint(r, false));
+      } catch {
+        // A provider that cannot serve here is no endpoint; the model's own refusal is what is reported.
+      }
+    }
+    return { endpoints, refusal: own instanceof ApiError ? own : null };
   }
 
   async function prepare(o: {
@@ -146,6 +219,8 @@ export function createInferenceService(opts: InferenceOptions) {
     body: RequestBody;
     style: ApiStyle;
     raw: unknown;
+    /** The x-session-id header; the body's session_id wins over it. */
+    sessionHeader?: string;
   }): Promise<Prepared> {
     const started = performance.now();
     const { principal } = o;
@@ -180,11 +255,36 @@ export function createInferenceService(opts: InferenceOptions) {
           },
         })
       : undefined;
-    const found = resolved.models.map((m) =>
-      routeFor(m, { principal, credentials: space.credentials, requireZdr: resolved.requireZdr }),
+    const ctx = { principal, credentials: space.credentials, requireZdr: resolved.requireZdr };
+    const found = resolved.models.map((m) => endpointsFor(m, ctx));
+    const pref = preferencesOf(body, ws.defaultProviderSort);
+    const session = body.session_id ?? o.sessionHeader ?? null;
+    const sessionKey = session ? `${ws.id}\u0000${session}` : null;
+    const sticky = sessionKey ? (sessions.get(sessionKey) ?? null) : null;
+    const arranged = arrange(
+      found.map((f) => f.endpoints),
+      pref,
+      sticky,
     );
-    const routes = found.filter((r): r is Route => !(r instanceof ApiError));
-    if (!routes.length) throw found[0] as ApiError;
+    if (!arranged.endpoints.length) {
+      if (arranged.excluded)
+        throw invalidRequest(
+          `provider: no endpoint of ${resolved.models.join(', ')} meets the provider preferences (only, ignore, max_price)`,
+        );
+      throw found.find((f) => f.refusal)?.refusal ?? noUsableCredential();
+    }
+    const routes = arranged.endpoints.map((e) =>
+      pref.allowFallbacks ? e.route : { ...e.route, candidates: e.route.candidates.slice(0, 1) },
+    );
+    const first = arranged.endpoints[0]!;
+    const routing = [
+      `sort=${pref.sort ?? 'default'}`,
+      ...(pref.order ? ['order'] : []),
+      ...(pref.allowFallbacks ? [] : ['no-fallbacks']),
+      ...(sessionKey
+        ? [`session=${sticky && sticky.provider === first.provider && sticky.model === first.model ? 'sticky' : 'new'}`]
+        : []),
+    ].join('; ');
     const io = {
       enabled: ws.isObservabilityIoLoggingEnabled,
       samplingRate: ws.ioLoggingSamplingRate,
@@ -198,6 +298,8 @@ export function createInferenceService(opts: InferenceOptions) {
       principal,
       requestedModel: o.body.model ?? null,
       routes,
+      routing,
+      sessionKey,
       upstream: resolved.upstream,
       loggedBody: shouldStoreBodies(io, { apiKeyId: principal.keyId, random: Math.random() }) ? o.raw : undefined,
       loop,
@@ -221,6 +323,11 @@ export function createInferenceService(opts: InferenceOptions) {
       run,
       stats,
       onUpstreamError: opts.onUpstreamError,
+      onEndpointFailure: (route) => {
+        stats_.failure(endpointKey(route.provider.slug, route.model));
+        const held = p.sessionKey ? sessions.get(p.sessionKey) : undefined;
+        if (held && held.provider === route.provider.slug && held.model === route.model) sessions.delete(p.sessionKey!);
+      },
     }).catch((err: unknown) => {
       record(p, {
         status: err instanceof ApiError ? err.status : 500,
@@ -237,22 +344,41 @@ export function createInferenceService(opts: InferenceOptions) {
     const space = await config.workspace({ orgId: principal.orgId, workspaceId: principal.workspaceId });
     if (!space.workspace) throw keyWorkspaceDeleted('workspace');
     const named = [...space.credentials.values()].flat().flatMap((c) => (c.disabled ? [] : (c.allowedModels ?? [])));
-    const ids = new Set([
+    const ids = new Set<string>([
       SCRIPTED,
       ...prices.keys(),
       ...(space.workspace.defaultTextModel ? [space.workspace.defaultTextModel] : []),
       ...named,
     ]);
-    const routable = [...ids].filter((id) => {
+    const ctx = { principal, credentials: space.credentials, requireZdr: false };
+    const defaults = preferencesOf({}, space.workspace.defaultProviderSort);
+    const entries: ModelEntry[] = [];
+    for (const id of [...ids, ...servedBy.keys()].sort((a, b) =>
+      a === SCRIPTED ? -1 : b === SCRIPTED ? 1 : a.localeCompare(b),
+    )) {
+      if (entries.at(-1)?.id === id) continue;
+      let endpoints: Endpoint<Route>[];
       try {
-        return !(routeFor(id, { principal, credentials: space.credentials, requireZdr: false }) instanceof ApiError);
+        endpoints = arrange([endpointsFor(id, ctx).endpoints], defaults).endpoints;
       } catch {
-        return false;
+        continue;
       }
-    });
-    return routable
-      .sort((a, b) => (a === SCRIPTED ? -1 : b === SCRIPTED ? 1 : a.localeCompare(b)))
-      .map((id) => modelEntry(id, prices.get(id)));
+      if (!endpoints.length) continue;
+      entries.push(
+        modelEntry(
+          id,
+          prices.get(id),
+          endpoints.map((e) => ({
+            provider: e.provider,
+            provider_model: e.route.providerModel,
+            price: e.price,
+            credentials: e.route.candidates.map((c) => (c.kind === 'byok' ? 'byok' : 'shared')),
+            stats: e.stats,
+          })),
+        ),
+      );
+    }
+    return entries;
   }
 
   const service = {
@@ -263,11 +389,25 @@ export function createInferenceService(opts: InferenceOptions) {
       if (p.loop) return streamLoop(p, cancel, loopDeps);
       const wireOnly = p.style === 'chat' && p.loggedBody === undefined && p.step === undefined;
       const { value, served, apiKey } = await attempt(p, cancel, (adapter, call) => adapter.stream(call, { wireOnly }));
-      return { served, chunks: recordedStream({ p, served, apiKey, source: value, usageOf, record, cancel }) };
+      stick(p.sessionKey, served);
+      const key = endpointKey(served.provider, served.model);
+      const measured = (m: { ok: true; ttftMs: number; tps: number | null } | { ok: false }) =>
+        m.ok ? stats_.success(key, m) : stats_.failure(key);
+      return {
+        served,
+        chunks: recordedStream({ p, served, apiKey, source: value, usageOf, record, cancel, measured }),
+      };
     },
     async complete(p: Prepared, cancel: Cancel): Promise<{ served: Served; completion: Completion }> {
       if (p.loop) return completeWithLoop(p, cancel, loopDeps);
       const { value, served } = await attempt(p, cancel, (adapter, call) => adapter.complete(call));
+      stick(p.sessionKey, served);
+      const ms = performance.now() - served.startedAt;
+      const tokens = value.usage?.completion_tokens ?? 0;
+      stats_.success(endpointKey(served.provider, served.model), {
+        ttftMs: ms,
+        tps: tokens && ms > 0 ? tokens / (ms / 1000) : null,
+      });
       // `system_fingerprint` is required (null allowed) by OpenRouter's ChatResult, which its SDK validates.
       const completion: Completion = {
         ...value,

@@ -1,4 +1,4 @@
-// Drizzle table for migrations/0002_inference.sql (and 0009): the inference request log.
+// Drizzle table for migrations/0002_inference.sql (and 0009, 0010): the inference request log.
 import { boolean, doublePrecision, integer, jsonb, pgTable, text, timestamp, uuid } from 'drizzle-orm/pg-core';
 
 export const inferenceRequests = pgTable('inference_requests', {
@@ -30,5 +30,7 @@ export const inferenceRequests = pgTable('inference_requests', {
   /** A server-tool loop's rows (migrations/0009): the response's id, and the row's step in it. */
   generationId: text('generation_id'),
   step: integer('step'),
+  /** How the endpoint was chosen (migrations/0010): `sort=price; session=sticky`. */
+  routing: text('routing'),
 });
 export type InferenceRequestRow = typeof inferenceRequests.$inferInsert;

@@ -3,6 +3,9 @@
 //   COHORT_PROVIDER_<SLUG>_BASE_URL  endpoint override (a self-hosted Ollama or vLLM, a loopback test server)
 //   COHORT_PROVIDER_<SLUG>_API_KEY   the operator's own key: the install's "shared capacity" for that provider
 //   COHORT_PROVIDER_<SLUG>_ZDR       true/false: the data policy of shared capacity and of credentials that declare none
+//   COHORT_PROVIDER_<SLUG>_MODELS    other providers' models this provider also serves, comma-separated
+//                                    `model` or `model=its-own-id` (together serving openai/gpt-oss-120b):
+//                                    each is one more endpoint of that model (docs/guides/model-requests.md)
 // A provider with neither BASE_URL nor API_KEY set is not configured: no shared capacity, and only
 // a workspace's BYOK credential for it makes it reachable (docs/abuse-resistance.md).
 // <SLUG> is the provider slug upper-cased with every other character as `_` (amazon-bedrock → AMAZON_BEDROCK).
@@ -22,6 +25,8 @@ export type ProviderInfo = {
   /** The operator configured it (a base URL or key in the environment); `local` always is. An
    * unconfigured provider is reachable only through a workspace's BYOK credential for it. */
   configured: boolean;
+  /** Models of other providers this one also serves: model slug → this provider's own id of it. */
+  serves: ReadonlyMap<string, string>;
 };
 
 /** SPEC §4.5's provider slugs. */
@@ -96,9 +101,20 @@ export function providerTable(env: Record<string, string | undefined>): Provider
       keyless: KEYLESS.has(slug) && configured,
       zdr: zdr === undefined ? ZDR_BY_DEFAULT.has(slug) : zdr === 'true' || zdr === '1',
       configured,
+      serves: servesOf(env[name + 'MODELS']),
     });
   }
   return table;
+}
+
+/** `a/b,c/d=own-id` → model slug → the provider's own id (by default the part after the first `/`). */
+function servesOf(list: string | undefined): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const item of (list ?? '').split(',')) {
+    const [slug, own] = item.split('=').map((x) => x.trim());
+    if (slug?.includes('/')) out.set(slug, own || slug.slice(slug.indexOf('/') + 1));
+  }
+  return out;
 }
 
 /** `provider/model` → its parts; the provider is the longest known prefix (so `anthropic/2/x` is not ambiguous). */

@@ -17,6 +17,7 @@ test('providers: defaults, overrides from the environment, model slugs', () => {
     keyless: false,
     zdr: false,
     configured: true,
+    serves: new Map(),
   });
   assert.deepEqual(t.get('anthropic'), {
     slug: 'anthropic',
@@ -26,6 +27,7 @@ test('providers: defaults, overrides from the environment, model slugs', () => {
     keyless: false,
     zdr: false,
     configured: false,
+    serves: new Map(),
   });
   // Ollama's default address is on this machine: without the operator's configuration it has none, and no keyless shared capacity.
   assert.deepEqual(t.get('ollama'), {
@@ -36,6 +38,7 @@ test('providers: defaults, overrides from the environment, model slugs', () => {
     keyless: false,
     zdr: true,
     configured: false,
+    serves: new Map(),
   });
   const withOllama = providerTable({ COHORT_PROVIDER_OLLAMA_API_KEY: 'unused' }).get('ollama');
   assert.deepEqual(withOllama, {
@@ -46,6 +49,7 @@ test('providers: defaults, overrides from the environment, model slugs', () => {
     keyless: true,
     zdr: true,
     configured: true,
+    serves: new Map(),
   });
   assert.equal(t.get('local')!.configured, true);
   assert.equal(t.get('amazon-bedrock')!.zdr, true);
