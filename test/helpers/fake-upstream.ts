@@ -123,7 +123,7 @@ function misbehaveOn(res: ServerResponse, how: Misbehaviour, o: { stream: boolea
 async function answer(
   req: IncomingMessage,
   res: ServerResponse,
-  o: { received: Received[]; failing: Map<string, number>; misbehaving: Map<string, Misbehaviour> },
+  o: { received: Received[]; failing: Map<string, number>; misbehaving: Map<string, Misbehaviour>; delayMs: number },
 ) {
   if (req.url!.endsWith('/images/generations')) return answerImage(req, res, o.received);
   const anthropic = req.url!.endsWith('/messages');
@@ -133,6 +133,7 @@ async function answer(
   const body = JSON.parse(await readBody(req));
   const entry: Received = { path: req.url!, key, model: body.model, body, aborted: false };
   o.received.push(entry);
+  if (o.delayMs) await new Promise((r) => setTimeout(r, o.delayMs));
   const cancel = new Cancel();
   res.on('close', () => {
     if (!res.writableFinished) {
@@ -189,12 +190,14 @@ async function answerImage(req: IncomingMessage, res: ServerResponse, received: 
   );
 }
 
-export async function startFakeUpstream(): Promise<FakeUpstream> {
+/** `delayMs`: an injected latency before each answer (an endpoint's time to first token). */
+export async function startFakeUpstream(opts: { delayMs?: number } = {}): Promise<FakeUpstream> {
   const received: Received[] = [];
   const failing = new Map<string, number>();
   const misbehaving = new Map<string, Misbehaviour>();
   const server = createServer(
-    (req, res) => void answer(req, res, { received, failing, misbehaving }).catch(() => res.destroy()),
+    (req, res) =>
+      void answer(req, res, { received, failing, misbehaving, delayMs: opts.delayMs ?? 0 }).catch(() => res.destroy()),
   );
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
