@@ -3,7 +3,7 @@
 // not interpret pass through to the provider, so objects are loose; bounds are checked here.
 import { z } from 'zod';
 import { MaxToolCalls, PresetSlug, StopConditions } from '../http/common.schemas.ts';
-import { requestOptions, ResponsesText } from '../http/request-options.schemas.ts';
+import { CacheControl, requestOptions, ResponsesText } from '../http/request-options.schemas.ts';
 import { checkPluginList, checkToolList } from './tools/index.ts';
 
 /** Only looked up, never stored, so any text is accepted: an unknown model is a 404 that the request
@@ -47,7 +47,13 @@ const ToolCall = z.looseObject({
 
 export const ChatMessage = z.looseObject({
   role: z.enum(['system', 'developer', 'user', 'assistant', 'tool']),
-  content: z.union([z.string(), z.array(z.looseObject({ type: z.string().min(1) })), z.null()]).optional(),
+  content: z
+    .union([
+      z.string(),
+      z.array(z.looseObject({ type: z.string().min(1), cache_control: CacheControl.optional() })),
+      z.null(),
+    ])
+    .optional(),
   tool_calls: z.array(ToolCall).nullable().optional(),
   tool_call_id: z.string().min(1).max(128).optional(),
 });
@@ -74,7 +80,8 @@ export const ChatCompletionRequest = z
   .refine(noBoth, noBothIssue);
 export type ChatCompletionRequest = z.infer<typeof ChatCompletionRequest>;
 
-const Block = z.looseObject({ type: z.string().min(1) });
+/** A content block; its cache breakpoint (`cache_control`) is kept for providers that cache by breakpoints. */
+const Block = z.looseObject({ type: z.string().min(1), cache_control: CacheControl.optional() });
 
 export const MessagesRequest = z
   .looseObject({
@@ -82,7 +89,12 @@ export const MessagesRequest = z
     messages: z
       .array(z.looseObject({ role: z.enum(['user', 'assistant']), content: z.union([z.string(), z.array(Block)]) }))
       .min(1),
-    system: z.union([z.string(), z.array(z.looseObject({ type: z.literal('text'), text: z.string() }))]).optional(),
+    system: z
+      .union([
+        z.string(),
+        z.array(z.looseObject({ type: z.literal('text'), text: z.string(), cache_control: CacheControl.optional() })),
+      ])
+      .optional(),
     max_tokens: z.number().int().min(1).optional(),
     tools: z
       .array(z.looseObject({ name: z.string().min(1).max(256).optional(), type: z.string().min(1).optional() }))
