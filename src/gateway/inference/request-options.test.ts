@@ -84,11 +84,11 @@ describe('request options: one validation on every route', () => {
       provider: { sort: 'latency', allow_fallbacks: false, max_price: { prompt: 5, completion: '10.5' } },
       plugins: [{ id: 'auto-router', allowed_models: ['local/*'], enabled: true }],
     };
-    const chat = await s.chat({ model: 'local/scripted', messages: [user('/say ok')], ...good });
+    const chat = await s.chat({ model: 'cohort/auto', messages: [user('/say ok')], ...good });
     assert.equal(chat.status, 200, JSON.stringify(chat.body));
     assert.equal(chat.body.choices[0].message.content, 'ok');
     const msgs = await s.messages({
-      model: 'local/scripted',
+      model: 'cohort/auto',
       max_tokens: 8,
       messages: [user('/say ok')],
       thinking: { type: 'enabled', budget_tokens: 2048 },

@@ -31,8 +31,22 @@ import { priceOf } from './prices.ts';
 import { createEndpointStats, endpointKey } from './endpoint-stats.ts';
 import { arrange, type Endpoint, preferencesOf } from './preferences.ts';
 import type { Cancel, ChatChunk, ChatRequest, Completion, Usage } from './types.ts';
-import { createRoutingConfig, type CredentialRow, type RoutingConfig } from './routing-config.ts';
-import { applyPreset, disabledToolIn, presetSlugOf, resolveRequest, type RequestBody } from './routing.ts';
+import {
+  createRoutingConfig,
+  type CredentialRow,
+  type RoutingConfig,
+  type WorkspaceRouting,
+} from './routing-config.ts';
+import {
+  applyPreset,
+  disabledToolIn,
+  PRESET_PREFIX,
+  presetSlugOf,
+  resolveRequest,
+  type RequestBody,
+} from './routing.ts';
+import { AUTO_MODEL, chooseModel } from './router.ts';
+import { ROUTER_PLUGIN, type RouterPlugin } from '../http/request-options.schemas.ts';
 import { tryRoutes, type Route, type Served } from './attempts.ts';
 import { createRequestLog, shouldStoreBodies, type RequestLogOptions } from './request-log.ts';
 import { recordedStream, type Outcome, rowOf } from './record.ts';
@@ -118,6 +132,8 @@ export function createInferenceService(opts: InferenceOptions) {
   };
   /** Other providers that serve a model (COHORT_PROVIDER_<SLUG>_MODELS), by model. */
   const servedBy = new Map<string, ProviderInfo[]>();
+  /** session → the model the router pinned for it (pin_model). */
+  const pins = new Map<string, string>();
   for (const info of providers.values())
     for (const m of info.serves.keys()) servedBy.set(m, [...(servedBy.get(m) ?? []), info]);
 
@@ -238,7 +254,20 @@ export function createInferenceService(opts: InferenceOptions) {
         }
       : o.body;
     const slug = presetSlugOf(asked);
-    const body = slug ? applyPreset(asked, await config.preset({ workspaceId: ws.id, slug })) : asked;
+    const merged = slug ? applyPreset(asked, await config.preset({ workspaceId: ws.id, slug })) : asked;
+    const session = merged.session_id ?? o.sessionHeader ?? null;
+    const sessionKey = session ? `${ws.id}\u0000${session}` : null;
+    const named = merged.model && !merged.model.startsWith(PRESET_PREFIX) ? merged.model : ws.defaultTextModel;
+    let body = merged;
+    let auto: string | null = null;
+    if (named === AUTO_MODEL) ({ body, note: auto } = routeAuto({ body: merged, space, principal, sessionKey }));
+    else {
+      const i = (merged.plugins ?? []).findIndex((p) => p.id === ROUTER_PLUGIN && p.enabled !== false);
+      if (i >= 0)
+        throw invalidRequest(
+          `plugins.${i}: the auto-router plugin chooses the model of ${AUTO_MODEL} requests, and this one names ${named ?? 'no model'}`,
+        );
+    }
     const resolved = resolveRequest(body, { defaultModel: ws.defaultTextModel });
     const disabled = disabledToolIn(resolved.serverTools, ws.disabledServerTools);
     if (disabled) throw serverToolDisabled(disabled);
@@ -258,8 +287,6 @@ export function createInferenceService(opts: InferenceOptions) {
     const ctx = { principal, credentials: space.credentials, requireZdr: resolved.requireZdr };
     const found = resolved.models.map((m) => endpointsFor(m, ctx));
     const pref = preferencesOf(body, ws.defaultProviderSort);
-    const session = body.session_id ?? o.sessionHeader ?? null;
-    const sessionKey = session ? `${ws.id}\u0000${session}` : null;
     const sticky = sessionKey ? (sessions.get(sessionKey) ?? null) : null;
     const arranged = arrange(
       found.map((f) => f.endpoints),
@@ -278,6 +305,7 @@ export function createInferenceService(opts: InferenceOptions) {
     );
     const first = arranged.endpoints[0]!;
     const routing = [
+      ...(auto ? [auto] : []),
       `sort=${pref.sort ?? 'default'}`,
       ...(pref.order ? ['order'] : []),
       ...(pref.allowFallbacks ? [] : ['no-fallbacks']),
@@ -338,47 +366,97 @@ export function createInferenceService(opts: InferenceOptions) {
     });
   };
 
-  /** What the caller's workspace can route to: the built-in model, priced models, the workspace's
-   * default and its credentials' allowed models, each kept when a request for it would find a route. */
-  async function models(principal: Principal): Promise<ModelEntry[]> {
-    const space = await config.workspace({ orgId: principal.orgId, workspaceId: principal.workspaceId });
-    if (!space.workspace) throw keyWorkspaceDeleted('workspace');
+  /** What a workspace can route to: the built-in model, priced models, models other providers
+   * serve, the workspace's default and its credentials' allowed models, each with the endpoints a
+   * request for it would find, in the order a request without preferences tries them. */
+  function routable(space: WorkspaceRouting, principal: Principal): { id: string; endpoints: Endpoint<Route>[] }[] {
+    const ws = space.workspace!;
     const named = [...space.credentials.values()].flat().flatMap((c) => (c.disabled ? [] : (c.allowedModels ?? [])));
     const ids = new Set<string>([
       SCRIPTED,
-      ...prices.keys(),
-      ...(space.workspace.defaultTextModel ? [space.workspace.defaultTextModel] : []),
+      ...[...prices.keys()].filter((k) => !k.includes('@')),
+      ...servedBy.keys(),
+      ...(ws.defaultTextModel && ws.defaultTextModel !== AUTO_MODEL ? [ws.defaultTextModel] : []),
       ...named,
     ]);
     const ctx = { principal, credentials: space.credentials, requireZdr: false };
-    const defaults = preferencesOf({}, space.workspace.defaultProviderSort);
-    const entries: ModelEntry[] = [];
-    for (const id of [...ids, ...servedBy.keys()].sort((a, b) =>
-      a === SCRIPTED ? -1 : b === SCRIPTED ? 1 : a.localeCompare(b),
-    )) {
-      if (entries.at(-1)?.id === id) continue;
-      let endpoints: Endpoint<Route>[];
+    const defaults = preferencesOf({}, ws.defaultProviderSort);
+    const out: { id: string; endpoints: Endpoint<Route>[] }[] = [];
+    for (const id of [...ids].sort((a, b) => (a === SCRIPTED ? -1 : b === SCRIPTED ? 1 : a.localeCompare(b)))) {
       try {
-        endpoints = arrange([endpointsFor(id, ctx).endpoints], defaults).endpoints;
+        const endpoints = arrange([endpointsFor(id, ctx).endpoints], defaults).endpoints;
+        if (endpoints.length) out.push({ id, endpoints });
       } catch {
-        continue;
+        // not routable here
       }
-      if (!endpoints.length) continue;
-      entries.push(
-        modelEntry(
-          id,
-          prices.get(id),
-          endpoints.map((e) => ({
-            provider: e.provider,
-            provider_model: e.route.providerModel,
-            price: e.price,
-            credentials: e.route.candidates.map((c) => (c.kind === 'byok' ? 'byok' : 'shared')),
-            stats: e.stats,
-          })),
-        ),
-      );
     }
-    return entries;
+    return out;
+  }
+
+  async function models(principal: Principal): Promise<ModelEntry[]> {
+    const space = await config.workspace({ orgId: principal.orgId, workspaceId: principal.workspaceId });
+    if (!space.workspace) throw keyWorkspaceDeleted('workspace');
+    return routable(space, principal).map(({ id, endpoints }) =>
+      modelEntry(
+        id,
+        prices.get(id),
+        endpoints.map((e) => ({
+          provider: e.provider,
+          provider_model: e.route.providerModel,
+          price: e.price,
+          credentials: e.route.candidates.map((c) => (c.kind === 'byok' ? 'byok' : 'shared')),
+          stats: e.stats,
+        })),
+      ),
+    );
+  }
+
+  /** The model the router chooses for an auto request (router.ts), with its fallbacks unless the body names its own. */
+  function routeAuto(o: {
+    body: RequestBody;
+    space: WorkspaceRouting;
+    principal: Principal;
+    sessionKey: string | null;
+  }): { body: RequestBody; note: string } {
+    const i = (o.body.plugins ?? []).findIndex((p) => p.id === ROUTER_PLUGIN);
+    const plugin = (i >= 0 ? o.body.plugins![i] : {}) as Partial<RouterPlugin>;
+    if (plugin.enabled === false)
+      throw invalidRequest(
+        `plugins.${i}.enabled: ${AUTO_MODEL} is chosen by the auto-router plugin, which this request turns off`,
+      );
+    if (plugin.pin_model && !o.sessionKey)
+      throw invalidRequest(
+        `plugins.${i}.pin_model: pinning keeps a session's model, so it needs session_id or x-session-id`,
+      );
+    const candidates = routable(o.space, o.principal).map(({ id, endpoints }) => {
+      const p = prices.get(id);
+      return { id, price: p ? p.prompt + p.completion : null, healthy: endpoints.some((e) => e.stats.healthy) };
+    });
+    const tier = plugin.cost_tier ?? 'medium';
+    const pick = chooseModel(candidates, {
+      allowed: plugin.allowed_models ?? null,
+      excluded: plugin.excluded_models ?? [],
+      tier,
+      pinned: plugin.pin_model && o.sessionKey ? (pins.get(o.sessionKey) ?? null) : null,
+    });
+    if (!pick)
+      throw invalidRequest(
+        `${i >= 0 ? `plugins.${i}.allowed_models` : 'model'}: no model this workspace can route to is left for ${AUTO_MODEL}`,
+      );
+    if (plugin.pin_model && o.sessionKey) {
+      pins.delete(o.sessionKey);
+      if (pins.size >= MAX_SESSIONS) pins.delete(pins.keys().next().value!);
+      pins.set(o.sessionKey, pick.model);
+    }
+    const ownFallbacks = o.body.models !== undefined || o.body.fallbacks !== undefined;
+    return {
+      body: {
+        ...o.body,
+        model: pick.model,
+        ...(ownFallbacks || !pick.fallbacks.length ? {} : { models: pick.fallbacks }),
+      },
+      note: `auto=${pick.model}; tier=${tier}${pick.pinned ? '; pinned' : ''}`,
+    };
   }
 
   const service = {
