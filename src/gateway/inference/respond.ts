@@ -3,7 +3,6 @@
 // refusals they document.
 import { z } from 'zod';
 import type { Ctx } from '../context.ts';
-import type { FastifyReply } from 'fastify';
 import { ApiError, invalidRequest } from '../errors.ts';
 import type { Served } from './attempts.ts';
 import { refusals } from '../http/openapi.ts';
@@ -32,7 +31,11 @@ function sessionHeader(headers: Record<string, string | string[] | undefined>): 
 }
 
 /** Names the endpoint that served a request and how it was chosen (docs/guides/model-requests.md#provider-preferences). */
-export function routeHeader(reply: FastifyReply, p: Prepared, served: Served): void {
+export function routeHeader(
+  reply: { header(name: string, value: string): unknown },
+  p: Prepared,
+  served: Served,
+): void {
   reply.header(
     'x-cohort-route',
     `provider=${served.provider}; model=${served.model}; credential=${served.isByok ? 'byok' : 'shared'}; ${p.routing}`,
