@@ -220,6 +220,18 @@ describe('provider preferences across endpoints', () => {
     const entry = models.body.data.find((x: { id: string }) => x.id === MODEL);
     assert.deepEqual(since(m), [`openai:gpt-4o-mini:${SHARED_OPENAI_KEY}`]);
     assert.ok(!entry.endpoints.some((e: { provider: string }) => e.provider === 'fireworks'));
+
+    // A tenant whose own key fails cannot mark the endpoint unhealthy for everyone else.
+    const noisy = await space(gw, 'prefs-noisy');
+    await noisy.credential({ provider: 'together', key: 'sk-together-noisy-0123456789' });
+    together.failKey('sk-together-noisy-0123456789', 401);
+    for (let i = 0; i < 3; i++) assert.equal((await ask({ provider: { only: ['together'] } }, noisy)).status, 401);
+    together.failKey('sk-together-noisy-0123456789', 0);
+    const after = await gw.call('GET', '/models', { key: s.key });
+    const togetherNow = after.body.data
+      .find((x: { id: string }) => x.id === MODEL)
+      .endpoints.find((e: { provider: string }) => e.provider === 'together');
+    assert.deepEqual([togetherNow.healthy, togetherNow.success_rate], [true, 1]);
   });
 
   // Last: a failure makes an endpoint unhealthy for a while, which would reorder the tests after it.

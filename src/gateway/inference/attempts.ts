@@ -80,7 +80,7 @@ export async function tryRoutes<T>(opts: {
   stats: { attempts: number };
   onUpstreamError?: (provider: string) => void;
   /** Told of each attempt that failed at its endpoint (its stats, session stickiness). */
-  onEndpointFailure?: (route: Route) => void;
+  onEndpointFailure?: (route: Route, o: { shared: boolean; retryable: boolean }) => void;
 }): Promise<{ value: T; served: Served; apiKey: string | null }> {
   let last: ApiError | null = null;
   for (const route of opts.routes) {
@@ -120,7 +120,7 @@ export async function tryRoutes<T>(opts: {
         if (opts.cancel.aborted) throw clientClosed();
         if (!(err instanceof UpstreamError)) throw err;
         opts.onUpstreamError?.(route.provider.slug);
-        opts.onEndpointFailure?.(route);
+        opts.onEndpointFailure?.(route, { shared: c.kind === 'shared', retryable: err.retryable });
         opts.log.warn(
           {
             provider: route.provider.slug,

@@ -351,8 +351,10 @@ export function createInferenceService(opts: InferenceOptions) {
       run,
       stats,
       onUpstreamError: opts.onUpstreamError,
-      onEndpointFailure: (route) => {
-        stats_.failure(endpointKey(route.provider.slug, route.model));
+      onEndpointFailure: (route, f) => {
+        // Only the operator's capacity failing for a reason of its own says the endpoint is unwell: a
+        // tenant's key that is refused or rate-limited, or a bad request, must not reorder others' requests.
+        if (f.shared && f.retryable) stats_.failure(endpointKey(route.provider.slug, route.model));
         const held = p.sessionKey ? sessions.get(p.sessionKey) : undefined;
         if (held && held.provider === route.provider.slug && held.model === route.model) sessions.delete(p.sessionKey!);
       },
@@ -470,7 +472,7 @@ export function createInferenceService(opts: InferenceOptions) {
       stick(p.sessionKey, served);
       const key = endpointKey(served.provider, served.model);
       const measured = (m: { ok: true; ttftMs: number; tps: number | null } | { ok: false }) =>
-        m.ok ? stats_.success(key, m) : stats_.failure(key);
+        m.ok ? stats_.success(key, m) : !served.isByok && stats_.failure(key);
       return {
         served,
         chunks: recordedStream({ p, served, apiKey, source: value, usageOf, record, cancel, measured }),
