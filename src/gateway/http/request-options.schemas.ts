@@ -38,8 +38,12 @@ export const Reasoning = z
   .object({
     effort: z.enum(['none', 'minimal', 'low', 'medium', 'high', 'xhigh']).nullable().optional(),
     max_tokens: z.number().int().min(1).nullable().optional(),
-    exclude: z.boolean().nullable().optional(),
+    exclude: z
+      .literal(false, { error: 'not built yet: reasoning.exclude true is not supported by this gateway' })
+      .nullable()
+      .optional(),
     enabled: z.boolean().nullable().optional(),
+    // Codex sends it on every request; the reasoning comes back whole, never summarised (known gaps).
     summary: z.enum(['auto', 'concise', 'detailed']).nullable().optional(),
   })
   .strict();

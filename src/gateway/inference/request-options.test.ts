@@ -19,6 +19,8 @@ const BAD: [string, Record<string, unknown>][] = [
   ['thinking.budget_tokens', { thinking: { type: 'enabled', budget_tokens: 10 } }],
   ['reasoning.effort', { reasoning: { effort: 'extreme' } }],
   ['reasoning.depth', { reasoning: { depth: 3 } }],
+  ['reasoning.exclude', { reasoning: { exclude: true } }],
+  ['reasoning.summary', { reasoning: { summary: 'short' } }],
   ['output_config.effort', { output_config: { effort: 'extreme' } }],
   ['output_config.task_budget', { output_config: { task_budget: { type: 'tokens', total: 5 } } }],
   ['response_format.type', { response_format: { type: 'yaml' } }],
