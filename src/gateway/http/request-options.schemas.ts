@@ -54,8 +54,10 @@ export const Thinking = z.discriminatedUnion(
   [
     z.object({ type: z.literal('enabled'), budget_tokens: z.number().int().min(1024) }).strict(),
     z.object({ type: z.literal('disabled') }).strict(),
+    // Anthropic's model-chosen budget: reasoning on, at the default effort.
+    z.object({ type: z.literal('adaptive') }).strict(),
   ],
-  { error: 'must be {type: "enabled", budget_tokens} or {type: "disabled"}' },
+  { error: 'must be {type: "enabled", budget_tokens}, {type: "adaptive"} or {type: "disabled"}' },
 );
 
 export const ResponseFormat = z.discriminatedUnion(
@@ -80,32 +82,30 @@ export const ResponseFormat = z.discriminatedUnion(
   { error: 'must be {type: "text"}, {type: "json_object"} or {type: "json_schema", json_schema}' },
 );
 
-/** The Responses API's text output setting (its structured output). */
-export const ResponsesText = z
-  .object({
-    format: z
-      .discriminatedUnion(
-        'type',
-        [
-          z.object({ type: z.literal('text') }).strict(),
-          z.object({ type: z.literal('json_object') }).strict(),
-          z
-            .object({
-              type: z.literal('json_schema'),
-              name: StoredString.min(1).max(64),
-              description: StoredString.max(1024).optional(),
-              schema: JsonSchema,
-              strict: z.boolean().nullable().optional(),
-            })
-            .strict(),
-        ],
-        { error: 'must be {type: "text"}, {type: "json_object"} or {type: "json_schema", name, schema}' },
-      )
-      .nullable()
-      .optional(),
-    verbosity: z.enum(['low', 'medium', 'high']).nullable().optional(),
-  })
-  .strict();
+/** The Responses API's text output setting (its structured output); other keys pass through, as before. */
+export const ResponsesText = z.looseObject({
+  format: z
+    .discriminatedUnion(
+      'type',
+      [
+        z.object({ type: z.literal('text') }).strict(),
+        z.object({ type: z.literal('json_object') }).strict(),
+        z
+          .object({
+            type: z.literal('json_schema'),
+            name: StoredString.min(1).max(64),
+            description: StoredString.max(1024).optional(),
+            schema: JsonSchema,
+            strict: z.boolean().nullable().optional(),
+          })
+          .strict(),
+      ],
+      { error: 'must be {type: "text"}, {type: "json_object"} or {type: "json_schema", name, schema}' },
+    )
+    .nullable()
+    .optional(),
+  verbosity: z.enum(['low', 'medium', 'high']).nullable().optional(),
+});
 
 /** The router plugin: chooses the model of a request for the auto model id (docs/guides/model-requests.md). */
 export const ROUTER_PLUGIN = 'auto-router';

@@ -39,7 +39,7 @@ type ReasoningOption = {
 };
 type Options = {
   reasoning?: ReasoningOption | null;
-  thinking?: { type: 'enabled'; budget_tokens: number } | { type: 'disabled' } | null;
+  thinking?: { type: 'enabled'; budget_tokens: number } | { type: 'disabled' } | { type: 'adaptive' } | null;
   output_config?: { effort?: string | null; format?: { type: 'json_schema'; schema: unknown } | null } | null;
   response_format?: unknown;
 };
@@ -56,7 +56,8 @@ export function normalizeOptions(body: Options): { reasoning?: ReasoningOption; 
   if (body.thinking?.type === 'enabled') {
     r.max_tokens ??= body.thinking.budget_tokens;
     r.enabled ??= true;
-  } else if (body.thinking?.type === 'disabled') r.enabled ??= false;
+  } else if (body.thinking?.type === 'adaptive') r.enabled ??= true;
+  else if (body.thinking?.type === 'disabled') r.enabled ??= false;
   const effort = body.output_config?.effort;
   if (effort && r.effort === undefined) r.effort = effort === 'max' ? 'xhigh' : effort;
   if (Object.keys(r).length) out.reasoning = r;
