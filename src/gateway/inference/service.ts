@@ -471,8 +471,11 @@ export function createInferenceService(opts: InferenceOptions) {
       const { value, served, apiKey } = await attempt(p, cancel, (adapter, call) => adapter.stream(call, { wireOnly }));
       stick(p.sessionKey, served);
       const key = endpointKey(served.provider, served.model);
-      const measured = (m: { ok: true; ttftMs: number; tps: number | null } | { ok: false }) =>
-        m.ok ? stats_.success(key, m) : !served.isByok && stats_.failure(key);
+      // Only calls on the operator's capacity are measured: a tenant's own key must not move what others are routed by.
+      const measured = served.isByok
+        ? undefined
+        : (m: { ok: true; ttftMs: number; tps: number | null } | { ok: false }) =>
+            m.ok ? stats_.success(key, m) : stats_.failure(key);
       return {
         served,
         chunks: recordedStream({ p, served, apiKey, source: value, usageOf, record, cancel, measured }),
@@ -482,12 +485,14 @@ export function createInferenceService(opts: InferenceOptions) {
       if (p.loop) return completeWithLoop(p, cancel, loopDeps);
       const { value, served } = await attempt(p, cancel, (adapter, call) => adapter.complete(call));
       stick(p.sessionKey, served);
-      const ms = performance.now() - served.startedAt;
-      const tokens = value.usage?.completion_tokens ?? 0;
-      stats_.success(endpointKey(served.provider, served.model), {
-        ttftMs: ms,
-        tps: tokens && ms > 0 ? tokens / (ms / 1000) : null,
-      });
+      if (!served.isByok) {
+        const ms = performance.now() - served.startedAt;
+        const tokens = value.usage?.completion_tokens ?? 0;
+        stats_.success(endpointKey(served.provider, served.model), {
+          ttftMs: ms,
+          tps: tokens && ms > 0 ? tokens / (ms / 1000) : null,
+        });
+      }
       // `system_fingerprint` is required (null allowed) by OpenRouter's ChatResult, which its SDK validates.
       const completion: Completion = {
         ...value,
