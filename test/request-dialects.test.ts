@@ -79,6 +79,31 @@ describe('request options in each provider dialect', () => {
     assert.equal(row.cachedTokens, u.prompt_tokens);
   });
 
+  test("a preset's system breakpoint and options reach the Anthropic upstream", async () => {
+    const made = await gw.call('POST', '/presets/cached/messages', {
+      body: {
+        model: 'anthropic/claude-sonnet-4',
+        max_tokens: 32,
+        system: [{ type: 'text', text: 'Stable.', cache_control: { type: 'ephemeral' } }],
+        thinking: { type: 'enabled', budget_tokens: 1024 },
+        messages: [user('x')],
+      },
+    });
+    assert.ok(made.status === 200 || made.status === 201, JSON.stringify(made.body));
+    // presets live in the management key's workspace, the default one, which the bootstrap key is bound to
+    const res = await s.chat({ model: '@preset/cached', messages: [user('/say x')] }, gw.keys.api_key);
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    const got = last();
+    assert.deepEqual(
+      [got.system, got.thinking, got.max_tokens],
+      [
+        [{ type: 'text', text: 'Stable.', cache_control: { type: 'ephemeral' } }],
+        { type: 'enabled', budget_tokens: 1024 },
+        1056,
+      ],
+    );
+  });
+
   test('anthropic: thinking, effort and structured output', async () => {
     const rows: [Record<string, unknown>, Record<string, unknown>][] = [
       [

@@ -57,7 +57,7 @@ describe('request options: one validation on every route', () => {
       'preset',
       (x) =>
         gw.call('POST', '/presets/opts/messages', {
-          body: { workspace_id: s.ws.id, model: 'local/scripted', messages: [user('x')], ...x },
+          body: { model: 'local/scripted', messages: [user('x')], ...x },
         }),
     ],
   ];
