@@ -122,6 +122,24 @@ export function createInferenceService(opts: InferenceOptions) {
   const toolsEnv = opts.tools ?? noServerTools();
   opts.bus?.subscribe('routing', () => config.invalidate());
   const stats_ = createEndpointStats();
+  /** This gateway, on the endpoints channel: its own announcements are already counted. */
+  const instance = uuidv7();
+  /** A failure of an endpoint's shared capacity, counted here and announced to the other gateways. */
+  const endpointFailed = (key: string) => {
+    stats_.failure(key);
+    opts.bus
+      ?.publish('endpoints', JSON.stringify([instance, key]))
+      .catch((err: Error) => opts.log.debug({ err }, 'could not announce an endpoint failure'));
+  };
+  opts.bus?.subscribe('endpoints', (message) => {
+    if (!message) return;
+    try {
+      const [from, key] = JSON.parse(message) as [string, string];
+      if (from !== instance && typeof key === 'string') stats_.failure(key);
+    } catch {
+      // not ours to read
+    }
+  });
   /** session → the endpoint that last served it; bounded, oldest dropped first. */
   const sessions = new Map<string, { provider: string; model: string }>();
   const stick = (key: string | null, served: Served) => {
@@ -354,7 +372,7 @@ export function createInferenceService(opts: InferenceOptions) {
       onEndpointFailure: (route, f) => {
         // Only the operator's capacity failing for a reason of its own says the endpoint is unwell: a
         // tenant's key that is refused or rate-limited, or a bad request, must not reorder others' requests.
-        if (f.shared && f.retryable) stats_.failure(endpointKey(route.provider.slug, route.model));
+        if (f.shared && f.retryable) endpointFailed(endpointKey(route.provider.slug, route.model));
         const held = p.sessionKey ? sessions.get(p.sessionKey) : undefined;
         if (held && held.provider === route.provider.slug && held.model === route.model) sessions.delete(p.sessionKey!);
       },
@@ -475,7 +493,7 @@ export function createInferenceService(opts: InferenceOptions) {
       const measured = served.isByok
         ? undefined
         : (m: { ok: true; ttftMs: number; tps: number | null } | { ok: false }) =>
-            m.ok ? stats_.success(key, m) : stats_.failure(key);
+            m.ok ? stats_.success(key, m) : endpointFailed(key);
       return {
         served,
         chunks: recordedStream({ p, served, apiKey, source: value, usageOf, record, cancel, measured }),
