@@ -92,6 +92,9 @@ export function arrange<R>(
   pref: Preferences,
   sticky?: { provider: string; model: string } | null,
 ): Arranged<R> {
+  // The usual request: one model with one endpoint and nothing to filter by; nothing to order.
+  if (byModel.length === 1 && byModel[0]!.length <= 1 && !pref.only && !pref.ignore && !pref.maxPrice)
+    return { endpoints: byModel[0]!, excluded: 0 };
   let excluded = 0;
   const keep = (e: Endpoint<R>) => {
     const ok =
