@@ -6,6 +6,8 @@
 // BENCH_REPEAT runs of BENCH_DURATION_MS each, then the targets of the inference issue. Then
 // cohort's legitimate throughput with a slowloris beside it (bench/slowloris.ts: BENCH_SLOW_SOCKETS
 // sockets from 127.0.0.2, a header every 10 s) against the same load without it, in pairs.
+// `cohort (sorted, sticky)` is the same gateway with provider preferences on (a latency sort over
+// the model's two endpoints and a session).
 // BENCH_SECTIONS (compare,slowloris,guardrails,loop,broadcast; all by default) picks sections; `loop`
 // is the server-tool loop's own cost (bench/inference-loop.ts); `guardrails` is the cost of budgets:
 // one cohort, a key under a guardrail with a spending limit (and a limit of its own) against a key
@@ -88,7 +90,19 @@ function cpuUs(child: ChildProcess | null): number {
 /** The issue's budget for the gateway's own work: CPU per request at most this many times the raw proxy's. */
 const CPU_BUDGET = 1.3;
 
-type Target = { name: string; url: string; headers: Record<string, string>; model: string; child: ChildProcess | null };
+type Target = {
+  name: string;
+  url: string;
+  headers: Record<string, string>;
+  model: string;
+  child: ChildProcess | null;
+  /** Fields added to every request body. */
+  extra?: Record<string, unknown>;
+};
+
+/** Provider preferences on: a latency sort over the model's two endpoints and a sticky session
+ * (docs/guides/model-requests.md#provider-preferences). */
+const PREFERENCES = { provider: { sort: 'latency' }, session_id: 'bench-session' };
 
 async function main() {
   const [upPort, proxyPort, cohortPort, portkeyPort, cohortPgPort, baselinePort, broadcastPort, collectorPort] =
@@ -108,6 +122,10 @@ async function main() {
       LOG_LEVEL: 'warn',
       COHORT_PROVIDER_OPENAI_BASE_URL: upstream,
       COHORT_PROVIDER_OPENAI_API_KEY: 'sk-bench-shared',
+      // A second endpoint of the model, so that sorting has endpoints to order.
+      COHORT_PROVIDER_GROQ_BASE_URL: upstream,
+      COHORT_PROVIDER_GROQ_API_KEY: 'sk-bench-shared',
+      COHORT_PROVIDER_GROQ_MODELS: 'openai/gpt-4o-mini',
       // The load is one key at up to 200 connections: the slots are still taken and given back, never refused.
       COHORT_MAX_MODEL_REQUESTS_PER_KEY: '100000',
       COHORT_MAX_MODEL_REQUESTS_PER_ACCOUNT: '100000',
@@ -147,6 +165,14 @@ async function main() {
       headers: { authorization: `Bearer ${cohort.apiKey}` },
       model: 'openai/gpt-4o-mini',
       child: cohort.child,
+    },
+    {
+      name: 'cohort (sorted, sticky)',
+      url: `http://127.0.0.1:${cohortPort}/api/v1/chat/completions`,
+      headers: { authorization: `Bearer ${cohort.apiKey}` },
+      model: 'openai/gpt-4o-mini',
+      child: cohort.child,
+      extra: PREFERENCES,
     },
     ...(baseline
       ? [
@@ -211,7 +237,12 @@ async function main() {
         const r = await load({
           url: target.url,
           headers: target.headers,
-          body: JSON.stringify({ model: target.model, stream, messages: [{ role: 'user', content: 'Say hello' }] }),
+          body: JSON.stringify({
+            model: target.model,
+            stream,
+            messages: [{ role: 'user', content: 'Say hello' }],
+            ...target.extra,
+          }),
           connections: conns,
           durationMs,
         });

@@ -2,7 +2,8 @@
 // records what it received (path, key, model, body) and answers in OpenAI format
 // (`…/chat/completions`) or Anthropic format (`…/messages`) from the scripted model, so a
 // test's prompt directives (/say, /fail 503, /sleep …) drive it; and OpenAI's image API
-// (`…/images/generations`) with a one-pixel image. A key can be made to fail with
+// (`…/images/generations`) with a one-pixel image. In Anthropic format it caches as Anthropic does:
+// a prompt prefix up to a `cache_control` breakpoint that it saw before is reported as cache reads. A key can be made to fail with
 // a status, or to misbehave: answer garbage, break its stream, report an error after its 200,
 // leave usage out, or hang up without an answer.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -123,7 +124,13 @@ function misbehaveOn(res: ServerResponse, how: Misbehaviour, o: { stream: boolea
 async function answer(
   req: IncomingMessage,
   res: ServerResponse,
-  o: { received: Received[]; failing: Map<string, number>; misbehaving: Map<string, Misbehaviour> },
+  o: {
+    received: Received[];
+    failing: Map<string, number>;
+    misbehaving: Map<string, Misbehaviour>;
+    delayMs: number;
+    cached: Set<string>;
+  },
 ) {
   if (req.url!.endsWith('/images/generations')) return answerImage(req, res, o.received);
   const anthropic = req.url!.endsWith('/messages');
@@ -133,6 +140,7 @@ async function answer(
   const body = JSON.parse(await readBody(req));
   const entry: Received = { path: req.url!, key, model: body.model, body, aborted: false };
   o.received.push(entry);
+  if (o.delayMs) await new Promise((r) => setTimeout(r, o.delayMs));
   const cancel = new Cancel();
   res.on('close', () => {
     if (!res.writableFinished) {
@@ -151,9 +159,18 @@ async function answer(
     );
   }
   const id = `up-${randomUUID()}`;
+  // Anthropic-style prompt caching: a prefix up to a cache breakpoint that was sent before is read from cache.
+  const text = anthropic ? JSON.stringify([body.system ?? null, body.messages]) : '';
+  const prefix = text.lastIndexOf('"cache_control"') >= 0 ? text.slice(0, text.lastIndexOf('"cache_control"')) : null;
+  const hit = prefix !== null && o.cached.has(prefix);
+  if (prefix !== null) o.cached.add(prefix);
+  const cacheRead = (u: Completion['usage'] | null) => {
+    if (hit && u) u.prompt_tokens_details = { cached_tokens: u.prompt_tokens };
+  };
   try {
     if (!body.stream) {
       const c = (await completion(p, { id, model: body.model, cancel })) as Completion;
+      cacheRead(c.usage);
       if (how === 'no-usage') delete c.usage;
       res.writeHead(200, { 'content-type': 'application/json' });
       return void res.end(JSON.stringify(anthropic ? toMessage(c) : c));
@@ -161,6 +178,7 @@ async function answer(
     res.writeHead(200, { 'content-type': 'text/event-stream' });
     const encoder = messagesEncoder({ model: body.model });
     for await (const chunk of streamChunks(p, { id, model: body.model, cancel })) {
+      cacheRead(chunk.usage);
       if (how === 'no-usage') delete chunk.usage;
       res.write(anthropic ? encoder.push(chunk as ChatChunk) : `data: ${JSON.stringify(chunk)}\n\n`);
     }
@@ -189,12 +207,17 @@ async function answerImage(req: IncomingMessage, res: ServerResponse, received: 
   );
 }
 
-export async function startFakeUpstream(): Promise<FakeUpstream> {
+/** `delayMs`: an injected latency before each answer (an endpoint's time to first token). */
+export async function startFakeUpstream(opts: { delayMs?: number } = {}): Promise<FakeUpstream> {
   const received: Received[] = [];
   const failing = new Map<string, number>();
   const misbehaving = new Map<string, Misbehaviour>();
+  const cached = new Set<string>();
   const server = createServer(
-    (req, res) => void answer(req, res, { received, failing, misbehaving }).catch(() => res.destroy()),
+    (req, res) =>
+      void answer(req, res, { received, failing, misbehaving, delayMs: opts.delayMs ?? 0, cached }).catch(() =>
+        res.destroy(),
+      ),
   );
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;

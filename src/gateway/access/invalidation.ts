@@ -3,6 +3,7 @@
 // and every gateway drops its cached resolution. `workspaces`: a workspace was deleted, and every
 // gateway drops the cached resolutions of keys acting in it. `routing`: a management write to a
 // workspace, its presets or its credentials, and every gateway drops its routing configuration.
+// `endpoints`: a gateway saw an endpoint's shared capacity fail, and every gateway counts it unhealthy.
 // Without Redis each cache is trusted for its TTL in the other processes.
 import type { Logger } from '../../shared/log.ts';
 import { isTimeout, openRedis, type RedisLink } from '../store/redis.ts';
@@ -11,6 +12,7 @@ const CHANNELS = {
   keys: 'cohort:keys:invalidate',
   workspaces: 'cohort:workspaces:deleted',
   routing: 'cohort:routing:invalidate',
+  endpoints: 'cohort:endpoints:failed',
 } as const;
 export type Topic = keyof typeof CHANNELS;
 /** Message meaning "drop everything of this topic". */

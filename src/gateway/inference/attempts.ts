@@ -26,6 +26,8 @@ export type Served = {
   credentialId: string | null;
   isByok: boolean;
   attempts: number;
+  /** performance.now() when the serving attempt began: the endpoint's stats measure from it. */
+  startedAt: number;
 };
 
 /** Removes the credential itself and anything shaped like a provider or bearer key. */
@@ -77,6 +79,8 @@ export async function tryRoutes<T>(opts: {
   /** Counts the upstream calls made, also when all of them fail. */
   stats: { attempts: number };
   onUpstreamError?: (provider: string) => void;
+  /** Told of each attempt that failed at its endpoint (its stats, session stickiness). */
+  onEndpointFailure?: (route: Route, o: { shared: boolean; retryable: boolean }) => void;
 }): Promise<{ value: T; served: Served; apiKey: string | null }> {
   let last: ApiError | null = null;
   for (const route of opts.routes) {
@@ -90,6 +94,7 @@ export async function tryRoutes<T>(opts: {
         continue;
       }
       const attempts = ++opts.stats.attempts;
+      const startedAt = performance.now();
       try {
         const call = {
           model: route.providerModel,
@@ -107,6 +112,7 @@ export async function tryRoutes<T>(opts: {
             credentialId,
             isByok: c.kind === 'byok',
             attempts,
+            startedAt,
           },
           apiKey,
         };
@@ -114,6 +120,7 @@ export async function tryRoutes<T>(opts: {
         if (opts.cancel.aborted) throw clientClosed();
         if (!(err instanceof UpstreamError)) throw err;
         opts.onUpstreamError?.(route.provider.slug);
+        opts.onEndpointFailure?.(route, { shared: c.kind === 'shared', retryable: err.retryable });
         opts.log.warn(
           {
             provider: route.provider.slug,

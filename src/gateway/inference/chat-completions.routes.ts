@@ -12,7 +12,7 @@ import type { RequestBody } from './routing.ts';
 import { WIRE_TAIL, type ChatChunk } from './types.ts';
 import { holdSlot } from '../http/slots.ts';
 import { DONE, dataFrame, errorChunk } from '../http/sse-frames.ts';
-import { errorDocs, prepareOrRefuse } from './respond.ts';
+import { errorDocs, prepareOrRefuse, routeHeader } from './respond.ts';
 import { cancelOnClose, writeSse } from '../http/sse-reply.ts';
 
 /** Each chunk as an SSE frame: one the provider sent in the usual layout is its own text behind the request's id and model. */
@@ -64,11 +64,16 @@ export const chatCompletionRoutes: RouteModule = (app, ctx) => {
         body,
         style: 'chat',
         raw: req.body,
-        sessionHeader: req.headers['x-session-id'],
+        headers: req.headers,
       });
       const cancel = cancelOnClose(reply);
-      if (!p.stream) return (await ctx.inference.complete(p, cancel)).completion;
+      if (!p.stream) {
+        const { served, completion } = await ctx.inference.complete(p, cancel);
+        routeHeader(reply, p, served);
+        return completion;
+      }
       const { served, chunks } = await ctx.inference.stream(p, cancel);
+      routeHeader(reply, p, served);
       await writeSse(reply, {
         ctx,
         cancel,

@@ -532,6 +532,7 @@ for (const store of storeMatrix) {
           requestBody: null,
           responseBody: null,
           generationId: null,
+          routing: 'sort=default',
           step: null,
         },
       );

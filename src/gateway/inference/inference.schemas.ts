@@ -3,13 +3,19 @@
 // not interpret pass through to the provider, so objects are loose; bounds are checked here.
 import { z } from 'zod';
 import { MaxToolCalls, PresetSlug, StopConditions } from '../http/common.schemas.ts';
+import { CacheControl, requestOptions, ResponsesText } from '../http/request-options.schemas.ts';
 import { checkPluginList, checkToolList } from './tools/index.ts';
 
 /** Only looked up, never stored, so any text is accepted: an unknown model is a 404 that the request
  * log records (it makes the text storable itself). */
 const RequestedModel = z.string().min(1).max(256);
 
-/** Fields that steer routing rather than generation; never sent upstream. */
+/** The request options (docs/reference/request-options.md), the same schemas as a preset's; null is "not set". */
+const options = Object.fromEntries(Object.entries(requestOptions).map(([k, s]) => [k, s.nullable().optional()])) as {
+  [K in keyof typeof requestOptions]: z.ZodOptional<z.ZodNullable<(typeof requestOptions)[K]>>;
+};
+
+/** Fields that steer routing rather than generation, and the request options. */
 const routing = {
   model: RequestedModel.optional().describe(
     '`provider/model`, or `@preset/<slug>`; absent: the workspace default_text_model',
@@ -21,21 +27,12 @@ const routing = {
     .max(3)
     .optional()
     .describe('fallback models, tried in order; not with `models`'),
-  provider: z
-    .looseObject({ zdr: z.boolean().nullable().optional(), allow_fallbacks: z.boolean().nullable().optional() })
-    .nullable()
-    .optional(),
-  plugins: z
-    .array(z.looseObject({ id: z.string().min(1).max(128) }))
-    .max(16)
-    .superRefine(checkPluginList)
-    .optional(),
+  ...options,
+  plugins: requestOptions.plugins.superRefine(checkPluginList).nullable().optional(),
   stop_server_tools_when: StopConditions.optional().describe(
     'stop conditions of the server-tool loop; any one ends it; overrides max_tool_calls',
   ),
   max_tool_calls: MaxToolCalls.optional().describe('server-tool calls the loop may run (default and maximum 30)'),
-  session_id: z.string().min(1).max(256).optional(),
-  user: z.string().max(256).optional(),
   stream: z.boolean().optional(),
 };
 
@@ -50,7 +47,13 @@ const ToolCall = z.looseObject({
 
 export const ChatMessage = z.looseObject({
   role: z.enum(['system', 'developer', 'user', 'assistant', 'tool']),
-  content: z.union([z.string(), z.array(z.looseObject({ type: z.string().min(1) })), z.null()]).optional(),
+  content: z
+    .union([
+      z.string(),
+      z.array(z.looseObject({ type: z.string().min(1), cache_control: CacheControl.optional() })),
+      z.null(),
+    ])
+    .optional(),
   tool_calls: z.array(ToolCall).nullable().optional(),
   tool_call_id: z.string().min(1).max(128).optional(),
 });
@@ -77,7 +80,8 @@ export const ChatCompletionRequest = z
   .refine(noBoth, noBothIssue);
 export type ChatCompletionRequest = z.infer<typeof ChatCompletionRequest>;
 
-const Block = z.looseObject({ type: z.string().min(1) });
+/** A content block; its cache breakpoint (`cache_control`) is kept for providers that cache by breakpoints. */
+const Block = z.looseObject({ type: z.string().min(1), cache_control: CacheControl.optional() });
 
 export const MessagesRequest = z
   .looseObject({
@@ -85,7 +89,12 @@ export const MessagesRequest = z
     messages: z
       .array(z.looseObject({ role: z.enum(['user', 'assistant']), content: z.union([z.string(), z.array(Block)]) }))
       .min(1),
-    system: z.union([z.string(), z.array(z.looseObject({ type: z.literal('text'), text: z.string() }))]).optional(),
+    system: z
+      .union([
+        z.string(),
+        z.array(z.looseObject({ type: z.literal('text'), text: z.string(), cache_control: CacheControl.optional() })),
+      ])
+      .optional(),
     max_tokens: z.number().int().min(1).optional(),
     tools: z
       .array(z.looseObject({ name: z.string().min(1).max(256).optional(), type: z.string().min(1).optional() }))
@@ -99,7 +108,6 @@ export const MessagesRequest = z
     temperature: z.number().min(0).max(2).optional(),
     top_p: z.number().min(0).max(1).optional(),
     top_k: z.number().int().min(0).optional(),
-    metadata: z.looseObject({ user_id: z.string().max(256).nullable().optional() }).optional(),
   })
   .refine(noBoth, noBothIssue);
 export type MessagesRequest = z.infer<typeof MessagesRequest>;
@@ -168,14 +176,7 @@ export const ResponsesRequest = z
     temperature: z.number().min(0).max(2).nullable().optional(),
     top_p: z.number().min(0).max(1).nullable().optional(),
     parallel_tool_calls: z.boolean().nullable().optional(),
-    reasoning: z
-      .looseObject({ effort: z.enum(['none', 'minimal', 'low', 'medium', 'high', 'xhigh']).nullable().optional() })
-      .nullable()
-      .optional(),
-    text: z
-      .looseObject({ format: z.looseObject({ type: z.enum(['text', 'json_object', 'json_schema']) }).optional() })
-      .nullable()
-      .optional(),
+    text: ResponsesText.nullable().optional(),
     store: z.boolean().nullable().optional(),
     previous_response_id: unsupported(noStore),
     conversation: unsupported(noStore),

@@ -11,7 +11,7 @@ import { fromMessagesBody, type AnthropicBody } from './wire/anthropic-request.t
 import { messagesEncoder, toMessage } from './wire/anthropic-response.ts';
 import type { ChatChunk } from './types.ts';
 import type { RequestBody } from './routing.ts';
-import { errorDocs, prepareOrRefuse } from './respond.ts';
+import { errorDocs, prepareOrRefuse, routeHeader } from './respond.ts';
 import { cancelOnClose, writeSse } from '../http/sse-reply.ts';
 import { holdSlot } from '../http/slots.ts';
 
@@ -62,11 +62,16 @@ export const messagesRoutes: RouteModule = (app, ctx) => {
         body,
         style: 'messages',
         raw: req.body,
-        sessionHeader: req.headers['x-session-id'],
+        headers: req.headers,
       });
       const cancel = cancelOnClose(reply);
-      if (!p.stream) return toMessage((await ctx.inference.complete(p, cancel)).completion);
+      if (!p.stream) {
+        const { served, completion } = await ctx.inference.complete(p, cancel);
+        routeHeader(reply, p, served);
+        return toMessage(completion);
+      }
       const { served, chunks } = await ctx.inference.stream(p, cancel);
+      routeHeader(reply, p, served);
       const encoder = messagesEncoder({ model: served.model });
       await writeSse(reply, {
         ctx,

@@ -10,7 +10,25 @@ export const SCRIPTED = 'local/scripted';
 /** USD per million tokens → USD per token as a plain decimal ("0.0000025", never "2.5e-6"). */
 const perToken = (perMillion: number) => (perMillion / 1e6).toFixed(15).replace(/\.?0+$/, '') || '0';
 
-export function modelEntry(id: string, price: Price | undefined) {
+/** One provider serving the model here, with what this gateway measured of it (endpoint-stats.ts). */
+export type EndpointInfo = {
+  provider: string;
+  provider_model: string;
+  price: Price | null;
+  credentials: ('byok' | 'shared')[];
+  stats: { ttftMs: number | null; tps: number | null; successRate: number | null; healthy: boolean };
+};
+
+const pricing = (price: Price | null | undefined) =>
+  price
+    ? {
+        prompt: perToken(price.prompt),
+        completion: perToken(price.completion),
+        ...(price.cached_prompt === undefined ? {} : { input_cache_read: perToken(price.cached_prompt) }),
+      }
+    : { prompt: '-1', completion: '-1' };
+
+export function modelEntry(id: string, price: Price | undefined, endpoints: EndpointInfo[] = []) {
   const scripted = id === SCRIPTED;
   return {
     id,
@@ -25,19 +43,24 @@ export function modelEntry(id: string, price: Price | undefined) {
     created: 0,
     context_length: null,
     architecture: { modality: 'text->text', input_modalities: ['text'], output_modalities: ['text'] },
-    pricing: price
-      ? {
-          prompt: perToken(price.prompt),
-          completion: perToken(price.completion),
-          ...(price.cached_prompt === undefined ? {} : { input_cache_read: perToken(price.cached_prompt) }),
-        }
-      : { prompt: '-1', completion: '-1' },
+    pricing: pricing(price),
     top_provider: { context_length: null, max_completion_tokens: null, is_moderated: false },
     per_request_limits: null,
     supported_parameters: ['max_tokens', 'temperature', 'stop', 'tools', 'tool_choice'],
     default_parameters: null,
     supported_voices: null,
     links: { details: '/api/v1/models' },
+    /** The providers serving it for this workspace, in the order a request without preferences tries them. */
+    endpoints: endpoints.map((e) => ({
+      provider: e.provider,
+      provider_model: e.provider_model,
+      pricing: pricing(e.price),
+      credentials: e.credentials,
+      latency_ms: e.stats.ttftMs === null ? null : Math.round(e.stats.ttftMs),
+      throughput_tps: e.stats.tps === null ? null : Math.round(e.stats.tps * 10) / 10,
+      success_rate: e.stats.successRate,
+      healthy: e.stats.healthy,
+    })),
   };
 }
 

@@ -2,6 +2,8 @@
 // prompt tokens, keyed by model slug. Built-in entries below; the operator extends or overrides
 // them with a JSON file named by COHORT_PRICE_TABLE, e.g.
 //   {"openai/gpt-4o": {"prompt": 2.5, "completion": 10, "cached_prompt": 1.25}}
+// A key `model@provider` prices one endpoint of the model: another provider serving it
+// (COHORT_PROVIDER_<SLUG>_MODELS) at its own price.
 // A model with no entry costs 0. Pure except for the file read at start.
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
@@ -33,13 +35,19 @@ export function loadPriceTable(file?: string): PriceTable {
   return new Map(Object.entries({ ...BUILT_IN, ...extra }));
 }
 
+/** An endpoint's price: `model@provider` in the table when it differs there, else the model's. */
+export function priceOf(prices: PriceTable, model: string, provider: string): Price | null {
+  return prices.get(`${model}@${provider}`) ?? prices.get(model) ?? null;
+}
+
 /** USD for a usage; cached prompt tokens are billed at the cached rate when the table has one. */
 export function costOf(
   prices: PriceTable,
   model: string,
   usage: Pick<Usage, 'prompt_tokens' | 'completion_tokens' | 'prompt_tokens_details'>,
+  provider?: string,
 ): number {
-  const p = prices.get(model);
+  const p = provider ? priceOf(prices, model, provider) : prices.get(model);
   if (!p) return 0;
   const cached = Math.min(usage.prompt_tokens, usage.prompt_tokens_details?.cached_tokens ?? 0);
   const usd =

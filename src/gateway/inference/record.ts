@@ -22,7 +22,8 @@ export type Outcome = {
 type Recordable = Pick<
   Prepared,
   'id' | 'started' | 'style' | 'stream' | 'principal' | 'requestedModel' | 'loggedBody' | 'observation'
->;
+> &
+  Partial<Pick<Prepared, 'routing'>>;
 
 export function rowOf(p: Recordable, o: Outcome): InferenceRequestRow {
   const u = o.usage ?? null;
@@ -57,6 +58,7 @@ export function rowOf(p: Recordable, o: Outcome): InferenceRequestRow {
     sessionId: p.observation?.sessionId ?? null,
     externalUser: p.observation?.user ?? null,
     metadata: p.observation?.metadata ?? null,
+    routing: p.routing ?? null,
   };
 }
 
@@ -109,12 +111,16 @@ export async function* recordedStream(o: {
   usageOf: (u: Usage | null | undefined, s: Served) => Usage;
   record: (p: Prepared, outcome: Outcome) => void;
   cancel: Cancel;
+  /** Told when the stream ends: its time to first token, and its throughput when it finished with usage. */
+  measured?: (m: { ok: true; ttftMs: number; tps: number | null } | { ok: false }) => void;
 }): AsyncGenerator<ChatChunk[]> {
   const { p, served } = o;
   const collect = p.loggedBody === undefined ? null : collector();
   const outcome: Outcome = { status: 200, served, usage: null, finish: null };
+  let firstAt = 0;
   try {
     for await (const batch of o.source) {
+      if (!firstAt) firstAt = performance.now();
       for (const c of batch) {
         c.id = p.id;
         c.model = served.model;
@@ -131,11 +137,21 @@ export async function* recordedStream(o: {
     if (!outcome.finish)
       throw new UpstreamError({ status: 502, message: 'the provider ended the stream before it finished' });
     // A provider that ignores stream_options sends no usage; every response has one, zeros as in a completion without it.
+    if (o.measured) {
+      const seconds = (performance.now() - firstAt) / 1000;
+      const tokens = outcome.usage?.completion_tokens ?? 0;
+      o.measured({
+        ok: true,
+        ttftMs: firstAt - served.startedAt,
+        tps: tokens && seconds > 0 ? tokens / seconds : null,
+      });
+    }
     if (!outcome.usage) {
       outcome.usage = o.usageOf(null, served);
       yield [usageChunk(p.id, served.model, outcome.usage)];
     }
   } catch (err) {
+    if (!o.cancel.aborted && err instanceof UpstreamError) o.measured?.({ ok: false });
     const api = o.cancel.aborted
       ? clientClosed()
       : err instanceof UpstreamError

@@ -54,6 +54,7 @@ const row = (over: Partial<InferenceRequestRow>): InferenceRequestRow => ({
   sessionId: null,
   externalUser: null,
   metadata: null,
+  routing: null,
   ...over,
 });
 

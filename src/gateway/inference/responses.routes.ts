@@ -11,7 +11,7 @@ import { fromResponsesBody, type ResponsesBody } from './wire/responses-request.
 import { echoOf, responsesEncoder, toResponse, type ResponseIdentity } from './wire/responses-response.ts';
 import type { ChatChunk } from './types.ts';
 import type { RequestBody } from './routing.ts';
-import { errorDocs, prepareOrRefuse } from './respond.ts';
+import { errorDocs, prepareOrRefuse, routeHeader } from './respond.ts';
 import { cancelOnClose, writeSse } from '../http/sse-reply.ts';
 import { holdSlot } from '../http/slots.ts';
 
@@ -54,7 +54,7 @@ export const responsesRoutes: RouteModule = (app, ctx) => {
         body,
         style: 'responses',
         raw: req.body,
-        sessionHeader: req.headers['x-session-id'],
+        headers: req.headers,
       });
       const cancel = cancelOnClose(reply);
       const who = (model: string): ResponseIdentity => ({
@@ -65,9 +65,11 @@ export const responsesRoutes: RouteModule = (app, ctx) => {
       });
       if (!p.stream) {
         const { served, completion } = await ctx.inference.complete(p, cancel);
+        routeHeader(reply, p, served);
         return toResponse(completion, who(served.model));
       }
       const { served, chunks } = await ctx.inference.stream(p, cancel);
+      routeHeader(reply, p, served);
       const encoder = responsesEncoder(who(served.model));
       await writeSse(reply, {
         ctx,

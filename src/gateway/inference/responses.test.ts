@@ -117,6 +117,7 @@ describe('POST /responses', () => {
         responseBody: null,
         generationId: null,
         step: null,
+        routing: 'sort=default',
         createdAt: undefined,
         latencyMs: undefined,
       },

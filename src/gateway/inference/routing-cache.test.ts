@@ -124,4 +124,24 @@ describe('routing cache across gateways', { skip: busSkip }, () => {
     assert.equal((await a.call('PATCH', `/byok/${cred.id}`, { body: { disabled: true } })).status, 200);
     await soonViaB({ model: 'second', key: SHARED_OPENAI_KEY });
   });
+
+  test("an endpoint's shared capacity failing in one gateway makes it unhealthy in the other", async () => {
+    const s = await space(a, 'bus-health');
+    const health = async (gw: TestGateway) => {
+      const r = await gw.call('GET', '/models', { key: s.key });
+      return r.body.data.find((m: { id: string }) => m.id === 'openai/gpt-4.1-mini').endpoints[0].healthy;
+    };
+    assert.deepEqual([await health(a), await health(b)], [true, true]);
+    up.failKey(SHARED_OPENAI_KEY, 503);
+    const failed = await a.call('POST', '/chat/completions', {
+      key: s.key,
+      body: { model: 'openai/gpt-4.1-mini', messages: [user('hi')] },
+    });
+    up.failKey(SHARED_OPENAI_KEY, 0);
+    assert.equal(failed.status, 502);
+    assert.equal(await health(a), false);
+    const deadline = Date.now() + 1000;
+    while ((await health(b)) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    assert.equal(await health(b), false);
+  });
 });

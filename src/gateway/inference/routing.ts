@@ -24,12 +24,54 @@ const ROUTING_FIELDS = new Set([
   'metadata',
   'stop_server_tools_when',
   'max_tool_calls',
-  'cache_control',
   'output_config',
+  'thinking',
   'system_cache_control',
   'stream',
   'stream_options',
 ]);
+
+type ReasoningOption = {
+  effort?: string | null;
+  max_tokens?: number | null;
+  enabled?: boolean | null;
+  exclude?: boolean | null;
+};
+type Options = {
+  reasoning?: ReasoningOption | null;
+  thinking?: { type: 'enabled'; budget_tokens: number } | { type: 'disabled' } | { type: 'adaptive' } | null;
+  output_config?: { effort?: string | null; format?: { type: 'json_schema'; schema: unknown } | null } | null;
+  response_format?: unknown;
+};
+
+/** The reasoning and structured-output options in the router's one vocabulary, which each provider
+ * adapter writes in its own dialect: `reasoning` ({effort, max_tokens, enabled, exclude}) from
+ * itself, Anthropic's `thinking` and `output_config.effort`; `response_format` from itself or
+ * `output_config.format`. Pure. */
+export function normalizeOptions(body: Options): { reasoning?: ReasoningOption; response_format?: unknown } {
+  const out: { reasoning?: ReasoningOption; response_format?: unknown } = {};
+  const r: ReasoningOption = {};
+  for (const [k, v] of Object.entries(body.reasoning ?? {}))
+    if (v !== null && v !== undefined) (r as never)[k] = v as never;
+  if (body.thinking?.type === 'enabled') {
+    r.max_tokens ??= body.thinking.budget_tokens;
+    r.enabled ??= true;
+  } else if (body.thinking?.type === 'adaptive') r.enabled ??= true;
+  else if (body.thinking?.type === 'disabled') r.enabled ??= false;
+  const effort = body.output_config?.effort;
+  if (effort && r.effort === undefined) r.effort = effort === 'max' ? 'xhigh' : effort;
+  if (Object.keys(r).length) out.reasoning = r;
+  if (body.response_format) out.response_format = body.response_format;
+  else if (body.output_config?.format)
+    out.response_format = {
+      type: 'json_schema',
+      json_schema: { name: 'output', schema: body.output_config.format.schema, strict: true },
+    };
+  return out;
+}
+
+/** Options sent on to the provider adapter, where null means "not set". */
+const NULLABLE_OPTIONS = ['cache_control', 'reasoning', 'response_format', 'user'];
 
 /** Plugin ids that are server tools under another name. */
 const PLUGIN_TOOLS: Record<string, string> = {
@@ -46,6 +88,9 @@ export type RequestBody = ChatRequest & {
   fallbacks?: { model: string }[];
   provider?: { zdr?: boolean | null } | null;
   plugins?: { id: string; enabled?: boolean }[];
+  reasoning?: unknown;
+  thinking?: unknown;
+  output_config?: unknown;
 };
 
 /** The preset a body names, by `@preset/<slug>` as its model or by its `preset` field. */
@@ -72,8 +117,16 @@ export function applyPreset(body: RequestBody, preset: PresetVersion | null): Re
     : preset.config;
   const merged = { ...config, ...own } as RequestBody;
   const hasSystem = body.messages.some((m) => m.role === 'system' || m.role === 'developer');
+  // A breakpoint the preset's system block carried stays on it.
+  const mark = preset.config.system_cache_control;
   if (preset.systemPrompt && !hasSystem)
-    merged.messages = [{ role: 'system', content: preset.systemPrompt }, ...body.messages];
+    merged.messages = [
+      {
+        role: 'system',
+        content: mark ? [{ type: 'text', text: preset.systemPrompt, cache_control: mark }] : preset.systemPrompt,
+      },
+      ...body.messages,
+    ];
   return merged;
 }
 
@@ -95,6 +148,12 @@ export function resolveRequest(body: RequestBody, opts: { defaultModel: string |
       .filter((id) => SERVER_TOOL_SET.has(id)),
   ];
   const upstream = Object.fromEntries(Object.entries(body).filter(([k]) => !ROUTING_FIELDS.has(k))) as ChatRequest;
+  if (body.reasoning || body.thinking || body.output_config) {
+    const o = normalizeOptions(body as Options);
+    delete upstream.reasoning;
+    Object.assign(upstream, o);
+  }
+  for (const k of NULLABLE_OPTIONS) if (upstream[k] === null) delete upstream[k];
   if (body.tools) {
     const tools = body.tools.filter((t) => !t.type.startsWith('service:'));
     if (tools.length) upstream.tools = tools;

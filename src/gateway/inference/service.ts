@@ -12,6 +12,7 @@ import {
   ApiError,
   badModelRequest,
   invalidRequest,
+  noUsableCredential,
   keyWorkspaceDeleted,
   resourceNotFound,
   serverToolDisabled,
@@ -24,10 +25,28 @@ import {
   loadPriceTable,
   costOf,
   selectCredentials,
+  type ProviderInfo,
 } from './providers/index.ts';
+import { priceOf } from './prices.ts';
+import { createEndpointStats, endpointKey } from './endpoint-stats.ts';
+import { arrange, type Endpoint, preferencesOf } from './preferences.ts';
 import type { Cancel, ChatChunk, ChatRequest, Completion, Usage } from './types.ts';
-import { createRoutingConfig, type CredentialRow, type RoutingConfig } from './routing-config.ts';
-import { applyPreset, disabledToolIn, presetSlugOf, resolveRequest, type RequestBody } from './routing.ts';
+import {
+  createRoutingConfig,
+  type CredentialRow,
+  type RoutingConfig,
+  type WorkspaceRouting,
+} from './routing-config.ts';
+import {
+  applyPreset,
+  disabledToolIn,
+  PRESET_PREFIX,
+  presetSlugOf,
+  resolveRequest,
+  type RequestBody,
+} from './routing.ts';
+import { AUTO_MODEL, chooseModel } from './router.ts';
+import { ROUTER_PLUGIN, type RouterPlugin } from '../http/request-options.schemas.ts';
 import { tryRoutes, type Route, type Served } from './attempts.ts';
 import { createRequestLog, shouldStoreBodies, type RequestLogOptions } from './request-log.ts';
 import { recordedStream, type Outcome, rowOf } from './record.ts';
@@ -49,6 +68,7 @@ export type ApiStyle = 'chat' | 'messages' | 'responses';
 
 const dataCollectionRefused = (slug: string) =>
   `provider ${slug}'s shared endpoint may log or train on prompts (${providerVar(slug, 'DATA_COLLECTION')}=allow) and this workspace does not allow that: turn on is_data_discount_logging_enabled, or add a BYOK credential for ${slug}`;
+const MAX_SESSIONS = 100_000;
 
 const providerNotConfigured = (slug: string) =>
   invalidRequest(
@@ -64,6 +84,10 @@ export type Prepared = {
   requestedModel: string | null;
   routes: Route[];
   upstream: ChatRequest;
+  /** How the endpoints were ordered, for the log and the x-cohort-route header: `sort=price; session=sticky`. */
+  routing: string;
+  /** The workspace's session (session_id) whose endpoint is kept while it stays healthy. */
+  sessionKey: string | null;
   /** The client's body as received, kept only when the workspace logs this request's I/O. */
   loggedBody: unknown;
   /** Its session, end user and metadata (observation.ts), recorded and broadcast. */
@@ -112,6 +136,39 @@ export function createInferenceService(opts: InferenceOptions) {
   const requestLog = createRequestLog({ db: opts.db, log: opts.log, ...opts.requestLog });
   const toolsEnv = opts.tools ?? noServerTools();
   opts.bus?.subscribe('routing', () => config.invalidate());
+  const stats_ = createEndpointStats();
+  /** This gateway, on the endpoints channel: its own announcements are already counted. */
+  const instance = uuidv7();
+  /** A failure of an endpoint's shared capacity, counted here and announced to the other gateways. */
+  const endpointFailed = (key: string) => {
+    stats_.failure(key);
+    opts.bus
+      ?.publish('endpoints', JSON.stringify([instance, key]))
+      .catch((err: Error) => opts.log.debug({ err }, 'could not announce an endpoint failure'));
+  };
+  opts.bus?.subscribe('endpoints', (message) => {
+    if (!message) return;
+    try {
+      const [from, key] = JSON.parse(message) as [string, string];
+      if (from !== instance && typeof key === 'string') stats_.failure(key);
+    } catch {
+      // not ours to read
+    }
+  });
+  /** session → the endpoint that last served it; bounded, oldest dropped first. */
+  const sessions = new Map<string, { provider: string; model: string }>();
+  const stick = (key: string | null, served: Served) => {
+    if (!key) return;
+    sessions.delete(key);
+    if (sessions.size >= MAX_SESSIONS) sessions.delete(sessions.keys().next().value!);
+    sessions.set(key, { provider: served.provider, model: served.model });
+  };
+  /** Other providers that serve a model (COHORT_PROVIDER_<SLUG>_MODELS), by model. */
+  const servedBy = new Map<string, ProviderInfo[]>();
+  /** session → the model the router pinned for it (pin_model). */
+  const pins = new Map<string, string>();
+  for (const info of providers.values())
+    for (const m of info.serves.keys()) servedBy.set(m, [...(servedBy.get(m) ?? []), info]);
 
   const usageOf = (u: Usage | null | undefined, served: Served): Usage => {
     const usage = u ?? { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
@@ -122,30 +179,33 @@ export function createInferenceService(opts: InferenceOptions) {
       completion_tokens: usage.completion_tokens,
       total_tokens: usage.total_tokens,
       prompt_tokens_details: details ? { ...details, cached_tokens: details.cached_tokens ?? 0 } : { cached_tokens: 0 },
-      cost: costOf(prices, served.model, usage),
+      cost: costOf(prices, served.model, usage, served.provider),
       is_byok: served.isByok,
     };
     for (const k in usage) if (!(k in out)) (out as Record<string, unknown>)[k] = (usage as Record<string, unknown>)[k];
     return out;
   };
 
-  function routeFor(
+  type RouteCtx = {
+    principal: Principal;
+    credentials: ReadonlyMap<string, CredentialRow[]>;
+    requireZdr: boolean;
+    /** The workspace's is_data_discount_logging_enabled: shared endpoints that collect data are usable. */
+    dataCollection: boolean;
+  };
+
+  /** One endpoint: `provider` serving `model` as `providerModel`; `shared`: its operator key may serve it. */
+  function routeAt(
     model: string,
-    ctx: {
-      principal: Principal;
-      credentials: ReadonlyMap<string, CredentialRow[]>;
-      requireZdr: boolean;
-      /** The workspace's is_data_discount_logging_enabled: shared endpoints that collect data are usable. */
-      dataCollection: boolean;
-    },
+    provider: ProviderInfo,
+    providerModel: string,
+    ctx: RouteCtx,
+    shared: boolean,
   ): Route | ApiError {
-    const split = splitModel(model, providers);
-    if (!split?.model) throw invalidRequest(`model: ${model} names no known provider (expected provider/model)`);
-    const { provider } = split;
     const refusal = guardrailRefusal(ctx.principal.guardrail, { model, provider: provider.slug });
     if (refusal) return refusal;
     const adapter = registry.adapter(provider.kind);
-    if (adapter.hasModel && !adapter.hasModel(split.model)) throw resourceNotFound(`model ${model}`);
+    if (adapter.hasModel && !adapter.hasModel(providerModel)) throw resourceNotFound(`model ${model}`);
     const credentials = ctx.credentials.get(provider.slug) ?? [];
     // Nothing is connected to for a provider the operator did not configure and the workspace has no key for.
     if (!provider.configured && !credentials.some((c) => !c.disabled)) throw providerNotConfigured(provider.slug);
@@ -153,10 +213,10 @@ export function createInferenceService(opts: InferenceOptions) {
       throw invalidRequest(
         `model: provider ${provider.slug} has no endpoint configured (${providerVar(provider.slug, 'BASE_URL')})`,
       );
-    const shared = provider.keyless || provider.sharedKey !== null;
-    const withheld = shared && provider.collectsData && !ctx.dataCollection;
+    const operatorKey = shared && (provider.keyless || provider.sharedKey !== null);
+    const withheld = operatorKey && provider.collectsData && !ctx.dataCollection;
     const sel = selectCredentials({
-      provider: { slug: provider.slug, shared: shared && !withheld, zdr: provider.zdr },
+      provider: { slug: provider.slug, shared: operatorKey && !withheld, zdr: provider.zdr },
       model,
       userId: ctx.principal.userId,
       keyHash: ctx.principal.keyHash,
@@ -166,7 +226,49 @@ export function createInferenceService(opts: InferenceOptions) {
     if (!sel.ok && withheld && sel.why === 'no_credential')
       return badModelRequest(dataCollectionRefused(provider.slug));
     if (!sel.ok) return badModelRequest(sel.message);
-    return { model, provider, providerModel: split.model, adapter, candidates: sel.candidates, credentials };
+    return { model, provider, providerModel, adapter, candidates: sel.candidates, credentials };
+  }
+
+  function routeFor(model: string, ctx: RouteCtx): Route | ApiError {
+    const split = splitModel(model, providers);
+    if (!split?.model) throw invalidRequest(`model: ${model} names no known provider (expected provider/model)`);
+    return routeAt(model, split.provider, split.model, ctx, true);
+  }
+
+  /** Every endpoint of a model in this workspace: its own provider's, then other providers that the
+   * operator says serve it, or for which the workspace holds a credential naming it in allowed_models
+   * (those serve it with the workspace's credentials only). The first refusal is kept for when none is left. */
+  function endpointsFor(model: string, ctx: RouteCtx): { endpoints: Endpoint<Route>[]; refusal: ApiError | null } {
+    const split = splitModel(model, providers);
+    if (!split?.model) throw invalidRequest(`model: ${model} names no known provider (expected provider/model)`);
+    const own = routeAt(model, split.provider, split.model, ctx, true);
+    const endpoint = (route: Route, primary: boolean): Endpoint<Route> => ({
+      route,
+      model,
+      provider: route.provider.slug,
+      primary,
+      price: priceOf(prices, model, route.provider.slug),
+      stats: stats_.get(endpointKey(route.provider.slug, model)),
+    });
+    const endpoints = own instanceof ApiError ? [] : [endpoint(own, true)];
+    const others = new Map<string, { info: ProviderInfo; id: string; shared: boolean }>();
+    for (const info of servedBy.get(model) ?? [])
+      if (info.slug !== split.provider.slug) others.set(info.slug, { info, id: info.serves.get(model)!, shared: true });
+    for (const [slug, creds] of ctx.credentials) {
+      const info = providers.get(slug);
+      if (!info || slug === split.provider.slug || others.has(slug)) continue;
+      if (creds.some((c) => !c.disabled && c.allowedModels?.includes(model)))
+        others.set(slug, { info, id: split.model, shared: false });
+    }
+    for (const o of others.values()) {
+      try {
+        const r = routeAt(model, o.info, o.id, ctx, o.shared);
+        if (!(r instanceof ApiError)) endpoints.push(endpoint(r, false));
+      } catch {
+        // A provider that cannot serve here is no endpoint; the model's own refusal is what is reported.
+      }
+    }
+    return { endpoints, refusal: own instanceof ApiError ? own : null };
   }
 
   async function prepare(o: {
@@ -174,8 +276,8 @@ export function createInferenceService(opts: InferenceOptions) {
     body: RequestBody;
     style: ApiStyle;
     raw: unknown;
-    /** The `x-session-id` header, used when the body names no session. */
-    sessionHeader?: string | string[];
+    /** The x-session-id header; the body's session_id wins over it. */
+    sessionHeader?: string;
   }): Promise<Prepared> {
     const started = performance.now();
     const { principal } = o;
@@ -193,7 +295,20 @@ export function createInferenceService(opts: InferenceOptions) {
         }
       : o.body;
     const slug = presetSlugOf(asked);
-    const body = slug ? applyPreset(asked, await config.preset({ workspaceId: ws.id, slug })) : asked;
+    const merged = slug ? applyPreset(asked, await config.preset({ workspaceId: ws.id, slug })) : asked;
+    const session = merged.session_id ?? o.sessionHeader ?? null;
+    const sessionKey = session ? `${ws.id}\u0000${session}` : null;
+    const named = merged.model && !merged.model.startsWith(PRESET_PREFIX) ? merged.model : ws.defaultTextModel;
+    let body = merged;
+    let auto: string | null = null;
+    if (named === AUTO_MODEL) ({ body, note: auto } = routeAuto({ body: merged, space, principal, sessionKey }));
+    else {
+      const i = (merged.plugins ?? []).findIndex((p) => p.id === ROUTER_PLUGIN && p.enabled !== false);
+      if (i >= 0)
+        throw invalidRequest(
+          `plugins.${i}: the auto-router plugin chooses the model of ${AUTO_MODEL} requests, and this one names ${named ?? 'no model'}`,
+        );
+    }
     const observation = observationOf({ raw: body, sessionHeader: o.sessionHeader, style: o.style });
     const resolved = resolveRequest(body, { defaultModel: ws.defaultTextModel });
     // A guardrail that enforces ZDR makes every request of its keys a `zdr` one.
@@ -218,16 +333,40 @@ export function createInferenceService(opts: InferenceOptions) {
           },
         })
       : undefined;
-    const found = resolved.models.map((m) =>
-      routeFor(m, {
-        principal,
-        credentials: space.credentials,
-        requireZdr,
-        dataCollection: ws.isDataDiscountLoggingEnabled,
-      }),
+    const ctx = {
+      principal,
+      credentials: space.credentials,
+      requireZdr,
+      dataCollection: ws.isDataDiscountLoggingEnabled,
+    };
+    const found = resolved.models.map((m) => endpointsFor(m, ctx));
+    const pref = preferencesOf(body, ws.defaultProviderSort);
+    const sticky = sessionKey ? (sessions.get(sessionKey) ?? null) : null;
+    const arranged = arrange(
+      found.map((f) => f.endpoints),
+      pref,
+      sticky,
     );
-    const routes = found.filter((r): r is Route => !(r instanceof ApiError));
-    if (!routes.length) throw found[0] as ApiError;
+    if (!arranged.endpoints.length) {
+      if (arranged.excluded)
+        throw invalidRequest(
+          `provider: no endpoint of ${resolved.models.join(', ')} meets the provider preferences (only, ignore, max_price)`,
+        );
+      throw found.find((f) => f.refusal)?.refusal ?? noUsableCredential();
+    }
+    const routes = arranged.endpoints.map((e) =>
+      pref.allowFallbacks ? e.route : { ...e.route, candidates: e.route.candidates.slice(0, 1) },
+    );
+    const first = arranged.endpoints[0]!;
+    const routing = [
+      ...(auto ? [auto] : []),
+      `sort=${pref.sort ?? 'default'}`,
+      ...(pref.order ? ['order'] : []),
+      ...(pref.allowFallbacks ? [] : ['no-fallbacks']),
+      ...(sessionKey
+        ? [`session=${sticky && sticky.provider === first.provider && sticky.model === first.model ? 'sticky' : 'new'}`]
+        : []),
+    ].join('; ');
     const io = {
       enabled: ws.isObservabilityIoLoggingEnabled,
       samplingRate: ws.ioLoggingSamplingRate,
@@ -244,6 +383,8 @@ export function createInferenceService(opts: InferenceOptions) {
       principal,
       requestedModel: o.body.model ?? null,
       routes,
+      routing,
+      sessionKey,
       upstream: resolved.upstream,
       loggedBody: shouldStoreBodies(io, { apiKeyId: principal.keyId, random: Math.random() }) ? o.raw : undefined,
       observation,
@@ -279,6 +420,13 @@ export function createInferenceService(opts: InferenceOptions) {
       run,
       stats,
       onUpstreamError: opts.onUpstreamError,
+      onEndpointFailure: (route, f) => {
+        // Only the operator's capacity failing for a reason of its own says the endpoint is unwell: a
+        // tenant's key that is refused or rate-limited, or a bad request, must not reorder others' requests.
+        if (f.shared && f.retryable) endpointFailed(endpointKey(route.provider.slug, route.model));
+        const held = p.sessionKey ? sessions.get(p.sessionKey) : undefined;
+        if (held && held.provider === route.provider.slug && held.model === route.model) sessions.delete(p.sessionKey!);
+      },
     }).catch((err: unknown) => {
       record(p, {
         status: err instanceof ApiError ? err.status : 500,
@@ -289,35 +437,102 @@ export function createInferenceService(opts: InferenceOptions) {
     });
   };
 
-  /** What the caller's workspace can route to: the built-in model, priced models, the workspace's
-   * default and its credentials' allowed models, each kept when a request for it would find a route. */
+  /** What a workspace can route to: the built-in model, priced models, models other providers
+   * serve, the workspace's default and its credentials' allowed models, each with the endpoints a
+   * request for it would find, in the order a request without preferences tries them. */
+  function routable(space: WorkspaceRouting, principal: Principal): { id: string; endpoints: Endpoint<Route>[] }[] {
+    const ws = space.workspace!;
+    const named = [...space.credentials.values()].flat().flatMap((c) => (c.disabled ? [] : (c.allowedModels ?? [])));
+    const ids = new Set<string>([
+      SCRIPTED,
+      ...[...prices.keys()].filter((k) => !k.includes('@')),
+      ...servedBy.keys(),
+      ...(ws.defaultTextModel && ws.defaultTextModel !== AUTO_MODEL ? [ws.defaultTextModel] : []),
+      ...named,
+    ]);
+    const ctx = {
+      principal,
+      credentials: space.credentials,
+      requireZdr: principal.guardrail?.enforceZdr === true,
+      dataCollection: ws.isDataDiscountLoggingEnabled,
+    };
+    const defaults = preferencesOf({}, ws.defaultProviderSort);
+    const out: { id: string; endpoints: Endpoint<Route>[] }[] = [];
+    for (const id of [...ids].sort((a, b) => (a === SCRIPTED ? -1 : b === SCRIPTED ? 1 : a.localeCompare(b)))) {
+      try {
+        const endpoints = arrange([endpointsFor(id, ctx).endpoints], defaults).endpoints;
+        if (endpoints.length) out.push({ id, endpoints });
+      } catch {
+        // not routable here
+      }
+    }
+    return out;
+  }
+
   async function models(principal: Principal): Promise<ModelEntry[]> {
     const space = await config.workspace({ orgId: principal.orgId, workspaceId: principal.workspaceId });
     if (!space.workspace) throw keyWorkspaceDeleted('workspace');
-    const named = [...space.credentials.values()].flat().flatMap((c) => (c.disabled ? [] : (c.allowedModels ?? [])));
-    const ids = new Set([
-      SCRIPTED,
-      ...prices.keys(),
-      ...(space.workspace.defaultTextModel ? [space.workspace.defaultTextModel] : []),
-      ...named,
-    ]);
-    const routable = [...ids].filter((id) => {
-      try {
-        return !(
-          routeFor(id, {
-            principal,
-            credentials: space.credentials,
-            requireZdr: principal.guardrail?.enforceZdr === true,
-            dataCollection: space.workspace!.isDataDiscountLoggingEnabled,
-          }) instanceof ApiError
-        );
-      } catch {
-        return false;
-      }
+    return routable(space, principal).map(({ id, endpoints }) =>
+      modelEntry(
+        id,
+        prices.get(id),
+        endpoints.map((e) => ({
+          provider: e.provider,
+          provider_model: e.route.providerModel,
+          price: e.price,
+          credentials: e.route.candidates.map((c) => (c.kind === 'byok' ? 'byok' : 'shared')),
+          stats: e.stats,
+        })),
+      ),
+    );
+  }
+
+  /** The model the router chooses for an auto request (router.ts), with its fallbacks unless the body names its own. */
+  function routeAuto(o: {
+    body: RequestBody;
+    space: WorkspaceRouting;
+    principal: Principal;
+    sessionKey: string | null;
+  }): { body: RequestBody; note: string } {
+    const i = (o.body.plugins ?? []).findIndex((p) => p.id === ROUTER_PLUGIN);
+    const plugin = (i >= 0 ? o.body.plugins![i] : {}) as Partial<RouterPlugin>;
+    if (plugin.enabled === false)
+      throw invalidRequest(
+        `plugins.${i}.enabled: ${AUTO_MODEL} is chosen by the auto-router plugin, which this request turns off`,
+      );
+    if (plugin.pin_model && !o.sessionKey)
+      throw invalidRequest(
+        `plugins.${i}.pin_model: pinning keeps a session's model, so it needs session_id or x-session-id`,
+      );
+    const candidates = routable(o.space, o.principal).map(({ id, endpoints }) => {
+      const p = prices.get(id);
+      return { id, price: p ? p.prompt + p.completion : null, healthy: endpoints.some((e) => e.stats.healthy) };
     });
-    return routable
-      .sort((a, b) => (a === SCRIPTED ? -1 : b === SCRIPTED ? 1 : a.localeCompare(b)))
-      .map((id) => modelEntry(id, prices.get(id)));
+    const tier = plugin.cost_tier ?? 'medium';
+    const pick = chooseModel(candidates, {
+      allowed: plugin.allowed_models ?? null,
+      excluded: plugin.excluded_models ?? [],
+      tier,
+      pinned: plugin.pin_model && o.sessionKey ? (pins.get(o.sessionKey) ?? null) : null,
+    });
+    if (!pick)
+      throw invalidRequest(
+        `${i >= 0 ? `plugins.${i}.allowed_models` : 'model'}: no model this workspace can route to is left for ${AUTO_MODEL}`,
+      );
+    if (plugin.pin_model && o.sessionKey) {
+      pins.delete(o.sessionKey);
+      if (pins.size >= MAX_SESSIONS) pins.delete(pins.keys().next().value!);
+      pins.set(o.sessionKey, pick.model);
+    }
+    const ownFallbacks = o.body.models !== undefined || o.body.fallbacks !== undefined;
+    return {
+      body: {
+        ...o.body,
+        model: pick.model,
+        ...(ownFallbacks || !pick.fallbacks.length ? {} : { models: pick.fallbacks }),
+      },
+      note: `auto=${pick.model}; tier=${tier}${pick.pinned ? '; pinned' : ''}`,
+    };
   }
 
   const service = {
@@ -328,11 +543,30 @@ export function createInferenceService(opts: InferenceOptions) {
       if (p.loop) return streamLoop(p, cancel, loopDeps);
       const wireOnly = p.style === 'chat' && p.loggedBody === undefined && p.step === undefined;
       const { value, served, apiKey } = await attempt(p, cancel, (adapter, call) => adapter.stream(call, { wireOnly }));
-      return { served, chunks: recordedStream({ p, served, apiKey, source: value, usageOf, record, cancel }) };
+      stick(p.sessionKey, served);
+      const key = endpointKey(served.provider, served.model);
+      // Only calls on the operator's capacity are measured: a tenant's own key must not move what others are routed by.
+      const measured = served.isByok
+        ? undefined
+        : (m: { ok: true; ttftMs: number; tps: number | null } | { ok: false }) =>
+            m.ok ? stats_.success(key, m) : endpointFailed(key);
+      return {
+        served,
+        chunks: recordedStream({ p, served, apiKey, source: value, usageOf, record, cancel, measured }),
+      };
     },
     async complete(p: Prepared, cancel: Cancel): Promise<{ served: Served; completion: Completion }> {
       if (p.loop) return completeWithLoop(p, cancel, loopDeps);
       const { value, served } = await attempt(p, cancel, (adapter, call) => adapter.complete(call));
+      stick(p.sessionKey, served);
+      if (!served.isByok) {
+        const ms = performance.now() - served.startedAt;
+        const tokens = value.usage?.completion_tokens ?? 0;
+        stats_.success(endpointKey(served.provider, served.model), {
+          ttftMs: ms,
+          tps: tokens && ms > 0 ? tokens / (ms / 1000) : null,
+        });
+      }
       // `system_fingerprint` is required (null allowed) by OpenRouter's ChatResult, which its SDK validates.
       const completion: Completion = {
         ...value,

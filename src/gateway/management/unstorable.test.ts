@@ -86,8 +86,8 @@ for (const store of storeMatrix) {
         [
           'POST',
           '/presets/nul3/messages',
-          { reasoning: { effort: 'high', extra: ['x\u0000'] } },
-          management(`reasoning.extra.0: ${NUL}`),
+          { response_format: { type: 'json_schema', json_schema: { name: 'n', schema: { extra: ['x\u0000'] } } } },
+          management(`response_format.json_schema.schema.extra.0: ${NUL}`),
         ],
         ['POST', '/presets/nul3/messages', { trace: { 'k\u0000': 1 } }, management(`trace: a key ${NUL}`)],
         [
@@ -167,11 +167,15 @@ for (const store of storeMatrix) {
         200,
       );
       const chat = (body: unknown) => gw.call('POST', '/chat/completions', { key: gw.keys.api_key, body });
-      const valid = await chat({
+      // `user` is a request option that a preset can store, so it is held to the preset's rule on every route.
+      const nulUser = await chat({
         model: 'local/scripted',
         user: 'u\u0000x',
-        messages: [{ role: 'user', content: '/say a\u0000b' }],
+        messages: [{ role: 'user', content: 'x' }],
       });
+      assert.equal(nulUser.status, 400);
+      assert.match(nulUser.body.error.message, /user: must not contain U\+0000/);
+      const valid = await chat({ model: 'local/scripted', messages: [{ role: 'user', content: '/say a\u0000b' }] });
       const unknown = await chat({ model: 'local/sc\u0000ripted', messages: [{ role: 'user', content: '/say ab' }] });
       assert.equal(valid.status, 200);
       assert.equal(valid.body.choices[0].message.content, 'a\u0000b');

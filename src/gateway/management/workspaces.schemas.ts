@@ -2,8 +2,7 @@
 import { z } from 'zod';
 import { ModelSlug, SERVER_TOOLS, SLUG_PATTERN, Timestamp, Uuid } from '../http/common.schemas.ts';
 import { StoredString } from '../http/stored.schemas.ts';
-
-export const PROVIDER_SORTS = ['price', 'throughput', 'latency', 'exacto'] as const;
+import { PROVIDER_SORTS } from '../http/request-options.schemas.ts';
 
 const fields = {
   name: StoredString.min(1).max(100),

@@ -1,4 +1,5 @@
 // Drizzle table for migrations/0002_inference.sql (and 0009, 0011): the inference request log.
+// Drizzle table for migrations/0002_inference.sql (and 0009, 0010): the inference request log.
 import { boolean, doublePrecision, integer, jsonb, pgTable, text, timestamp, uuid } from 'drizzle-orm/pg-core';
 
 export const inferenceRequests = pgTable('inference_requests', {
@@ -38,6 +39,8 @@ export const inferenceRequests = pgTable('inference_requests', {
   sessionId: text('session_id'),
   externalUser: text('external_user'),
   metadata: jsonb('metadata').$type<Record<string, string>>(),
+  /** How the endpoint was chosen (migrations/0010): `sort=price; session=sticky`. */
+  routing: text('routing'),
 });
 export type InferenceRequestRow = typeof inferenceRequests.$inferInsert;
 

@@ -5,6 +5,9 @@
 //   COHORT_PROVIDER_<SLUG>_ZDR       true/false: the data policy of shared capacity and of credentials that declare none
 //   COHORT_PROVIDER_<SLUG>_DATA_COLLECTION  allow: the shared endpoint may log or train on prompts, so only workspaces
 //                                    with is_data_discount_logging_enabled route to it (docs/guides/observability.md); deny (default): it does not
+//   COHORT_PROVIDER_<SLUG>_MODELS    other providers' models this provider also serves, comma-separated
+//                                    `model` or `model=its-own-id` (together serving openai/gpt-oss-120b):
+//                                    each is one more endpoint of that model (docs/guides/model-requests.md)
 // A provider with neither BASE_URL nor API_KEY set is not configured: no shared capacity, and only
 // a workspace's BYOK credential for it makes it reachable (docs/abuse-resistance.md).
 // <SLUG> is the provider slug upper-cased with every other character as `_` (amazon-bedrock → AMAZON_BEDROCK).
@@ -26,6 +29,8 @@ export type ProviderInfo = {
   /** The operator configured it (a base URL or key in the environment); `local` always is. An
    * unconfigured provider is reachable only through a workspace's BYOK credential for it. */
   configured: boolean;
+  /** Models of other providers this one also serves: model slug → this provider's own id of it. */
+  serves: ReadonlyMap<string, string>;
 };
 
 /** The provider slugs a credential may name (src/gateway/management/byok.schemas.ts). */
@@ -104,9 +109,20 @@ export function providerTable(env: Record<string, string | undefined>): Provider
       zdr: zdr === undefined ? ZDR_BY_DEFAULT.has(slug) : zdr === 'true' || zdr === '1',
       collectsData: collection === 'allow',
       configured,
+      serves: servesOf(env[name + 'MODELS']),
     });
   }
   return table;
+}
+
+/** `a/b,c/d=own-id` → model slug → the provider's own id (by default the part after the first `/`). */
+function servesOf(list: string | undefined): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const item of (list ?? '').split(',')) {
+    const [slug, own] = item.split('=').map((x) => x.trim());
+    if (slug?.includes('/')) out.set(slug, own || slug.slice(slug.indexOf('/') + 1));
+  }
+  return out;
 }
 
 /** `provider/model` → its parts; the provider is the longest known prefix (so `anthropic/2/x` is not ambiguous). */

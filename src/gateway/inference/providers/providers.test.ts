@@ -18,6 +18,7 @@ test('providers: defaults, overrides from the environment, model slugs', () => {
     zdr: false,
     collectsData: false,
     configured: true,
+    serves: new Map(),
   });
   assert.deepEqual(t.get('anthropic'), {
     slug: 'anthropic',
@@ -28,6 +29,7 @@ test('providers: defaults, overrides from the environment, model slugs', () => {
     zdr: false,
     collectsData: false,
     configured: false,
+    serves: new Map(),
   });
   // Ollama's default address is on this machine: without the operator's configuration it has none, and no keyless shared capacity.
   assert.deepEqual(t.get('ollama'), {
@@ -39,6 +41,7 @@ test('providers: defaults, overrides from the environment, model slugs', () => {
     zdr: true,
     collectsData: false,
     configured: false,
+    serves: new Map(),
   });
   const withOllama = providerTable({ COHORT_PROVIDER_OLLAMA_API_KEY: 'unused' }).get('ollama');
   assert.deepEqual(withOllama, {
@@ -50,6 +53,7 @@ test('providers: defaults, overrides from the environment, model slugs', () => {
     zdr: true,
     collectsData: false,
     configured: true,
+    serves: new Map(),
   });
   assert.equal(t.get('local')!.configured, true);
   assert.equal(t.get('amazon-bedrock')!.zdr, true);

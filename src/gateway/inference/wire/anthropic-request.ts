@@ -13,6 +13,7 @@ type Block = {
   tool_use_id?: string;
   content?: unknown;
   source?: { type?: string; media_type?: string; data?: string; url?: string };
+  cache_control?: unknown;
 };
 type AnthropicMessage = { role: 'user' | 'assistant'; content: string | Block[] };
 type AnthropicTool = {
@@ -24,7 +25,7 @@ type AnthropicTool = {
 };
 export type AnthropicBody = {
   messages: AnthropicMessage[];
-  system?: string | { text: string }[];
+  system?: string | { text: string; cache_control?: unknown }[];
   tools?: AnthropicTool[];
   tool_choice?: { type: string; name?: string };
   stop_sequences?: string[];
@@ -33,16 +34,7 @@ export type AnthropicBody = {
 };
 
 /** Fields converted here; any other field is passed through as is. */
-const CONVERTED = new Set([
-  'messages',
-  'system',
-  'tools',
-  'tool_choice',
-  'stop_sequences',
-  'metadata',
-  'top_k',
-  'thinking',
-]);
+const CONVERTED = new Set(['messages', 'system', 'tools', 'tool_choice', 'stop_sequences', 'metadata', 'top_k']);
 
 const blockText = (content: unknown): string =>
   typeof content === 'string'
@@ -77,15 +69,19 @@ function convertMessage(m: AnthropicMessage): ChatMessage[] {
   const results: ChatMessage[] = m.content
     .filter((b) => b.type === 'tool_result')
     .map((b) => ({ role: 'tool', tool_call_id: b.tool_use_id ?? '', content: blockText(b.content) }));
-  type Part = { type: 'text'; text: string } | { type: 'image_url'; image_url: { url: string } };
+  type Part = ({ type: 'text'; text: string } | { type: 'image_url'; image_url: { url: string } }) & {
+    cache_control?: unknown;
+  };
+  // A block's cache breakpoint stays on its part, for a provider that caches by breakpoints.
+  const mark = (b: Block) => (b.cache_control ? { cache_control: b.cache_control } : {});
   const parts = m.content.flatMap((b): Part[] =>
     b.type === 'text'
-      ? [{ type: 'text', text: b.text ?? '' }]
+      ? [{ type: 'text', text: b.text ?? '', ...mark(b) }]
       : b.type === 'image'
-        ? [{ type: 'image_url', image_url: { url: imageUrl(b) } }]
+        ? [{ type: 'image_url', image_url: { url: imageUrl(b) }, ...mark(b) }]
         : [],
   );
-  const onlyText = parts.every((p) => p.type === 'text');
+  const onlyText = parts.every((p) => p.type === 'text' && !p.cache_control);
   const user: ChatMessage[] = parts.length
     ? [{ role: 'user', content: onlyText ? parts.map((p) => (p.type === 'text' ? p.text : '')).join('') : parts }]
     : [];
@@ -113,12 +109,21 @@ function convertChoice(c: AnthropicBody['tool_choice']): unknown {
 
 export function fromMessagesBody(body: AnthropicBody): ChatRequest {
   const rest = Object.fromEntries(Object.entries(body).filter(([k]) => !CONVERTED.has(k)));
-  const system = typeof body.system === 'string' ? body.system : (body.system ?? []).map((b) => b.text).join('\n\n');
+  const blocks = typeof body.system === 'string' ? null : (body.system ?? []);
+  const system = blocks?.some((b) => b.cache_control)
+    ? blocks.map((b) => ({
+        type: 'text',
+        text: b.text,
+        ...(b.cache_control ? { cache_control: b.cache_control } : {}),
+      }))
+    : blocks
+      ? blocks.map((b) => b.text).join('\n\n')
+      : (body.system as string | undefined);
   const choice = convertChoice(body.tool_choice);
   return {
     ...rest,
     messages: [
-      ...(system ? [{ role: 'system' as const, content: system }] : []),
+      ...(system?.length ? [{ role: 'system' as const, content: system }] : []),
       ...body.messages.flatMap(convertMessage),
     ],
     ...(body.tools ? { tools: body.tools.map(convertTool) } : {}),

@@ -119,6 +119,12 @@ function convertFormat(f: NonNullable<ResponsesBody['text']>['format']): unknown
   return { type: 'json_schema', json_schema: schema };
 }
 
+/** The reasoning setting without its nulls, in the router's vocabulary (routing.ts normalizeOptions). */
+function reasoningOf(r: NonNullable<ResponsesBody['reasoning']>): { reasoning?: Record<string, unknown> } {
+  const set = Object.fromEntries(Object.entries(r).filter(([, v]) => v !== null && v !== undefined));
+  return Object.keys(set).length ? { reasoning: set } : {};
+}
+
 /** The chat-completions request for a Responses body; a null field is "not set", so a preset may fill it. */
 export function fromResponsesBody(body: ResponsesBody): ChatRequest {
   const rest = Object.fromEntries(
@@ -137,7 +143,7 @@ export function fromResponsesBody(body: ResponsesBody): ChatRequest {
     ...(tools.length ? { tools: tools.map(convertTool) } : {}),
     ...(choice !== undefined ? { tool_choice: choice } : {}),
     ...(body.max_output_tokens != null ? { max_tokens: body.max_output_tokens } : {}),
-    ...(body.reasoning?.effort ? { reasoning_effort: body.reasoning.effort } : {}),
+    ...(body.reasoning ? reasoningOf(body.reasoning) : {}),
     ...(format ? { response_format: format } : {}),
     ...(body.text?.verbosity ? { verbosity: body.text.verbosity } : {}),
   };

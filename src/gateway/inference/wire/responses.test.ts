@@ -133,7 +133,7 @@ test('Responses request → chat request, case by case', () => {
         ],
         tool_choice: { type: 'function', function: { name: 'f' } },
         max_tokens: 64,
-        reasoning_effort: 'low',
+        reasoning: { effort: 'low' },
         response_format: { type: 'json_schema', json_schema: { name: 's', schema: { type: 'object' }, strict: true } },
         verbosity: 'low',
       },

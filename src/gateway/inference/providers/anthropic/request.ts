@@ -2,6 +2,7 @@
 // `system`, tool results become user `tool_result` blocks, tool calls `tool_use` blocks. Pure.
 import { textOf } from '../local/scripted.ts';
 import type { ChatMessage, ChatRequest, ChatTool } from '../../types.ts';
+import { applyCacheBreakpoint, outputFormatOf, type Reasoning, thinkingOf } from '../options.ts';
 
 type Block = Record<string, unknown>;
 type AnthropicMessage = { role: 'user' | 'assistant'; content: Block[] };
@@ -17,11 +18,14 @@ function imageBlock(url: string): Block {
 
 function userBlocks(content: unknown): Block[] {
   if (!Array.isArray(content)) return textOf(content) ? [{ type: 'text', text: textOf(content) }] : [];
-  return content.flatMap((p: { type?: string; text?: string; image_url?: { url?: string } }): Block[] => {
-    if (p?.type === 'text' && p.text) return [{ type: 'text', text: p.text }];
-    if (p?.type === 'image_url' && p.image_url?.url) return [imageBlock(p.image_url.url)];
-    return [];
-  });
+  return content.flatMap(
+    (p: { type?: string; text?: string; image_url?: { url?: string }; cache_control?: unknown }): Block[] => {
+      const mark = p?.cache_control ? { cache_control: p.cache_control } : {};
+      if (p?.type === 'text' && p.text) return [{ type: 'text', text: p.text, ...mark }];
+      if (p?.type === 'image_url' && p.image_url?.url) return [{ ...imageBlock(p.image_url.url), ...mark }];
+      return [];
+    },
+  );
 }
 
 function parseArgs(args: string): unknown {
@@ -69,11 +73,16 @@ const functionTools = (tools: ChatTool[] = []) =>
       input_schema: t.function!.parameters ?? { type: 'object' },
     }));
 
+/** The system prompt: text, or text blocks when a system part carries a cache breakpoint. */
+function systemOf(messages: ChatMessage[]): string | Block[] {
+  const system = messages.filter((m) => m.role === 'system' || m.role === 'developer');
+  const marked = system.some((m) => Array.isArray(m.content) && m.content.some((p) => p?.cache_control));
+  if (!marked) return system.map((m) => textOf(m.content)).join('\n\n');
+  return system.flatMap((m) => userBlocks(m.content));
+}
+
 export function toAnthropicBody(req: ChatRequest, opts: { model: string; stream: boolean }): Record<string, unknown> {
-  const system = req.messages
-    .filter((m) => m.role === 'system' || m.role === 'developer')
-    .map((m) => textOf(m.content))
-    .join('\n\n');
+  const system = systemOf(req.messages);
   const messages: AnthropicMessage[] = [];
   for (const m of req.messages) {
     if (m.role === 'system' || m.role === 'developer') continue;
@@ -84,12 +93,22 @@ export function toAnthropicBody(req: ChatRequest, opts: { model: string; stream:
   }
   const tools = functionTools(req.tools);
   const stop = typeof req.stop === 'string' ? [req.stop] : req.stop;
+  const asked = req.max_tokens ?? (req.max_completion_tokens as number | undefined) ?? DEFAULT_MAX_TOKENS;
+  const { thinking, max_tokens } = req.reasoning
+    ? thinkingOf(req.reasoning as Reasoning, asked)
+    : { thinking: undefined, max_tokens: asked };
+  const output = outputFormatOf(req.response_format);
+  const cacheMark = req.cache_control as Record<string, unknown> | undefined;
+  const body = { messages, system: system || undefined };
+  if (cacheMark) applyCacheBreakpoint(body, cacheMark);
   return {
     model: opts.model,
-    max_tokens: req.max_tokens ?? (req.max_completion_tokens as number | undefined) ?? DEFAULT_MAX_TOKENS,
+    max_tokens,
     messages,
     stream: opts.stream,
-    ...(system ? { system } : {}),
+    ...(body.system ? { system: body.system } : {}),
+    ...(thinking ? { thinking } : {}),
+    ...(output ? { output_config: output } : {}),
     ...(tools.length ? { tools } : {}),
     ...(toolChoice(req.tool_choice) ? { tool_choice: toolChoice(req.tool_choice) } : {}),
     ...(req.temperature !== undefined ? { temperature: req.temperature } : {}),

@@ -3,6 +3,7 @@
 // is with the provider's model id; streams ask for usage in the last chunk.
 // May import: ../http.ts, ../../types.ts.
 import { failure, jsonBody, post, type HttpClient } from '../http.ts';
+import { type Reasoning, reasoningEffort } from '../options.ts';
 import {
   UpstreamError,
   WIRE_TAIL,
@@ -59,6 +60,18 @@ function parseChunk(data: string): ChatChunk {
   return chunk;
 }
 
+/** The router's options in the chat-completions dialect: `reasoning` as `reasoning_effort`; the
+ * top-level cache breakpoint is Anthropic's (OpenAI-style providers cache prefixes by themselves). */
+function dialect(body: Record<string, unknown>): Record<string, unknown> {
+  if (body.cache_control !== undefined) delete body.cache_control;
+  if (body.reasoning !== undefined) {
+    const effort = reasoningEffort(body.reasoning as Reasoning);
+    if (effort && body.reasoning_effort === undefined) body.reasoning_effort = effort;
+    delete body.reasoning;
+  }
+  return body;
+}
+
 export function openaiCompatibleAdapter(deps: { client: HttpClient }): ProviderAdapter {
   const send = (call: UpstreamCall, body: Record<string, unknown>) =>
     post({
@@ -66,7 +79,7 @@ export function openaiCompatibleAdapter(deps: { client: HttpClient }): ProviderA
       base: call.baseUrl,
       path: '/chat/completions',
       headers: headersFor(call.apiKey),
-      body: JSON.stringify(body),
+      body: JSON.stringify(dialect(body)),
       cancel: call.cancel,
     });
   return {

@@ -1,0 +1,64 @@
+// The request options in each provider's dialect (docs/guides/model-requests.md): the router's
+// `reasoning` ({effort, max_tokens, enabled, exclude}, routing.ts normalizeOptions) as OpenAI's
+// `reasoning_effort` or Anthropic's `thinking` budget; structured output as Anthropic's
+// `output_config.format`; automatic caching (`cache_control` at the top level) as Anthropic's
+// breakpoint on the last cacheable block. Pure.
+
+export type Reasoning = { effort?: string; max_tokens?: number; enabled?: boolean; exclude?: boolean };
+
+/** OpenAI's effort levels; a budget is rounded to the nearest level. */
+export function reasoningEffort(r: Reasoning): string | undefined {
+  if (r.enabled === false) return undefined;
+  if (r.effort) return r.effort === 'xhigh' ? 'high' : r.effort;
+  if (r.max_tokens !== undefined) return r.max_tokens >= 16_384 ? 'high' : r.max_tokens >= 4096 ? 'medium' : 'low';
+  return r.enabled ? 'medium' : undefined;
+}
+
+const BUDGET: Record<string, number> = { minimal: 1024, low: 2048, medium: 8192, high: 16_384, xhigh: 32_000 };
+/** Anthropic's minimum thinking budget. */
+const MIN_BUDGET = 1024;
+
+/** Anthropic's `thinking` for a reasoning setting, and the max_tokens it needs (the budget is part of the output). */
+export function thinkingOf(
+  r: Reasoning,
+  maxTokens: number,
+): { thinking?: Record<string, unknown>; max_tokens: number } {
+  const on =
+    r.enabled !== false &&
+    r.effort !== 'none' &&
+    (r.enabled === true || r.effort !== undefined || r.max_tokens !== undefined);
+  if (!on) return { max_tokens: maxTokens };
+  const budget = Math.max(MIN_BUDGET, r.max_tokens ?? BUDGET[r.effort ?? 'medium'] ?? MIN_BUDGET);
+  return {
+    thinking: { type: 'enabled', budget_tokens: budget },
+    max_tokens: maxTokens > budget ? maxTokens : budget + maxTokens,
+  };
+}
+
+/** Anthropic's structured output for a response_format: a JSON schema only (json_object has no equivalent). */
+export function outputFormatOf(format: unknown): Record<string, unknown> | undefined {
+  const f = format as { type?: string; json_schema?: { schema?: unknown } } | undefined;
+  if (f?.type !== 'json_schema' || !f.json_schema?.schema) return undefined;
+  return { format: { type: 'json_schema', schema: f.json_schema.schema } };
+}
+
+type Block = Record<string, unknown>;
+
+/** Top-level caching: a breakpoint on the last cacheable block (the last content block of the
+ * conversation, else the last system block), unless that block already has one. Changes `messages` and `system` in place. */
+export function applyCacheBreakpoint(
+  body: { messages: { content: Block[] }[]; system?: string | Block[] },
+  mark: Record<string, unknown>,
+): void {
+  for (let i = body.messages.length - 1; i >= 0; i--) {
+    const blocks = body.messages[i]!.content;
+    const last = blocks.at(-1);
+    if (last) {
+      last.cache_control ??= mark;
+      return;
+    }
+  }
+  if (typeof body.system === 'string' && body.system) body.system = [{ type: 'text', text: body.system }];
+  const last = Array.isArray(body.system) ? body.system.at(-1) : undefined;
+  if (last) last.cache_control ??= mark;
+}
