@@ -533,6 +533,9 @@ for (const store of storeMatrix) {
           responseBody: null,
           generationId: null,
           routing: 'sort=default',
+          sessionId: null,
+          externalUser: null,
+          metadata: null,
           step: null,
         },
       );
