@@ -94,6 +94,9 @@ const Env = z
     COHORT_ALLOW_ESCALATION: flag,
     /** Interns one account (organization) may have. */
     COHORT_MAX_INTERNS_PER_ACCOUNT: int(50),
+    /** The files API (docs/guides/files.md): the largest upload (a file or a folder's tar) and file read, and the most entries of a tar or a listing. */
+    COHORT_FILES_MAX_MB: int(256),
+    COHORT_FILES_MAX_ENTRIES: int(10_000),
     /** Where interns' tools may connect: `none`, or hosts (`example.com`, `*.example.com`, `host:port`) through the gateway's CONNECT proxy. */
     COHORT_INTERN_EGRESS: z.string().default('none'),
     // ---- hibernation and the wake queue (docs/fleet.md) ----
@@ -187,6 +190,8 @@ export type Config = {
   shutdownGraceMs: number;
   isolation: IsolationOptions;
   maxInternsPerAccount: number;
+  /** The files API's bounds. */
+  files: { maxBytes: number; maxEntries: number };
   /** Hibernation: idle time before an intern sleeps (0: never), and the wake queue's limits. */
   fleet: {
     idleMs: number;
@@ -299,6 +304,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       egress: egress.rules.length > 0,
     },
     maxInternsPerAccount: e.COHORT_MAX_INTERNS_PER_ACCOUNT,
+    files: { maxBytes: e.COHORT_FILES_MAX_MB * 1024 * 1024, maxEntries: e.COHORT_FILES_MAX_ENTRIES },
     fleet: {
       idleMs: e.COHORT_INTERN_IDLE_MS,
       spares: e.COHORT_WARM_SPARES,

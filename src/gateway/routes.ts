@@ -6,6 +6,7 @@ import { presetRoutes } from './management/presets.routes.ts';
 import { byokRoutes } from './management/byok.routes.ts';
 import { internRoutes } from './interns/interns.routes.ts';
 import { internChatRoutes } from './interns/chat.routes.ts';
+import { internFileRoutes } from './interns/files.routes.ts';
 import { chatCompletionRoutes } from './inference/chat-completions.routes.ts';
 import { messagesRoutes } from './inference/messages.routes.ts';
 import { agentRoutes } from './interns/agents.routes.ts';
@@ -22,6 +23,7 @@ export const routeModules: RouteModule[] = [
   internRoutes,
   agentRoutes,
   internChatRoutes,
+  internFileRoutes,
   chatCompletionRoutes,
   messagesRoutes,
   responsesRoutes,

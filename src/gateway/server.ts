@@ -24,6 +24,7 @@ import { createMetrics } from './http/metrics.ts';
 import { createHealth } from './health.ts';
 import { internsByPower, internsByStatus } from './interns/interns.ts';
 import { createFleet, type Fleet } from './interns/hibernation.ts';
+import { createInternFiles } from './interns/files.ts';
 import type { Ctx } from './context.ts';
 import { OpenStreams } from './http/sse.ts';
 import { agentMayCall, fromIntern, listenForInterns } from './interns/intern-socket.ts';
@@ -222,6 +223,14 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     inference,
     interns,
     fleet,
+    files: createInternFiles({
+      db: store.db,
+      provisioner,
+      fleet,
+      spoolDir: join(config.dataDir, 'run', 'files'),
+      limits: config.files,
+      log,
+    }),
     turnLimiter,
     slots,
     streams,

@@ -17,6 +17,7 @@ import { spawn } from 'node:child_process';
 import { createSpawner } from '../../../shared/spawner.ts';
 import { chmodSync, chownSync, createReadStream, existsSync, lstatSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { create as tarCreate, extract as tarExtract, Parser } from 'tar';
 import type { FileCount } from './index.ts';
 
@@ -75,11 +76,11 @@ const TAR_IN = [
  * a fork of a gateway holding an embedded database costs milliseconds each. */
 const spawner = createSpawner();
 
-/** Runs GNU tar in `view` as `uid` (null: as this process), its archive in the file `stdin` or
- * `stdout`; resolves with its exit code and stderr. An intern's uid is taken by the process that
+/** Runs a program (GNU tar, files-op.mjs) in `view` as `uid` (null: as this process), its input
+ * and output in the files `stdin` and `stdout`; resolves with its exit code and stderr. An intern's uid is taken by the process that
  * starts tar (setgroups, setgid, setuid: root's capabilities go with it); root (the files of an
  * intern that never started) keeps its uid and drops every capability, for good. */
-function tarIn(o: { view: DiskView; uid: number | null; argv: string[]; stdin?: string; stdout?: string }) {
+function runIn(o: { view: DiskView; uid: number | null; argv: string[]; stdin?: string; stdout?: string }) {
   const argv = o.uid === 0 ? [...ROOT_WITHOUT_CAPABILITIES, ...o.argv] : o.argv;
   const io = { stdin: o.stdin, stdout: o.stdout };
   if (o.view.ns === null)
@@ -93,6 +94,37 @@ function tarIn(o: { view: DiskView; uid: number | null; argv: string[]; stdin?: 
   const ids = o.uid ? [`--setuid=${o.uid}`, `--setgid=${o.uid}`] : [];
   const args = [`--mount=/proc/${o.view.ns}/ns/mnt`, `--wdns=${o.view.wd}`, ...ids, '--', ...argv];
   return spawner.run({ file: NSENTER, args, cwd: '/', ...io });
+}
+
+/** The files API's operations, run inside an intern's view (files-op.mjs says how). */
+const FILES_OP = fileURLToPath(new URL('./files-op.mjs', import.meta.url));
+
+/** What an operation of files-op.mjs answered: {ok: true, ...} or {ok: false, kind, path}. */
+export type FileOpResult =
+  | { ok: true; type: string; size?: number; created?: boolean; warnings?: string[] }
+  | { ok: false; kind: string; path: string; detail?: string };
+
+/** Runs one files-op.mjs operation in `view` as `uid`; `stdin` and `stdout` are files of this host. */
+export async function fileOp(o: {
+  view: DiskView;
+  uid: number | null;
+  args: string[];
+  stdin?: string;
+  stdout?: string;
+}): Promise<FileOpResult> {
+  const r = await runIn({
+    view: o.view,
+    uid: o.uid,
+    argv: [process.execPath, FILES_OP, ...o.args],
+    stdin: o.stdin,
+    stdout: o.stdout,
+  });
+  const last = r.stderr.trim().split('\n').at(-1) ?? '';
+  try {
+    const parsed = JSON.parse(last) as FileOpResult;
+    if (typeof parsed === 'object' && parsed && 'ok' in parsed) return parsed;
+  } catch {}
+  return { ok: false, kind: 'failed', path: '', detail: lastLines(r.stderr) || `exit ${r.code}` };
 }
 
 const lastLines = (s: string) => s.trim().split('\n').slice(-3).join('; ').slice(0, 500);
@@ -141,7 +173,7 @@ export async function packDisk(o: { view: DiskView; uid: number | null; to: stri
   let skipped: string[] = [];
   const dirs = INTERN_DIRS.filter((d) => isDir(join(o.view.host, d)));
   if (dirs.length) {
-    const r = await tarIn({ view: o.view, uid: o.uid, argv: [...TAR_OUT, ...dirs], stdout: files });
+    const r = await runIn({ view: o.view, uid: o.uid, argv: [...TAR_OUT, ...dirs], stdout: files });
     // 1: some file changed while it was read (reported below); 2 and up: tar could not go on.
     if (r.code !== 0 && r.code !== 1) throw new Error(`tar failed: ${lastLines(r.stderr)}`);
     skipped = [...r.stderr.matchAll(/^tar: (.+)$/gm)].map((m) => m[1]!).filter((l) => !/^Exiting with/.test(l));
@@ -166,19 +198,23 @@ export async function unpackDisk(o: { view: DiskView; uid: number | null; from: 
   if (existsSync(daemon)) await tarExtract({ file: daemon, cwd: root, strict: true, preserveOwner: false });
   const files = join(o.from, 'files.tar');
   if (!existsSync(files)) return;
-  const r = await tarIn({ view: o.view, uid: o.uid, argv: TAR_IN, stdin: files });
+  const r = await runIn({ view: o.view, uid: o.uid, argv: TAR_IN, stdin: files });
   if (r.code !== 0) throw new Error(`tar failed: ${lastLines(r.stderr)}`);
 }
 
-/** Mounts a disk image in a private mount namespace held by a helper process: the view of the
- * disk there. Read-only mounts are nosymfollow too: nothing on them is followed. */
+/** Mounts a disk image (or binds a plain directory, read-only only) in a private mount namespace
+ * held by a helper process: the view of the disk there. Read-only mounts are nosymfollow too:
+ * nothing on them is followed. */
 export async function mountImage(
   image: string,
   mountPoint: string,
   o: { readOnly: boolean },
 ): Promise<{ view: DiskView; release(): Promise<void> }> {
   const options = o.readOnly ? 'loop,ro,nosuid,nodev,noexec,nosymfollow' : 'loop,nosuid,nodev';
-  const script = `mount -o ${options} "$1" "$2" && echo mounted && exec sleep 86400`;
+  const mount = isDir(image)
+    ? `mount --bind "$1" "$2" && mount -o remount,bind,ro,nosuid,nodev,noexec,nosymfollow "$2"`
+    : `mount -o ${options} "$1" "$2"`;
+  const script = `${mount} && echo mounted && exec sleep 86400`;
   const child = spawn(
     '/usr/bin/unshare',
     ['--mount', '--propagation', 'private', '--', '/bin/sh', '-c', script, 'cohort-mount', image, mountPoint],

@@ -1,0 +1,319 @@
+// An intern's work folder from outside (docs/guides/files.md): read a file or list a folder,
+// write, delete, move, and a folder in or out as a tar stream. Every operation runs inside the
+// intern's own view as its uid (provisioner/files.ts runs provisioner/files-op.mjs there), never
+// by this process following a path the tenant controls; bytes cross between the two in spool
+// files of the data dir's own (0600, removed once used). A request's path is checked here first
+// (pathRefusal, pure); a folder's tar is checked entry by entry before anything is unpacked
+// (tarRefusal). Reads work on a sleeping or stopped intern without waking it (its disk mounted
+// read-only); writes wake a sleeping one and refuse a stopped one.
+// May import: the provisioner interface, the fleet, the store's interns, the error registry, node built-ins, tar.
+import { randomBytes } from 'node:crypto';
+import {
+  closeSync,
+  createReadStream,
+  createWriteStream,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  readSync,
+  rmSync,
+  statSync,
+} from 'node:fs';
+import { join } from 'node:path';
+import { Transform, type Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { Parser } from 'tar';
+import type { Db } from '../store/db.ts';
+import type { InternRow } from '../store/schema-interns.ts';
+import type { Logger } from '../../shared/log.ts';
+import {
+  fileConflict,
+  fileNotFound,
+  filePathRefused,
+  fileTooLarge,
+  internalError,
+  internNotReady,
+  invalidRequest,
+} from '../errors.ts';
+import type { InternView, Provisioner } from './provisioner/index.ts';
+import { fileOp, type FileOpResult } from './provisioner/files.ts';
+import type { Fleet } from './hibernation.ts';
+import { getInternById } from './interns.ts';
+
+/** Bounds of a path below the work folder: bytes in all, bytes of one name, folders deep. */
+export const MAX_PATH_BYTES = 1024;
+export const MAX_NAME_BYTES = 255;
+export const MAX_DEPTH = 64;
+
+export type FilesLimits = { maxBytes: number; maxEntries: number };
+
+/** Why `path` (relative to the work folder, '' for the folder itself) cannot be used, or null. */
+export function pathRefusal(path: string): string | null {
+  if (path.includes('\0')) return 'contains a NUL byte';
+  if (Buffer.byteLength(path) > MAX_PATH_BYTES) return `is longer than ${MAX_PATH_BYTES} bytes`;
+  if (path === '') return null;
+  if (path.startsWith('/')) return 'is absolute: paths are relative to the work folder /intern/work';
+  const parts = path.split('/');
+  if (parts.length > MAX_DEPTH) return `is deeper than ${MAX_DEPTH} folders`;
+  if (parts.some((p) => p === '..')) return 'climbs out of the work folder with ..';
+  if (parts.some((p) => p === '' || p === '.')) return 'has an empty or . component';
+  if (parts.some((p) => Buffer.byteLength(p) > MAX_NAME_BYTES)) return `has a name longer than ${MAX_NAME_BYTES} bytes`;
+  return null;
+}
+
+/** The request's path with a trailing slash dropped, checked. */
+export function checkedPath(raw: string): string {
+  const path = raw.endsWith('/') ? raw.slice(0, -1) : raw;
+  const why = pathRefusal(path);
+  if (why) throw filePathRefused(raw, why);
+  return path;
+}
+
+export const bodyTooLarge = (max: number) =>
+  fileTooLarge(`the body exceeds the files API's limit of ${max} bytes (COHORT_FILES_MAX_MB)`);
+
+/** Entry types a folder upload may hold: files and folders (no links, devices or fifos). */
+const FILE_TYPES = new Set(['File', 'OldFile', 'ContiguousFile']);
+const TYPE_NAMES: Record<string, string> = {
+  SymbolicLink: 'a symbolic link',
+  Link: 'a hard link',
+  CharacterDevice: 'a device',
+  BlockDevice: 'a device',
+  FIFO: 'a fifo',
+};
+
+/** Why a tar entry (its path as written, its type) must not be unpacked, or null; `dirs` gathers
+ * the folders seen so far, which every entry's folders must be among (so that GNU tar makes a
+ * real folder where the intern planted a link, instead of following it). */
+export function tarRefusal(raw: string, type: string, dirs: Set<string>): string | null {
+  let path = raw;
+  while (path.startsWith('./')) path = path.slice(2);
+  path = path.replace(/\/+$/, '');
+  if (path === '.' || path === '') return type === 'Directory' ? null : 'the folder itself as a file';
+  const why = pathRefusal(path);
+  if (why) return `a path that ${why}`;
+  if (type !== 'Directory' && !FILE_TYPES.has(type)) return TYPE_NAMES[type] ?? `an entry of type ${type}`;
+  const parent = path.split('/').slice(0, -1).join('/');
+  if (parent && !dirs.has(parent)) return `a path whose folder "${parent}" is not an entry before it`;
+  if (type === 'Directory') dirs.add(path);
+  return null;
+}
+
+/** Reads a spooled tar stream whole: uncompressed, at most `maxEntries` entries, each refused
+ * by tarRefusal naming it. */
+async function checkTar(file: string, maxEntries: number): Promise<void> {
+  const head = Buffer.alloc(2);
+  const fd = openSync(file, 'r');
+  const n = readSync(fd, head, 0, 2, 0);
+  closeSync(fd);
+  if (n === 2 && head[0] === 0x1f && head[1] === 0x8b)
+    throw invalidRequest('body: a compressed tar stream; send it uncompressed (tar -c, not tar -cz)');
+  const dirs = new Set<string>();
+  let entries = 0;
+  let refusal: Error | null = null;
+  const parser = new Parser({
+    strict: true,
+    onReadEntry: (e) => {
+      entries++;
+      if (!refusal && entries > maxEntries)
+        refusal = invalidRequest(
+          `body: the tar stream holds more than ${maxEntries} entries (COHORT_FILES_MAX_ENTRIES)`,
+        );
+      const why = refusal ? null : tarRefusal(e.path, e.type, dirs);
+      if (why) refusal = invalidRequest(`body: tar entry "${e.path}" is ${why}`);
+      e.resume();
+    },
+  });
+  try {
+    await pipeline(createReadStream(file), parser);
+  } catch (err) {
+    throw refusal ?? invalidRequest(`body: not a tar stream (${(err as Error).message.slice(0, 200)})`);
+  }
+  if (refusal) throw refusal;
+}
+
+export type Got =
+  | { type: 'directory'; body: unknown }
+  | { type: 'file' | 'tar'; stream: Readable; size: number | null };
+
+export type InternFiles = {
+  /** A file's bytes, a folder's listing, or (tar) a folder as a tar stream. */
+  get(row: InternRow, path: string, o: { tar: boolean }): Promise<Got>;
+  /** Writes the body to a file, or (tar) unpacks it into a folder. */
+  put(
+    row: InternRow,
+    path: string,
+    body: Readable | undefined,
+    o: { tar: boolean; account: string; signal: AbortSignal },
+  ): Promise<{ path: string; type: string; size?: number; created?: boolean }>;
+  remove(
+    row: InternRow,
+    path: string,
+    o: { account: string; signal: AbortSignal },
+  ): Promise<{ path: string; type: string }>;
+  move(
+    row: InternRow,
+    from: string,
+    to: string,
+    o: { account: string; signal: AbortSignal },
+  ): Promise<{ from: string; to: string; type: string }>;
+};
+
+export function createInternFiles(o: {
+  db: Db;
+  provisioner: Provisioner;
+  fleet: Fleet;
+  spoolDir: string;
+  limits: FilesLimits;
+  log: Logger;
+}): InternFiles {
+  const { limits } = o;
+  const spool = () => {
+    mkdirSync(o.spoolDir, { recursive: true, mode: 0o700 });
+    return join(o.spoolDir, randomBytes(12).toString('hex'));
+  };
+
+  /** The refusal for what an operation answered. */
+  function refusal(r: FileOpResult & { ok: false }, fallback: string): Error {
+    const p = r.path || fallback || '.';
+    switch (r.kind) {
+      case 'missing':
+        return fileNotFound(p);
+      case 'symlink':
+        return filePathRefused(p, 'is a symbolic link: the files API follows no link');
+      case 'special':
+        return filePathRefused(p, 'is a device, fifo or socket: only files and folders are handled');
+      case 'not_folder':
+        return fileConflict(p, 'is a file, not a folder');
+      case 'is_folder':
+        return fileConflict(p, 'is a folder; upload a folder with ?format=tar');
+      case 'exists':
+        return fileConflict(p, 'already exists');
+      case 'into_itself':
+        return filePathRefused(p, 'cannot be moved into itself');
+      case 'is_root':
+        return filePathRefused('', 'is the work folder itself, which cannot be removed or moved');
+      case 'too_large':
+        return fileTooLarge(`"${p}" exceeds the files API's limit of ${limits.maxBytes} bytes (COHORT_FILES_MAX_MB)`);
+      case 'too_long':
+        return filePathRefused(p, "is too long for the intern's disk");
+      case 'no_space':
+        return fileTooLarge("the intern's disk is full");
+      case 'denied':
+        return fileConflict(p, "cannot be read or written by the intern's own user (its permissions)");
+      case 'changed':
+        return fileConflict(p, 'changed while it was handled; retry');
+      case 'tar':
+        return invalidRequest(`body: the tar stream could not be unpacked (${r.detail ?? 'tar failed'})`);
+      default:
+        o.log.error({ detail: r.detail }, 'files operation failed');
+        return internalError();
+    }
+  }
+
+  async function readable(row: InternRow): Promise<InternView> {
+    const view = await o.provisioner.openView({ id: row.id, pid: row.daemonPid }, { write: false });
+    // A created intern that never started has no disk yet: its work folder is empty.
+    if (!view) throw fileNotFound('.');
+    return view;
+  }
+
+  /** The intern's view for a change: awake, woken if asleep; a stopped intern is refused. */
+  async function writable(row: InternRow, account: string, signal: AbortSignal): Promise<InternView> {
+    const now = (await getInternById(o.db, row.id)) ?? row;
+    if (now.status !== 'running')
+      throw internNotReady(now.status, 'provision it to change its files (its files can be read meanwhile)');
+    const open = (pid: number | null) => o.provisioner.openView({ id: row.id, pid }, { write: true });
+    const view = await open(now.daemonPid);
+    if (view) return view;
+    await o.fleet.target(now, account, signal);
+    const woken = await getInternById(o.db, row.id);
+    const again = woken ? await open(woken.daemonPid) : null;
+    if (!again) throw internNotReady(woken?.status ?? 'deleted', 'retry shortly');
+    return again;
+  }
+
+  async function run(view: InternView, args: string[], io: { stdin?: string; stdout?: string } = {}) {
+    try {
+      return await fileOp({ view: view.view, uid: view.uid, args, ...io });
+    } finally {
+      await view.release();
+    }
+  }
+
+  /** The spool file as a stream, gone from the disk once opened. */
+  function drain(file: string): Readable {
+    const s = createReadStream(file);
+    s.once('open', () => rmSync(file, { force: true }));
+    s.once('close', () => rmSync(file, { force: true }));
+    return s;
+  }
+
+  /** The request body into a spool file, refused past the limit. */
+  async function take(body: Readable | undefined): Promise<string> {
+    const file = spool();
+    let total = 0;
+    const bound = new Transform({
+      transform(chunk: Buffer, _enc, cb) {
+        total += chunk.length;
+        if (total > limits.maxBytes) return cb(bodyTooLarge(limits.maxBytes));
+        cb(null, chunk);
+      },
+    });
+    const out = createWriteStream(file, { mode: 0o600, flags: 'wx' });
+    try {
+      if (body) await pipeline(body, bound, out);
+      else await new Promise<void>((resolve, reject) => out.once('error', reject).end(resolve));
+    } catch (err) {
+      rmSync(file, { force: true });
+      throw err;
+    }
+    return file;
+  }
+
+  return {
+    async get(row, path, { tar }) {
+      const out = spool();
+      try {
+        const args = tar ? ['pack', path] : ['get', path, String(limits.maxBytes), String(limits.maxEntries)];
+        let r = await run(await readable(row), args, { stdout: out });
+        // Its daemon stopped between the look and the read (it fell asleep): read its disk instead.
+        if (!r.ok && r.kind === 'failed')
+          r = await run(await readable((await getInternById(o.db, row.id)) ?? row), args, { stdout: out });
+        if (!r.ok) throw refusal(r, path);
+        if (r.type === 'directory') {
+          const body = JSON.parse(readFileSync(out, 'utf8'));
+          rmSync(out, { force: true });
+          return { type: 'directory', body };
+        }
+        const size = statSync(out).size;
+        return { type: r.type === 'tar' ? 'tar' : 'file', stream: drain(out), size };
+      } catch (err) {
+        rmSync(out, { force: true });
+        throw err;
+      }
+    },
+    async put(row, path, body, { tar, account, signal }) {
+      const input = await take(body);
+      try {
+        if (tar) await checkTar(input, limits.maxEntries);
+        const view = await writable(row, account, signal);
+        const r = await run(view, tar ? ['unpack', path] : ['put', path, String(limits.maxBytes)], { stdin: input });
+        if (!r.ok) throw refusal(r, path);
+        return tar ? { path, type: 'directory' } : { path, type: 'file', size: r.size, created: r.created };
+      } finally {
+        rmSync(input, { force: true });
+      }
+    },
+    async remove(row, path, { account, signal }) {
+      const r = await run(await writable(row, account, signal), ['delete', path]);
+      if (!r.ok) throw refusal(r, path);
+      return { path, type: r.type };
+    },
+    async move(row, from, to, { account, signal }) {
+      const r = await run(await writable(row, account, signal), ['move', from, to]);
+      if (!r.ok) throw refusal(r, from);
+      return { from, to, type: r.type };
+    },
+  };
+}
