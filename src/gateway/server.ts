@@ -229,6 +229,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
       fleet,
       spoolDir: join(config.dataDir, 'run', 'files'),
       limits: config.files,
+      git: config.git,
       log,
     }),
     turnLimiter,

@@ -1,7 +1,8 @@
 // An intern's work folder over HTTP (docs/guides/files.md), for whoever may chat with the intern:
 // GET reads a file (raw bytes) or lists a folder (JSON), PUT writes a file from the raw body,
 // DELETE removes, POST …/files-move renames; `?format=tar` takes a folder in or out as a tar
-// stream. Paths are relative to the work folder /intern/work. Bodies are streamed to a spool file
+// stream. Paths are relative to the work folder /intern/work. POST …/repositories gives a running
+// intern a git repository, cloned by the gateway (repositories.ts, docs/guides/repositories.md). Bodies are streamed to a spool file
 // under the files API's own bound (COHORT_FILES_MAX_MB), not the JSON routes' 1 MiB.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Readable } from 'node:stream';
@@ -15,6 +16,7 @@ import { clientClosed } from '../errors.ts';
 import { LifecycleError } from './interns.schemas.ts';
 import { findInternForChat } from './interns.ts';
 import { bodyTooLarge, checkedPath } from './files.ts';
+import { Repository } from './repositories.schemas.ts';
 
 const errors = (...codes: number[]) => refusals(LifecycleError, ...codes);
 const common = { tags: ['files'], guard: 'interns' as const, errorStyle: 'chat' as const };
@@ -53,6 +55,12 @@ const Written = z.object({
   type: z.enum(['file', 'directory']),
   size: z.number().int().optional(),
   created: z.boolean().optional(),
+});
+const Placed = z.object({
+  url: z.string(),
+  ref: z.string().describe('the branch checked out'),
+  path: z.string().describe('its folder in the work folder'),
+  commit: z.string().describe('the commit checked out (the base of the intern’s work)'),
 });
 const Move = z.strictObject({
   from: z.string().min(1).describe('a path relative to the work folder'),
@@ -158,6 +166,30 @@ export const internFileRoutes: RouteModule = (app, ctx) => {
       const row = await rowFor(ctx, req, params.id);
       const r = await files.remove(row, rel, { account: principalOf(req).orgId, signal: goneSignal(reply) });
       return { ...r, deleted: true as const };
+    },
+  });
+
+  defineRoute(app, ctx, {
+    ...common,
+    tags: ['repositories'],
+    method: 'POST',
+    path: '/interns/:id/repositories',
+    summary: "Clone a git repository into the intern's work folder (a sleeping intern is woken)",
+    params: Id,
+    body: Repository,
+    responses: {
+      201: { description: 'placed', schema: Placed },
+      ...errors(400, 401, 403, 404, 409, 413, 500, 502, 503),
+    },
+    handler: async (req, reply, { params, body }) => {
+      const row = await rowFor(ctx, req, params.id);
+      const [placed] = await files.addRepositories(row, [body], {
+        account: principalOf(req).orgId,
+        signal: goneSignal(reply),
+        created: false,
+        field: 'body',
+      });
+      return reply.code(201).send(placed);
     },
   });
 

@@ -39,6 +39,8 @@ import type { InternView, Provisioner } from './provisioner/index.ts';
 import { fileOp, type FileOpResult } from './provisioner/files.ts';
 import type { Fleet } from './hibernation.ts';
 import { getInternById } from './interns.ts';
+import { checkRepositories, cloneRepository, fieldOf, targetOf, type Cloned } from './repositories.ts';
+import type { Repository } from './repositories.schemas.ts';
 
 /** Bounds of a path below the work folder: bytes in all, bytes of one name, folders deep. */
 export const MAX_PATH_BYTES = 1024;
@@ -46,6 +48,8 @@ export const MAX_NAME_BYTES = 255;
 export const MAX_DEPTH = 64;
 
 export type FilesLimits = { maxBytes: number; maxEntries: number };
+/** Where the gateway clones from (COHORT_GIT_HOSTS) and how long a clone may take. */
+export type GitOptions = { hosts: string[]; timeoutMs: number };
 
 /** Why `path` (relative to the work folder, '' for the folder itself) cannot be used, or null. */
 export function pathRefusal(path: string): string | null {
@@ -157,7 +161,29 @@ export type InternFiles = {
     to: string,
     o: { account: string; signal: AbortSignal },
   ): Promise<{ from: string; to: string; type: string }>;
+  /** Refuses repositories that cannot be cloned, naming `field` (pure checks, before anything is made). */
+  checkRepositories(list: Repository[], field: string): void;
+  /** Clones every repository first (a failure places none), then places each in its folder of the
+   * work folder: into a running intern (woken if asleep), or (`created`) into the disk of an
+   * intern never started, before its first start. */
+  addRepositories(
+    row: InternRow,
+    list: Repository[],
+    o: { account: string; signal: AbortSignal; created: boolean; field: string },
+  ): Promise<PlacedRepository[]>;
+  /** The first half of addRepositories: clones (a failure keeps none); `place` finishes it. */
+  cloneRepositories(list: Repository[], field: string): Promise<ClonedSet>;
+  place(
+    row: InternRow,
+    set: ClonedSet,
+    o: { account: string; signal: AbortSignal; created: boolean },
+  ): Promise<PlacedRepository[]>;
 };
+
+/** Repositories cloned, waiting to be placed; `release` removes the clones. */
+export type ClonedSet = { list: Repository[]; cloned: Cloned[]; release(): void };
+
+export type PlacedRepository = { url: string; ref: string; path: string; commit: string };
 
 export function createInternFiles(o: {
   db: Db;
@@ -165,6 +191,7 @@ export function createInternFiles(o: {
   fleet: Fleet;
   spoolDir: string;
   limits: FilesLimits;
+  git: GitOptions;
   log: Logger;
 }): InternFiles {
   const { limits } = o;
@@ -271,6 +298,50 @@ export function createInternFiles(o: {
     return file;
   }
 
+  async function cloneRepositories(list: Repository[], field: string): Promise<ClonedSet> {
+    checkRepositories(list, o.git.hosts, field);
+    const cloned: Cloned[] = [];
+    const release = () => {
+      for (const c of cloned) c.release();
+    };
+    try {
+      for (const [i, r] of list.entries())
+        cloned.push(
+          await cloneRepository(r, {
+            spoolDir: o.spoolDir,
+            maxBytes: limits.maxBytes,
+            timeoutMs: o.git.timeoutMs,
+            field: fieldOf(field, i),
+          }),
+        );
+    } catch (err) {
+      release();
+      throw err;
+    }
+    return { list, cloned, release };
+  }
+
+  async function place(
+    row: InternRow,
+    set: ClonedSet,
+    { account, signal, created }: { account: string; signal: AbortSignal; created: boolean },
+  ): Promise<PlacedRepository[]> {
+    const view = created ? await o.provisioner.prepareDisk(row.id) : await writable(row, account, signal);
+    const placed: PlacedRepository[] = [];
+    try {
+      for (const [i, r] of set.list.entries()) {
+        const path = targetOf(r);
+        const c = set.cloned[i]!;
+        const res = await fileOp({ view: view.view, uid: view.uid, args: ['unpack', path, 'fresh'], stdin: c.tar });
+        if (!res.ok) throw refusal(res, path);
+        placed.push({ url: r.url, ref: c.ref, path, commit: c.commit });
+      }
+    } finally {
+      await view.release();
+    }
+    return placed;
+  }
+
   return {
     async get(row, path, { tar }) {
       const out = spool();
@@ -303,6 +374,17 @@ export function createInternFiles(o: {
         return tar ? { path, type: 'directory' } : { path, type: 'file', size: r.size, created: r.created };
       } finally {
         rmSync(input, { force: true });
+      }
+    },
+    checkRepositories: (list, field) => checkRepositories(list, o.git.hosts, field),
+    cloneRepositories,
+    place,
+    async addRepositories(row, list, { account, signal, created, field }) {
+      const set = await cloneRepositories(list, field);
+      try {
+        return await place(row, set, { account, signal, created });
+      } finally {
+        set.release();
       }
     },
     async remove(row, path, { account, signal }) {

@@ -204,11 +204,13 @@ function pack(rel) {
 }
 
 /** Unpacks the tar stream on stdin (checked by the gateway: files and folders only, every file's
- * folders before it, nothing climbing out) into the folder `rel`, made as needed. Its folder
+ * folders before it, nothing climbing out) into the folder `rel`, made as needed (`fresh`: which
+ * must not exist). Its folder
  * entries come first, so GNU tar replaces a link planted where the archive has a folder instead
  * of following it. */
-function unpack(rel) {
+function unpack(rel, fresh) {
   const t = target(rel, { create: true });
+  if (t && fresh) throw new Refusal('exists', rel);
   if (t && t.type !== 'directory') throw new Refusal('not_folder', rel);
   if (!t) mkdirSync(abs(rel), { mode: 0o755 });
   tar(
@@ -249,7 +251,7 @@ try {
   else if (op === 'delete') remove(args[0]);
   else if (op === 'move') move(args[0], args[1]);
   else if (op === 'pack') pack(args[0]);
-  else if (op === 'unpack') unpack(args[0]);
+  else if (op === 'unpack') unpack(args[0], args[1] === 'fresh');
   else throw new Error(`unknown operation ${op}`);
 } catch (err) {
   process.exitCode = 3;

@@ -182,18 +182,25 @@ export async function packDisk(o: { view: DiskView; uid: number | null; to: stri
   return { files: d.files + f.files, bytes: d.bytes + f.bytes, skipped: skipped.slice(0, 100) };
 }
 
-/** Gives the fresh disk seen in `view` the folders a start prepares (runtime.ts), and unpacks
- * `from`/daemon.tar and `from`/files.tar (checked before) into them, each as their owner. */
-export async function unpackDisk(o: { view: DiskView; uid: number | null; from: string }): Promise<void> {
-  const root = o.view.host;
+/** Gives the fresh disk seen in `view` (nothing of it yet the tenant's) the folders a start
+ * prepares (runtime.ts), each its owner's. */
+export function prepareFolders(view: DiskView, uid: number | null): void {
+  const root = view.host;
   chmodSync(root, 0o755);
   mkdirSync(join(root, 'daemon'), { recursive: true });
   chmodSync(join(root, 'daemon'), 0o700);
   for (const d of INTERN_DIRS) {
     mkdirSync(join(root, d), { recursive: true });
     chmodSync(join(root, d), 0o755);
-    if (o.uid !== null) chownSync(join(root, d), o.uid, o.uid);
+    if (uid !== null) chownSync(join(root, d), uid, uid);
   }
+}
+
+/** Gives the fresh disk seen in `view` the folders a start prepares (runtime.ts), and unpacks
+ * `from`/daemon.tar and `from`/files.tar (checked before) into them, each as their owner. */
+export async function unpackDisk(o: { view: DiskView; uid: number | null; from: string }): Promise<void> {
+  prepareFolders(o.view, o.uid);
+  const root = o.view.host;
   const daemon = join(o.from, 'daemon.tar');
   if (existsSync(daemon)) await tarExtract({ file: daemon, cwd: root, strict: true, preserveOwner: false });
   const files = join(o.from, 'files.tar');

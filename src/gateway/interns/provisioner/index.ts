@@ -47,6 +47,10 @@ export type Provisioner = {
    * any other's (reads only) its disk mounted read-only and nosymfollow in a private namespace.
    * null: `write` asked of an intern whose daemon is not running. */
   openView(intern: { id: string; pid: number | null }, o: { write: boolean }): Promise<InternView | null>;
+  /** The disk of an intern that has never started (just created), mounted read-write where no
+   * daemon runs, its folders made and handed to its uid: for what it is given before its first
+   * start (its repositories). The caller starts it only after `release`. */
+  prepareDisk(internId: string): Promise<InternView>;
   /** Lets go of what the provisioner holds for itself (warm spares); interns keep running. */
   close?(): Promise<void>;
 };

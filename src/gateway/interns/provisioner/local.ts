@@ -32,7 +32,7 @@ import { CLAIM_SCRIPT, etcFiles, IN_SANDBOX, RUNTIME_FILTER_FD, runtimeCommand, 
 import { seccompProgram } from '../../../runtime/sandbox/seccomp.ts';
 import { createUidPool, installationUidRange } from './uids.ts';
 import { isolationProblem } from './check.ts';
-import { hostView, mountImage, packDisk, unpackDisk, viewIn } from './files.ts';
+import { hostView, mountImage, packDisk, prepareFolders, unpackDisk, viewIn } from './files.ts';
 import { waitForLine } from './daemon-log.ts';
 import { createSparePool, type Spare, type SparePool } from './spares.ts';
 
@@ -329,6 +329,27 @@ export function createLocalProvisioner(opts: LocalProvisionerOptions): Provision
     return { view: mounted.view, uid, release: mounted.release };
   }
 
+  /** See Provisioner.prepareDisk. */
+  async function prepareDisk(internId: string): Promise<InternView> {
+    const dir = dirOf(internId);
+    const none = async () => {};
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    if (!iso.enabled) return { view: hostView(dir), uid: null, release: none };
+    const uid = uids.claim(internId);
+    const disk = join(dir, 'disk');
+    mkdirSync(disk, { recursive: true, mode: 0o700 });
+    let view: InternView;
+    if (iso.diskMb === 0) view = { view: hostView(disk), uid, release: none };
+    else {
+      const image = join(dir, 'disk.img');
+      ensureDiskImage(image, iso.diskMb);
+      const mounted = await mountImage(image, disk, { readOnly: false });
+      view = { view: mounted.view, uid, release: mounted.release };
+    }
+    prepareFolders(view.view, uid);
+    return view;
+  }
+
   /** The command that starts a sandbox on `internRoot` (a spare's: uid null, see runtime.ts). */
   function sandboxCommand(o: {
     internRoot: string;
@@ -575,21 +596,13 @@ export function createLocalProvisioner(opts: LocalProvisionerOptions): Provision
     },
     openView,
     async importFiles(internId, from) {
-      const dir = dirOf(internId);
-      mkdirSync(dir, { recursive: true, mode: 0o700 });
-      if (!iso.enabled) return unpackDisk({ view: hostView(dir), uid: null, from });
-      const uid = uids.claim(internId);
-      const disk = join(dir, 'disk');
-      mkdirSync(disk, { recursive: true, mode: 0o700 });
-      if (iso.diskMb === 0) return unpackDisk({ view: hostView(disk), uid, from });
-      const image = join(dir, 'disk.img');
-      ensureDiskImage(image, iso.diskMb);
-      const mounted = await mountImage(image, disk, { readOnly: false });
+      const disk = await prepareDisk(internId);
       try {
-        return await unpackDisk({ view: mounted.view, uid, from });
+        return await unpackDisk({ view: disk.view, uid: disk.uid, from });
       } finally {
-        await mounted.release();
+        await disk.release();
       }
     },
+    prepareDisk,
   };
 }
