@@ -6,6 +6,7 @@
 // that exists, another account's key.
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
 import { shellIn as shellRaw, startInternFixture, type InternFixture } from './helpers/interns.ts';
 import { noSandbox } from './helpers/sandbox.ts';
 import { startGitServer, type GitServer } from './helpers/git-server.ts';
@@ -62,7 +63,9 @@ describe('repositories', { skip: noSandbox }, () => {
       key: f.gw.keys.api_key,
     });
     assert.equal(r.status, 201, JSON.stringify(r.body));
+    assert.match(r.body.id, /^[0-9a-f-]{36}$/);
     assert.deepEqual(r.body, {
+      id: r.body.id,
       url: lib,
       ref: 'feature',
       path: 'deps/lib',
@@ -84,6 +87,98 @@ describe('repositories', { skip: noSandbox }, () => {
       key: stranger.apiKey,
     });
     assert.equal(theirs.status, 404);
+  });
+
+  test('a turn edits and commits; the diff against the base; a push to a new branch, checked on the server; hostile git config, hooks and attributes run nothing on the host', async () => {
+    const id = await f.intern('pusher', { repositories: [{ url: app }] });
+    const [repo] = (await f.gw.call('GET', `/interns/${id}/repositories`, { key: f.gw.keys.api_key })).body.data;
+    const base = server.git('app', ['rev-parse', 'HEAD']).trim();
+    assert.deepEqual(repo, { id: repo.id, url: app, ref: 'main', path: 'app', commit: base });
+    const empty = await f.gw.call('GET', `/interns/${id}/repositories/${repo.id}/diff`, { key: f.gw.keys.api_key });
+    assert.deepEqual(empty.body, { id: repo.id, path: 'app', base, commit: base, diff: '' });
+
+    // What a hostile repository would run if the gateway ran git in it: every marker is a host path.
+    const marker = `/tmp/cohort-pwned-${process.pid}-${Date.now()}`;
+    const commit = await shellIn(
+      f,
+      id,
+      [
+        'cd /intern/work/app',
+        `git config core.fsmonitor "touch ${marker}-fsmonitor"`,
+        `git config diff.evil.command "touch ${marker}-diff"`,
+        `git config filter.evil.smudge "touch ${marker}-smudge"`,
+        `git config core.pager "touch ${marker}-pager"`,
+        `git config core.sshCommand "touch ${marker}-ssh"`,
+        `printf '#!/bin/sh\\ntouch ${marker}-hook\\n' > .git/hooks/pre-push && chmod +x .git/hooks/pre-push`,
+        'echo "* diff=evil" > .gitattributes',
+        'echo change >> README.md',
+        'git -c core.fsmonitor=false add -A && git -c core.fsmonitor=false -c user.name=intern -c user.email=i@example.com commit -qm "an edit by the intern"',
+        'git rev-parse HEAD',
+      ].join(' && '),
+    );
+    const diff = await f.gw.call('GET', `/interns/${id}/repositories/${repo.id}/diff`, { key: f.gw.keys.api_key });
+    assert.equal(diff.status, 200, JSON.stringify(diff.body));
+    assert.deepEqual([diff.body.base, diff.body.commit], [base, commit]);
+    assert.match(diff.body.diff, /^diff --git a\/.gitattributes b\/.gitattributes$/m);
+    assert.match(diff.body.diff, /^ hello app\n\+change$/m);
+
+    const pushed = await f.gw.call('POST', `/interns/${id}/repositories/${repo.id}/push`, {
+      body: { branch: 'cohort/feature-1' },
+      key: f.gw.keys.api_key,
+    });
+    assert.equal(pushed.status, 200, JSON.stringify(pushed.body));
+    assert.deepEqual(pushed.body, { id: repo.id, path: 'app', base, commit, branch: 'cohort/feature-1' });
+    assert.equal(server.git('app', ['rev-parse', 'cohort/feature-1']).trim(), commit);
+    assert.equal(server.git('app', ['show', 'cohort/feature-1:README.md']), 'hello app\nchange\n');
+    assert.equal(server.git('app', ['rev-parse', 'main']).trim(), base, 'main is untouched');
+
+    const again = await f.gw.call('POST', `/interns/${id}/repositories/${repo.id}/push`, {
+      body: { branch: 'cohort/feature-1' },
+      key: f.gw.keys.api_key,
+    });
+    assert.deepEqual(
+      [again.status, again.body.error.message],
+      [
+        409,
+        'resource conflict: branch "cohort/feature-1" already exists on the remote; pushes go to new branches only',
+      ],
+    );
+    const main = await f.gw.call('POST', `/interns/${id}/repositories/${repo.id}/push`, {
+      body: { branch: 'main' },
+      key: f.gw.keys.api_key,
+    });
+    assert.equal(main.status, 409);
+    const option = await f.gw.call('POST', `/interns/${id}/repositories/${repo.id}/push`, {
+      body: { branch: '--delete' },
+      key: f.gw.keys.api_key,
+    });
+    assert.deepEqual(
+      [option.status, option.body.error.message],
+      [400, 'invalid request parameters: branch: "--delete" not a branch name'],
+    );
+    const auto = await f.gw.call('POST', `/interns/${id}/repositories/${repo.id}/push`, {
+      body: {},
+      key: f.gw.keys.api_key,
+    });
+    assert.match(auto.body.branch, /^cohort\/pusher-[0-9a-z]+$/);
+    assert.equal(server.git('app', ['rev-parse', auto.body.branch]).trim(), commit);
+
+    for (const what of ['fsmonitor', 'diff', 'smudge', 'pager', 'ssh', 'hook'])
+      assert.equal(existsSync(`${marker}-${what}`), false, `${what} ran on the host`);
+    const stranger = await createTestAccount(f.gw.ctx.store.db, { name: 'stranger2', internsProgramme: true });
+    for (const [method, path] of [
+      ['GET', `/interns/${id}/repositories`],
+      ['GET', `/interns/${id}/repositories/${repo.id}/diff`],
+      ['POST', `/interns/${id}/repositories/${repo.id}/push`],
+    ] as const)
+      assert.equal(
+        (await f.gw.call(method, path, { body: method === 'POST' ? {} : undefined, key: stranger.apiKey })).status,
+        404,
+      );
+    const unknown = await f.gw.call('GET', `/interns/${id}/repositories/00000000-0000-7000-8000-000000000000/diff`, {
+      key: f.gw.keys.api_key,
+    });
+    assert.deepEqual([unknown.status, unknown.body.error.message], [404, 'resource not found: repository']);
   });
 
   test('repositories that cannot be cloned are refused naming the field, and no intern is made', async () => {

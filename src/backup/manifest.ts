@@ -18,6 +18,7 @@ export const TABLES = [
   'byok_credentials',
   'inference_requests',
   'interns',
+  'intern_repositories',
 ] as const;
 export type Table = (typeof TABLES)[number];
 

@@ -228,6 +228,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
       provisioner,
       fleet,
       spoolDir: join(config.dataDir, 'run', 'files'),
+      internsDir: join(config.dataDir, 'interns'),
       limits: config.files,
       git: config.git,
       log,

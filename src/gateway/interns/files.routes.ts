@@ -57,10 +57,17 @@ const Written = z.object({
   created: z.boolean().optional(),
 });
 const Placed = z.object({
+  id: z.string(),
   url: z.string(),
   ref: z.string().describe('the branch checked out'),
   path: z.string().describe('its folder in the work folder'),
   commit: z.string().describe('the commit checked out (the base of the intern’s work)'),
+});
+const Work = z.object({
+  id: z.string(),
+  path: z.string(),
+  base: z.string().describe('the commit the intern was given'),
+  commit: z.string().describe("the intern's HEAD, as taken from its bundle"),
 });
 const Move = z.strictObject({
   from: z.string().min(1).describe('a path relative to the work folder'),
@@ -191,6 +198,65 @@ export const internFileRoutes: RouteModule = (app, ctx) => {
       });
       return reply.code(201).send(placed);
     },
+  });
+
+  const RepoParams = Id.extend({ repo: z.string().max(64).describe('repository id') });
+  defineRoute(app, ctx, {
+    ...common,
+    tags: ['repositories'],
+    method: 'GET',
+    path: '/interns/:id/repositories',
+    summary: 'The repositories the intern was given, each with its base commit',
+    params: Id,
+    responses: {
+      200: { description: 'list', schema: z.object({ data: z.array(Placed) }) },
+      ...errors(401, 403, 404, 500),
+    },
+    handler: async (req, _reply, { params }) => ({
+      data: await files.listRepositories(await rowFor(ctx, req, params.id)),
+    }),
+  });
+
+  defineRoute(app, ctx, {
+    ...common,
+    tags: ['repositories'],
+    method: 'GET',
+    path: '/interns/:id/repositories/:repo/diff',
+    summary: "The intern's committed work in a repository against its base commit (a sleeping intern is woken)",
+    params: RepoParams,
+    responses: {
+      200: { description: 'the diff', schema: Work.extend({ diff: z.string().describe('git diff base..commit') }) },
+      ...errors(401, 403, 404, 409, 500, 502, 503),
+    },
+    handler: async (req, reply, { params }) =>
+      files.diff(await rowFor(ctx, req, params.id), params.repo, {
+        account: principalOf(req).orgId,
+        signal: goneSignal(reply),
+      }),
+  });
+
+  defineRoute(app, ctx, {
+    ...common,
+    tags: ['repositories'],
+    method: 'POST',
+    path: '/interns/:id/repositories/:repo/push',
+    summary: "Push the intern's committed work in a repository to a new branch of the remote",
+    params: RepoParams,
+    body: z
+      .strictObject({
+        branch: z.string().min(1).max(200).optional().describe('a new branch; default cohort/<intern name>-<time>'),
+      })
+      .optional(),
+    responses: {
+      200: { description: 'pushed', schema: Work.extend({ branch: z.string() }) },
+      ...errors(400, 401, 403, 404, 409, 500, 502, 503),
+    },
+    handler: async (req, reply, { params, body }) =>
+      files.push(await rowFor(ctx, req, params.id), params.repo, {
+        account: principalOf(req).orgId,
+        signal: goneSignal(reply),
+        branch: body?.branch,
+      }),
   });
 
   defineRoute(app, ctx, {

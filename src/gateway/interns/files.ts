@@ -10,6 +10,8 @@
 import { randomBytes } from 'node:crypto';
 import {
   closeSync,
+  existsSync,
+  renameSync,
   createReadStream,
   createWriteStream,
   mkdirSync,
@@ -29,6 +31,9 @@ import type { Logger } from '../../shared/log.ts';
 import {
   fileConflict,
   fileNotFound,
+  gitHostRefused,
+  repositoryConflict,
+  resourceNotFound,
   filePathRefused,
   fileTooLarge,
   internalError,
@@ -36,16 +41,30 @@ import {
   invalidRequest,
 } from '../errors.ts';
 import type { InternView, Provisioner } from './provisioner/index.ts';
-import { fileOp, type FileOpResult } from './provisioner/files.ts';
+import { bundleIn, fileOp, type FileOpResult } from './provisioner/files.ts';
 import type { Fleet } from './hibernation.ts';
 import { getInternById } from './interns.ts';
-import { checkRepositories, cloneRepository, fieldOf, targetOf, type Cloned } from './repositories.ts';
+import {
+  branchRefusal,
+  checkRepositories,
+  cloneRepository,
+  diffOf,
+  fieldOf,
+  pushBranch,
+  takeBundle,
+  targetOf,
+  type Cloned,
+} from './repositories.ts';
+import { uuidv7 } from '../crypto/uuid7.ts';
+import { internRepositories, type InternRepositoryRow } from '../store/schema-interns.ts';
+import { and, eq } from 'drizzle-orm';
 import type { Repository } from './repositories.schemas.ts';
 
 /** Bounds of a path below the work folder: bytes in all, bytes of one name, folders deep. */
 export const MAX_PATH_BYTES = 1024;
 export const MAX_NAME_BYTES = 255;
 export const MAX_DEPTH = 64;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export type FilesLimits = { maxBytes: number; maxEntries: number };
 /** Where the gateway clones from (COHORT_GIT_HOSTS) and how long a clone may take. */
@@ -171,6 +190,20 @@ export type InternFiles = {
     list: Repository[],
     o: { account: string; signal: AbortSignal; created: boolean; field: string },
   ): Promise<PlacedRepository[]>;
+  listRepositories(row: InternRow): Promise<PlacedRepository[]>;
+  /** The intern's committed work in a repository against its base: taken as a bundle made in its
+   * sandbox, checked in the gateway's own repository, and diffed there. */
+  diff(
+    row: InternRow,
+    repoId: string,
+    o: { account: string; signal: AbortSignal },
+  ): Promise<RepositoryWork & { diff: string }>;
+  /** The same work pushed to a new branch of the remote. */
+  push(
+    row: InternRow,
+    repoId: string,
+    o: { account: string; signal: AbortSignal; branch?: string },
+  ): Promise<RepositoryWork & { branch: string }>;
   /** The first half of addRepositories: clones (a failure keeps none); `place` finishes it. */
   cloneRepositories(list: Repository[], field: string): Promise<ClonedSet>;
   place(
@@ -183,13 +216,17 @@ export type InternFiles = {
 /** Repositories cloned, waiting to be placed; `release` removes the clones. */
 export type ClonedSet = { list: Repository[]; cloned: Cloned[]; release(): void };
 
-export type PlacedRepository = { url: string; ref: string; path: string; commit: string };
+export type PlacedRepository = { id: string; url: string; ref: string; path: string; commit: string };
+export type RepositoryWork = { id: string; path: string; base: string; commit: string };
 
 export function createInternFiles(o: {
   db: Db;
   provisioner: Provisioner;
   fleet: Fleet;
   spoolDir: string;
+  /** `<data dir>/interns`: the gateway's own repository of each of an intern's repositories is
+   * kept in its directory (repos/<id>.git), and goes with it. */
+  internsDir: string;
   limits: FilesLimits;
   git: GitOptions;
   log: Logger;
@@ -334,12 +371,68 @@ export function createInternFiles(o: {
         const c = set.cloned[i]!;
         const res = await fileOp({ view: view.view, uid: view.uid, args: ['unpack', path, 'fresh'], stdin: c.tar });
         if (!res.ok) throw refusal(res, path);
-        placed.push({ url: r.url, ref: c.ref, path, commit: c.commit });
+        const id = uuidv7();
+        const mirror = mirrorOf(row.id, id);
+        mkdirSync(join(mirror, '..'), { recursive: true, mode: 0o700 });
+        renameSync(c.mirror, mirror);
+        await o.db
+          .insert(internRepositories)
+          .values({ id, internId: row.id, url: r.url, ref: c.ref, path, baseCommit: c.commit });
+        placed.push({ id, url: r.url, ref: c.ref, path, commit: c.commit });
       }
     } finally {
       await view.release();
     }
     return placed;
+  }
+
+  const mirrorOf = (internId: string, repoId: string) => join(o.internsDir, internId, 'repos', `${repoId}.git`);
+  const placedOf = (r: InternRepositoryRow): PlacedRepository => ({
+    id: r.id,
+    url: r.url,
+    ref: r.ref,
+    path: r.path,
+    commit: r.baseCommit,
+  });
+
+  /** The intern's work in repository `repoId`: a bundle made in its sandbox, taken into the
+   * gateway's own repository. */
+  async function work(row: InternRow, repoId: string, account: string, signal: AbortSignal) {
+    if (!UUID.test(repoId)) throw resourceNotFound('repository');
+    const [repo] = await o.db
+      .select()
+      .from(internRepositories)
+      .where(and(eq(internRepositories.internId, row.id), eq(internRepositories.id, repoId.toLowerCase())));
+    if (!repo) throw resourceNotFound('repository');
+    const mirror = mirrorOf(row.id, repo.id);
+    if (!existsSync(mirror))
+      throw repositoryConflict(
+        `the gateway's copy of "${repo.path}" is gone (a restore keeps none); give the repository again`,
+      );
+    const view = await writable(row, account, signal);
+    const out = spool();
+    try {
+      if (view.uid === null || view.view.ns === null)
+        throw repositoryConflict('taking work back needs an isolated intern (COHORT_UNSAFE_NO_ISOLATION is set)');
+      const made = await bundleIn({
+        view: view.view,
+        uid: view.uid,
+        repo: repo.path,
+        base: repo.baseCommit,
+        out,
+        maxBytes: limits.maxBytes,
+      });
+      if (!made.ok) {
+        if (/empty bundle/.test(made.detail)) return { repo, mirror, commit: repo.baseCommit };
+        throw repositoryConflict(`the intern's commits in "${repo.path}" could not be bundled (${made.detail})`);
+      }
+      const taken = await takeBundle({ mirror, bundle: out, timeoutMs: o.git.timeoutMs });
+      if (!taken.ok) throw repositoryConflict(`the intern's bundle of "${repo.path}" was refused (${taken.why})`);
+      return { repo, mirror, commit: taken.commit };
+    } finally {
+      rmSync(out, { force: true });
+      await view.release();
+    }
   }
 
   return {
@@ -379,6 +472,45 @@ export function createInternFiles(o: {
     checkRepositories: (list, field) => checkRepositories(list, o.git.hosts, field),
     cloneRepositories,
     place,
+    async listRepositories(row) {
+      const rows = await o.db.select().from(internRepositories).where(eq(internRepositories.internId, row.id));
+      return rows.map(placedOf);
+    },
+    async diff(row, repoId, { account, signal }) {
+      const w = await work(row, repoId, account, signal);
+      const diff =
+        w.commit === w.repo.baseCommit
+          ? ''
+          : await diffOf({ mirror: w.mirror, base: w.repo.baseCommit, commit: w.commit, timeoutMs: o.git.timeoutMs });
+      return { id: w.repo.id, path: w.repo.path, base: w.repo.baseCommit, commit: w.commit, diff };
+    },
+    async push(row, repoId, { account, signal, branch }) {
+      const name =
+        branch ??
+        `cohort/${row.name
+          .toLowerCase()
+          .replace(/[^a-z0-9._-]+/g, '-')
+          .slice(0, 60)}-${Date.now().toString(36)}`;
+      if (branchRefusal(name)) throw invalidRequest(`branch: "${name}" ${branchRefusal(name)}`);
+      const w = await work(row, repoId, account, signal);
+      if (w.commit === w.repo.baseCommit)
+        throw repositoryConflict(
+          `"${w.repo.path}" has no commits since ${w.repo.baseCommit.slice(0, 12)}: nothing to push`,
+        );
+      const pushed = await pushBranch({
+        mirror: w.mirror,
+        url: w.repo.url,
+        commit: w.commit,
+        branch: name,
+        timeoutMs: o.git.timeoutMs,
+      });
+      if (!pushed.ok) {
+        if (pushed.exists)
+          throw repositoryConflict(`branch "${name}" already exists on the remote; pushes go to new branches only`);
+        throw gitHostRefused(pushed.why);
+      }
+      return { id: w.repo.id, path: w.repo.path, base: w.repo.baseCommit, commit: w.commit, branch: name };
+    },
     async addRepositories(row, list, { account, signal, created, field }) {
       const set = await cloneRepositories(list, field);
       try {

@@ -112,10 +112,18 @@ function sizeOf(dir: string): number {
   return total;
 }
 
-export type Cloned = { tar: string; commit: string; ref: string; release(): void };
+export type Cloned = {
+  tar: string;
+  commit: string;
+  ref: string;
+  /** The gateway's own bare repository of the remote: what diffs and pushes are made in. */
+  mirror: string;
+  release(): void;
+};
 
-/** Clones `r` into a clean repository under `spoolDir`, and packs its working tree and .git as a
- * tar stream (a file) for the intern's disk. Refusals name `field` (`repositories[0].url: …`). */
+/** Clones `r` into a clean bare repository of the gateway's under `spoolDir` (its mirror), checks
+ * the working tree out of that, and packs it (.git included, its remote the plain URL) as a tar
+ * stream (a file) for the intern's disk. Refusals name `field` (`repositories[0].url: …`). */
 export async function cloneRepository(
   r: Repository,
   o: { spoolDir: string; maxBytes: number; timeoutMs: number; field: string },
@@ -124,29 +132,111 @@ export async function cloneRepository(
   const dir = mkdtempSync(join(o.spoolDir, 'clone-'));
   const release = () => rmSync(dir, { recursive: true, force: true });
   try {
+    const mirror = join(dir, 'mirror.git');
     const repo = join(dir, 'repo');
     const branch = r.ref ? ['--branch', r.ref] : [];
     try {
-      await git(['clone', '--quiet', '--single-branch', ...branch, '--', r.url, repo], {
+      await git(['clone', '--quiet', '--bare', '--single-branch', ...branch, '--', r.url, mirror], {
         cwd: dir,
         timeoutMs: o.timeoutMs,
       });
     } catch (err) {
       throw invalidRequest(`${o.field}.url: could not clone (${(err as Error).message})`);
     }
-    if (sizeOf(repo) > o.maxBytes)
+    if (sizeOf(mirror) > o.maxBytes)
       throw fileTooLarge(`${o.field}: the repository exceeds the limit of ${o.maxBytes} bytes (COHORT_FILES_MAX_MB)`);
-    const commit = (await git(['rev-parse', 'HEAD'], { cwd: repo, timeoutMs: 10_000 })).trim();
-    const ref = (await git(['rev-parse', '--abbrev-ref', 'HEAD'], { cwd: repo, timeoutMs: 10_000 })).trim();
+    const ref = (await git(['symbolic-ref', '--short', 'HEAD'], { cwd: mirror, timeoutMs: 10_000 })).trim();
+    const commit = (await git(['rev-parse', 'HEAD'], { cwd: mirror, timeoutMs: 10_000 })).trim();
+    // From the gateway's own mirror, the one local clone it makes.
+    await git(['-c', 'protocol.file.allow=always', 'clone', '--quiet', '--no-hardlinks', '--', mirror, repo], {
+      cwd: dir,
+      timeoutMs: o.timeoutMs,
+      env: { GIT_ALLOW_PROTOCOL: 'file' },
+    });
+    await git(['remote', 'set-url', 'origin', r.url], { cwd: repo, timeoutMs: 10_000 });
     const tar = join(dir, 'tree.tar');
     await new Promise<void>((resolve, reject) =>
       execFile('tar', ['--create', `--file=${tar}`, '--format=gnu', '--numeric-owner', '-C', repo, '.'], (err) =>
         err ? reject(err) : resolve(),
       ),
     );
-    return { tar, commit, ref, release };
+    return { tar, commit, ref, mirror, release };
   } catch (err) {
     release();
     throw err;
   }
 }
+
+/** Why a bundle from the intern does not hold the work it claims (refused, naming what is
+ * missing), or the commit it brings: checked with `git bundle verify` and fetched (objects
+ * verified, connectivity checked) into `mirror`, the gateway's own repository, under a ref of its
+ * own. Nothing of the intern's repository but this data reaches the gateway's git. */
+export async function takeBundle(o: {
+  mirror: string;
+  bundle: string;
+  timeoutMs: number;
+}): Promise<{ ok: true; commit: string } | { ok: false; why: string }> {
+  // A bundle is read as a file: the one file transport the gateway uses, on its own spool file.
+  try {
+    await git(['-c', 'protocol.file.allow=always', 'bundle', 'verify', '--quiet', o.bundle], {
+      cwd: o.mirror,
+      timeoutMs: o.timeoutMs,
+      env: { GIT_ALLOW_PROTOCOL: 'file' },
+    });
+  } catch (err) {
+    return { ok: false, why: (err as Error).message };
+  }
+  const ref = `refs/cohort/work-${Date.now()}-${Math.random().toString(36).slice(2, 8)}`;
+  try {
+    await git(['-c', 'protocol.file.allow=always', 'fetch', '--quiet', '--no-tags', '--', o.bundle, `HEAD:${ref}`], {
+      cwd: o.mirror,
+      timeoutMs: o.timeoutMs,
+      env: { GIT_ALLOW_PROTOCOL: 'file' },
+    });
+    const commit = (
+      await git(['rev-parse', '--verify', `${ref}^{commit}`], { cwd: o.mirror, timeoutMs: 10_000 })
+    ).trim();
+    return { ok: true, commit };
+  } catch (err) {
+    return { ok: false, why: (err as Error).message };
+  } finally {
+    await git(['update-ref', '-d', ref], { cwd: o.mirror, timeoutMs: 10_000 }).catch(() => {});
+  }
+}
+
+/** The change from `base` to `commit` in the gateway's own repository (no external diff, no
+ * textconv: a repository's .gitattributes names drivers only the gateway's config could define). */
+export function diffOf(o: { mirror: string; base: string; commit: string; timeoutMs: number }): Promise<string> {
+  return git(['diff', '--no-color', '--no-ext-diff', '--no-textconv', '--binary', o.base, o.commit, '--'], {
+    cwd: o.mirror,
+    timeoutMs: o.timeoutMs,
+  });
+}
+
+/** Pushes `commit` from the gateway's repository to a new branch of the remote: one that exists
+ * already is refused by the remote's own check (a lease expecting no branch). */
+export async function pushBranch(o: {
+  mirror: string;
+  url: string;
+  commit: string;
+  branch: string;
+  timeoutMs: number;
+}): Promise<{ ok: true } | { ok: false; why: string; exists: boolean }> {
+  const ref = `refs/heads/${o.branch}`;
+  try {
+    const there = await git(['ls-remote', '--', o.url, ref], { cwd: o.mirror, timeoutMs: o.timeoutMs });
+    if (there.trim()) return { ok: false, why: 'the branch exists', exists: true };
+    await git(['push', '--quiet', '--porcelain', `--force-with-lease=${ref}:`, '--', o.url, `${o.commit}:${ref}`], {
+      cwd: o.mirror,
+      timeoutMs: o.timeoutMs,
+    });
+    return { ok: true };
+  } catch (err) {
+    const why = (err as Error).message;
+    return { ok: false, why, exists: /stale info/.test(why) };
+  }
+}
+
+/** A branch name the gateway may push to: a ref name, and nothing an option parser could take. */
+export const branchRefusal = (b: string): string | null =>
+  !REF.test(b) || b.endsWith('/') || b.endsWith('.lock') || b.length > 200 ? 'not a branch name' : null;

@@ -50,3 +50,15 @@ export const interns = pgTable('interns', {
   updatedAt: ts('updated_at').notNull().defaultNow(),
 });
 export type InternRow = typeof interns.$inferSelect;
+
+/** migrations/0013_intern_repositories.sql: the repositories an intern was given. */
+export const internRepositories = pgTable('intern_repositories', {
+  id: uuid('id').primaryKey(),
+  internId: uuid('intern_id').notNull(),
+  url: text('url').notNull(),
+  ref: text('ref').notNull(),
+  path: text('path').notNull(),
+  baseCommit: text('base_commit').notNull(),
+  createdAt: ts('created_at').notNull().defaultNow(),
+});
+export type InternRepositoryRow = typeof internRepositories.$inferSelect;

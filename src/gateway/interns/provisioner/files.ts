@@ -127,6 +127,60 @@ export async function fileOp(o: {
   return { ok: false, kind: 'failed', path: '', detail: lastLines(r.stderr) || `exit ${r.code}` };
 }
 
+/** Makes a git bundle of the commits on the intern's HEAD since `base` in its repository at
+ * work/`repo`, written to the host file `out` (at most `maxBytes`). git runs where the intern's
+ * own shell does: in every namespace of its running sandbox (mount, PID, network, IPC, UTS), as
+ * its uid, without capabilities and with no_new_privs, so whatever its repository's configuration
+ * makes git run reaches nothing the intern's shell cannot. The bundle is data the gateway then
+ * checks in a repository of its own (repositories.ts). */
+export async function bundleIn(o: {
+  view: DiskView;
+  uid: number;
+  repo: string;
+  base: string;
+  out: string;
+  maxBytes: number;
+}): Promise<{ ok: true } | { ok: false; detail: string }> {
+  if (o.view.ns === null) return { ok: false, detail: 'the intern is not running in a sandbox' };
+  const ns = o.view.ns;
+  const args = [
+    `--target=${ns}`,
+    '--mount',
+    '--pid',
+    '--net',
+    '--ipc',
+    '--uts',
+    `--wdns=${o.view.wd}/work/${o.repo}`,
+    `--setuid=${o.uid}`,
+    `--setgid=${o.uid}`,
+    '--',
+    '/usr/bin/setpriv',
+    '--no-new-privs',
+    '--inh-caps=-all',
+    '--bounding-set=-all',
+    '--',
+    '/usr/bin/prlimit',
+    `--fsize=${o.maxBytes}`,
+    '--',
+    '/usr/bin/env',
+    'GIT_CONFIG_NOSYSTEM=1',
+    'GIT_CONFIG_GLOBAL=/dev/null',
+    `HOME=${o.view.wd}/home`,
+    'git',
+    '-c',
+    'core.fsmonitor=false',
+    '-c',
+    'core.hooksPath=/dev/null',
+    'bundle',
+    'create',
+    '--quiet',
+    '-',
+    `${o.base}..HEAD`,
+  ];
+  const r = await spawner.run({ file: NSENTER, args, cwd: '/', stdout: o.out });
+  return r.code === 0 ? { ok: true } : { ok: false, detail: lastLines(r.stderr) || `exit ${r.code}` };
+}
+
 const lastLines = (s: string) => s.trim().split('\n').slice(-3).join('; ').slice(0, 500);
 
 /** Whether `path` is a directory itself (not a link to one). */
