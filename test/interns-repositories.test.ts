@@ -203,7 +203,7 @@ describe('repositories', { skip: noSandbox }, () => {
       ],
       [
         { url: app, ref: 'no-such-branch' },
-        'url: could not clone (fatal: Remote branch no-such-branch not found in upstream origin)',
+        'url: could not clone (warning: Could not find remote branch no-such-branch to clone. fatal: Remote branch no-such-branch not found in upstream origin)',
       ],
     ];
     for (const [repo, why] of cases) {

@@ -96,8 +96,10 @@ function git(args: string[], o: { cwd: string; timeoutMs: number; env?: Record<s
       { cwd: o.cwd, env: { ...GIT_ENV, HOME: o.cwd, ...o.env }, timeout: o.timeoutMs, maxBuffer: 1 << 20 },
       (err, stdout, stderr) => {
         if (!err) return resolve(stdout);
-        const last =
-          String(stderr).trim().split('\n').filter(Boolean).at(-1) ?? (err.killed ? 'timed out' : err.message);
+        // The last two lines say what failed (`lacks these prerequisite commits:` and which); never
+        // the command line, which a credential may one day be on.
+        const lines = String(stderr).trim().split('\n').filter(Boolean);
+        const last = lines.length ? lines.slice(-2).join(' ') : err.killed ? 'timed out' : 'git failed';
         reject(new Error(scrub(last).slice(0, 300)));
       },
     );
@@ -178,7 +180,7 @@ export async function takeBundle(o: {
 }): Promise<{ ok: true; commit: string } | { ok: false; why: string }> {
   // A bundle is read as a file: the one file transport the gateway uses, on its own spool file.
   try {
-    await git(['-c', 'protocol.file.allow=always', 'bundle', 'verify', '--quiet', o.bundle], {
+    await git(['-c', 'protocol.file.allow=always', 'bundle', 'verify', o.bundle], {
       cwd: o.mirror,
       timeoutMs: o.timeoutMs,
       env: { GIT_ALLOW_PROTOCOL: 'file' },
