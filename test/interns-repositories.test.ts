@@ -6,6 +6,7 @@
 // that exists, another account's key.
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { shellIn as shellRaw, startInternFixture, type InternFixture } from './helpers/interns.ts';
 import { noSandbox } from './helpers/sandbox.ts';
@@ -15,24 +16,28 @@ import { createTestAccount } from './helpers/accounts.ts';
 const shellIn = async (...a: Parameters<typeof shellRaw>) => (await shellRaw(...a)).replace(/\n?\[exit \d+\]$/, '');
 
 describe('repositories', { skip: noSandbox }, () => {
+  const TOKEN = `tok-${process.pid}-${Date.now()}-secret`;
   let f: InternFixture;
   let server: GitServer;
+  let priv: GitServer;
   let app: string;
   let lib: string;
 
   before(async () => {
     server = await startGitServer();
+    priv = await startGitServer({ auth: { user: 'x-access-token', password: TOKEN } });
     app = server.seed('app', { 'README.md': 'hello app\n', 'src/main.js': 'console.log(1)\n' });
     lib = server.seed('lib', { 'lib.txt': 'on main\n' });
     server.git('lib', ['branch', 'feature']);
     f = await startInternFixture({
       onDisk: true,
-      env: { COHORT_INTERN_DISK_MB: '64', COHORT_GIT_HOSTS: `${server.host},git.example.com` },
+      env: { COHORT_INTERN_DISK_MB: '64', COHORT_GIT_HOSTS: `${server.host},git.example.com,${priv.host}` },
     });
   });
   after(async () => {
     await f?.close();
     await server?.close();
+    await priv?.close();
   });
 
   const refused = (message: string) => ({
@@ -147,7 +152,13 @@ describe('repositories', { skip: noSandbox }, () => {
       body: { branch: 'main' },
       key: f.gw.keys.api_key,
     });
-    assert.equal(main.status, 409);
+    assert.deepEqual(
+      [main.status, main.body.error.message],
+      [
+        400,
+        'invalid request parameters: branch: "main" is outside the default scope: pushes create branches under cohort/',
+      ],
+    );
     const option = await f.gw.call('POST', `/interns/${id}/repositories/${repo.id}/push`, {
       body: { branch: '--delete' },
       key: f.gw.keys.api_key,
@@ -181,6 +192,101 @@ describe('repositories', { skip: noSandbox }, () => {
     assert.deepEqual([unknown.status, unknown.body.error.message], [404, 'resource not found: repository']);
   });
 
+  test('a private repository through a workspace git credential: sealed, masked, scoped to its hosts and branches, never in the intern, the API or the data dir', async () => {
+    const url = priv.seed('private', { 'PLAN.md': 'the plan\n' });
+    const ssh = await f.gw.call('POST', '/git-credentials', { body: { name: 'k', hosts: [priv.host], ssh_key: 'x' } });
+    assert.deepEqual(
+      [ssh.status, ssh.body.error.message],
+      [400, 'invalid request parameters: ssh_key: SSH keys are not built yet; give an HTTPS token'],
+    );
+    const ordinary = await f.gw.call('POST', '/git-credentials', {
+      body: { name: 'k', hosts: [priv.host], token: TOKEN },
+      key: f.gw.keys.api_key,
+    });
+    assert.equal(ordinary.status, 403);
+
+    // Without the credential the private host answers 401, and the clone is refused.
+    const without = await f.gw.call('POST', '/interns', { body: { name: 'nocred', repositories: [{ url }] } });
+    assert.equal(without.status, 400);
+    assert.match(without.body.error.message, /^invalid request parameters: repositories\[0\]\.url: could not clone \(/);
+
+    const made = await f.gw.call('POST', '/git-credentials', {
+      body: { name: 'private host', hosts: [priv.host], token: TOKEN, branch_prefix: 'agent/' },
+    });
+    assert.equal(made.status, 201, JSON.stringify(made.body));
+    const cred = made.body.data;
+    assert.deepEqual(cred, {
+      id: cred.id,
+      name: 'private host',
+      workspace_id: cred.workspace_id,
+      hosts: [priv.host],
+      username: 'x-access-token',
+      label: `${TOKEN.slice(0, 6)}...${TOKEN.slice(-4)}`,
+      branch_prefix: 'agent/',
+      created_at: cred.created_at,
+    });
+
+    const id = await f.intern('private-work', { repositories: [{ url }] });
+    const [repo] = (await f.gw.call('GET', `/interns/${id}/repositories`, { key: f.gw.keys.api_key })).body.data;
+    // The token is looked for from inside without being sent whole (the chat itself is on the
+    // intern's disk): its two halves are joined into a pattern file in the intern's private /tmp.
+    const half = Math.floor(TOKEN.length / 2);
+    const seen = await shellIn(
+      f,
+      id,
+      [
+        `printf '%s%s' '${TOKEN.slice(0, half)}' '${TOKEN.slice(half)}' > /tmp/p`,
+        'cd /intern/work/private && cat PLAN.md && git remote get-url origin',
+        'grep -rlaF -f /tmp/p /intern 2>/dev/null | wc -l',
+        'cat /proc/*/environ 2>/dev/null | grep -caF -f /tmp/p',
+        'ps -eo args | grep -caF -f /tmp/p',
+        'echo change >> PLAN.md && git -c user.name=i -c user.email=i@example.com commit -qam edit && git rev-parse HEAD',
+      ].join('; '),
+    );
+    const lines = seen.split('\n');
+    // The plan, the plain remote; no file, no environment, no process holding the token.
+    assert.deepEqual(lines.slice(0, 5), ['the plan', url, '0', '0', '0'], seen);
+    const commit = lines.at(-1)!;
+
+    const outside = await f.gw.call('POST', `/interns/${id}/repositories/${repo.id}/push`, {
+      body: { branch: 'cohort/x' },
+      key: f.gw.keys.api_key,
+    });
+    assert.deepEqual(
+      [outside.status, outside.body.error.message],
+      [
+        400,
+        'invalid request parameters: branch: "cohort/x" is outside the credential\'s scope: pushes create branches under agent/',
+      ],
+    );
+    const pushed = await f.gw.call('POST', `/interns/${id}/repositories/${repo.id}/push`, {
+      body: { branch: 'agent/plan' },
+      key: f.gw.keys.api_key,
+    });
+    assert.equal(pushed.status, 200, JSON.stringify(pushed.body));
+    assert.equal(priv.git('private', ['rev-parse', 'agent/plan']).trim(), commit);
+    assert.ok(
+      priv.hits.every((h) => h.authorized || h.authorization === undefined),
+      'no wrong credential was ever sent',
+    );
+
+    // Nowhere to be read: the API's answers, and every byte of the data dir (the database, the
+    // interns' disk images, daemon logs, the gateway's own repositories and spool).
+    const answers = JSON.stringify([
+      (await f.gw.call('GET', '/git-credentials')).body,
+      (await f.gw.call('GET', `/interns/${id}`)).body,
+      (await f.gw.call('GET', `/interns/${id}/repositories`, { key: f.gw.keys.api_key })).body,
+      pushed.body,
+    ]);
+    assert.equal(answers.includes(TOKEN), false);
+    const leaks = spawnSync('grep', ['-rlaF', TOKEN, f.gw.dataDir], { encoding: 'utf8' });
+    assert.deepEqual([leaks.status, leaks.stdout], [1, ''], `the token is in ${leaks.stdout}`);
+
+    const del = await f.gw.call('DELETE', `/git-credentials/${cred.id}`);
+    assert.deepEqual(del.body, { deleted: true });
+    assert.equal((await f.gw.call('DELETE', `/git-credentials/${cred.id}`)).status, 404);
+  });
+
   test('repositories that cannot be cloned are refused naming the field, and no intern is made', async () => {
     const before = (await f.gw.call('GET', '/interns', { key: f.gw.keys.api_key })).body.total_count;
     const cases: [Record<string, unknown>, string][] = [
@@ -188,12 +294,12 @@ describe('repositories', { skip: noSandbox }, () => {
       [{ url: 'ssh://git@github.com/o/r.git' }, 'url: SSH repositories are not built yet; use its https:// URL'],
       [
         { url: `http://user:token@${server.host}/app.git` },
-        'url: a URL carrying a credential is refused (it would stay in the intern’s .git/config); workspace git credentials are not built yet',
+        'url: a URL carrying a credential is refused (it would stay in the intern’s .git/config); give the token as a git credential of the workspace (POST /git-credentials)',
       ],
       [{ url: `file://${server.root}/app.git` }, 'url: must be an https:// (or http://) URL'],
       [
         { url: 'https://evil.example.com/r.git' },
-        `url: host "evil.example.com" is not one this installation clones from (COHORT_GIT_HOSTS: ${server.host}, git.example.com)`,
+        `url: host "evil.example.com" is not one this installation clones from (COHORT_GIT_HOSTS: ${server.host}, git.example.com, ${priv.host})`,
       ],
       [{ url: app, path: '../escape' }, 'path: "../escape" climbs out of the work folder with ..'],
       [{ url: app, ref: '--upload-pack=touch /tmp/x' }, 'ref: not a branch or tag name'],

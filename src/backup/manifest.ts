@@ -19,6 +19,7 @@ export const TABLES = [
   'inference_requests',
   'interns',
   'intern_repositories',
+  'git_credentials',
 ] as const;
 export type Table = (typeof TABLES)[number];
 

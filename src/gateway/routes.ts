@@ -7,6 +7,7 @@ import { byokRoutes } from './management/byok.routes.ts';
 import { internRoutes } from './interns/interns.routes.ts';
 import { internChatRoutes } from './interns/chat.routes.ts';
 import { internFileRoutes } from './interns/files.routes.ts';
+import { gitCredentialRoutes } from './interns/git-credentials.routes.ts';
 import { chatCompletionRoutes } from './inference/chat-completions.routes.ts';
 import { messagesRoutes } from './inference/messages.routes.ts';
 import { agentRoutes } from './interns/agents.routes.ts';
@@ -24,6 +25,7 @@ export const routeModules: RouteModule[] = [
   agentRoutes,
   internChatRoutes,
   internFileRoutes,
+  gitCredentialRoutes,
   chatCompletionRoutes,
   messagesRoutes,
   responsesRoutes,

@@ -231,6 +231,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
       internsDir: join(config.dataDir, 'interns'),
       limits: config.files,
       git: config.git,
+      sealer,
       log,
     }),
     turnLimiter,

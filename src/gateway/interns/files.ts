@@ -56,6 +56,8 @@ import {
   type Cloned,
 } from './repositories.ts';
 import { uuidv7 } from '../crypto/uuid7.ts';
+import type { Sealer } from '../crypto/seal.ts';
+import { DEFAULT_BRANCH_PREFIX, gitAccessFor } from './git-credentials.ts';
 import { internRepositories, type InternRepositoryRow } from '../store/schema-interns.ts';
 import { and, eq } from 'drizzle-orm';
 import type { Repository } from './repositories.schemas.ts';
@@ -205,7 +207,7 @@ export type InternFiles = {
     o: { account: string; signal: AbortSignal; branch?: string },
   ): Promise<RepositoryWork & { branch: string }>;
   /** The first half of addRepositories: clones (a failure keeps none); `place` finishes it. */
-  cloneRepositories(list: Repository[], field: string): Promise<ClonedSet>;
+  cloneRepositories(list: Repository[], field: string, access: Workspace): Promise<ClonedSet>;
   place(
     row: InternRow,
     set: ClonedSet,
@@ -214,6 +216,9 @@ export type InternFiles = {
 };
 
 /** Repositories cloned, waiting to be placed; `release` removes the clones. */
+/** Whose git credentials a clone may use. */
+export type Workspace = { orgId: string; workspaceId: string | null };
+
 export type ClonedSet = { list: Repository[]; cloned: Cloned[]; release(): void };
 
 export type PlacedRepository = { id: string; url: string; ref: string; path: string; commit: string };
@@ -229,6 +234,7 @@ export function createInternFiles(o: {
   internsDir: string;
   limits: FilesLimits;
   git: GitOptions;
+  sealer: Sealer;
   log: Logger;
 }): InternFiles {
   const { limits } = o;
@@ -335,7 +341,13 @@ export function createInternFiles(o: {
     return file;
   }
 
-  async function cloneRepositories(list: Repository[], field: string): Promise<ClonedSet> {
+  /** The environment that gives the gateway's git the workspace's credential for `url`. */
+  const accessFor = (w: Workspace, url: string) =>
+    w.workspaceId
+      ? gitAccessFor(o.db, o.sealer, { orgId: w.orgId, workspaceId: w.workspaceId, url })
+      : Promise.resolve({ env: {}, branchPrefix: DEFAULT_BRANCH_PREFIX, credential: null });
+
+  async function cloneRepositories(list: Repository[], field: string, w: Workspace): Promise<ClonedSet> {
     checkRepositories(list, o.git.hosts, field);
     const cloned: Cloned[] = [];
     const release = () => {
@@ -349,6 +361,7 @@ export function createInternFiles(o: {
             maxBytes: limits.maxBytes,
             timeoutMs: o.git.timeoutMs,
             field: fieldOf(field, i),
+            env: (await accessFor(w, r.url)).env,
           }),
         );
     } catch (err) {
@@ -493,11 +506,17 @@ export function createInternFiles(o: {
           .slice(0, 60)}-${Date.now().toString(36)}`;
       if (branchRefusal(name)) throw invalidRequest(`branch: "${name}" ${branchRefusal(name)}`);
       const w = await work(row, repoId, account, signal);
+      const access = await accessFor({ orgId: row.orgId, workspaceId: row.workspaceId }, w.repo.url);
+      if (!name.startsWith(access.branchPrefix))
+        throw invalidRequest(
+          `branch: "${name}" is outside the ${access.credential ? "credential's" : 'default'} scope: pushes create branches under ${access.branchPrefix}`,
+        );
       if (w.commit === w.repo.baseCommit)
         throw repositoryConflict(
           `"${w.repo.path}" has no commits since ${w.repo.baseCommit.slice(0, 12)}: nothing to push`,
         );
       const pushed = await pushBranch({
+        env: access.env,
         mirror: w.mirror,
         url: w.repo.url,
         commit: w.commit,
@@ -512,7 +531,7 @@ export function createInternFiles(o: {
       return { id: w.repo.id, path: w.repo.path, base: w.repo.baseCommit, commit: w.commit, branch: name };
     },
     async addRepositories(row, list, { account, signal, created, field }) {
-      const set = await cloneRepositories(list, field);
+      const set = await cloneRepositories(list, field, { orgId: row.orgId, workspaceId: row.workspaceId });
       try {
         return await place(row, set, { account, signal, created });
       } finally {

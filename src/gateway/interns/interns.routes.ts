@@ -63,7 +63,10 @@ export const internRoutes: RouteModule = (app, ctx) => {
       const idempotencyKey = headers['idempotency-key'];
       // Cloned before the intern is made: a repository that cannot be cloned makes nothing.
       const repos = body.repositories?.length
-        ? await ctx.files.cloneRepositories(body.repositories, 'repositories')
+        ? await ctx.files.cloneRepositories(body.repositories, 'repositories', {
+            orgId: principalOf(req).orgId,
+            workspaceId: body.workspace_id?.toLowerCase() ?? principalOf(req).workspaceId,
+          })
         : null;
       try {
         const { row, replayed } = await createIntern(db, {

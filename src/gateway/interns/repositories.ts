@@ -41,7 +41,7 @@ export function repositoryRefusal(r: Repository, hosts: readonly string[]): stri
   }
   if (url.protocol !== 'https:' && url.protocol !== 'http:') return 'url: must be an https:// (or http://) URL';
   if (url.username || url.password)
-    return 'url: a URL carrying a credential is refused (it would stay in the intern’s .git/config); workspace git credentials are not built yet';
+    return 'url: a URL carrying a credential is refused (it would stay in the intern’s .git/config); give the token as a git credential of the workspace (POST /git-credentials)';
   if (url.search || url.hash) return 'url: must not have a query or fragment';
   if (!hosts.includes(url.host.toLowerCase()))
     return `url: host "${url.host}" is not one this installation clones from (COHORT_GIT_HOSTS: ${hosts.join(', ') || 'none'})`;
@@ -128,7 +128,7 @@ export type Cloned = {
  * stream (a file) for the intern's disk. Refusals name `field` (`repositories[0].url: …`). */
 export async function cloneRepository(
   r: Repository,
-  o: { spoolDir: string; maxBytes: number; timeoutMs: number; field: string },
+  o: { spoolDir: string; maxBytes: number; timeoutMs: number; field: string; env?: Record<string, string> },
 ): Promise<Cloned> {
   mkdirSync(o.spoolDir, { recursive: true, mode: 0o700 });
   const dir = mkdtempSync(join(o.spoolDir, 'clone-'));
@@ -138,9 +138,11 @@ export async function cloneRepository(
     const repo = join(dir, 'repo');
     const branch = r.ref ? ['--branch', r.ref] : [];
     try {
+      // The credential (if any) is in this git's environment only: the mirror's config keeps none.
       await git(['clone', '--quiet', '--bare', '--single-branch', ...branch, '--', r.url, mirror], {
         cwd: dir,
         timeoutMs: o.timeoutMs,
+        env: o.env,
       });
     } catch (err) {
       throw invalidRequest(`${o.field}.url: could not clone (${(err as Error).message})`);
@@ -223,14 +225,16 @@ export async function pushBranch(o: {
   commit: string;
   branch: string;
   timeoutMs: number;
+  env?: Record<string, string>;
 }): Promise<{ ok: true } | { ok: false; why: string; exists: boolean }> {
   const ref = `refs/heads/${o.branch}`;
   try {
-    const there = await git(['ls-remote', '--', o.url, ref], { cwd: o.mirror, timeoutMs: o.timeoutMs });
+    const there = await git(['ls-remote', '--', o.url, ref], { cwd: o.mirror, timeoutMs: o.timeoutMs, env: o.env });
     if (there.trim()) return { ok: false, why: 'the branch exists', exists: true };
     await git(['push', '--quiet', '--porcelain', `--force-with-lease=${ref}:`, '--', o.url, `${o.commit}:${ref}`], {
       cwd: o.mirror,
       timeoutMs: o.timeoutMs,
+      env: o.env,
     });
     return { ok: true };
   } catch (err) {

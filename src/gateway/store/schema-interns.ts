@@ -62,3 +62,18 @@ export const internRepositories = pgTable('intern_repositories', {
   createdAt: ts('created_at').notNull().defaultNow(),
 });
 export type InternRepositoryRow = typeof internRepositories.$inferSelect;
+
+/** migrations/0013_intern_repositories.sql: a workspace's credentials for git hosts (sealed). */
+export const gitCredentials = pgTable('git_credentials', {
+  id: uuid('id').primaryKey(),
+  orgId: uuid('org_id').notNull(),
+  workspaceId: uuid('workspace_id').notNull(),
+  name: text('name').notNull(),
+  hosts: jsonb('hosts').$type<string[]>().notNull(),
+  username: text('username').notNull(),
+  sealedToken: text('sealed_token').notNull(),
+  label: text('label').notNull(),
+  branchPrefix: text('branch_prefix').notNull(),
+  createdAt: ts('created_at').notNull().defaultNow(),
+});
+export type GitCredentialRow = typeof gitCredentials.$inferSelect;
