@@ -61,13 +61,15 @@ export function request(
   method: string,
   path: string,
   body?: unknown,
-  init: { signal?: AbortSignal; key?: string } = {},
+  init: { signal?: AbortSignal; key?: string; raw?: Blob } = {},
 ): Promise<Response> {
   const key = init.key ?? storedKey() ?? '';
+  const json = body !== undefined && init.raw === undefined;
   return fetch('/api/v1' + path, {
     method,
-    headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    body: body === undefined ? undefined : JSON.stringify(body),
+    headers: { authorization: `Bearer ${key}`, ...(json ? { 'content-type': 'application/json' } : {}) },
+    // A file's bytes go as they are (an intern's files, docs/guides/files.md).
+    body: init.raw ?? (json ? JSON.stringify(body) : undefined),
     signal: init.signal,
     cache: 'no-store',
     credentials: 'omit',

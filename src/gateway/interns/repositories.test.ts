@@ -23,7 +23,7 @@ test('repositoryRefusal: https or http to a listed host, no credential, a ref an
     [{ url: 'not a url' }, 'url: not a URL'],
     [
       { url: 'https://x:tok@github.com/o/r' },
-      'url: a URL carrying a credential is refused (it would stay in the intern’s .git/config); workspace git credentials are not built yet',
+      'url: a URL carrying a credential is refused (it would stay in the intern’s .git/config); give the token as a git credential of the workspace (POST /git-credentials)',
     ],
     [{ url: 'https://github.com/o/r?x=1' }, 'url: must not have a query or fragment'],
     [
