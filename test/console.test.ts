@@ -491,6 +491,7 @@ describe('the console in a browser', { skip: noBrowser }, () => {
       method: 'POST',
       headers: { authorization: `Bearer ${gw.keys.api_key}`, 'content-type': 'application/json' },
       body: JSON.stringify({
+        stream: true,
         messages: [
           {
             role: 'user',
@@ -516,7 +517,7 @@ describe('the console in a browser', { skip: noBrowser }, () => {
     assert.equal(await page.locator('pre.file').innerText(), 'read me\n');
     const [file] = await Promise.all([
       page.waitForEvent('download'),
-      page.getByRole('button', { name: 'Download docs/guide.md' }).click(),
+      page.getByRole('button', { name: 'Download site/docs/guide.md' }).click(),
     ]);
     assert.equal(file.suggestedFilename(), 'guide.md');
 

@@ -31,7 +31,9 @@ async function download(internId: string, path: string, name: string, tar: boole
   if (!res.ok) throw new Error((await problemOf(res)).message);
   const url = URL.createObjectURL(await res.blob());
   const a = Object.assign(document.createElement('a'), { href: url, download: name });
+  document.body.append(a);
   a.click();
+  a.remove();
   setTimeout(() => URL.revokeObjectURL(url), 10_000);
 }
 
@@ -130,9 +132,9 @@ function Repositories({ internId }: { internId: string }) {
           </div>
           {pushed[r.id] && <p role="status">{pushed[r.id]}</p>}
           {diffs[r.id] !== undefined && (
-            <pre class="file" aria-label={`Diff of ${r.path}`}>
-              {diffs[r.id]}
-            </pre>
+            <figure aria-label={`Diff of ${r.path}`}>
+              <pre class="file">{diffs[r.id]}</pre>
+            </figure>
           )}
         </div>
       ))}
