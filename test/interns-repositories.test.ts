@@ -7,7 +7,8 @@
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { shellIn as shellRaw, startInternFixture, type InternFixture } from './helpers/interns.ts';
 import { noSandbox } from './helpers/sandbox.ts';
 import { startGitServer, type GitServer } from './helpers/git-server.ts';
@@ -173,6 +174,11 @@ describe('repositories', { skip: noSandbox }, () => {
     });
     assert.match(auto.body.branch, /^cohort\/pusher-[0-9a-z]+$/);
     assert.equal(server.git('app', ['rev-parse', auto.body.branch]).trim(), commit);
+
+    // The gateway's copy lost (a restore keeps none): the next diff clones it again from the remote.
+    rmSync(join(f.gw.dataDir, 'interns', id, 'repos', `${repo.id}.git`), { recursive: true, force: true });
+    const remade = await f.gw.call('GET', `/interns/${id}/repositories/${repo.id}/diff`, { key: f.gw.keys.api_key });
+    assert.deepEqual([remade.status, remade.body.commit, remade.body.diff], [200, commit, diff.body.diff]);
 
     for (const what of ['fsmonitor', 'diff', 'smudge', 'pager', 'ssh', 'hook'])
       assert.equal(existsSync(`${marker}-${what}`), false, `${what} ran on the host`);

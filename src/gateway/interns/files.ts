@@ -47,6 +47,7 @@ import { getInternById } from './interns.ts';
 import {
   branchRefusal,
   checkRepositories,
+  cloneMirror,
   cloneRepository,
   diffOf,
   fieldOf,
@@ -419,9 +420,14 @@ export function createInternFiles(o: {
     if (!repo) throw resourceNotFound('repository');
     const mirror = mirrorOf(row.id, repo.id);
     if (!existsSync(mirror))
-      throw repositoryConflict(
-        `the gateway's copy of "${repo.path}" is gone (a restore keeps none); give the repository again`,
-      );
+      try {
+        const access = await accessFor({ orgId: row.orgId, workspaceId: row.workspaceId }, repo.url);
+        await cloneMirror({ url: repo.url, mirror, timeoutMs: o.git.timeoutMs, env: access.env });
+      } catch (err) {
+        throw repositoryConflict(
+          `the gateway's copy of "${repo.path}" could not be made again (${(err as Error).message})`,
+        );
+      }
     const view = await writable(row, account, signal);
     const out = spool();
     try {

@@ -7,7 +7,7 @@
 // is refused, since it would stay in the intern's .git/config.
 // May import: the error registry, ./files.ts (path checks), node built-ins.
 import { execFile } from 'node:child_process';
-import { lstatSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { lstatSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Repository } from './repositories.schemas.ts';
 import { scrub } from '../../shared/log.ts';
@@ -168,6 +168,23 @@ export async function cloneRepository(
   } catch (err) {
     release();
     throw err;
+  }
+}
+
+/** The gateway's bare copy of `url` made again at `mirror` (one lost with a restore, which keeps
+ * none): every branch, so the base commit is there if the remote still has it. */
+export async function cloneMirror(o: { url: string; mirror: string; timeoutMs: number; env?: Record<string, string> }) {
+  const tmp = `${o.mirror}.new-${Date.now()}`;
+  mkdirSync(join(o.mirror, '..'), { recursive: true, mode: 0o700 });
+  try {
+    await git(['clone', '--quiet', '--bare', '--', o.url, tmp], {
+      cwd: join(o.mirror, '..'),
+      timeoutMs: o.timeoutMs,
+      env: o.env,
+    });
+    renameSync(tmp, o.mirror);
+  } finally {
+    rmSync(tmp, { recursive: true, force: true });
   }
 }
 
