@@ -263,6 +263,10 @@ describe('files API', { skip: noSandbox }, () => {
     assert.equal((await getInternById(f.gw.ctx.store.db, id))?.status, 'stopped');
     assert.equal((await f.gw.call('POST', `/interns/${id}/provision`)).status, 202);
     await f.gw.ctx.interns.idle();
+    // Running again before the tests after this one (a start on a loaded machine can take a while).
+    for (let i = 0; i < 600 && (await getInternById(f.gw.ctx.store.db, id))?.status !== 'running'; i++)
+      await sleep(100);
+    assert.equal((await getInternById(f.gw.ctx.store.db, id))?.status, 'running');
     spoolEmpty();
   });
 
