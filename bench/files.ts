@@ -4,7 +4,8 @@
 // 100 MB repository (the gateway's clone, then its placing in the intern's disk), beside a plain
 // `git clone` of it from the same loopback git server. Median of BENCH_ROUNDS (3) rounds, taken in
 // turn. Prints a markdown table. Needs the sandbox (bubblewrap) and root, as interns do.
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
+import { promisify } from 'node:util';
 import { createReadStream, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,6 +13,7 @@ import { randomBytes } from 'node:crypto';
 import { startInternFixture } from '../test/helpers/interns.ts';
 import { startGitServer } from '../test/helpers/git-server.ts';
 
+const run = promisify(execFile);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const FILES = 5_000;
 const FILE_BYTES = 10 * 1024;
@@ -29,7 +31,7 @@ const folder = join(scratch, 'folder');
 for (let i = 0; i < FILES; i++) {
   const dir = join(folder, `d${Math.floor(i / 50)}`);
   if (i % 50 === 0) mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, `f${i}.txt`), `${i} `.repeat(FILE_BYTES / 8).slice(0, FILE_BYTES));
+  writeFileSync(join(dir, `f${i}.txt`), `${i} `.repeat(FILE_BYTES).slice(0, FILE_BYTES));
 }
 const tarFile = join(scratch, 'folder.tar');
 execFileSync('tar', ['-c', '-f', tarFile, '-C', folder, '.']);
@@ -97,8 +99,9 @@ try {
         if (res.status !== 201) throw new Error(`clone: ${res.status} ${await res.text()}`);
       }),
     );
+    // Asynchronously: the git server is this process's own.
     rows['clone a 100 MB repository into an intern']!.by_hand.push(
-      await ms(() => execFileSync('git', ['clone', '-q', url, join(scratch, `clone-${round}`)])),
+      await ms(() => run('git', ['clone', '-q', url, join(scratch, `clone-${round}`)])),
     );
     rmSync(untar, { recursive: true, force: true });
     rmSync(join(scratch, `clone-${round}`), { recursive: true, force: true });
