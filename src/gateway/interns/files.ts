@@ -5,7 +5,10 @@
 // files of the data dir's own (0600, removed once used). A request's path is checked here first
 // (pathRefusal, pure); a folder's tar is checked entry by entry before anything is unpacked
 // (tarRefusal). Reads work on a sleeping or stopped intern without waking it (its disk mounted
-// read-only); writes wake a sleeping one and refuse a stopped one.
+// read-only); writes wake a sleeping one and refuse a stopped one. The same service gives an
+// intern repositories and takes its work back (repositories.ts does the gateway's git; here is
+// where each step happens: the clone placed through the intern's view, the bundle made in its
+// sandbox, the gateway's own copy of each repository in its host directory).
 // May import: the provisioner interface, the fleet, the store's interns, the error registry, node built-ins, tar.
 import { randomBytes } from 'node:crypto';
 import {
