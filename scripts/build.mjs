@@ -48,6 +48,10 @@ cpSync(join(root, 'src', 'gateway', 'store', 'migrations'), migrations, {
 });
 // The process helper (src/shared/spawner.ts) is plain JavaScript, run as it is.
 cpSync(join(root, 'src', 'shared', 'spawner-child.mjs'), join(root, 'dist', 'shared', 'spawner-child.mjs'));
+cpSync(
+  join(root, 'src', 'gateway', 'interns', 'provisioner', 'files-op.mjs'),
+  join(root, 'dist', 'gateway', 'interns', 'provisioner', 'files-op.mjs'),
+);
 // The daemon and the agent start once per intern wake: each becomes one file, so a start reads
 // one module instead of some three hundred (docs/fleet.md measures it).
 const { build } = await import('esbuild');

@@ -14,6 +14,7 @@ import { startTestGateway, type TestGateway } from './helpers/gateway.ts';
 import { killGroup } from './helpers/interns.ts';
 import { launchChromium, noBrowser } from './helpers/browser.ts';
 import { noSandbox } from './helpers/sandbox.ts';
+import { startGitServer, type GitServer } from './helpers/git-server.ts';
 import { CONSOLE_DIR, CONTENT_SECURITY_POLICY } from '../src/gateway/console.ts';
 
 if (noBrowser) process.stderr.write(`# console browser tests skipped: ${noBrowser}\n`);
@@ -84,6 +85,7 @@ describe('the console is served at / with a strict policy', () => {
 
 describe('the console in a browser', { skip: noBrowser }, () => {
   let gw: TestGateway;
+  let git: GitServer;
   let browser: Browser;
   let page: Page;
   const log = new PassThrough();
@@ -151,7 +153,11 @@ describe('the console in a browser', { skip: noBrowser }, () => {
     mkdirSync(ARTIFACTS, { recursive: true });
     await ensureConsoleBuilt();
     log.on('data', (d) => (logged += d));
-    gw = await startTestGateway({ logTo: log, env: { LOG_LEVEL: 'debug', COHORT_KEEPALIVE_MS: '500' } });
+    git = await startGitServer();
+    gw = await startTestGateway({
+      logTo: log,
+      env: { LOG_LEVEL: 'debug', COHORT_KEEPALIVE_MS: '500', COHORT_GIT_HOSTS: git.host },
+    });
     browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1100, height: 900 } });
     // A step that hangs fails in seconds rather than Playwright's 30, so one failure does not cost the rest their time.
@@ -162,6 +168,7 @@ describe('the console in a browser', { skip: noBrowser }, () => {
     await browser?.close();
     for (const r of await gw.ctx.store.db.select({ pid: interns.daemonPid }).from(interns)) killGroup(r.pid);
     await gw.close();
+    await git?.close();
   });
 
   test('the key screen takes a key from the keyboard; a wrong key is refused in words', async () => {
@@ -484,6 +491,83 @@ describe('the console in a browser', { skip: noBrowser }, () => {
     else await latest.getByText('Its bodies were not kept').waitFor();
     assert.deepEqual(await lowContrast(), []);
     await shot('usage');
+  });
+
+  test('files: browse, view, upload and download an intern’s files; a repository’s diff, and a push to a new branch', {
+    skip: noSandbox,
+  }, async () => {
+    const url = git.seed('site', { 'index.html': '<h1>hi</h1>\n', 'docs/guide.md': 'read me\n' });
+    const made = await gw.call('POST', '/interns', {
+      body: { name: 'filer', provision: true, repositories: [{ url }] },
+    });
+    assert.equal(made.status, 201, JSON.stringify(made.body));
+    await gw.ctx.interns.idle();
+    const id = made.body.id as string;
+    // The intern's own commit, made by a scripted-model turn in its shell.
+    const turn = await fetch(`${gw.url}/interns/${id}/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${gw.keys.api_key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        stream: true,
+        messages: [
+          {
+            role: 'user',
+            content:
+              '/shell cd site && echo "<p>by the intern</p>" >> index.html && git -c user.name=i -c user.email=i@example.com commit -qam edit && echo committed',
+          },
+        ],
+      }),
+    });
+    assert.match(await turn.text(), /committed/);
+
+    await page.goto(`${origin()}/#/interns`);
+    await page.locator('tr[data-intern="filer"]').getByRole('link', { name: 'Files of filer' }).click();
+    await page.getByRole('heading', { name: 'Files', level: 1 }).waitFor();
+    await page.locator('tr[data-entry="site"]').getByRole('link', { name: 'site' }).click();
+    await page.locator('tr[data-entry="docs"]').waitFor();
+    assert.deepEqual(
+      await page.locator('tbody tr').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-entry'))),
+      ['.git', 'docs', 'index.html'],
+    );
+    await page.getByRole('link', { name: 'docs' }).click();
+    await page.getByRole('link', { name: 'guide.md' }).click();
+    assert.equal(await page.locator('pre.file').innerText(), 'read me\n');
+    const [file] = await Promise.all([
+      page.waitForEvent('download'),
+      page.getByRole('button', { name: 'Download site/docs/guide.md' }).click(),
+    ]);
+    assert.equal(file.suggestedFilename(), 'guide.md');
+
+    await page.getByRole('navigation', { name: 'Folder' }).getByRole('link', { name: 'docs' }).click();
+    await page
+      .getByLabel('Upload files here')
+      .setInputFiles({ name: 'notes.txt', mimeType: 'text/plain', buffer: Buffer.from('from the browser') });
+    await page.locator('tr[data-entry="notes.txt"]').waitFor();
+    const stored = await fetch(`${gw.url}/interns/${id}/files/site/docs/notes.txt`, {
+      headers: { authorization: `Bearer ${gw.keys.api_key}` },
+    });
+    assert.equal(await stored.text(), 'from the browser');
+    const [tar] = await Promise.all([
+      page.waitForEvent('download'),
+      page.getByRole('button', { name: 'Download this folder (tar)' }).click(),
+    ]);
+    assert.equal(tar.suggestedFilename(), 'docs.tar');
+
+    await page.getByRole('navigation', { name: 'Folder' }).getByRole('link', { name: 'work' }).click();
+    const repo = page.locator('[data-repository="site"]');
+    await repo.getByRole('button', { name: 'Show diff of site' }).click();
+    assert.match(await page.getByLabel('Diff of site').innerText(), /^\+<p>by the intern<\/p>$/m);
+    await repo.getByLabel('New branch for site').fill('cohort/from-console');
+    await repo.getByRole('button', { name: 'Push site' }).click();
+    const said = await repo.getByRole('status').innerText();
+    assert.match(said, /^Pushed [0-9a-f]{12} to the new branch cohort\/from-console\.$/);
+    assert.equal(git.git('site', ['show', 'cohort/from-console:index.html']), '<h1>hi</h1>\n<p>by the intern</p>\n');
+    assert.deepEqual(await allLabelled(), []);
+    assert.deepEqual(await lowContrast(), []);
+    await shot('files');
+    // Once more: the branch exists now, and the console says so in words.
+    await repo.getByRole('button', { name: 'Push site' }).click();
+    await page.getByRole('alert').getByText('already exists on the remote').waitFor();
   });
 
   test('at phone width every screen fits without sideways scrolling', async () => {

@@ -61,17 +61,19 @@ export function request(
   method: string,
   path: string,
   body?: unknown,
-  init: { signal?: AbortSignal; key?: string; headers?: Record<string, string> } = {},
+  init: { signal?: AbortSignal; key?: string; headers?: Record<string, string>; raw?: Blob } = {},
 ): Promise<Response> {
   const key = init.key ?? storedKey() ?? '';
+  const json = body !== undefined && init.raw === undefined;
   return fetch('/api/v1' + path, {
     method,
     headers: {
       authorization: `Bearer ${key}`,
-      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      ...(json ? { 'content-type': 'application/json' } : {}),
       ...init.headers,
     },
-    body: body === undefined ? undefined : JSON.stringify(body),
+    // A file's bytes go as they are (an intern's files, docs/guides/files.md).
+    body: init.raw ?? (json ? JSON.stringify(body) : undefined),
     signal: init.signal,
     cache: 'no-store',
     credentials: 'omit',

@@ -6,6 +6,7 @@ import { forgetKey, problemOf, request, storedKey, storeKey, whenKeyRefused } fr
 import { Text, useDrawer } from './ui.tsx';
 import { Interns } from './screens/interns.tsx';
 import { Chat } from './screens/chat.tsx';
+import { Files } from './screens/files.tsx';
 import { Workspaces } from './screens/workspaces.tsx';
 import { Presets } from './screens/presets.tsx';
 import { Credentials } from './screens/credentials.tsx';
@@ -130,7 +131,7 @@ export function App() {
   if (checking) return <p role="status">Checking the key…</p>;
   if (!access) return <KeyScreen onAccess={setAccess} refused={refused} />;
 
-  const [screen = access.interns ? 'interns' : 'workspaces', id] = route;
+  const [screen = access.interns ? 'interns' : 'workspaces', id, sub] = route;
   // The screens, one entry each: [route, label, whether this key may use it]. Usage reads
   // GET /activity, which only a management key may.
   const links: [string, string, boolean][] = [
@@ -186,6 +187,8 @@ export function App() {
                 ? 'This key’s account is not in the interns programme.'
                 : 'This screen needs a management key.'}
             </p>
+          ) : screen === 'interns' && id && sub === 'files' ? (
+            <Files internId={id} path={route.slice(3).join('/')} key={route.join('/')} />
           ) : screen === 'interns' && id ? (
             <Chat internId={id} key={id} />
           ) : screen === 'interns' ? (

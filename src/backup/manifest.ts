@@ -22,6 +22,8 @@ export const TABLES = [
   'guardrails',
   'guardrail_key_assignments',
   'guardrail_member_assignments',
+  'intern_repositories',
+  'git_credentials',
 ] as const;
 export type Table = (typeof TABLES)[number];
 

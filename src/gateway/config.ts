@@ -95,6 +95,12 @@ const Env = z
     COHORT_ALLOW_ESCALATION: flag,
     /** Interns one account (organization) may have. */
     COHORT_MAX_INTERNS_PER_ACCOUNT: int(50),
+    /** The files API (docs/guides/files.md): the largest upload (a file or a folder's tar) and file read, and the most entries of a tar or a listing. */
+    COHORT_FILES_MAX_MB: int(256),
+    COHORT_FILES_MAX_ENTRIES: int(10_000),
+    /** Hosts (`host` or `host:port`) the gateway clones interns' repositories from. */
+    COHORT_GIT_HOSTS: z.string().default('github.com,gitlab.com,bitbucket.org,codeberg.org'),
+    COHORT_GIT_TIMEOUT_MS: int(300_000),
     /** Where interns' tools may connect: `none`, or hosts (`example.com`, `*.example.com`, `host:port`) through the gateway's CONNECT proxy. */
     COHORT_INTERN_EGRESS: z.string().default('none'),
     // ---- hibernation and the wake queue (docs/fleet.md) ----
@@ -188,6 +194,10 @@ export type Config = {
   shutdownGraceMs: number;
   isolation: IsolationOptions;
   maxInternsPerAccount: number;
+  /** The files API's bounds. */
+  files: { maxBytes: number; maxEntries: number };
+  /** Where interns' repositories are cloned from, and how long a clone may take. */
+  git: { hosts: string[]; timeoutMs: number };
   /** Hibernation: idle time before an intern sleeps (0: never), and the wake queue's limits. */
   fleet: {
     idleMs: number;
@@ -303,6 +313,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       egress: egress.rules.length > 0,
     },
     maxInternsPerAccount: e.COHORT_MAX_INTERNS_PER_ACCOUNT,
+    files: { maxBytes: e.COHORT_FILES_MAX_MB * 1024 * 1024, maxEntries: e.COHORT_FILES_MAX_ENTRIES },
+    git: {
+      hosts: e.COHORT_GIT_HOSTS.split(',')
+        .map((h) => h.trim().toLowerCase())
+        .filter(Boolean),
+      timeoutMs: e.COHORT_GIT_TIMEOUT_MS,
+    },
     fleet: {
       idleMs: e.COHORT_INTERN_IDLE_MS,
       spares: e.COHORT_WARM_SPARES,

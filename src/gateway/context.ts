@@ -15,6 +15,7 @@ import type { Health } from './health.ts';
 import type { Metrics } from './http/metrics.ts';
 import type { Fleet } from './interns/hibernation.ts';
 import type { Broadcaster } from './observability/broadcast.ts';
+import type { InternFiles } from './interns/files.ts';
 
 export type Ctx = {
   config: Config;
@@ -27,6 +28,8 @@ export type Ctx = {
   interns: InternLifecycle;
   /** Hibernation of idle interns and the wake queue (docs/fleet.md). */
   fleet: Fleet;
+  /** Interns' work folders from outside (files.ts). */
+  files: InternFiles;
   turnLimiter: TurnLimiter;
   /** Concurrent model requests and intern chat streams per key and account. */
   slots: ConcurrencyLimiter;

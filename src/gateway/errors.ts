@@ -228,6 +228,19 @@ export const routeDeadline = (seconds: number) =>
     message: `the request exceeded the route's deadline of ${seconds} seconds`,
   });
 export const turnBudgetSpent = (message: string) => new ApiError({ status: 504, reason: 'timeout', message });
+// An intern's files (docs/guides/files.md): the path is named as the client gave it, relative to
+// the intern's work folder.
+export const filePathRefused = (path: string, why: string) => invalidRequest(`path: "${path}" ${why}`);
+export const fileNotFound = (path: string) =>
+  new ApiError({ status: 404, reason: 'not_found', message: `resource not found: file "${path}"` });
+export const fileConflict = (path: string, why: string) =>
+  new ApiError({ status: 409, message: `resource conflict: "${path}" ${why}` });
+export const fileTooLarge = (what: string) => new ApiError({ status: 413, reason: 'payload_too_large', message: what });
+/** An intern's repository whose work cannot be taken or pushed (docs/guides/repositories.md). */
+export const repositoryConflict = (message: string) =>
+  new ApiError({ status: 409, message: `resource conflict: ${message}` });
+export const gitHostRefused = (message: string) =>
+  new ApiError({ status: 502, message: `the git host refused: ${message}` });
 /** The CLI's: a command whose module this build does not carry. */
 export const notInThisBuild = (module: string, command: string) =>
   new ApiError({ status: 501, message: `"${command}" is not available in this build (${module} is missing)` });

@@ -8,6 +8,8 @@ import { keyRoutes } from './management/keys.routes.ts';
 import { guardrailRoutes } from './management/guardrails.routes.ts';
 import { internRoutes } from './interns/interns.routes.ts';
 import { internChatRoutes } from './interns/chat.routes.ts';
+import { internFileRoutes } from './interns/files.routes.ts';
+import { gitCredentialRoutes } from './interns/git-credentials.routes.ts';
 import { chatCompletionRoutes } from './inference/chat-completions.routes.ts';
 import { messagesRoutes } from './inference/messages.routes.ts';
 import { agentRoutes } from './interns/agents.routes.ts';
@@ -28,6 +30,8 @@ export const routeModules: RouteModule[] = [
   internRoutes,
   agentRoutes,
   internChatRoutes,
+  internFileRoutes,
+  gitCredentialRoutes,
   chatCompletionRoutes,
   messagesRoutes,
   responsesRoutes,

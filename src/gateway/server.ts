@@ -29,6 +29,7 @@ import { createRetention } from './observability/retention.ts';
 import { createHealth } from './health.ts';
 import { internsByPower, internsByStatus } from './interns/interns.ts';
 import { createFleet, type Fleet } from './interns/hibernation.ts';
+import { createInternFiles } from './interns/files.ts';
 import type { Ctx } from './context.ts';
 import { OpenStreams } from './http/sse.ts';
 import { agentMayCall, fromIntern, listenForInterns } from './interns/intern-socket.ts';
@@ -250,6 +251,17 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     inference,
     interns,
     fleet,
+    files: createInternFiles({
+      db: store.db,
+      provisioner,
+      fleet,
+      spoolDir: join(config.dataDir, 'run', 'files'),
+      internsDir: join(config.dataDir, 'interns'),
+      limits: config.files,
+      git: config.git,
+      sealer,
+      log,
+    }),
     turnLimiter,
     slots,
     streams,

@@ -224,6 +224,9 @@ export function Interns({ access }: { access: Access }) {
                       <a class="button" href={`#/interns/${encodeURIComponent(i.id)}`}>
                         Chat<span class="visually-hidden"> with {i.name}</span>
                       </a>
+                      <a class="button" href={`#/interns/${encodeURIComponent(i.id)}/files`}>
+                        Files<span class="visually-hidden"> of {i.name}</span>
+                      </a>
                       <button type="button" onClick={() => act(i, 'provision')} disabled={CHANGING.has(i.status)}>
                         {i.status === 'running' ? 'Restart' : 'Provision'}
                         <span class="visually-hidden"> {i.name}</span>

@@ -17,6 +17,8 @@ export type RouteDoc = {
   query?: z.ZodObject;
   headers?: z.ZodObject;
   body?: z.ZodType;
+  /** The body's media type where it is not JSON (a file's raw bytes). */
+  bodyType?: string;
   responses: Responses;
 };
 
@@ -39,7 +41,8 @@ function parameters(where: 'path' | 'query' | 'header', shape: z.ZodObject | und
   return Object.entries(shape?.shape ?? {}).map(([key, field]) => {
     const f = field as z.ZodType;
     return {
-      name: where === 'header' ? capitalized(key) : key,
+      // A wildcard's rest of the path (`/files/*`) is documented as `{path}`.
+      name: where === 'header' ? capitalized(key) : key === '*' ? 'path' : key,
       in: where,
       required: where === 'path' || !f.safeParse(undefined).success,
       ...(f.description ? { description: f.description } : {}),
@@ -64,7 +67,7 @@ export function createOpenApiRegistry(): OpenApiRegistry {
     document() {
       const paths: Record<string, Record<string, unknown>> = {};
       for (const r of routes) {
-        const path = r.path.replace(/:(\w+)/g, '{$1}');
+        const path = r.path.replace(/:(\w+)/g, '{$1}').replace(/\/\*$/, '/{path}');
         paths[path] ??= r.root ? { servers: [{ url: '/' }] } : {};
         paths[path][r.method] = {
           summary: r.summary,
@@ -79,7 +82,7 @@ export function createOpenApiRegistry(): OpenApiRegistry {
             ? {
                 requestBody: {
                   required: !r.body.safeParse(undefined).success,
-                  content: { 'application/json': { schema: jsonSchema(r.body) } },
+                  content: { [r.bodyType ?? 'application/json']: { schema: jsonSchema(r.body) } },
                 },
               }
             : {}),

@@ -23,7 +23,7 @@ export type RouteSpec<
   H extends Shape | undefined,
   B extends z.ZodType | undefined,
 > = {
-  method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   /** Fastify's form (`/interns/:id`); the document shows `{id}`. */
   path: string;
   summary: string;
@@ -38,6 +38,8 @@ export type RouteSpec<
   /** Lower-case header names, as node gives them; a failure names the header. */
   headers?: H;
   body?: B;
+  /** The body's media type where it is not JSON (the document shows it). */
+  bodyType?: string;
   responses: Responses;
   /** Hooks before the guard (e.g. a key sent as x-api-key) and after it. */
   beforeGuard?: onRequestHookHandler[];
@@ -71,6 +73,7 @@ export function defineRoute<
     query: spec.query,
     headers: spec.headers,
     body: spec.body,
+    bodyType: spec.bodyType,
     responses: spec.responses,
   });
   const onRequest = [

@@ -63,16 +63,34 @@ export const internRoutes: RouteModule = (app, ctx) => {
     handler: async (req, reply, { headers, body }) => {
       knownAgent(ctx, body);
       const idempotencyKey = headers['idempotency-key'];
-      const { row, replayed } = await createIntern(db, {
-        principal: principalOf(req),
-        sealer: ctx.sealer,
-        body,
-        idempotencyKey,
-        maxPerAccount: ctx.config.maxInternsPerAccount,
-      });
-      if (body.provision && !replayed) await ctx.interns.provision(row);
-      const fresh = await findIntern(db, { principal: principalOf(req), id: row.id });
-      return reply.code(201).send(toIntern(fresh));
+      // Cloned before the intern is made: a repository that cannot be cloned makes nothing.
+      const repos = body.repositories?.length
+        ? await ctx.files.cloneRepositories(body.repositories, 'repositories', {
+            orgId: principalOf(req).orgId,
+            workspaceId: body.workspace_id?.toLowerCase() ?? principalOf(req).workspaceId,
+          })
+        : null;
+      try {
+        const { row, replayed } = await createIntern(db, {
+          principal: principalOf(req),
+          sealer: ctx.sealer,
+          body,
+          idempotencyKey,
+          maxPerAccount: ctx.config.maxInternsPerAccount,
+        });
+        // Placed in its disk before its first start, where no daemon runs.
+        if (repos && !replayed)
+          await ctx.files.place(row, repos, {
+            account: row.orgId,
+            signal: new AbortController().signal,
+            created: true,
+          });
+        if (body.provision && !replayed) await ctx.interns.provision(row);
+        const fresh = await findIntern(db, { principal: principalOf(req), id: row.id });
+        return reply.code(201).send(toIntern(fresh));
+      } finally {
+        repos?.release();
+      }
     },
   });
 

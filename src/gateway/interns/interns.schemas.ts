@@ -1,5 +1,6 @@
 // Intern lifecycle shapes, as the official SDK models them (docs/guides/interns.md).
 import { z } from 'zod';
+import { Repositories } from './repositories.schemas.ts';
 import { PRESET_SLUG_PATTERN, Timestamp, Uuid } from '../http/common.schemas.ts';
 import { StoredString } from '../http/stored.schemas.ts';
 import { INTERN_STATUSES } from '../store/schema-interns.ts';
@@ -34,6 +35,9 @@ export const CreateIntern = z.strictObject({
   workspace_id: Uuid.optional(),
   vault_id: Uuid.optional(),
   provision: z.boolean().optional(),
+  repositories: Repositories.optional().describe(
+    'git repositories cloned by the gateway into the work folder before the first start (docs/guides/repositories.md)',
+  ),
 });
 export type CreateIntern = z.infer<typeof CreateIntern>;
 

@@ -50,3 +50,30 @@ export const interns = pgTable('interns', {
   updatedAt: ts('updated_at').notNull().defaultNow(),
 });
 export type InternRow = typeof interns.$inferSelect;
+
+/** migrations/0013_intern_repositories.sql: the repositories an intern was given. */
+export const internRepositories = pgTable('intern_repositories', {
+  id: uuid('id').primaryKey(),
+  internId: uuid('intern_id').notNull(),
+  url: text('url').notNull(),
+  ref: text('ref').notNull(),
+  path: text('path').notNull(),
+  baseCommit: text('base_commit').notNull(),
+  createdAt: ts('created_at').notNull().defaultNow(),
+});
+export type InternRepositoryRow = typeof internRepositories.$inferSelect;
+
+/** migrations/0013_intern_repositories.sql: a workspace's credentials for git hosts (sealed). */
+export const gitCredentials = pgTable('git_credentials', {
+  id: uuid('id').primaryKey(),
+  orgId: uuid('org_id').notNull(),
+  workspaceId: uuid('workspace_id').notNull(),
+  name: text('name').notNull(),
+  hosts: jsonb('hosts').$type<string[]>().notNull(),
+  username: text('username').notNull(),
+  sealedToken: text('sealed_token').notNull(),
+  label: text('label').notNull(),
+  branchPrefix: text('branch_prefix').notNull(),
+  createdAt: ts('created_at').notNull().defaultNow(),
+});
+export type GitCredentialRow = typeof gitCredentials.$inferSelect;

@@ -17,6 +17,7 @@ import { spawn } from 'node:child_process';
 import { createSpawner } from '../../../shared/spawner.ts';
 import { chmodSync, chownSync, createReadStream, existsSync, lstatSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { create as tarCreate, extract as tarExtract, Parser } from 'tar';
 import type { FileCount } from './index.ts';
 
@@ -75,11 +76,11 @@ const TAR_IN = [
  * a fork of a gateway holding an embedded database costs milliseconds each. */
 const spawner = createSpawner();
 
-/** Runs GNU tar in `view` as `uid` (null: as this process), its archive in the file `stdin` or
- * `stdout`; resolves with its exit code and stderr. An intern's uid is taken by the process that
+/** Runs a program (GNU tar, files-op.mjs) in `view` as `uid` (null: as this process), its input
+ * and output in the files `stdin` and `stdout`; resolves with its exit code and stderr. An intern's uid is taken by the process that
  * starts tar (setgroups, setgid, setuid: root's capabilities go with it); root (the files of an
  * intern that never started) keeps its uid and drops every capability, for good. */
-function tarIn(o: { view: DiskView; uid: number | null; argv: string[]; stdin?: string; stdout?: string }) {
+function runIn(o: { view: DiskView; uid: number | null; argv: string[]; stdin?: string; stdout?: string }) {
   const argv = o.uid === 0 ? [...ROOT_WITHOUT_CAPABILITIES, ...o.argv] : o.argv;
   const io = { stdin: o.stdin, stdout: o.stdout };
   if (o.view.ns === null)
@@ -93,6 +94,91 @@ function tarIn(o: { view: DiskView; uid: number | null; argv: string[]; stdin?: 
   const ids = o.uid ? [`--setuid=${o.uid}`, `--setgid=${o.uid}`] : [];
   const args = [`--mount=/proc/${o.view.ns}/ns/mnt`, `--wdns=${o.view.wd}`, ...ids, '--', ...argv];
   return spawner.run({ file: NSENTER, args, cwd: '/', ...io });
+}
+
+/** The files API's operations, run inside an intern's view (files-op.mjs says how). */
+const FILES_OP = fileURLToPath(new URL('./files-op.mjs', import.meta.url));
+
+/** What an operation of files-op.mjs answered: {ok: true, ...} or {ok: false, kind, path}. */
+export type FileOpResult =
+  | { ok: true; type: string; size?: number; created?: boolean; warnings?: string[] }
+  | { ok: false; kind: string; path: string; detail?: string };
+
+/** Runs one files-op.mjs operation in `view` as `uid`; `stdin` and `stdout` are files of this host. */
+export async function fileOp(o: {
+  view: DiskView;
+  uid: number | null;
+  args: string[];
+  stdin?: string;
+  stdout?: string;
+}): Promise<FileOpResult> {
+  const r = await runIn({
+    view: o.view,
+    uid: o.uid,
+    argv: [process.execPath, FILES_OP, ...o.args],
+    stdin: o.stdin,
+    stdout: o.stdout,
+  });
+  const last = r.stderr.trim().split('\n').at(-1) ?? '';
+  try {
+    const parsed = JSON.parse(last) as FileOpResult;
+    if (typeof parsed === 'object' && parsed && 'ok' in parsed) return parsed;
+  } catch {}
+  return { ok: false, kind: 'failed', path: '', detail: lastLines(r.stderr) || `exit ${r.code}` };
+}
+
+/** Makes a git bundle of the commits on the intern's HEAD since `base` in its repository at
+ * work/`repo`, written to the host file `out` (at most `maxBytes`). git runs where the intern's
+ * own shell does: in every namespace of its running sandbox (mount, PID, network, IPC, UTS), as
+ * its uid, without capabilities and with no_new_privs, so whatever its repository's configuration
+ * makes git run reaches nothing the intern's shell cannot. The bundle is data the gateway then
+ * checks in a repository of its own (repositories.ts). */
+export async function bundleIn(o: {
+  view: DiskView;
+  uid: number;
+  repo: string;
+  base: string;
+  out: string;
+  maxBytes: number;
+}): Promise<{ ok: true } | { ok: false; detail: string }> {
+  if (o.view.ns === null) return { ok: false, detail: 'the intern is not running in a sandbox' };
+  const ns = o.view.ns;
+  const args = [
+    `--target=${ns}`,
+    '--mount',
+    '--pid',
+    '--net',
+    '--ipc',
+    '--uts',
+    `--wdns=${o.view.wd}/work/${o.repo}`,
+    `--setuid=${o.uid}`,
+    `--setgid=${o.uid}`,
+    '--',
+    '/usr/bin/setpriv',
+    '--no-new-privs',
+    '--inh-caps=-all',
+    '--bounding-set=-all',
+    '--',
+    '/usr/bin/prlimit',
+    `--fsize=${o.maxBytes}`,
+    '--',
+    '/usr/bin/env',
+    'GIT_CONFIG_NOSYSTEM=1',
+    'GIT_CONFIG_GLOBAL=/dev/null',
+    `HOME=${o.view.wd}/home`,
+    'git',
+    '-c',
+    'core.fsmonitor=false',
+    '-c',
+    'core.hooksPath=/dev/null',
+    'bundle',
+    'create',
+    '--quiet',
+    '-',
+    `${o.base}..HEAD`,
+  ];
+  const r = await spawner.run({ file: NSENTER, args, cwd: '/', stdout: o.out });
+  return r.code === 0 ? { ok: true } : { ok: false, detail: lastLines(r.stderr) || `exit ${r.code}` };
 }
 
 const lastLines = (s: string) => s.trim().split('\n').slice(-3).join('; ').slice(0, 500);
@@ -141,7 +227,7 @@ export async function packDisk(o: { view: DiskView; uid: number | null; to: stri
   let skipped: string[] = [];
   const dirs = INTERN_DIRS.filter((d) => isDir(join(o.view.host, d)));
   if (dirs.length) {
-    const r = await tarIn({ view: o.view, uid: o.uid, argv: [...TAR_OUT, ...dirs], stdout: files });
+    const r = await runIn({ view: o.view, uid: o.uid, argv: [...TAR_OUT, ...dirs], stdout: files });
     // 1: some file changed while it was read (reported below); 2 and up: tar could not go on.
     if (r.code !== 0 && r.code !== 1) throw new Error(`tar failed: ${lastLines(r.stderr)}`);
     skipped = [...r.stderr.matchAll(/^tar: (.+)$/gm)].map((m) => m[1]!).filter((l) => !/^Exiting with/.test(l));
@@ -150,35 +236,46 @@ export async function packDisk(o: { view: DiskView; uid: number | null; to: stri
   return { files: d.files + f.files, bytes: d.bytes + f.bytes, skipped: skipped.slice(0, 100) };
 }
 
-/** Gives the fresh disk seen in `view` the folders a start prepares (runtime.ts), and unpacks
- * `from`/daemon.tar and `from`/files.tar (checked before) into them, each as their owner. */
-export async function unpackDisk(o: { view: DiskView; uid: number | null; from: string }): Promise<void> {
-  const root = o.view.host;
+/** Gives the fresh disk seen in `view` (nothing of it yet the tenant's) the folders a start
+ * prepares (runtime.ts), each its owner's. */
+export function prepareFolders(view: DiskView, uid: number | null): void {
+  const root = view.host;
   chmodSync(root, 0o755);
   mkdirSync(join(root, 'daemon'), { recursive: true });
   chmodSync(join(root, 'daemon'), 0o700);
   for (const d of INTERN_DIRS) {
     mkdirSync(join(root, d), { recursive: true });
     chmodSync(join(root, d), 0o755);
-    if (o.uid !== null) chownSync(join(root, d), o.uid, o.uid);
+    if (uid !== null) chownSync(join(root, d), uid, uid);
   }
+}
+
+/** Gives the fresh disk seen in `view` the folders a start prepares (runtime.ts), and unpacks
+ * `from`/daemon.tar and `from`/files.tar (checked before) into them, each as their owner. */
+export async function unpackDisk(o: { view: DiskView; uid: number | null; from: string }): Promise<void> {
+  prepareFolders(o.view, o.uid);
+  const root = o.view.host;
   const daemon = join(o.from, 'daemon.tar');
   if (existsSync(daemon)) await tarExtract({ file: daemon, cwd: root, strict: true, preserveOwner: false });
   const files = join(o.from, 'files.tar');
   if (!existsSync(files)) return;
-  const r = await tarIn({ view: o.view, uid: o.uid, argv: TAR_IN, stdin: files });
+  const r = await runIn({ view: o.view, uid: o.uid, argv: TAR_IN, stdin: files });
   if (r.code !== 0) throw new Error(`tar failed: ${lastLines(r.stderr)}`);
 }
 
-/** Mounts a disk image in a private mount namespace held by a helper process: the view of the
- * disk there. Read-only mounts are nosymfollow too: nothing on them is followed. */
+/** Mounts a disk image (or binds a plain directory, read-only only) in a private mount namespace
+ * held by a helper process: the view of the disk there. Read-only mounts are nosymfollow too:
+ * nothing on them is followed. */
 export async function mountImage(
   image: string,
   mountPoint: string,
   o: { readOnly: boolean },
 ): Promise<{ view: DiskView; release(): Promise<void> }> {
   const options = o.readOnly ? 'loop,ro,nosuid,nodev,noexec,nosymfollow' : 'loop,nosuid,nodev';
-  const script = `mount -o ${options} "$1" "$2" && echo mounted && exec sleep 86400`;
+  const mount = isDir(image)
+    ? `mount --bind "$1" "$2" && mount -o remount,bind,ro,nosuid,nodev,noexec,nosymfollow "$2"`
+    : `mount -o ${options} "$1" "$2"`;
+  const script = `${mount} && echo mounted && exec sleep 86400`;
   const child = spawn(
     '/usr/bin/unshare',
     ['--mount', '--propagation', 'private', '--', '/bin/sh', '-c', script, 'cohort-mount', image, mountPoint],

@@ -1,6 +1,8 @@
 // The provisioner interface: where an intern's daemon runs. The local implementation starts it
 // as a process on this machine; a cluster scheduler would implement the same four operations.
-// May import: src/shared/daemon-protocol.ts, ../daemon-client.ts (health), node built-ins.
+// May import: src/shared/daemon-protocol.ts, ../daemon-client.ts (health), ./files.ts (types), node built-ins.
+import type { DiskView } from './files.ts';
+
 export type DaemonSpec = {
   internId: string;
   secret: string;
@@ -40,9 +42,21 @@ export type Provisioner = {
   /** Gives a new intern (a restore) the files of the archives in `from`, checked before; it starts
    * on them at its next provision. */
   importFiles(internId: string, from: string): Promise<void>;
+  /** The intern's disk as the intern itself sees it, for the files API (files.ts runs each
+   * operation there as the intern's uid): a running intern's in its daemon's mount namespace;
+   * any other's (reads only) its disk mounted read-only and nosymfollow in a private namespace.
+   * null: `write` asked of an intern whose daemon is not running. */
+  openView(intern: { id: string; pid: number | null }, o: { write: boolean }): Promise<InternView | null>;
+  /** The disk of an intern that has never started (just created), mounted read-write where no
+   * daemon runs, its folders made and handed to its uid: for what it is given before its first
+   * start (its repositories). The caller starts it only after `release`. */
+  prepareDisk(internId: string): Promise<InternView>;
   /** Lets go of what the provisioner holds for itself (warm spares); interns keep running. */
   close?(): Promise<void>;
 };
+
+/** Where an intern's disk root is seen, by which uid its files are handled, and what to release after. */
+export type InternView = { view: DiskView; uid: number | null; release(): Promise<void> };
 
 export type FileCount = { files: number; bytes: number };
 

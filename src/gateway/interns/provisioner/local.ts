@@ -26,13 +26,13 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { startArgsFor } from '../../../shared/entry.ts';
 import { setGroupPriority } from '../../../shared/priority.ts';
 import { daemonHealthy } from '../daemon-client.ts';
-import type { DaemonHandle, DaemonSpec, Provisioner, Step } from './index.ts';
+import type { DaemonHandle, DaemonSpec, InternView, Provisioner, Step } from './index.ts';
 import type { AgentLimits } from '../../../shared/daemon-protocol.ts';
 import { CLAIM_SCRIPT, etcFiles, IN_SANDBOX, RUNTIME_FILTER_FD, runtimeCommand, runtimePathsFor } from './runtime.ts';
 import { seccompProgram } from '../../../runtime/sandbox/seccomp.ts';
 import { createUidPool, installationUidRange } from './uids.ts';
 import { isolationProblem } from './check.ts';
-import { hostView, mountImage, packDisk, unpackDisk, viewIn } from './files.ts';
+import { hostView, mountImage, packDisk, prepareFolders, unpackDisk, viewIn } from './files.ts';
 import { waitForLine } from './daemon-log.ts';
 import { createSparePool, type Spare, type SparePool } from './spares.ts';
 
@@ -305,6 +305,51 @@ export function createLocalProvisioner(opts: LocalProvisionerOptions): Provision
     for (let i = 0; i < 100 && (alive(pid) || (init !== null && alive(init))); i++) await sleep(20);
   }
 
+  /** See Provisioner.openView: the intern's disk as its own processes see it (files.ts). */
+  async function openView(
+    intern: { id: string; pid: number | null },
+    o: { write: boolean },
+  ): Promise<InternView | null> {
+    const dir = dirOf(intern.id);
+    const none = async () => {};
+    if (!existsSync(dir)) return null;
+    if (!iso.enabled) return { view: hostView(dir), uid: null, release: none };
+    // An intern holds a uid from its first start; files of one that never started are root's.
+    const uid = uids.owned(intern.id) ?? 0;
+    const daemon =
+      intern.pid && alive(intern.pid) && ours(intern.pid, dirsOf(intern.id)) ? daemonInside(intern.pid) : null;
+    // Running: its disk as its daemon sees it (the image is mounted only in the intern's namespace).
+    if (daemon) return { view: viewIn(daemon, IN_SANDBOX.intern), uid, release: none };
+    // Stopped, it is only read: a second read-write mount of its image beside a start would corrupt it.
+    if (o.write) return null;
+    const image = join(dir, 'disk.img');
+    const plain = join(dir, 'disk');
+    if (!existsSync(image) && !existsSync(plain)) return null;
+    const mounted = await mountImage(existsSync(image) ? image : plain, plain, { readOnly: true });
+    return { view: mounted.view, uid, release: mounted.release };
+  }
+
+  /** See Provisioner.prepareDisk. */
+  async function prepareDisk(internId: string): Promise<InternView> {
+    const dir = dirOf(internId);
+    const none = async () => {};
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    if (!iso.enabled) return { view: hostView(dir), uid: null, release: none };
+    const uid = uids.claim(internId);
+    const disk = join(dir, 'disk');
+    mkdirSync(disk, { recursive: true, mode: 0o700 });
+    let view: InternView;
+    if (iso.diskMb === 0) view = { view: hostView(disk), uid, release: none };
+    else {
+      const image = join(dir, 'disk.img');
+      ensureDiskImage(image, iso.diskMb);
+      const mounted = await mountImage(image, disk, { readOnly: false });
+      view = { view: mounted.view, uid, release: mounted.release };
+    }
+    prepareFolders(view.view, uid);
+    return view;
+  }
+
   /** The command that starts a sandbox on `internRoot` (a spare's: uid null, see runtime.ts). */
   function sandboxCommand(o: {
     internRoot: string;
@@ -540,45 +585,24 @@ export function createLocalProvisioner(opts: LocalProvisionerOptions): Provision
     },
     healthy: (hostname) => daemonHealthy(hostname),
     async exportFiles(intern, to) {
-      const dir = dirOf(intern.id);
-      const none = { files: 0, bytes: 0, skipped: [] };
-      if (!existsSync(dir)) return none;
+      const view = await openView(intern, { write: false });
+      if (!view) return { files: 0, bytes: 0, skipped: [] };
       mkdirSync(to, { recursive: true, mode: 0o700 });
-      if (!iso.enabled) return packDisk({ view: hostView(dir), uid: null, to });
-      // An intern holds a uid from its first start; files of one that never started are root's.
-      const uid = uids.owned(intern.id) ?? 0;
-      const daemon =
-        intern.pid && alive(intern.pid) && ours(intern.pid, dirsOf(intern.id)) ? daemonInside(intern.pid) : null;
-      // Running: its disk as its daemon sees it (the image is mounted only in the intern's namespace).
-      if (daemon) return packDisk({ view: viewIn(daemon, IN_SANDBOX.intern), uid, to });
-      const image = join(dir, 'disk.img');
-      if (!existsSync(image)) {
-        const plain = join(dir, 'disk');
-        return existsSync(plain) ? packDisk({ view: hostView(plain), uid, to }) : none;
-      }
-      const mounted = await mountImage(image, join(dir, 'disk'), { readOnly: true });
       try {
-        return await packDisk({ view: mounted.view, uid, to });
+        return await packDisk({ view: view.view, uid: view.uid, to });
       } finally {
-        await mounted.release();
+        await view.release();
       }
     },
+    openView,
     async importFiles(internId, from) {
-      const dir = dirOf(internId);
-      mkdirSync(dir, { recursive: true, mode: 0o700 });
-      if (!iso.enabled) return unpackDisk({ view: hostView(dir), uid: null, from });
-      const uid = uids.claim(internId);
-      const disk = join(dir, 'disk');
-      mkdirSync(disk, { recursive: true, mode: 0o700 });
-      if (iso.diskMb === 0) return unpackDisk({ view: hostView(disk), uid, from });
-      const image = join(dir, 'disk.img');
-      ensureDiskImage(image, iso.diskMb);
-      const mounted = await mountImage(image, disk, { readOnly: false });
+      const disk = await prepareDisk(internId);
       try {
-        return await unpackDisk({ view: mounted.view, uid, from });
+        return await unpackDisk({ view: disk.view, uid: disk.uid, from });
       } finally {
-        await mounted.release();
+        await disk.release();
       }
     },
+    prepareDisk,
   };
 }

@@ -1,0 +1,123 @@
+// npm run bench:files — an intern's files and repositories against the same work done by hand on
+// this machine: upload and download of a folder of 5,000 files (50 MB) as a tar stream through
+// the files API, beside GNU tar unpacking and packing the same folder; and giving an intern a
+// 100 MB repository (the gateway's clone, then its placing in the intern's disk), beside a plain
+// `git clone` of it from the same loopback git server. Median of BENCH_ROUNDS (3) rounds, taken in
+// turn. Prints a markdown table. Needs the sandbox (bubblewrap) and root, as interns do.
+import { execFile, execFileSync } from 'node:child_process';
+import { promisify } from 'node:util';
+import { createReadStream, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { startInternFixture } from '../test/helpers/interns.ts';
+import { startGitServer } from '../test/helpers/git-server.ts';
+
+const run = promisify(execFile);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const FILES = 5_000;
+const FILE_BYTES = 10 * 1024;
+const REPO_MB = 100;
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const ms = async (f: () => unknown) => {
+  const t = performance.now();
+  await f();
+  return performance.now() - t;
+};
+
+const scratch = mkdtempSync(join(tmpdir(), 'cohort-bench-files-'));
+// A folder of 5,000 files of 10 KiB (compressible text, as source is), 50 per folder.
+const folder = join(scratch, 'folder');
+for (let i = 0; i < FILES; i++) {
+  const dir = join(folder, `d${Math.floor(i / 50)}`);
+  if (i % 50 === 0) mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, `f${i}.txt`), `${i} `.repeat(FILE_BYTES).slice(0, FILE_BYTES));
+}
+const tarFile = join(scratch, 'folder.tar');
+execFileSync('tar', ['-c', '-f', tarFile, '-C', folder, '.']);
+
+const git = await startGitServer();
+// A repository of 100 MB of incompressible files (as binary assets are: the worst case for a clone).
+const repoFiles: Record<string, string> = {};
+const seedDir = join(scratch, 'seed');
+for (let i = 0; i < REPO_MB; i++) repoFiles[`blob${i}.bin`] = randomBytes(1024 * 1024).toString('latin1');
+const url = git.seed('big', Object.fromEntries(Object.entries(repoFiles).map(([k, v]) => [k, v])));
+void seedDir;
+
+const f = await startInternFixture({
+  onDisk: true,
+  env: { COHORT_GIT_HOSTS: git.host, COHORT_INTERN_DISK_MB: '2048' },
+});
+const auth = { authorization: `Bearer ${f.gw.keys.api_key}` };
+const rows: Record<string, { ours: number[]; by_hand: number[] }> = {
+  'upload a 50 MB folder of 5,000 files (tar)': { ours: [], by_hand: [] },
+  'download it (tar)': { ours: [], by_hand: [] },
+  'clone a 100 MB repository into an intern': { ours: [], by_hand: [] },
+};
+try {
+  for (let round = 0; round < ROUNDS; round++) {
+    const id = await f.intern(`bench-${round}`);
+    const base = `${f.gw.url}/interns/${id}`;
+
+    rows['upload a 50 MB folder of 5,000 files (tar)']!.ours.push(
+      await ms(async () => {
+        const res = await fetch(`${base}/files/up?format=tar`, {
+          method: 'PUT',
+          headers: auth,
+          body: createReadStream(tarFile) as unknown as BodyInit,
+          duplex: 'half',
+        } as RequestInit);
+        if (res.status !== 200) throw new Error(`upload: ${res.status} ${await res.text()}`);
+      }),
+    );
+    const untar = join(scratch, `untar-${round}`);
+    mkdirSync(untar);
+    rows['upload a 50 MB folder of 5,000 files (tar)']!.by_hand.push(
+      await ms(() => execFileSync('tar', ['-x', '-f', tarFile, '-C', untar])),
+    );
+
+    const out = join(scratch, `out-${round}.tar`);
+    rows['download it (tar)']!.ours.push(
+      await ms(async () => {
+        const res = await fetch(`${base}/files/up?format=tar`, { headers: auth });
+        if (res.status !== 200) throw new Error(`download: ${res.status}`);
+        writeFileSync(out, Buffer.from(await res.arrayBuffer()));
+      }),
+    );
+    if (statSync(out).size < FILES * FILE_BYTES) throw new Error('the download is short');
+    rows['download it (tar)']!.by_hand.push(
+      await ms(() => execFileSync('tar', ['-c', '-f', join(scratch, `hand-${round}.tar`), '-C', untar, '.'])),
+    );
+
+    rows['clone a 100 MB repository into an intern']!.ours.push(
+      await ms(async () => {
+        const res = await fetch(`${base}/repositories`, {
+          method: 'POST',
+          headers: { ...auth, 'content-type': 'application/json' },
+          body: JSON.stringify({ url, path: 'big' }),
+        });
+        if (res.status !== 201) throw new Error(`clone: ${res.status} ${await res.text()}`);
+      }),
+    );
+    // Asynchronously: the git server is this process's own.
+    rows['clone a 100 MB repository into an intern']!.by_hand.push(
+      await ms(() => run('git', ['clone', '-q', url, join(scratch, `clone-${round}`)])),
+    );
+    rmSync(untar, { recursive: true, force: true });
+    rmSync(join(scratch, `clone-${round}`), { recursive: true, force: true });
+    await f.gw.call('DELETE', `/interns/${id}`);
+    await f.gw.ctx.interns.idle();
+  }
+  const line = (cells: (string | number)[]) => `| ${cells.join(' | ')} |`;
+  console.log(line(['operation', 'files API / gateway (ms)', 'tar / git clone by hand (ms)', 'ratio']));
+  console.log(line(['---', '---', '---', '---']));
+  for (const [name, r] of Object.entries(rows)) {
+    const a = median(r.ours);
+    const b = median(r.by_hand);
+    console.log(line([name, a.toFixed(0), b.toFixed(0), `${(a / b).toFixed(2)}×`]));
+  }
+} finally {
+  await f.close();
+  await git.close();
+  rmSync(scratch, { recursive: true, force: true });
+}

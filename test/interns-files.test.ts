@@ -1,0 +1,383 @@
+// The files API (docs/guides/files.md) end to end against isolated interns on disk images: round
+// trips of files and folders awake, asleep and stopped, and the hostile tenant's side: paths that
+// climb out, links planted to make the gateway read or write elsewhere, a fifo, crafted tar
+// streams, a body past the bound and one that never ends, another account's intern.
+import { describe, test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { create as tarCreate, Header, list as tarList } from 'tar';
+import { shellIn as shellRaw, startInternFixture, type InternFixture } from './helpers/interns.ts';
+import { noSandbox } from './helpers/sandbox.ts';
+import { createTestAccount } from './helpers/accounts.ts';
+import { getInternById } from '../src/gateway/interns/interns.ts';
+
+const MAX_MB = 2;
+const IDLE_MS = 4000;
+/** The shell's output without its exit line. */
+const shellIn = async (...a: Parameters<typeof shellRaw>) => (await shellRaw(...a)).replace(/\n?\[exit \d+\]$/, '');
+
+describe('files API', { skip: noSandbox }, () => {
+  let f: InternFixture;
+  let scratch: string;
+  let id: string;
+
+  const url = (path: string) => `${f.gw.url}/interns/${id}/files${path}`;
+  const auth = (key?: string) => ({ authorization: `Bearer ${key ?? f.gw.keys.api_key}` });
+  async function req(method: string, path: string, body?: BodyInit | Buffer, o: { key?: string; type?: string } = {}) {
+    const res = await fetch(url(path), {
+      method,
+      headers: { ...auth(o.key), ...(o.type ? { 'content-type': o.type } : {}) },
+      body,
+      ...(body instanceof ReadableStream ? { duplex: 'half' } : {}),
+    } as RequestInit);
+    const buf = Buffer.from(await res.arrayBuffer());
+    const type = res.headers.get('content-type') ?? '';
+    return {
+      status: res.status,
+      type,
+      buf,
+      body: type.startsWith('application/json') ? JSON.parse(buf.toString()) : null,
+    };
+  }
+  const refused = (status: number, message: string, reason: string, retryable = false) => ({
+    error: { code: status, message, metadata: { reason, retryable } },
+  });
+  async function tarOf(files: Record<string, string>, entries = ['.']): Promise<Buffer> {
+    const dir = mkdtempSync(join(scratch, 'src-'));
+    for (const [p, content] of Object.entries(files)) {
+      mkdirSync(join(dir, p, '..'), { recursive: true });
+      writeFileSync(join(dir, p), content);
+    }
+    const out = join(dir, '..', `${Date.now()}-${Math.random()}.tar`);
+    await tarCreate({ file: out, cwd: dir, portable: true }, entries);
+    return readFileSync(out);
+  }
+  /** A tar stream of one crafted entry (any path, any type), then the end. */
+  function crafted(path: string, type: string, o: { body?: string; linkpath?: string } = {}): Buffer {
+    const data = Buffer.from(o.body ?? '');
+    const h = new Header({
+      path,
+      type: type as any,
+      size: data.length,
+      mode: 0o644,
+      mtime: new Date(0),
+      linkpath: o.linkpath,
+    });
+    h.encode();
+    const pad = Buffer.alloc((512 - (data.length % 512)) % 512);
+    return Buffer.concat([h.block!, data, pad, Buffer.alloc(1024)]);
+  }
+  const spoolEmpty = () => {
+    const dir = join(f.gw.dataDir, 'run', 'files');
+    let left: string[] = [];
+    try {
+      left = readdirSync(dir);
+    } catch {}
+    assert.deepEqual(left, [], 'no spool file is left behind');
+  };
+
+  before(async () => {
+    scratch = mkdtempSync(join(tmpdir(), 'cohort-files-'));
+    f = await startInternFixture({
+      onDisk: true,
+      env: {
+        COHORT_INTERN_DISK_MB: '64',
+        COHORT_INTERN_IDLE_MS: String(IDLE_MS),
+        COHORT_FILES_MAX_MB: String(MAX_MB),
+        COHORT_FILES_MAX_ENTRIES: '50',
+      },
+    });
+    id = await f.intern('files');
+  });
+  after(async () => {
+    await f?.close();
+    rmSync(scratch, { recursive: true, force: true });
+  });
+
+  test('a file goes in and comes out byte for byte, as the intern uid, where the intern sees it; folders list; move; delete', async () => {
+    const bytes = Buffer.from(Array.from({ length: 70_000 }, (_, i) => (i * 7) % 256));
+    const put = await req('PUT', '/src/deep/data.bin', bytes, { type: 'application/octet-stream' });
+    assert.equal(put.status, 200, put.buf.toString());
+    assert.deepEqual(put.body, { path: 'src/deep/data.bin', type: 'file', size: 70_000, created: true });
+    // JSON is bytes too: a .json file with its content type is stored as sent, not parsed.
+    const json = await req('PUT', '/src/conf.json', '{"a": 1}', { type: 'application/json' });
+    assert.deepEqual(json.body, { path: 'src/conf.json', type: 'file', size: 8, created: true });
+
+    const got = await req('GET', '/src/deep/data.bin');
+    assert.equal(got.status, 200);
+    assert.equal(got.type, 'application/octet-stream');
+    assert.ok(got.buf.equals(bytes));
+    const seen = await shellIn(
+      f,
+      id,
+      'stat -c "%u %s %a" /intern/work/src/deep/data.bin; id -u; cat /intern/work/src/conf.json',
+    );
+    const [stat, uid, content] = seen.split('\n');
+    assert.equal(stat, `${uid} 70000 644`, seen);
+    assert.notEqual(uid, '0');
+    assert.equal(content, '{"a": 1}');
+
+    const listing = await req('GET', '/src');
+    assert.equal(listing.status, 200);
+    assert.deepEqual(
+      listing.body.entries.map((e: any) => [e.name, e.type, e.size]),
+      [
+        ['conf.json', 'file', 8],
+        ['deep', 'directory', null],
+      ],
+    );
+    assert.equal(listing.body.truncated, false);
+
+    const over = await req('PUT', '/src/conf.json', 'replaced');
+    assert.deepEqual(over.body, { path: 'src/conf.json', type: 'file', size: 8, created: false });
+    const moved = await fetch(`${f.gw.url}/interns/${id}/files-move`, {
+      method: 'POST',
+      headers: { ...auth(), 'content-type': 'application/json' },
+      body: JSON.stringify({ from: 'src/conf.json', to: 'etc/conf.txt' }),
+    });
+    assert.deepEqual(
+      [moved.status, await moved.json()],
+      [200, { from: 'src/conf.json', to: 'etc/conf.txt', type: 'file' }],
+    );
+    assert.equal((await req('GET', '/etc/conf.txt')).buf.toString(), 'replaced');
+    const clash = await fetch(`${f.gw.url}/interns/${id}/files-move`, {
+      method: 'POST',
+      headers: { ...auth(), 'content-type': 'application/json' },
+      body: JSON.stringify({ from: 'etc/conf.txt', to: 'src/deep' }),
+    });
+    assert.deepEqual(
+      [clash.status, await clash.json()],
+      [409, { error: { code: 409, message: 'resource conflict: "src/deep" already exists' } }],
+    );
+
+    const del = await req('DELETE', '/src');
+    assert.deepEqual(del.body, { path: 'src', type: 'directory', deleted: true });
+    const gone = await req('GET', '/src/deep/data.bin');
+    assert.deepEqual([gone.status, gone.body], [404, refused(404, 'resource not found: file "src"', 'not_found')]);
+    spoolEmpty();
+  });
+
+  test('a folder goes in and out as a tar stream', async () => {
+    const tar = await tarOf({ 'proj/a.txt': 'alpha', 'proj/lib/b.txt': 'beta' });
+    const put = await req('PUT', '/up?format=tar', tar, { type: 'application/x-tar' });
+    assert.deepEqual([put.status, put.body], [200, { path: 'up', type: 'directory' }]);
+    assert.equal((await shellIn(f, id, 'cat /intern/work/up/proj/lib/b.txt')).trim(), 'beta');
+    const out = await req('GET', '/up/proj?format=tar');
+    assert.equal(out.type, 'application/x-tar');
+    const file = join(scratch, 'out.tar');
+    writeFileSync(file, out.buf);
+    const entries: string[] = [];
+    await tarList({ file, onReadEntry: (e) => void entries.push(`${e.path}:${e.type}`) });
+    assert.deepEqual(entries.sort(), ['./:Directory', './a.txt:File', './lib/:Directory', './lib/b.txt:File']);
+    spoolEmpty();
+  });
+
+  test('paths that climb out, absolute paths, NULs and over-long names are refused naming the path', async () => {
+    const cases: [string, string][] = [
+      ['/..%2F..%2Fetc%2Fpasswd', '"../../etc/passwd" climbs out of the work folder with ..'],
+      ['/a/..%2F..%2Fx', '"a/../../x" climbs out of the work folder with ..'],
+      ['/%2Fetc%2Fpasswd', '"/etc/passwd" is absolute: paths are relative to the work folder /intern/work'],
+      ['/a%00b', '"a\u0000b" contains a NUL byte'],
+      [`/${'n'.repeat(256)}`, `"${'n'.repeat(256)}" has a name longer than 255 bytes`],
+    ];
+    for (const [path, why] of cases)
+      for (const method of ['GET', 'PUT', 'DELETE']) {
+        const r = await req(method, path, method === 'PUT' ? 'x' : undefined);
+        assert.deepEqual(
+          [r.status, r.body],
+          [400, refused(400, `invalid request parameters: path: ${why}`, 'bad_request')],
+          `${method} ${path}`,
+        );
+      }
+  });
+
+  test('links planted by the tenant are refused by name, awake and stopped; a fifo neither hangs nor is read', async () => {
+    const mk = join(f.gw.dataDir, 'master.key');
+    await shellIn(
+      f,
+      id,
+      `cd /intern/work && mkdir -p trap && ln -sf /etc/passwd trap/pw && ln -sfn / trap/root && ln -sfn /intern/home trap/home && ln -sf ${mk} trap/mk && mkfifo trap/pipe && echo secret > /intern/home/own.txt`,
+    );
+    const check = async (awake: boolean) => {
+      for (const [path, name] of [
+        ['/trap/pw', 'trap/pw'],
+        ['/trap/mk', 'trap/mk'],
+        ['/trap/root/etc/passwd', 'trap/root'],
+        ['/trap/home/own.txt', 'trap/home'],
+      ]) {
+        const r = await req('GET', path!);
+        assert.deepEqual(
+          [r.status, r.body],
+          [
+            400,
+            refused(
+              400,
+              `invalid request parameters: path: "${name}" is a symbolic link: the files API follows no link`,
+              'bad_request',
+            ),
+          ],
+          path,
+        );
+      }
+      const fifo = await req('GET', '/trap/pipe');
+      assert.deepEqual(
+        [fifo.status, fifo.body],
+        [
+          400,
+          refused(
+            400,
+            'invalid request parameters: path: "trap/pipe" is a device, fifo or socket: only files and folders are handled',
+            'bad_request',
+          ),
+        ],
+      );
+      const listing = await req('GET', '/trap');
+      assert.deepEqual(
+        listing.body.entries.map((e: any) => `${e.name}:${e.type}`),
+        ['home:symlink', 'mk:symlink', 'pipe:special', 'pw:symlink', 'root:symlink'],
+      );
+      if (!awake) return;
+      for (const path of ['/trap/root/tmp/planted', '/trap/home/planted', '/trap/pw']) {
+        const w = await req('PUT', path, 'x');
+        assert.equal(w.status, 400, `${path}: ${w.buf}`);
+        assert.match(w.body.error.message, /is a symbolic link/);
+      }
+    };
+    await check(true);
+    assert.equal((await shellIn(f, id, 'ls /intern/home; cat /etc/passwd | wc -l')).includes('planted'), false);
+    // Deleting a link removes the link, never what it names.
+    assert.deepEqual((await req('DELETE', '/trap/home')).body, { path: 'trap/home', type: 'symlink', deleted: true });
+    assert.equal((await shellIn(f, id, 'cat /intern/home/own.txt')).trim(), 'secret');
+    await shellIn(f, id, 'ln -sfn /intern/home /intern/work/trap/home');
+
+    // Stopped: read from its disk mounted read-only, without starting it; a write is refused.
+    assert.equal((await f.gw.call('POST', `/interns/${id}/suspend`)).status, 200);
+    await check(false);
+    assert.equal((await req('GET', '/up/proj/a.txt')).buf.toString(), 'alpha');
+    const w = await req('PUT', '/new.txt', 'x');
+    assert.equal(w.status, 409);
+    assert.equal(w.body.error.metadata.reason, 'intern_not_ready');
+    assert.equal((await getInternById(f.gw.ctx.store.db, id))?.status, 'stopped');
+    assert.equal((await f.gw.call('POST', `/interns/${id}/provision`)).status, 202);
+    await f.gw.ctx.interns.idle();
+    // Running again before the tests after this one (a start on a loaded machine can take a while).
+    for (let i = 0; i < 600 && (await getInternById(f.gw.ctx.store.db, id))?.status !== 'running'; i++)
+      await sleep(100);
+    assert.equal((await getInternById(f.gw.ctx.store.db, id))?.status, 'running');
+    spoolEmpty();
+  });
+
+  test('crafted tar streams are refused naming the entry, with nothing written', async () => {
+    const cases: [Buffer, string][] = [
+      [
+        crafted('../evil', 'File', { body: 'x' }),
+        'tar entry "../evil" is a path that climbs out of the work folder with ..',
+      ],
+      [
+        crafted('/abs', 'File', { body: 'x' }),
+        'tar entry "/abs" is a path that is absolute: paths are relative to the work folder /intern/work',
+      ],
+      [crafted('ln', 'SymbolicLink', { linkpath: '/etc/shadow' }), 'tar entry "ln" is a symbolic link'],
+      [crafted('hard', 'Link', { linkpath: 'x' }), 'tar entry "hard" is a hard link'],
+      [crafted('dev', 'CharacterDevice'), 'tar entry "dev" is a device'],
+      [
+        crafted('sub/x', 'File', { body: 'x' }),
+        'tar entry "sub/x" is a path whose folder "sub" is not an entry before it',
+      ],
+    ];
+    for (const [tar, why] of cases) {
+      const r = await req('PUT', '/crafted?format=tar', tar);
+      assert.deepEqual(
+        [r.status, r.body],
+        [400, refused(400, `invalid request parameters: body: ${why}`, 'bad_request')],
+        why,
+      );
+    }
+    const gz = await req('PUT', '/crafted?format=tar', Buffer.from([0x1f, 0x8b, 8, 0, 0, 0]));
+    assert.equal(
+      gz.body.error.message,
+      'invalid request parameters: body: a compressed tar stream; send it uncompressed (tar -c, not tar -cz)',
+    );
+    const many = await tarOf(Object.fromEntries(Array.from({ length: 60 }, (_, i) => [`f${i}`, 'x'])));
+    const r = await req('PUT', '/crafted?format=tar', many);
+    assert.equal(
+      r.body.error.message,
+      'invalid request parameters: body: the tar stream holds more than 50 entries (COHORT_FILES_MAX_ENTRIES)',
+    );
+    assert.equal((await req('GET', '/crafted')).status, 404);
+
+    // A link planted where the archive has a folder: GNU tar makes a real folder there, and the
+    // link's target gets nothing.
+    await shellIn(f, id, 'mkdir -p /intern/work/land && ln -sfn /intern/home /intern/work/land/a');
+    const up = await req('PUT', '/land?format=tar', await tarOf({ 'a/x.txt': 'landed' }));
+    assert.equal(up.status, 200, up.buf.toString());
+    const seen = await shellIn(f, id, 'ls /intern/home; stat -c %F /intern/work/land/a; cat /intern/work/land/a/x.txt');
+    assert.doesNotMatch(seen, /x\.txt/);
+    assert.match(seen, /^directory\nlanded/m);
+    spoolEmpty();
+  });
+
+  test('a body past the bound and one that never ends are refused 413, and nothing is kept', async () => {
+    const big = await req('PUT', '/big.bin', Buffer.alloc(MAX_MB * 1024 * 1024 + 1));
+    assert.deepEqual(
+      [big.status, big.body],
+      [
+        413,
+        refused(
+          413,
+          `the body exceeds the files API's limit of ${MAX_MB * 1048576} bytes (COHORT_FILES_MAX_MB)`,
+          'payload_too_large',
+        ),
+      ],
+    );
+    let sent = 0;
+    const endless = new ReadableStream({
+      pull(c) {
+        sent += 65536;
+        c.enqueue(new Uint8Array(65536));
+      },
+    });
+    const r = await req('PUT', '/endless.bin', endless);
+    assert.equal(r.status, 413);
+    assert.ok(sent < MAX_MB * 1048576 * 4, `the gateway stopped reading early (${sent} bytes sent)`);
+    assert.equal((await req('GET', '/big.bin')).status, 404);
+    assert.equal((await req('GET', '/endless.bin')).status, 404);
+    await sleep(100);
+    spoolEmpty();
+  });
+
+  test("another account's key gets 404 on every files route, and the intern is untouched", async () => {
+    await req('PUT', '/mine.txt', 'mine');
+    const stranger = await createTestAccount(f.gw.ctx.store.db, { name: 'stranger', internsProgramme: true });
+    for (const [method, body] of [
+      ['GET', undefined],
+      ['PUT', 'theirs'],
+      ['DELETE', undefined],
+    ] as const) {
+      const r = await req(method, '/mine.txt', body, { key: stranger.apiKey });
+      assert.deepEqual([r.status, r.body], [404, refused(404, 'resource not found: intern', 'not_found')], method);
+    }
+    assert.equal((await req('GET', '/mine.txt')).buf.toString(), 'mine');
+  });
+
+  test('asleep, it is read without being woken; a write wakes it', async () => {
+    await req('PUT', '/sleepy.txt', 'zzz');
+    let row = await getInternById(f.gw.ctx.store.db, id);
+    for (let i = 0; i < 300 && row?.power !== 'asleep'; i++) {
+      await sleep(100);
+      await f.gw.ctx.fleet.sweep();
+      row = await getInternById(f.gw.ctx.store.db, id);
+    }
+    assert.deepEqual([row?.status, row?.power, row?.daemonPid], ['running', 'asleep', null]);
+    assert.equal((await req('GET', '/sleepy.txt')).buf.toString(), 'zzz');
+    assert.deepEqual((await req('GET', '')).body.entries.map((e: any) => e.name).includes('sleepy.txt'), true);
+    assert.equal((await getInternById(f.gw.ctx.store.db, id))?.power, 'asleep');
+    const w = await req('PUT', '/awake.txt', 'up');
+    assert.equal(w.status, 200, w.buf.toString());
+    assert.equal((await getInternById(f.gw.ctx.store.db, id))?.power, 'awake');
+    assert.equal(await shellIn(f, id, 'cat /intern/work/awake.txt'), 'up');
+  });
+});
