@@ -297,12 +297,14 @@ export function createLocalProvisioner(opts: LocalProvisionerOptions): Provision
     // Then the rest: killing the launcher kills bwrap (--die-with-parent) and so its PID namespace,
     // every process the intern started with it; unsandboxed, its process group. The namespace's
     // init (bwrap's inner process) exits only once the kernel has reaped all of them, which under
-    // load comes a moment after the launcher is gone: the stop is done when both are.
+    // load comes a moment after the launcher is gone: the stop is done when both are. An intern's
+    // processes run at a lower priority, so on a busy host a killed one may wait seconds for the
+    // CPU it needs to exit: up to 10 s, not the 2 s that a suite loaded to 15 on two cores outran.
     const init = iso.enabled ? (children(children(pid)[0] ?? 0)[0] ?? null) : null;
     try {
       process.kill(iso.enabled ? pid : -pid, 'SIGKILL');
     } catch {}
-    for (let i = 0; i < 100 && (alive(pid) || (init !== null && alive(init))); i++) await sleep(20);
+    for (let i = 0; i < 500 && (alive(pid) || (init !== null && alive(init))); i++) await sleep(20);
   }
 
   /** See Provisioner.openView: the intern's disk as its own processes see it (files.ts). */
