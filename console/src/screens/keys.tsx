@@ -52,6 +52,60 @@ function limitBody(limit: string, reset: string): { limit: number | null; limit_
   return { limit: limit.trim() === '' ? null : Number(limit), limit_reset: reset || null };
 }
 
+type LimitForm = { name: string; limit: string; reset: string };
+
+/** The name, spending limit and reset of a new key or guardrail; `fields` are the API's names for
+ * the limit and its reset, so the server's refusal shows beside the field it names. */
+function LimitFields<F extends LimitForm>(o: {
+  prefix: string;
+  form: F;
+  setForm: (f: F) => void;
+  error: Problem | null;
+  fields: { limit: string; reset: string };
+}) {
+  const { form, setForm } = o;
+  return (
+    <>
+      <Text
+        label="Name"
+        name={`${o.prefix}-name`}
+        value={form.name}
+        onInput={(v) => setForm({ ...form, name: v })}
+        required
+        error={o.error?.fields.name}
+      />
+      <Text
+        label="Spending limit (USD)"
+        name={`${o.prefix}-limit`}
+        type="number"
+        value={form.limit}
+        onInput={(v) => setForm({ ...form, limit: v })}
+        hint="Empty: no limit."
+        error={o.error?.fields[o.fields.limit]}
+      />
+      <Choice
+        label="Resets"
+        name={`${o.prefix}-reset`}
+        value={form.reset}
+        onChange={(v) => setForm({ ...form, reset: v })}
+        options={RESETS}
+        error={o.error?.fields[o.fields.reset]}
+      />
+    </>
+  );
+}
+
+/** Runs an action of a row, then reloads the list; a refusal is shown above it. */
+const actor =
+  (load: () => Promise<unknown>, setError: (p: Problem | null) => void) => async (f: () => Promise<unknown>) => {
+    try {
+      await f();
+      await load();
+    } catch (err) {
+      setError(problem(err));
+    }
+  };
+
 export function Keys() {
   const [keys, setKeys] = useState<Key[] | null>(null);
   const [error, setError] = useState<Problem | null>(null);
@@ -83,44 +137,19 @@ export function Keys() {
       setFormError(problem(err));
     }
   };
-  const act = async (f: () => Promise<unknown>) => {
-    try {
-      await f();
-      await load();
-    } catch (err) {
-      setError(problem(err));
-    }
-  };
+  const act = actor(load, setError);
   return (
     <Page title="Keys">
       {dialog}
       <Alert problem={error} words={error?.status === 403 ? 'Keys need a management key.' : undefined} />
       <form onSubmit={create} aria-labelledby="new-key">
         <h2 id="new-key">New key</h2>
-        <Text
-          label="Name"
-          name="key-name"
-          value={form.name}
-          onInput={(v) => setForm({ ...form, name: v })}
-          required
-          error={formError?.fields.name}
-        />
-        <Text
-          label="Spending limit (USD)"
-          name="key-limit"
-          type="number"
-          value={form.limit}
-          onInput={(v) => setForm({ ...form, limit: v })}
-          hint="Empty: no limit."
-          error={formError?.fields.limit}
-        />
-        <Choice
-          label="Resets"
-          name="key-reset"
-          value={form.reset}
-          onChange={(v) => setForm({ ...form, reset: v })}
-          options={RESETS}
-          error={formError?.fields.limit_reset}
+        <LimitFields
+          prefix="key"
+          form={form}
+          setForm={setForm}
+          error={formError}
+          fields={{ limit: 'limit', reset: 'limit_reset' }}
         />
         <Alert problem={formError && !Object.keys(formError.fields).length ? formError : null} />
         <button type="submit" disabled={!form.name.trim()}>
@@ -250,44 +279,19 @@ export function Guardrails() {
       setFormError(problem(err));
     }
   };
-  const act = async (f: () => Promise<unknown>) => {
-    try {
-      await f();
-      await load();
-    } catch (err) {
-      setError(problem(err));
-    }
-  };
+  const act = actor(load, setError);
   return (
     <Page title="Guardrails">
       {dialog}
       <Alert problem={error} words={error?.status === 403 ? 'Guardrails need a management key.' : undefined} />
       <form onSubmit={create} aria-labelledby="new-guardrail">
         <h2 id="new-guardrail">New guardrail</h2>
-        <Text
-          label="Name"
-          name="g-name"
-          value={form.name}
-          onInput={(v) => setForm({ ...form, name: v })}
-          required
-          error={formError?.fields.name}
-        />
-        <Text
-          label="Spending limit (USD)"
-          name="g-limit"
-          type="number"
-          value={form.limit}
-          onInput={(v) => setForm({ ...form, limit: v })}
-          hint="Empty: no limit."
-          error={formError?.fields.limit_usd}
-        />
-        <Choice
-          label="Resets"
-          name="g-reset"
-          value={form.reset}
-          onChange={(v) => setForm({ ...form, reset: v })}
-          options={RESETS}
-          error={formError?.fields.reset_interval}
+        <LimitFields
+          prefix="g"
+          form={form}
+          setForm={setForm}
+          error={formError}
+          fields={{ limit: 'limit_usd', reset: 'reset_interval' }}
         />
         <Text
           label="Allowed models"
