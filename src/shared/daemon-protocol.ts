@@ -218,6 +218,17 @@ export const Interaction = z.discriminatedUnion('kind', [
 export type Interaction = z.infer<typeof Interaction>;
 
 const seq = z.number().int().positive();
+
+/** One of the agent's tool calls as the chat stream's `cohort_tool` carries it and the daemon's
+ * `tool` event reports it (docs/reference/tool-events.md). */
+export const ToolActivity = z.object({
+  id: z.string(),
+  title: z.string().nullable(),
+  kind: z.string().nullable(),
+  status: z.enum(['pending', 'in_progress', 'completed', 'failed']).nullable(),
+  input: z.string().nullable(),
+  output: z.string().nullable(),
+});
 /** A tool call's input or output beyond this many characters keeps its head (input) or tail (output). */
 export const TOOL_TEXT_LIMIT = 16_000;
 
@@ -241,16 +252,7 @@ export const RunEvent = z.discriminatedUnion('type', [
   /** cohort's extension (docs/reference/tool-events.md): one of the agent's tool calls (a command,
    * a file edit, a fetch) as it starts and as it changes; on a later event of the same id a null
    * field is unchanged. `input` and `output` are bounded (TOOL_TEXT_LIMIT). */
-  z.object({
-    seq,
-    type: z.literal('tool'),
-    id: z.string(),
-    title: z.string().nullable(),
-    kind: z.string().nullable(),
-    status: z.enum(['pending', 'in_progress', 'completed', 'failed']).nullable(),
-    input: z.string().nullable(),
-    output: z.string().nullable(),
-  }),
+  ToolActivity.extend({ seq, type: z.literal('tool') }),
   /** A steering message was delivered into this run (its effect follows in later events). */
   z.object({ seq, type: z.literal('steered'), text: z.string() }),
   // -- terminal events: exactly one per run, always the last --

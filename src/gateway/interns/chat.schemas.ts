@@ -1,7 +1,7 @@
 // The intern chat request and stream shapes (docs/reference/intern-chat.md). Unknown OpenAI fields are
 // accepted and dropped (z.object strips them); only the last message is acted on.
 import { z } from 'zod';
-import { ApprovalMode, SessionId, Usage } from '../../shared/daemon-protocol.ts';
+import { ApprovalMode, SessionId, ToolActivity, Usage } from '../../shared/daemon-protocol.ts';
 
 const TextPart = z.object({ type: z.literal('text'), text: z.string() });
 const Content = z.union([z.string(), z.array(TextPart)]);
@@ -76,16 +76,7 @@ export const InternChunk = z.object({
   session_id: z.string().nullable().optional(),
   usage: Usage.nullable().optional(),
   /** cohort's extension, only for a request that asks (docs/reference/tool-events.md). */
-  cohort_tool: z
-    .object({
-      id: z.string(),
-      title: z.string().nullable(),
-      kind: z.string().nullable(),
-      status: z.enum(['pending', 'in_progress', 'completed', 'failed']).nullable(),
-      input: z.string().nullable(),
-      output: z.string().nullable(),
-    })
-    .optional(),
+  cohort_tool: ToolActivity.optional(),
 });
 export type InternChunk = z.infer<typeof InternChunk>;
 export type StreamError = z.infer<typeof StreamError>;
