@@ -104,11 +104,12 @@ export class ProtoWriter {
     this.pos += this.buf.write(s, this.pos, 'utf8');
   }
 
-  /** A bytes field from its hex spelling (trace and span ids). */
+  /** A bytes field from its hex spelling (trace and span ids: lowercase, 16 or 32 digits). */
   hex(h: string): void {
-    this.ensure(h.length / 2 + 1);
-    this.buf[this.pos++] = h.length / 2;
-    this.pos += this.buf.write(h, this.pos, 'hex');
+    const n = h.length >>> 1;
+    this.ensure(n + 1);
+    this.buf[this.pos++] = n;
+    for (let i = 0; i < n; i++) this.buf[this.pos++] = (nibble(h.charCodeAt(2 * i)) << 4) | nibble(h.charCodeAt(2 * i + 1));
   }
 
   fixed32(v: number): void {
@@ -138,6 +139,9 @@ export class ProtoWriter {
     this.pos += 8;
   }
 }
+
+/** A lowercase hex digit's value. */
+const nibble = (c: number) => (c >= 0x61 ? c - 0x57 : c - 0x30);
 
 const varintSize = (v: number) => (v < 0x80 ? 1 : v < 0x4000 ? 2 : v < 0x200000 ? 3 : v < 0x10000000 ? 4 : 5);
 
