@@ -21,7 +21,7 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, existsSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
@@ -235,12 +235,17 @@ async function main() {
       };
     };
     const pairs = [
-      { off: targets.find((t) => t.name === 'cohort')!, on: await broadcasting(broadcastPort, BUILT_MAIN, 'cohort') },
+      {
+        off: targets.find((t) => t.name === 'cohort')!,
+        on: await broadcasting(broadcastPort, BUILT_MAIN, 'cohort'),
+        dist: dirname(BUILT_MAIN),
+      },
     ];
     if (BASELINE)
       pairs.push({
         off: targets.find((t) => t.name === 'cohort (baseline)')!,
         on: await broadcasting(baselineBroadcastPort, BASELINE, 'cohort (baseline)'),
+        dist: dirname(BASELINE),
       });
     await broadcastSection(pairs);
   }
@@ -327,10 +332,12 @@ async function main() {
  * cohort without broadcast and with (every request a span to a loopback collector) at 50
  * connections, each build's pair (this one's, and the baseline's when given) taking turns.
  */
-async function broadcastSection(pairs: { off: Target; on: Target }[]) {
+async function broadcastSection(pairs: { off: Target; on: Target; dist: string }[]) {
   const rows: string[] = [];
   for (const stream of [false, true]) {
     const run = async (t: Target) => {
+      // What the last run left (request-log writes, spans being sent) is done before this one starts.
+      await sleep(500);
       const before = cpuUs(t.child);
       const r = await load({
         url: t.url,
@@ -380,6 +387,21 @@ async function broadcastSection(pairs: { off: Target; on: Target }[]) {
   );
   console.log('|---|---|---:|---:|---:|---:|---:|---:|---:|---:|');
   for (const r of rows) console.log(r);
+  // The CPU of a span alone (bench/broadcast-span.ts), each build's dist in turn.
+  const dists = pairs.map((p) => ({ name: p.on.name, dist: p.dist, costs: [] as number[] }));
+  for (let i = 0; i < 3; i++)
+    for (const d of dists) {
+      const out = execFileSync(process.execPath, ['--import', 'tsx', 'bench/broadcast-span.ts', d.dist], {
+        encoding: 'utf8',
+      });
+      d.costs.push((JSON.parse(out) as { usPerSpan: number }).usPerSpan);
+    }
+  console.log(
+    '\nCPU per broadcast span measured alone (bench/broadcast-span.ts: made, queued, serialized and posted; medians of 3 runs of 5 × 100,000):\n',
+  );
+  console.log('| build | µs per span |');
+  console.log('|---|---:|');
+  for (const d of dists) console.log(`| ${d.name} | ${median(d.costs).toFixed(2)} |`);
 }
 
 /** Legitimate clients' req/s and p99 with a slowloris running beside them and without, in pairs (each pair one run of each). */

@@ -109,7 +109,8 @@ export class ProtoWriter {
     const n = h.length >>> 1;
     this.ensure(n + 1);
     this.buf[this.pos++] = n;
-    for (let i = 0; i < n; i++) this.buf[this.pos++] = (nibble(h.charCodeAt(2 * i)) << 4) | nibble(h.charCodeAt(2 * i + 1));
+    for (let i = 0; i < n; i++)
+      this.buf[this.pos++] = (nibble(h.charCodeAt(2 * i)) << 4) | nibble(h.charCodeAt(2 * i + 1));
   }
 
   fixed32(v: number): void {
