@@ -329,6 +329,20 @@ async function main() {
 }
 
 /**
+ * Waits (up to 10 s) until the processes use under a tenth of a core: what the last run left
+ * (request-log rows for the database, spans being sent) would otherwise slow the next run, and
+ * which build's run follows which would decide the ratio.
+ */
+async function quiet(processes: (ChildProcess | null)[]) {
+  const total = () => processes.reduce((n, c) => n + cpuUs(c), 0);
+  for (let i = 0; i < 50; i++) {
+    const before = total();
+    await sleep(200);
+    if (total() - before < 20_000) return;
+  }
+}
+
+/**
  * cohort without broadcast and with (every request a span to a loopback collector) at 50
  * connections, each build's pair (this one's, and the baseline's when given) taking turns.
  */
@@ -336,8 +350,7 @@ async function broadcastSection(pairs: { off: Target; on: Target; dist: string }
   const rows: string[] = [];
   for (const stream of [false, true]) {
     const run = async (t: Target) => {
-      // What the last run left (request-log writes, spans being sent) is done before this one starts.
-      await sleep(500);
+      await quiet(pairs.flatMap((p) => [p.off.child, p.on.child]));
       const before = cpuUs(t.child);
       const r = await load({
         url: t.url,
