@@ -369,10 +369,16 @@ async function broadcastSection(pairs: { off: Target; on: Target; dist: string }
       offs: [] as (LoadResult & { cpu: number })[],
       ons: [] as (LoadResult & { cpu: number })[],
     }));
+    // Each round starts one run later in the order, so that every server runs at every place in it:
+    // which run follows which (and what the machine's other load does in a cycle) evens out.
+    const order = pairs.flatMap((p, j) => [
+      { runs: runs[j]!.offs, t: p.off },
+      { runs: runs[j]!.ons, t: p.on },
+    ]);
     for (let i = 0; i < REPEAT; i++)
-      for (const [j, p] of pairs.entries()) {
-        runs[j]!.offs.push(await run(p.off));
-        runs[j]!.ons.push(await run(p.on));
+      for (let k = 0; k < order.length; k++) {
+        const o = order[(i + k) % order.length]!;
+        o.runs.push(await run(o.t));
       }
     const m = (rs: (LoadResult & { cpu: number })[]) => ({
       rps: median(rs.map((x) => x.rps)),
@@ -382,7 +388,7 @@ async function broadcastSection(pairs: { off: Target; on: Target; dist: string }
     });
     for (const [j, p] of pairs.entries()) {
       const [a, b] = [m(runs[j]!.offs), m(runs[j]!.ons)];
-      // The median of each pair's ratio: the two runs of a pair are the closest in time, so the load of the machine moves both.
+      // The median of each round's ratio: the two runs of a round are close in time, so the machine's load moves both.
       const ratio = median(runs[j]!.ons.map((on, k) => on.rps / runs[j]!.offs[k]!.rps));
       rows.push(
         `| ${p.on.name} | ${stream ? 'stream' : 'json'} | 50 | ${a.rps.toFixed(0)} | ${b.rps.toFixed(0)} | ${(b.rps / a.rps).toFixed(3)} | ${ratio.toFixed(3)} | ${a.p99.toFixed(2)} / ${b.p99.toFixed(2)} | ${a.cpu.toFixed(0)} / ${b.cpu.toFixed(0)} | ${a.errors} / ${b.errors} |`,
@@ -396,7 +402,7 @@ async function broadcastSection(pairs: { off: Target; on: Target; dist: string }
     `\ncohort with every request broadcast as a span (OTLP/HTTP protobuf to a loopback collector) against without; medians of ${REPEAT} pairs of ${DURATION} ms runs at 50 connections${pairs.length > 1 ? ', the builds taking turns' : ''}. Target: on ÷ off ≥ 0.95.\n`,
   );
   console.log(
-    "| build | mode | conns | req/s off | req/s on | on ÷ off (medians) | median of pairs' on ÷ off | p99 ms off / on | CPU µs per request off / on | errors off / on |",
+    "| build | mode | conns | req/s off | req/s on | on ÷ off (medians) | median of rounds' on ÷ off | p99 ms off / on | CPU µs per request off / on | errors off / on |",
   );
   console.log('|---|---|---:|---:|---:|---:|---:|---:|---:|---:|');
   for (const r of rows) console.log(r);
