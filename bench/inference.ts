@@ -15,12 +15,13 @@
 // cohort with its workspace broadcasting every request as a span to a loopback OTLP collector
 // against cohort without, in pairs at 50 connections (docs/guides/observability.md). BENCH_NODE_ARGS adds node
 // flags to cohort's processes. BENCH_COHORT_BASELINE (another build's dist/main.js) runs that
-// build as `cohort (baseline)` beside this one, taking turns in the same runs: an A/B of a change.
+// build as `cohort (baseline)` beside this one, taking turns in the same runs: an A/B of a change
+// (in the broadcast section, the baseline's pair of broadcast off and on beside this build's).
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, existsSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
@@ -107,6 +108,7 @@ const PREFERENCES = { provider: { sort: 'latency' }, session_id: 'bench-session'
 async function main() {
   const [upPort, proxyPort, cohortPort, portkeyPort, cohortPgPort, baselinePort, broadcastPort, collectorPort] =
     await Promise.all([freePort(), freePort(), freePort(), freePort(), freePort(), freePort(), freePort(), freePort()]);
+  const baselineBroadcastPort = await freePort();
   const servers = 'bench/inference-servers.ts';
   start(['--import', 'tsx', servers, 'upstream', String(upPort)]);
   const upstream = `http://127.0.0.1:${upPort}/v1`;
@@ -208,23 +210,44 @@ async function main() {
   const rows: { stream: boolean; conns: number; target: Target; r: LoadResult & { cpu: number }; rss: string }[] = [];
   if (SECTIONS.has('broadcast')) {
     start(['--import', 'tsx', servers, 'collector', String(collectorPort)]);
-    const on = await startCohort(broadcastPort, {
-      OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${collectorPort}`,
-      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf',
-    });
-    const patched = await fetch(`http://127.0.0.1:${broadcastPort}/api/v1/workspaces/${on.keys.workspace_id}`, {
-      method: 'PATCH',
-      headers: { authorization: `Bearer ${on.keys.management_key}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ is_observability_broadcast_enabled: true }),
-    });
-    if (patched.status !== 200) throw new Error(`could not turn broadcast on: ${patched.status}`);
-    await broadcastSection(targets.find((t) => t.name === 'cohort')!, {
-      ...targets.find((t) => t.name === 'cohort')!,
-      name: 'cohort (broadcast on)',
-      url: `http://127.0.0.1:${broadcastPort}/api/v1/chat/completions`,
-      headers: { authorization: `Bearer ${on.apiKey}` },
-      child: on.child,
-    });
+    /** A cohort of `main` whose workspace broadcasts every request to the collector. */
+    const broadcasting = async (port: number, main: string, name: string): Promise<Target> => {
+      const on = await startCohort(
+        port,
+        {
+          OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${collectorPort}`,
+          OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf',
+        },
+        main,
+      );
+      const patched = await fetch(`http://127.0.0.1:${port}/api/v1/workspaces/${on.keys.workspace_id}`, {
+        method: 'PATCH',
+        headers: { authorization: `Bearer ${on.keys.management_key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ is_observability_broadcast_enabled: true }),
+      });
+      if (patched.status !== 200) throw new Error(`could not turn broadcast on: ${patched.status}`);
+      return {
+        ...targets.find((t) => t.name === 'cohort')!,
+        name,
+        url: `http://127.0.0.1:${port}/api/v1/chat/completions`,
+        headers: { authorization: `Bearer ${on.apiKey}` },
+        child: on.child,
+      };
+    };
+    const pairs = [
+      {
+        off: targets.find((t) => t.name === 'cohort')!,
+        on: await broadcasting(broadcastPort, BUILT_MAIN, 'cohort'),
+        dist: dirname(BUILT_MAIN),
+      },
+    ];
+    if (BASELINE)
+      pairs.push({
+        off: targets.find((t) => t.name === 'cohort (baseline)')!,
+        on: await broadcasting(baselineBroadcastPort, BASELINE, 'cohort (baseline)'),
+        dist: dirname(BASELINE),
+      });
+    await broadcastSection(pairs);
   }
   if (SECTIONS.has('slowloris')) await slowlorisSection(targets.find((t) => t.name === 'cohort')!, cohortPort);
   if (SECTIONS.has('guardrails')) await guardrailSection(cohortPort, cohort.managementKey);
@@ -305,11 +328,29 @@ async function main() {
   }
 }
 
-/** cohort without broadcast and with (every request a span to a loopback collector), in pairs at 50 connections. */
-async function broadcastSection(off: Target, on: Target) {
+/**
+ * Waits (up to 10 s) until the processes use under a tenth of a core: what the last run left
+ * (request-log rows for the database, spans being sent) would otherwise slow the next run, and
+ * which build's run follows which would decide the ratio.
+ */
+async function quiet(processes: (ChildProcess | null)[]) {
+  const total = () => processes.reduce((n, c) => n + cpuUs(c), 0);
+  for (let i = 0; i < 50; i++) {
+    const before = total();
+    await sleep(200);
+    if (total() - before < 20_000) return;
+  }
+}
+
+/**
+ * cohort without broadcast and with (every request a span to a loopback collector) at 50
+ * connections, each build's pair (this one's, and the baseline's when given) taking turns.
+ */
+async function broadcastSection(pairs: { off: Target; on: Target; dist: string }[]) {
   const rows: string[] = [];
   for (const stream of [false, true]) {
     const run = async (t: Target) => {
+      await quiet(pairs.flatMap((p) => [p.off.child, p.on.child]));
       const before = cpuUs(t.child);
       const r = await load({
         url: t.url,
@@ -320,34 +361,66 @@ async function broadcastSection(off: Target, on: Target) {
       });
       return { ...r, cpu: (cpuUs(t.child) - before) / r.requests };
     };
-    await run(off);
-    await run(on);
-    const offs: (LoadResult & { cpu: number })[] = [];
-    const ons: (LoadResult & { cpu: number })[] = [];
-    for (let i = 0; i < REPEAT; i++) {
-      offs.push(await run(off));
-      ons.push(await run(on));
+    for (const p of pairs) {
+      await run(p.off);
+      await run(p.on);
     }
+    const runs = pairs.map(() => ({
+      offs: [] as (LoadResult & { cpu: number })[],
+      ons: [] as (LoadResult & { cpu: number })[],
+    }));
+    // Each round starts one run later in the order, so that every server runs at every place in it:
+    // which run follows which (and what the machine's other load does in a cycle) evens out.
+    const order = pairs.flatMap((p, j) => [
+      { runs: runs[j]!.offs, t: p.off },
+      { runs: runs[j]!.ons, t: p.on },
+    ]);
+    for (let i = 0; i < REPEAT; i++)
+      for (let k = 0; k < order.length; k++) {
+        const o = order[(i + k) % order.length]!;
+        o.runs.push(await run(o.t));
+      }
     const m = (rs: (LoadResult & { cpu: number })[]) => ({
       rps: median(rs.map((x) => x.rps)),
       p99: median(rs.map((x) => x.p99)),
       cpu: median(rs.map((x) => x.cpu)),
       errors: rs.reduce((n, x) => n + x.errors, 0),
     });
-    const [a, b] = [m(offs), m(ons)];
-    rows.push(
-      `| ${stream ? 'stream' : 'json'} | 50 | ${a.rps.toFixed(0)} | ${b.rps.toFixed(0)} | ${(b.rps / a.rps).toFixed(3)} | ${a.p99.toFixed(2)} / ${b.p99.toFixed(2)} | ${a.cpu.toFixed(0)} / ${b.cpu.toFixed(0)} | ${a.errors} / ${b.errors} |`,
-    );
-    process.stderr.write(`broadcast ${stream ? 'stream' : 'json'}: ${a.rps.toFixed(0)} off, ${b.rps.toFixed(0)} on\n`);
+    for (const [j, p] of pairs.entries()) {
+      const [a, b] = [m(runs[j]!.offs), m(runs[j]!.ons)];
+      // The median of each round's ratio: the two runs of a round are close in time, so the machine's load moves both.
+      const ratio = median(runs[j]!.ons.map((on, k) => on.rps / runs[j]!.offs[k]!.rps));
+      rows.push(
+        `| ${p.on.name} | ${stream ? 'stream' : 'json'} | 50 | ${a.rps.toFixed(0)} | ${b.rps.toFixed(0)} | ${(b.rps / a.rps).toFixed(3)} | ${ratio.toFixed(3)} | ${a.p99.toFixed(2)} / ${b.p99.toFixed(2)} | ${a.cpu.toFixed(0)} / ${b.cpu.toFixed(0)} | ${a.errors} / ${b.errors} |`,
+      );
+      process.stderr.write(
+        `broadcast ${p.on.name} ${stream ? 'stream' : 'json'}: ${a.rps.toFixed(0)} off, ${b.rps.toFixed(0)} on\n`,
+      );
+    }
   }
   console.log(
-    `\ncohort with every request broadcast as a span (OTLP/HTTP protobuf to a loopback collector) against without; medians of ${REPEAT} pairs of ${DURATION} ms runs at 50 connections. Target: on ÷ off ≥ 0.95.\n`,
+    `\ncohort with every request broadcast as a span (OTLP/HTTP protobuf to a loopback collector) against without; medians of ${REPEAT} pairs of ${DURATION} ms runs at 50 connections${pairs.length > 1 ? ', the builds taking turns' : ''}. Target: on ÷ off ≥ 0.95.\n`,
   );
   console.log(
-    '| mode | conns | req/s off | req/s on | on ÷ off | p99 ms off / on | CPU µs per request off / on | errors off / on |',
+    "| build | mode | conns | req/s off | req/s on | on ÷ off (medians) | median of rounds' on ÷ off | p99 ms off / on | CPU µs per request off / on | errors off / on |",
   );
-  console.log('|---|---:|---:|---:|---:|---:|---:|---:|');
+  console.log('|---|---|---:|---:|---:|---:|---:|---:|---:|---:|');
   for (const r of rows) console.log(r);
+  // The CPU of a span alone (bench/broadcast-span.ts), each build's dist in turn.
+  const dists = pairs.map((p) => ({ name: p.on.name, dist: p.dist, costs: [] as number[] }));
+  for (let i = 0; i < 3; i++)
+    for (const d of dists) {
+      const out = execFileSync(process.execPath, ['--import', 'tsx', 'bench/broadcast-span.ts', d.dist], {
+        encoding: 'utf8',
+      });
+      d.costs.push((JSON.parse(out) as { usPerSpan: number }).usPerSpan);
+    }
+  console.log(
+    '\nCPU per broadcast span measured alone (bench/broadcast-span.ts: made, queued, serialized and posted; medians of 3 runs of 5 × 100,000):\n',
+  );
+  console.log('| build | µs per span |');
+  console.log('|---|---:|');
+  for (const d of dists) console.log(`| ${d.name} | ${median(d.costs).toFixed(2)} |`);
 }
 
 /** Legitimate clients' req/s and p99 with a slowloris running beside them and without, in pairs (each pair one run of each). */

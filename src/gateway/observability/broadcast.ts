@@ -6,16 +6,20 @@
 // span; a batch the collector does not take is dropped; both are counted for /metrics
 // (cohort_broadcast_spans_total).
 //
-// A span is recorded once it has ended (what it describes already happened), so it is made here
-// as the SDK's finished-span record (ReadableSpan) that the official OTLP serializers read, rather
-// than through a TracerProvider: the SDK's live Span (time anchoring, attribute checks, processors)
-// cost about 30 µs a request, most of what broadcast added to a model request.
+// A span is recorded once it has ended (what it describes already happened). For `http/protobuf`
+// (the default) it is written at once as OTLP bytes into its collector's batch (otlp-protobuf.ts),
+// so nothing of the request is kept and no SDK object is made: the SDK's live Span cost about
+// 30 µs a request, its finished-span record and the official serializer about 11 µs. For
+// `http/json` it is kept as the SDK's finished-span record (ReadableSpan) that the official JSON
+// serializer reads.
 import { randomBytes } from 'node:crypto';
 import { SpanKind, SpanStatusCode, TraceFlags, type HrTime, type SpanContext } from '@opentelemetry/api';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace';
+import { JsonTraceSerializer } from '@opentelemetry/otlp-transformer';
 import type { Logger } from '../../shared/log.ts';
 import { OtlpHttpExporter, type Protocol } from './exporter.ts';
+import { exportRequest, ProtoWriter, requestHead, writeSpan } from './otlp-protobuf.ts';
 import type { SpanShape } from './spans.ts';
 
 export type Destination = {
@@ -47,8 +51,10 @@ export type BroadcastOptions = {
   timeoutMs?: number;
 };
 
-const RESOURCE = resourceFromAttributes({ 'service.name': 'cohort' });
+const RESOURCE_ATTRIBUTES = { 'service.name': 'cohort' };
+const RESOURCE = resourceFromAttributes(RESOURCE_ATTRIBUTES);
 const SCOPE = { name: 'cohort' };
+const HEAD = requestHead({ resource: RESOURCE_ATTRIBUTES, scope: SCOPE.name });
 const NO_LINKS: ReadableSpan['links'] = [];
 const NO_EVENTS: ReadableSpan['events'] = [];
 
@@ -63,9 +69,9 @@ const spanId = () => {
 
 const hr = (ms: number): HrTime => [Math.floor(ms / 1000), Math.round((ms % 1000) * 1e6)];
 
-/** The finished span the serializers read. */
-function readable(s: SpanShape): ReadableSpan {
-  const context: SpanContext = { traceId: s.traceId, spanId: spanId(), traceFlags: TraceFlags.SAMPLED };
+/** The SDK's finished-span record of a span, as the official serializers read it. */
+export function readable(s: SpanShape, spanId: string): ReadableSpan {
+  const context: SpanContext = { traceId: s.traceId, spanId, traceFlags: TraceFlags.SAMPLED };
   const end = Math.max(s.endMs, s.startMs);
   return {
     name: s.name,
@@ -90,13 +96,66 @@ function readable(s: SpanShape): ReadableSpan {
   };
 }
 
-type Sink = { record(s: SpanShape): void; flush(): Promise<void>; close(): Promise<void> };
+/** A span as the collectors' queues take it: what it says, its id, and its protobuf bytes once written. */
+type Recorded = { shape: SpanShape; spanId: string; bytes: Uint8Array | null };
+
+/** Where a span's protobuf is written once for every collector that takes it (read at once, in the same call). */
+const scratch = new ProtoWriter();
+const protobufOf = (r: Recorded): Uint8Array => {
+  if (!r.bytes) {
+    scratch.pos = 0;
+    writeSpan(scratch, r.shape, r.spanId);
+    r.bytes = scratch.buf.subarray(0, scratch.pos);
+  }
+  return r.bytes;
+};
+
+/** The spans waiting for one collector, in the form its protocol sends. */
+type Batch = { count(): number; add(r: Recorded): void; take(): Uint8Array | undefined };
+
+/** Protobuf: the spans' bytes, one after another, under one request header when sent. */
+function protobufBatch(): Batch {
+  const w = new ProtoWriter();
+  let count = 0;
+  return {
+    count: () => count,
+    add(r) {
+      const bytes = protobufOf(r);
+      w.ensure(bytes.length);
+      w.buf.set(bytes, w.pos);
+      w.pos += bytes.length;
+      count++;
+    },
+    take() {
+      const body = exportRequest(HEAD, w.buf.subarray(0, w.pos));
+      w.pos = 0;
+      count = 0;
+      return body;
+    },
+  };
+}
+
+/** JSON: the SDK's records, for the official JSON serializer. */
+function jsonBatch(): Batch {
+  let spans: ReadableSpan[] = [];
+  return {
+    count: () => spans.length,
+    add: (r) => void spans.push(readable(r.shape, r.spanId)),
+    take() {
+      const body = JsonTraceSerializer.serializeRequest(spans);
+      spans = [];
+      return body;
+    },
+  };
+}
+
+type Sink = { record(r: Recorded): void; flush(): Promise<void>; close(): Promise<void> };
 
 function createSink(d: Destination, o: BroadcastOptions): Sink {
   const maxQueued = o.maxQueued ?? 2048;
   const batchSize = o.batchSize ?? 512;
   const delayMs = o.delayMs ?? 1_000;
-  let queue: ReadableSpan[] = [];
+  const batch = d.protocol === 'http/json' ? jsonBatch() : protobufBatch();
   /** Spans in exports not yet answered. */
   let sending = 0;
   let timer: NodeJS.Timeout | null = null;
@@ -114,18 +173,16 @@ function createSink(d: Destination, o: BroadcastOptions): Sink {
   const send = () => {
     if (timer) clearTimeout(timer);
     timer = null;
-    while (queue.length) {
-      const batch = queue.length <= batchSize ? queue : queue.slice(0, batchSize);
-      queue = batch === queue ? [] : queue.slice(batchSize);
-      sending += batch.length;
-      exporter.export(batch, () => {});
-    }
+    const n = batch.count();
+    if (!n) return;
+    sending += n;
+    exporter.export(batch.take(), n);
   };
   return {
-    record(s) {
-      if (queue.length + sending >= maxQueued) return o.onSpans?.({ dropped: 1, reason: 'queue_full' });
-      queue.push(readable(s));
-      if (queue.length >= batchSize) send();
+    record(r) {
+      if (batch.count() + sending >= maxQueued) return o.onSpans?.({ dropped: 1, reason: 'queue_full' });
+      batch.add(r);
+      if (batch.count() >= batchSize) send();
       else if (!timer) {
         timer = setTimeout(send, delayMs);
         timer.unref();
@@ -186,7 +243,7 @@ export function createBroadcaster(o: BroadcastOptions) {
   /** The span is made only when some collector will take it. */
   const send = (list: Destination[], make: () => SpanShape) => {
     if (!o.installation && !list.length) return;
-    const span = make();
+    const span: Recorded = { shape: make(), spanId: spanId(), bytes: null };
     if (o.installation) sinkOf(o.installation).record(span);
     for (const d of list) sinkOf(d).record(span);
   };

@@ -77,3 +77,49 @@ test('spans past a full queue, and those a dead collector does not take, are dro
   await b.close();
   assert.deepEqual(counts, { exported: 0, dropped: 100 });
 });
+
+test('a span every collector takes as protobuf is written once: each gets the same request, in batches', async () => {
+  const bodies: Buffer[][] = [[], []];
+  const servers = bodies.map((got) =>
+    createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        got.push(Buffer.concat(chunks));
+        res.end('{}');
+      });
+    }),
+  );
+  for (const s of servers) await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+  const dest = (i: number) => ({
+    key: `pb${i}`,
+    url: `http://127.0.0.1:${(servers[i]!.address() as AddressInfo).port}/v1/traces`,
+    protocol: 'http/protobuf' as const,
+    headers: {},
+    internalAllowed: true,
+  });
+  const counts = { exported: 0, dropped: 0 };
+  const b = createBroadcaster({
+    log: createLogger({ level: 'silent' }),
+    installation: dest(0),
+    destinationsOf: async () => ({ enabled: true, list: [dest(1)] }),
+    cacheMs: 60_000,
+    batchSize: 2,
+    onSpans: (o) => ('exported' in o ? (counts.exported += o.exported) : (counts.dropped += o.dropped)),
+  });
+  try {
+    await b.flush();
+    for (const name of ['one', 'two', 'three']) b.emit('ws', () => ({ ...span, name }));
+    await b.flush();
+    assert.deepEqual(counts, { exported: 6, dropped: 0 });
+    // Two batches each (two spans, then one), the same bytes at both collectors.
+    assert.equal(bodies[0]!.length, 2);
+    assert.deepEqual(bodies[1], bodies[0]);
+    const all = Buffer.concat(bodies[0]!);
+    for (const name of ['one', 'two', 'three']) assert.ok(all.includes(Buffer.from(name)));
+    assert.ok(all.includes(Buffer.from(span.traceId, 'hex')));
+  } finally {
+    await b.close();
+    for (const s of servers) await new Promise<void>((r) => s.close(() => r()));
+  }
+});

@@ -1,6 +1,5 @@
-// OTLP/HTTP export of spans to one collector, with the official serializers
-// (@opentelemetry/otlp-transformer: `http/json` or `http/protobuf`) behind the SDK's
-// SpanExporter interface. Written here rather than taken from @opentelemetry/exporter-trace-otlp-http
+// OTLP/HTTP export of spans to one collector: each batch, already serialized (broadcast.ts), one
+// POST. Written here rather than taken from @opentelemetry/exporter-trace-otlp-http
 // because that exporter merges the process's OTEL_EXPORTER_OTLP_* variables into every
 // exporter it makes: the installation's collector headers (its API key) would go to every
 // workspace's collector. Here each exporter sends only its own headers.
@@ -12,9 +11,6 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { isIP } from 'node:net';
 import { Agent, request } from 'undici';
-import { ExportResultCode, type ExportResult } from '@opentelemetry/core';
-import { JsonTraceSerializer, ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
-import type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace';
 import { internalAddress } from '../../shared/egress-policy.ts';
 
 export type Protocol = 'http/json' | 'http/protobuf';
@@ -63,9 +59,8 @@ export function urlProblem(url: string, o: { internalAllowed: boolean }): string
   return null;
 }
 
-export class OtlpHttpExporter implements SpanExporter {
+export class OtlpHttpExporter {
   private readonly agent: Agent;
-  private readonly serializer: typeof JsonTraceSerializer;
   private readonly contentType: string;
   private readonly inFlight = new Set<Promise<void>>();
 
@@ -76,12 +71,11 @@ export class OtlpHttpExporter implements SpanExporter {
       bodyTimeout: o.timeoutMs,
       connections: 4,
     });
-    this.serializer = o.protocol === 'http/json' ? JsonTraceSerializer : ProtobufTraceSerializer;
     this.contentType = o.protocol === 'http/json' ? 'application/json' : 'application/x-protobuf';
   }
 
-  export(spans: ReadableSpan[], done: (result: ExportResult) => void): void {
-    const body = this.serializer.serializeRequest(spans);
+  /** Posts one batch of `spans` spans (no body: it could not be serialized, and is dropped). */
+  export(body: Uint8Array | undefined, spans: number): void {
     const sent = (async () => {
       if (!body) return false;
       const res = await request(this.o.url, {
@@ -96,8 +90,7 @@ export class OtlpHttpExporter implements SpanExporter {
     })().catch(() => false);
     const settled = sent.then((ok) => {
       this.inFlight.delete(settled);
-      this.o.onResult(spans.length, ok);
-      done({ code: ok ? ExportResultCode.SUCCESS : ExportResultCode.FAILED });
+      this.o.onResult(spans, ok);
     });
     this.inFlight.add(settled);
   }
