@@ -64,10 +64,17 @@ export function createSpawner(): Spawner {
   };
   // The sockets of streamed jobs live in a directory of this spawner's own (0700, under the
   // system's temporary directory: a socket's path is bounded to 107 bytes, which a data dir's
-  // may pass), made on first use and removed with the spawner.
+  // may pass), made on first use and removed with the spawner or at this process's exit.
   let sockets: string | null = null;
+  const removeSockets = () => {
+    if (sockets) rmSync(sockets, { recursive: true, force: true });
+    sockets = null;
+  };
   const socketPath = () => {
-    sockets ??= mkdtempSync(join(tmpdir(), 'cohort-spawner-'));
+    if (!sockets) {
+      sockets = mkdtempSync(join(tmpdir(), 'cohort-spawner-'));
+      process.once('exit', removeSockets);
+    }
     const path = join(sockets, randomBytes(8).toString('hex'));
     if (Buffer.byteLength(path) > 107) throw new Error(`the socket path ${path} is too long (TMPDIR)`);
     return path;
@@ -76,8 +83,7 @@ export function createSpawner(): Spawner {
     clearTimeout(idle);
     helper?.disconnect();
     helper = null;
-    if (sockets) rmSync(sockets, { recursive: true, force: true });
-    sockets = null;
+    removeSockets();
   };
   const pending = new Map<number, { resolve(r: JobResult): void; reject(e: Error): void }>();
   const start = (): ChildProcess => {

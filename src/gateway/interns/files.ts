@@ -2,7 +2,8 @@
 // write, delete, move, and a folder in or out as a tar stream. Every operation runs inside the
 // intern's own view as its uid (provisioner/files.ts runs provisioner/files-op.mjs there), never
 // by this process following a path the tenant controls; bytes cross between the two in spool
-// files of the data dir's own (0600, removed once used). A request's path is checked here first
+// files of the data dir's own (0600, removed once used), but for a folder's download, which is
+// read from GNU tar as it writes it (download, tarOut). A request's path is checked here first
 // (pathRefusal, pure); a folder's tar is checked entry by entry before anything is unpacked
 // (tarRefusal). Reads work on a sleeping or stopped intern without waking it (its disk mounted
 // read-only); writes wake a sleeping one and refuse a stopped one. The same service gives an
