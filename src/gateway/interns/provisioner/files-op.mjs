@@ -195,6 +195,9 @@ function tar(args, ok) {
 }
 
 const SLASH = Buffer.from('/');
+/** GNU tar's writes of a download: records of 128 blocks (64 KiB, what the gateway reads from a
+ * socket at once) rather than its default 20, six times fewer writes, reads and chunks sent. */
+const RECORD = 128 * 512;
 const block = (n) => Math.ceil(n / 512) * 512;
 /** The blocks GNU tar spends on a name (or a link's target) of `bytes` bytes beyond its header:
  * a long-name entry before it from 100 bytes on. */
@@ -221,13 +224,13 @@ function mayRead(path, st, dir) {
  * naming the folder or the entry. Names are bytes (a tenant's need not be UTF-8). */
 function walk(rel, root, maxBytes, maxEntries) {
   let entries = 0;
-  // The two zero blocks that end the stream; it is padded to GNU tar's records of 10 KiB.
+  // The two zero blocks that end the stream; it is padded to whole records (RECORD).
   let bytes = 1024;
   const count = (add) => {
     entries++;
     bytes += add;
     if (entries > maxEntries) throw new Refusal('too_many', rel);
-    if (Math.ceil(bytes / 10240) * 10240 > maxBytes) throw new Refusal('too_large', rel);
+    if (Math.ceil(bytes / RECORD) * RECORD > maxBytes) throw new Refusal('too_large', rel);
   };
   const top = Buffer.from(abs(rel));
   count(512);
@@ -264,7 +267,18 @@ function pack(rel, maxBytes, maxEntries) {
   walk(rel, t.st, maxBytes, maxEntries);
   // 1: a file changed while it was read (it is in the stream as it was).
   tar(
-    ['--create', '--file=-', '--format=gnu', ...TAR, '--one-file-system', '--hard-dereference', '-C', abs(rel), '.'],
+    [
+      '--create',
+      '--file=-',
+      `--blocking-factor=${RECORD / 512}`,
+      '--format=gnu',
+      ...TAR,
+      '--one-file-system',
+      '--hard-dereference',
+      '-C',
+      abs(rel),
+      '.',
+    ],
     [0, 1],
   );
 }
