@@ -6,7 +6,9 @@
 // turn. Prints a markdown table. Needs the sandbox (bubblewrap) and root, as interns do.
 import { execFile, execFileSync } from 'node:child_process';
 import { promisify } from 'node:util';
-import { createReadStream, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createReadStream, createWriteStream, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -80,8 +82,9 @@ try {
     rows['download it (tar)']!.ours.push(
       await ms(async () => {
         const res = await fetch(`${base}/files/up?format=tar`, { headers: auth });
-        if (res.status !== 200) throw new Error(`download: ${res.status}`);
-        writeFileSync(out, Buffer.from(await res.arrayBuffer()));
+        if (res.status !== 200 || !res.body) throw new Error(`download: ${res.status}`);
+        // Written as it arrives, as `curl -o` would (and as tar by hand writes its file).
+        await pipeline(Readable.fromWeb(res.body as never), createWriteStream(out));
       }),
     );
     if (statSync(out).size < FILES * FILE_BYTES) throw new Error('the download is short');

@@ -8,13 +8,16 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSyn
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { execFileSync } from 'node:child_process';
+import { request as httpRequest } from 'node:http';
 import { create as tarCreate, Header, list as tarList } from 'tar';
 import { shellIn as shellRaw, startInternFixture, type InternFixture } from './helpers/interns.ts';
 import { noSandbox } from './helpers/sandbox.ts';
 import { createTestAccount } from './helpers/accounts.ts';
 import { getInternById } from '../src/gateway/interns/interns.ts';
 
-const MAX_MB = 2;
+// Big enough that a folder's download outgrows every buffer between its tar and the client.
+const MAX_MB = 16;
 const IDLE_MS = 4000;
 /** The shell's output without its exit line. */
 const shellIn = async (...a: Parameters<typeof shellRaw>) => (await shellRaw(...a)).replace(/\n?\[exit \d+\]$/, '');
@@ -172,6 +175,113 @@ describe('files API', { skip: noSandbox }, () => {
     const entries: string[] = [];
     await tarList({ file, onReadEntry: (e) => void entries.push(`${e.path}:${e.type}`) });
     assert.deepEqual(entries.sort(), ['./:Directory', './a.txt:File', './lib/:Directory', './lib/b.txt:File']);
+    spoolEmpty();
+  });
+
+  test("a folder's download keeps links and fifos as what they are and is bounded before its first byte", async () => {
+    await shellIn(
+      f,
+      id,
+      [
+        'cd /intern/work && mkdir dl many big locked',
+        'echo hi > dl/a.txt && ln -s /etc/passwd dl/pw && mkfifo dl/pipe',
+        'for i in $(seq 60); do : > many/f$i; done',
+        'truncate -s 9M big/a big/b',
+        'echo x > locked/open.txt && echo y > locked/shut.txt && chmod 000 locked/shut.txt',
+      ].join(' && '),
+    );
+    const out = await req('GET', '/dl?format=tar');
+    assert.deepEqual([out.status, out.type], [200, 'application/x-tar']);
+    const file = join(scratch, 'dl.tar');
+    writeFileSync(file, out.buf);
+    const entries: string[] = [];
+    await tarList({
+      file,
+      onReadEntry: (e) => {
+        entries.push(`${e.path}:${e.type}:${e.linkpath ?? ''}:${e.size}`);
+        e.resume();
+      },
+    });
+    assert.deepEqual(entries.sort(), [
+      './:Directory::0',
+      './a.txt:File::3',
+      './pipe:FIFO::0',
+      './pw:SymbolicLink:/etc/passwd:0',
+    ]);
+
+    const many = await req('GET', '/many?format=tar');
+    assert.deepEqual(
+      [many.status, many.body],
+      [
+        413,
+        refused(413, 'the folder "many" holds more than 50 entries (COHORT_FILES_MAX_ENTRIES)', 'payload_too_large'),
+      ],
+    );
+    const big = await req('GET', '/big?format=tar');
+    assert.deepEqual(
+      [big.status, big.body],
+      [
+        413,
+        refused(
+          413,
+          `the folder "big" as a tar stream exceeds the files API's limit of ${MAX_MB * 1048576} bytes (COHORT_FILES_MAX_MB)`,
+          'payload_too_large',
+        ),
+      ],
+    );
+    const locked = await req('GET', '/locked?format=tar');
+    assert.deepEqual(
+      [locked.status, locked.body],
+      [
+        409,
+        {
+          error: {
+            code: 409,
+            message: `resource conflict: "locked/shut.txt" cannot be read or written by the intern's own user (its permissions)`,
+          },
+        },
+      ],
+    );
+    assert.equal((await req('GET', '/dl/pw?format=tar')).status, 400);
+    spoolEmpty();
+  });
+
+  test("a client that goes away mid-download stops the folder's tar", async () => {
+    await shellIn(f, id, 'mkdir -p /intern/work/stream && truncate -s 15M /intern/work/stream/zeros');
+    const uid = Number(await shellIn(f, id, 'id -u'));
+    /** The files API's processes packing a folder of this intern (its uid's tar and files-op). */
+    const packers = () =>
+      execFileSync('ps', ['-eo', 'uid=,args='], { encoding: 'utf8' })
+        .split('\n')
+        .filter((l) => Number(l.trim().split(/\s+/)[0]) === uid && /tar --create|files-op\.mjs pack/.test(l));
+    const { status, received, request } = await new Promise<{ status: number; received: number; request: any }>(
+      (resolve, reject) => {
+        const request = httpRequest(url('/stream?format=tar'), { headers: auth() }, (res) => {
+          res.once('data', (c: Buffer) => {
+            // Read no more: the tar is held by backpressure, mid-stream.
+            res.pause();
+            resolve({ status: res.statusCode!, received: c.length, request });
+          });
+        });
+        request.on('error', reject).end();
+      },
+    );
+    assert.equal(status, 200);
+    assert.ok(received < MAX_MB * 1048576);
+    await sleep(300);
+    assert.equal(packers().length > 0, true, 'the tar is still running, held by the unread stream');
+    request.destroy();
+    let left = packers();
+    for (let i = 0; i < 100 && left.length; i++) {
+      await sleep(100);
+      left = packers();
+    }
+    assert.deepEqual(left, [], 'the tar stopped when its client went away');
+    // The next download of the same folder is whole.
+    const again = await req('GET', '/stream?format=tar');
+    assert.equal(again.status, 200);
+    // 15 MiB, two headers and the end, in whole records of 64 KiB.
+    assert.equal(again.buf.length, 15 * 1048576 + 65536);
     spoolEmpty();
   });
 

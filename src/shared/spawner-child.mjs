@@ -1,14 +1,28 @@
 // The helper of spawner.ts: runs the jobs its parent sends over IPC ({id, job}, a Job of
 // spawner.ts), each a child of this small process, and answers {id, code, stderr} or {id, error}.
+// A job's stdout is a file, nothing, or (stdoutSocket) a Unix socket its parent listens on: this
+// process connects to it, gives the command the connection as its stdout, and keeps no copy.
 // It exits when its parent lets go of it. Plain JavaScript with node built-ins only, so that it
 // starts in some 40 ms from the source tree and from dist/ alike (no TypeScript loader).
 import { spawn } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
+import { connect } from 'node:net';
 
 /** A job sees nothing of the gateway's environment (nor does this helper: spawner.ts). */
 const ENV = { PATH: '/usr/local/bin:/usr/bin:/bin', LANG: 'C.UTF-8' };
 
 function run(id, job) {
+  if (!job.stdoutSocket) return start(id, job, null);
+  const socket = connect(job.stdoutSocket);
+  socket.once('error', (err) => process.send({ id, error: err.message }));
+  socket.once('connect', () => {
+    socket.removeAllListeners('error');
+    socket.on('error', () => {});
+    start(id, job, socket);
+  });
+}
+
+function start(id, job, socket) {
   const fds = [];
   const open = (path, flags) => {
     if (!path) return 'ignore';
@@ -17,10 +31,12 @@ function run(id, job) {
   };
   try {
     const stdin = open(job.stdin, 'r');
-    const stdout = open(job.stdout, 'w');
+    const stdout = socket ?? open(job.stdout, 'w');
     const ids = job.uid === undefined ? {} : { uid: job.uid, gid: job.gid ?? job.uid };
     const child = spawn(job.file, job.args, { cwd: job.cwd, env: ENV, stdio: [stdin, stdout, 'pipe'], ...ids });
     for (const fd of fds.splice(0)) closeSync(fd);
+    // The command holds the connection now: its end is the end of the stream.
+    socket?.destroy();
     let stderr = '';
     child.stderr.setEncoding('utf8').on('data', (d) => (stderr += d));
     let done = false;
@@ -33,6 +49,7 @@ function run(id, job) {
     child.on('close', (code) => finish({ id, code, stderr }));
   } catch (err) {
     for (const fd of fds.splice(0)) closeSync(fd);
+    socket?.destroy();
     process.send({ id, error: err.message });
   }
 }

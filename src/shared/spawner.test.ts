@@ -42,3 +42,27 @@ test('jobs run through the helper: stdin and stdout files, working directory, ex
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('a streamed job: its stdout read as it is written, and closing our end stops a command still writing', async () => {
+  const spawner = createSpawner();
+  try {
+    const short = await spawner.stream({ file: '/bin/sh', args: ['-c', 'echo one; echo two >&2'], cwd: '/' });
+    const chunks: Buffer[] = [];
+    for await (const c of short.stdout) chunks.push(c as Buffer);
+    assert.equal(Buffer.concat(chunks).toString(), 'one\n');
+    assert.deepEqual(await short.result, { code: 0, stderr: 'two\n' });
+
+    // `yes` writes for ever: what is not read holds it (backpressure), and our end closed ends it.
+    const endless = await spawner.stream({ file: '/usr/bin/yes', args: [], cwd: '/' });
+    let read = 0;
+    for await (const c of endless.stdout) {
+      read += (c as Buffer).length;
+      if (read > 1 << 20) break;
+    }
+    const ended = await endless.result;
+    assert.equal(ended.code, 1);
+    assert.match(ended.stderr, /^\/usr\/bin\/yes: standard output: (Connection reset by peer|Broken pipe)\n$/);
+  } finally {
+    spawner.close();
+  }
+});

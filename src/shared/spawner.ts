@@ -2,10 +2,18 @@
 // forking costs in proportion to the memory the forking process has touched (about 11 ms at
 // 640 MB, 1.4 ms for a fresh Node), and a gateway with an embedded database has touched hundreds of
 // MB. The helper (spawner-child.mjs) is started on first use, stops when idle, and runs each job as
-// given: command, working directory, uid and gid, and files for its stdin and stdout.
+// given: command, working directory, uid and gid, and files for its stdin and stdout, or (stream)
+// a Unix socket for its stdout that this process reads while the command writes: the command's
+// output reaches this process as it is made, with the socket's backpressure, and closing this
+// end stops a command that is still writing (EPIPE).
 // The helper is let go of after IDLE_MS without a job; nothing of it holds this process open.
 // May import: node built-ins.
 import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /** Plain JavaScript, copied into dist/ by the build: it starts without a TypeScript loader. */
@@ -21,6 +29,8 @@ export type Job = {
   /** A file for the command's stdin (read) or its stdout (written, 0600); otherwise nothing. */
   stdin?: string;
   stdout?: string;
+  /** A Unix socket (listening) that the helper connects the command's stdout to (stream). */
+  stdoutSocket?: string;
 };
 
 export type JobResult = { code: number | null; stderr: string };
@@ -28,7 +38,14 @@ export type JobResult = { code: number | null; stderr: string };
 /** What the helper sends back for job `id`: its result, or why it could not start. */
 export type JobReply = { id: number } & ({ code: number | null; stderr: string } | { error: string });
 
-export type Spawner = { run(job: Job): Promise<JobResult>; close(): void };
+/** A job whose stdout is read as it is written; `result` settles when the command has ended. */
+export type Streamed = { stdout: Socket; result: Promise<JobResult> };
+
+export type Spawner = {
+  run(job: Job): Promise<JobResult>;
+  stream(job: Omit<Job, 'stdout' | 'stdoutSocket'>): Promise<Streamed>;
+  close(): void;
+};
 
 const IDLE_MS = 10_000;
 
@@ -45,10 +62,28 @@ export function createSpawner(): Spawner {
       child.channel?.unref();
     }
   };
+  // The sockets of streamed jobs live in a directory of this spawner's own (0700, under the
+  // system's temporary directory: a socket's path is bounded to 107 bytes, which a data dir's
+  // may pass), made on first use and removed with the spawner or at this process's exit.
+  let sockets: string | null = null;
+  const removeSockets = () => {
+    if (sockets) rmSync(sockets, { recursive: true, force: true });
+    sockets = null;
+  };
+  const socketPath = () => {
+    if (!sockets) {
+      sockets = mkdtempSync(join(tmpdir(), 'cohort-spawner-'));
+      process.once('exit', removeSockets);
+    }
+    const path = join(sockets, randomBytes(8).toString('hex'));
+    if (Buffer.byteLength(path) > 107) throw new Error(`the socket path ${path} is too long (TMPDIR)`);
+    return path;
+  };
   const close = () => {
     clearTimeout(idle);
     helper?.disconnect();
     helper = null;
+    removeSockets();
   };
   const pending = new Map<number, { resolve(r: JobResult): void; reject(e: Error): void }>();
   const start = (): ChildProcess => {
@@ -75,16 +110,33 @@ export function createSpawner(): Spawner {
     });
     return child;
   };
+  const run = (job: Job): Promise<JobResult> => {
+    clearTimeout(idle);
+    helper ??= start();
+    hold(helper, true);
+    const id = next++;
+    return new Promise((resolve, reject) => {
+      pending.set(id, { resolve, reject });
+      helper!.send({ id, job });
+    });
+  };
   return {
-    run(job) {
-      clearTimeout(idle);
-      helper ??= start();
-      hold(helper, true);
-      const id = next++;
-      return new Promise((resolve, reject) => {
-        pending.set(id, { resolve, reject });
-        helper!.send({ id, job });
-      });
+    run,
+    async stream(job) {
+      const path = socketPath();
+      // One connection, the helper's, taken before the command starts; then the path is gone.
+      const server = createServer({ pauseOnConnect: true });
+      await new Promise<void>((resolve, reject) => server.once('error', reject).listen(path, resolve));
+      const connected = new Promise<Socket>((resolve) => server.once('connection', resolve));
+      const result = run({ ...job, stdoutSocket: path });
+      try {
+        // The helper connects before it starts the command: once the command has ended, the
+        // connection has been made; a job that failed before it never connects.
+        return { stdout: await Promise.race([connected, result.then(() => connected)]), result };
+      } finally {
+        server.close();
+        rmSync(path, { force: true });
+      }
     },
     close,
   };

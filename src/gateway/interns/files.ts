@@ -2,7 +2,8 @@
 // write, delete, move, and a folder in or out as a tar stream. Every operation runs inside the
 // intern's own view as its uid (provisioner/files.ts runs provisioner/files-op.mjs there), never
 // by this process following a path the tenant controls; bytes cross between the two in spool
-// files of the data dir's own (0600, removed once used). A request's path is checked here first
+// files of the data dir's own (0600, removed once used), but for a folder's download, which is
+// read from GNU tar as it writes it (download, tarOut). A request's path is checked here first
 // (pathRefusal, pure); a folder's tar is checked entry by entry before anything is unpacked
 // (tarRefusal). Reads work on a sleeping or stopped intern without waking it (its disk mounted
 // read-only); writes wake a sleeping one and refuse a stopped one. The same service gives an
@@ -25,7 +26,7 @@ import {
   statSync,
 } from 'node:fs';
 import { join } from 'node:path';
-import { Transform, type Readable } from 'node:stream';
+import { pipeline as pipelineCb, Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { Parser } from 'tar';
 import type { Db } from '../store/db.ts';
@@ -44,7 +45,7 @@ import {
   invalidRequest,
 } from '../errors.ts';
 import type { InternView, Provisioner } from './provisioner/index.ts';
-import { bundleIn, fileOp, type FileOpResult } from './provisioner/files.ts';
+import { bundleIn, fileOp, fileOpStream, type FileOpResult } from './provisioner/files.ts';
 import type { Fleet } from './hibernation.ts';
 import { getInternById } from './interns.ts';
 import {
@@ -159,6 +160,30 @@ async function checkTar(file: string, maxEntries: number): Promise<void> {
     throw refusal ?? invalidRequest(`body: not a tar stream (${(err as Error).message.slice(0, 200)})`);
   }
   if (refusal) throw refusal;
+}
+
+/** The tar stream `from` as it goes to a client whose response has begun (its status cannot change
+ * any more): past `maxBytes` (the folder grew since it was walked) or with an operation that did not
+ * end well (`result`), it fails, which aborts the response instead of ending it, so the client
+ * sees a failed download, never a short one. Destroyed (the client went away), it destroys
+ * `from`, which stops the tar that writes it. */
+export function tarOut(from: Readable, o: { maxBytes: number; result: Promise<FileOpResult> }): Readable {
+  let total = 0;
+  const out = new Transform({
+    transform(chunk: Buffer, _enc, cb) {
+      total += chunk.length;
+      if (total > o.maxBytes)
+        return cb(new Error(`the tar stream passed ${o.maxBytes} bytes (COHORT_FILES_MAX_MB) while it was sent`));
+      cb(null, chunk);
+    },
+    flush(cb) {
+      o.result.then((r) =>
+        cb(r.ok ? null : new Error(`the tar stream failed while it was sent (${r.detail ?? r.kind})`)),
+      );
+    },
+  });
+  pipelineCb(from, out, () => {});
+  return out;
 }
 
 export type Got =
@@ -457,11 +482,65 @@ export function createInternFiles(o: {
     }
   }
 
+  /** The folder `path` as a tar stream made while it is sent (docs/guides/files.md, "A folder's
+   * download"): files-op.mjs walks it first (bounds, refused before a byte), then GNU tar writes
+   * it to a socket this process reads; its first byte means the operation was not refused. */
+  async function download(row: InternRow, path: string): Promise<Readable> {
+    const args = ['pack', path, String(limits.maxBytes), String(limits.maxEntries)];
+    let op = await packing(await readable(row), args);
+    // Its daemon stopped between the look and the read (it fell asleep): read its disk instead.
+    if (!op.started && !op.r.ok && op.r.kind === 'failed')
+      op = await packing(await readable((await getInternById(o.db, row.id)) ?? row), args);
+    if (!op.started) {
+      if (op.r.ok) throw internalError();
+      if (op.r.kind === 'too_large')
+        throw fileTooLarge(
+          `the folder "${op.r.path || '.'}" as a tar stream exceeds the files API's limit of ${limits.maxBytes} bytes (COHORT_FILES_MAX_MB)`,
+        );
+      if (op.r.kind === 'too_many')
+        throw fileTooLarge(
+          `the folder "${op.r.path || '.'}" holds more than ${limits.maxEntries} entries (COHORT_FILES_MAX_ENTRIES)`,
+        );
+      throw refusal(op.r, path);
+    }
+    return op.stream;
+  }
+
+  /** Starts `pack` in the view (released when it ends) and waits for its first byte or its end. */
+  async function packing(
+    view: InternView,
+    args: string[],
+  ): Promise<{ started: true; stream: Readable } | { started: false; r: FileOpResult }> {
+    let op: Awaited<ReturnType<typeof fileOpStream>>;
+    try {
+      op = await fileOpStream({ view: view.view, uid: view.uid, args });
+    } catch (err) {
+      await view.release();
+      throw err;
+    }
+    const { stdout, result } = op;
+    void result
+      .then(() => view.release())
+      .catch((err: Error) => o.log.error({ err: err.message }, "releasing an intern's view failed"));
+    await new Promise<void>((resolve) => {
+      const go = () => {
+        stdout.off('readable', go).off('error', go);
+        resolve();
+      };
+      stdout.on('readable', go).on('error', go);
+    });
+    if (stdout.readableLength > 0)
+      return { started: true, stream: tarOut(stdout, { maxBytes: limits.maxBytes, result }) };
+    stdout.destroy();
+    return { started: false, r: await result };
+  }
+
   return {
     async get(row, path, { tar }) {
+      if (tar) return { type: 'tar', stream: await download(row, path), size: null };
       const out = spool();
       try {
-        const args = tar ? ['pack', path] : ['get', path, String(limits.maxBytes), String(limits.maxEntries)];
+        const args = ['get', path, String(limits.maxBytes), String(limits.maxEntries)];
         let r = await run(await readable(row), args, { stdout: out });
         // Its daemon stopped between the look and the read (it fell asleep): read its disk instead.
         if (!r.ok && r.kind === 'failed')
@@ -472,8 +551,7 @@ export function createInternFiles(o: {
           rmSync(out, { force: true });
           return { type: 'directory', body };
         }
-        const size = statSync(out).size;
-        return { type: r.type === 'tar' ? 'tar' : 'file', stream: drain(out), size };
+        return { type: 'file', stream: drain(out), size: statSync(out).size };
       } catch (err) {
         rmSync(out, { force: true });
         throw err;

@@ -14,7 +14,8 @@
 //   (src/backup/archive.ts).
 // May import: src/shared (spawner), node built-ins and npm packages (tar).
 import { spawn } from 'node:child_process';
-import { createSpawner } from '../../../shared/spawner.ts';
+import { createSpawner, type Job, type JobResult } from '../../../shared/spawner.ts';
+import type { Readable } from 'node:stream';
 import { chmodSync, chownSync, createReadStream, existsSync, lstatSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -76,24 +77,29 @@ const TAR_IN = [
  * a fork of a gateway holding an embedded database costs milliseconds each. */
 const spawner = createSpawner();
 
-/** Runs a program (GNU tar, files-op.mjs) in `view` as `uid` (null: as this process), its input
- * and output in the files `stdin` and `stdout`; resolves with its exit code and stderr. An intern's uid is taken by the process that
- * starts tar (setgroups, setgid, setuid: root's capabilities go with it); root (the files of an
- * intern that never started) keeps its uid and drops every capability, for good. */
-function runIn(o: { view: DiskView; uid: number | null; argv: string[]; stdin?: string; stdout?: string }) {
+/** A program's argv and where it runs: `view` as `uid` (null: as this process). An intern's uid
+ * is taken by the process that starts the program (setgroups, setgid, setuid: root's capabilities
+ * go with it); root (the files of an intern that never started) keeps its uid and drops every
+ * capability, for good. */
+function jobIn(o: { view: DiskView; uid: number | null; argv: string[]; stdin?: string }): Job {
   const argv = o.uid === 0 ? [...ROOT_WITHOUT_CAPABILITIES, ...o.argv] : o.argv;
-  const io = { stdin: o.stdin, stdout: o.stdout };
   if (o.view.ns === null)
-    return spawner.run({
+    return {
       file: argv[0]!,
       args: argv.slice(1),
       cwd: o.view.wd,
-      ...io,
+      stdin: o.stdin,
       ...(o.uid ? { uid: o.uid } : {}),
-    });
+    };
   const ids = o.uid ? [`--setuid=${o.uid}`, `--setgid=${o.uid}`] : [];
   const args = [`--mount=/proc/${o.view.ns}/ns/mnt`, `--wdns=${o.view.wd}`, ...ids, '--', ...argv];
-  return spawner.run({ file: NSENTER, args, cwd: '/', ...io });
+  return { file: NSENTER, args, cwd: '/', stdin: o.stdin };
+}
+
+/** Runs a program (GNU tar, files-op.mjs) in `view` as `uid` (jobIn), its input and output in the
+ * files `stdin` and `stdout`; resolves with its exit code and stderr. */
+function runIn(o: { view: DiskView; uid: number | null; argv: string[]; stdin?: string; stdout?: string }) {
+  return spawner.run({ ...jobIn(o), stdout: o.stdout });
 }
 
 /** The files API's operations, run inside an intern's view (files-op.mjs says how). */
@@ -112,19 +118,43 @@ export async function fileOp(o: {
   stdin?: string;
   stdout?: string;
 }): Promise<FileOpResult> {
-  const r = await runIn({
-    view: o.view,
-    uid: o.uid,
-    argv: [process.execPath, FILES_OP, ...o.args],
-    stdin: o.stdin,
-    stdout: o.stdout,
-  });
+  return resultOf(
+    await runIn({
+      view: o.view,
+      uid: o.uid,
+      argv: [process.execPath, FILES_OP, ...o.args],
+      stdin: o.stdin,
+      stdout: o.stdout,
+    }),
+  );
+}
+
+/** An operation's outcome: the last line of its stderr. */
+function resultOf(r: JobResult): FileOpResult {
   const last = r.stderr.trim().split('\n').at(-1) ?? '';
   try {
     const parsed = JSON.parse(last) as FileOpResult;
     if (typeof parsed === 'object' && parsed && 'ok' in parsed) return parsed;
   } catch {}
   return { ok: false, kind: 'failed', path: '', detail: lastLines(r.stderr) || `exit ${r.code}` };
+}
+
+/** Runs one files-op.mjs operation in `view` as `uid` with its stdout read as it is written
+ * (spawner.ts): `stdout` ends when the operation's output does; destroying it stops the
+ * operation (its next write fails). `result` never rejects. */
+export async function fileOpStream(o: {
+  view: DiskView;
+  uid: number | null;
+  args: string[];
+}): Promise<{ stdout: Readable; result: Promise<FileOpResult> }> {
+  const s = await spawner.stream(jobIn({ view: o.view, uid: o.uid, argv: [process.execPath, FILES_OP, ...o.args] }));
+  const result = s.result.then(resultOf, (err: Error) => ({
+    ok: false as const,
+    kind: 'failed',
+    path: '',
+    detail: err.message,
+  }));
+  return { stdout: s.stdout, result };
 }
 
 /** Makes a git bundle of the commits on the intern's HEAD since `base` in its repository at
