@@ -9,7 +9,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { dirname, join, relative, resolve } from 'node:path';
+import { dirname, join, relative, resolve, sep } from 'node:path';
 import { REPO } from './helpers/cli.ts';
 import { comments } from './helpers/comments.ts';
 
@@ -90,6 +90,12 @@ export function check(file: string, text: string): string[] {
     else {
       bases = [join(REPO, 'src'), join(REPO, 'src/gateway')];
       for (let d = dir; d.startsWith(REPO); d = dirname(d)) bases.push(d);
+    }
+    // A path relative to the file that climbs out of the repository is refused whether or not it
+    // exists on this machine (a clone elsewhere has nothing there).
+    if (relativeToFile && !resolve(dir, path).startsWith(resolve(REPO) + sep)) {
+      problems.push(`names ${path}, outside the repository`);
+      continue;
     }
     const base = bases.find((b) => exists(b, path));
     if (base === undefined) {

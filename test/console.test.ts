@@ -475,7 +475,7 @@ describe('the console in a browser', { skip: noBrowser }, () => {
       String(first.prompt_tokens + first.completion_tokens),
     ]);
     assert.match(cells[4]!, /^\$\d/);
-    await page.getByLabel('Show').selectOption('cost');
+    await page.getByLabel('Show', { exact: true }).selectOption('cost');
     await page.getByRole('img', { name: /cost per day, stacked by model; the highest day is \$/ }).waitFor();
     // The latest requests one by one, as GET /generations gives them, each with its bodies on demand.
     const gens = (await gw.call('GET', '/generations?limit=25', { key: gw.keys.management_key })).body.data;
@@ -485,7 +485,7 @@ describe('the console in a browser', { skip: noBrowser }, () => {
     const firstCells = await latest.locator('tbody tr').first().locator('td').allInnerTexts();
     assert.deepEqual(firstCells.slice(1, 3), [gens[0].model, String(gens[0].status)]);
     const content = await gw.call('GET', `/generation/content?id=${gens[0].id}`, { key: gw.keys.management_key });
-    await latest.getByRole('button', { name: `Bodies of ${gens[0].id}` }).click();
+    await latest.getByRole('button', { name: `Show the bodies of ${gens[0].id}` }).click();
     if (content.status === 200)
       assert.equal(await latest.locator('pre.output').innerText(), content.body.data.output.completion ?? '');
     else await latest.getByText('Its bodies were not kept').waitFor();

@@ -204,7 +204,7 @@ function Requests() {
                   <button
                     type="button"
                     aria-expanded={open === g.id}
-                    aria-label={`Bodies of ${g.id}`}
+                    aria-label={`${open === g.id ? 'Hide' : 'Show'} the bodies of ${g.id}`}
                     onClick={() => setOpen(open === g.id ? null : g.id)}
                   >
                     {open === g.id ? 'Hide' : 'Show'}
