@@ -80,3 +80,39 @@ export function confinedArgv(opts: { workDir: string; argv: string[]; userNamesp
     ...opts.argv,
   ];
 }
+
+/** Files of the host's /etc that programs of its userland read (certificates, the loader cache,
+ * the time zone, name lookup), bound where they exist. */
+export const SYSTEM_ETC = [
+  '/etc/alternatives',
+  '/etc/ssl/certs',
+  '/etc/ssl/openssl.cnf',
+  '/etc/ca-certificates',
+  '/etc/ld.so.cache',
+  '/etc/localtime',
+  '/etc/nsswitch.conf',
+];
+
+/** The host's userland, read-only, for a sandbox built from an empty root: /usr with the merged-/usr
+ * links (/bin, /sbin, /lib, /lib64) and SYSTEM_ETC. An intern's runtime and the server tools'
+ * command sandbox both start from it. */
+export function userlandArgv(): string[] {
+  return [
+    '--ro-bind',
+    '/usr',
+    '/usr',
+    '--symlink',
+    'usr/bin',
+    '/bin',
+    '--symlink',
+    'usr/sbin',
+    '/sbin',
+    '--symlink',
+    'usr/lib',
+    '/lib',
+    '--symlink',
+    'usr/lib64',
+    '/lib64',
+    ...SYSTEM_ETC.flatMap((p) => ['--ro-bind-try', p, p]),
+  ];
+}

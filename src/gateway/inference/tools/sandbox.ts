@@ -13,7 +13,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
-import { FILTER_FD, writeFilter } from '../../../runtime/sandbox/index.ts';
+import { FILTER_FD, userlandArgv, writeFilter } from '../../../runtime/sandbox/index.ts';
 import { type Sandbox, ToolError, type ToolsEnv } from './types.ts';
 
 /** What the gateway lends the sandboxes: uids of the interns' range, and the tenant's seccomp program. */
@@ -94,17 +94,6 @@ process.stdin.on('data', (d) => {
 process.stdin.on('end', () => process.exit(0));
 `;
 
-/** Read-only paths of the OS userland a command needs, as an intern's runtime binds them. */
-const SYSTEM_RO = [
-  '/etc/alternatives',
-  '/etc/ssl/certs',
-  '/etc/ssl/openssl.cnf',
-  '/etc/ca-certificates',
-  '/etc/ld.so.cache',
-  '/etc/localtime',
-  '/etc/nsswitch.conf',
-];
-
 /** bubblewrap's argv for the sandbox, as data (sandbox.test.ts checks it). */
 export function sandboxArgv(o: { diskMb: number; nodePath: string }): string[] {
   const bytes = String(o.diskMb * 1024 * 1024);
@@ -120,22 +109,7 @@ export function sandboxArgv(o: { diskMb: number; nodePath: string }): string[] {
     'sandbox',
     '--die-with-parent',
     '--new-session',
-    '--ro-bind',
-    '/usr',
-    '/usr',
-    '--symlink',
-    'usr/bin',
-    '/bin',
-    '--symlink',
-    'usr/sbin',
-    '/sbin',
-    '--symlink',
-    'usr/lib',
-    '/lib',
-    '--symlink',
-    'usr/lib64',
-    '/lib64',
-    ...SYSTEM_RO.flatMap((p) => ['--ro-bind-try', p, p]),
+    ...userlandArgv(),
     ...(nodePrefix === '/usr' || nodePrefix.startsWith('/usr/') ? [] : ['--ro-bind', nodePrefix, nodePrefix]),
     '--proc',
     '/proc',

@@ -2,8 +2,9 @@
 // bubblewrap sandbox (mount, PID, network, IPC and UTS namespaces), on its own disk, with the
 // capabilities it needs to run its agent as the intern's own uid. Pure, so it is tested as data;
 // local.ts runs it. See docs/isolation.md for what an intern can and cannot reach.
-// May import: node built-ins.
+// May import: node built-ins, ../../../runtime/sandbox/bwrap.ts (the host userland's binds).
 import { dirname } from 'node:path';
+import { SYSTEM_ETC, userlandArgv } from '../../../runtime/sandbox/bwrap.ts';
 
 /** The descriptor the launcher passes bubblewrap the runtime's seccomp program on (local.ts writes it). */
 export const RUNTIME_FILTER_FD = 4;
@@ -99,16 +100,7 @@ export type RuntimeOptions = {
 };
 
 /** Host paths every runtime reads: the OS userland and the files programs expect in /etc. */
-const SYSTEM_RO = [
-  '/usr',
-  '/etc/alternatives',
-  '/etc/ssl/certs',
-  '/etc/ssl/openssl.cnf',
-  '/etc/ca-certificates',
-  '/etc/ld.so.cache',
-  '/etc/localtime',
-  '/etc/nsswitch.conf',
-];
+const SYSTEM_RO = ['/usr', ...SYSTEM_ETC];
 
 /** The programs that start an intern: [file, args] for spawn. */
 export function runtimeCommand(o: RuntimeOptions): [string, string[]] {
@@ -148,22 +140,7 @@ export function runtimeCommand(o: RuntimeOptions): [string, string[]] {
     ...parents([...SYSTEM_RO, '/etc/passwd', IN_SANDBOX.gateways, ...o.runtimePaths])
       .filter((d) => d !== '/tmp')
       .flatMap((d) => ['--perms', '0755', '--dir', d]),
-    '--ro-bind',
-    '/usr',
-    '/usr',
-    '--symlink',
-    'usr/bin',
-    '/bin',
-    '--symlink',
-    'usr/sbin',
-    '/sbin',
-    '--symlink',
-    'usr/lib',
-    '/lib',
-    '--symlink',
-    'usr/lib64',
-    '/lib64',
-    ...SYSTEM_RO.slice(1).flatMap((p) => ['--ro-bind-try', p, p]),
+    ...userlandArgv(),
     '--ro-bind',
     o.etc.passwd,
     '/etc/passwd',
