@@ -8,7 +8,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { startTestGateway, type TestGateway } from './helpers/gateway.ts';
-import { launchChromium, noBrowser } from './helpers/browser.ts';
+import { launchChromium, noBrowser, unlabelledControls } from './helpers/browser.ts';
 import { CONSOLE_DIR } from '../src/gateway/console.ts';
 import { hashKey } from '../src/gateway/crypto/keys.ts';
 
@@ -19,21 +19,6 @@ describe('the console: keys and guardrails', { skip: noBrowser }, () => {
   let browser: Browser;
   let page: Page;
   const origin = () => gw.url.replace('/api/v1', '');
-  /** Every visible control has a name a screen reader can say. */
-  const unlabelled = () =>
-    page.evaluate(() =>
-      [...document.querySelectorAll('input, select, textarea, button, meter')]
-        .filter((el) => (el as HTMLElement).offsetParent !== null)
-        .filter(
-          (el) =>
-            !(
-              (el as HTMLInputElement).labels?.length ||
-              el.getAttribute('aria-label') ||
-              (el.tagName === 'BUTTON' && el.textContent?.trim())
-            ),
-        )
-        .map((el) => el.outerHTML),
-    );
   before(async () => {
     if (!existsSync(join(CONSOLE_DIR, 'index.html'))) {
       // @ts-expect-error: a plain .mjs build script, without types
@@ -91,7 +76,7 @@ describe('the console: keys and guardrails', { skip: noBrowser }, () => {
       .waitFor();
     const meter = Number(await page.getByRole('meter', { name: 'ci spend' }).getAttribute('value'));
     assert.ok(Math.abs(meter - cost) < 1e-12, `meter ${meter}, spent ${cost}`);
-    assert.deepEqual(await unlabelled(), []);
+    assert.deepEqual(await unlabelledControls(page), []);
     await page.getByRole('button', { name: 'Disable ci' }).click();
     await page.getByRole('button', { name: 'Enable ci' }).waitFor();
     assert.equal((await gw.call('GET', '/key', { key: secret })).status, 401);
@@ -109,7 +94,7 @@ describe('the console: keys and guardrails', { skip: noBrowser }, () => {
     await row.getByText('$2.00, resets monthly').waitFor();
     await row.getByText('models: local/scripted, openai/gpt-4o').waitFor();
     await page.getByLabel('Key for team').selectOption({ label: 'bootstrap key' });
-    assert.deepEqual(await unlabelled(), []);
+    assert.deepEqual(await unlabelledControls(page), []);
     await page.getByRole('button', { name: 'Assign to team' }).click();
     const g = (await gw.call('GET', '/guardrails')).body.data[0];
     for (let i = 0; i < 50; i++) {

@@ -12,7 +12,7 @@ import type { Browser, Page } from 'playwright-core';
 import { interns } from '../src/gateway/store/schema-interns.ts';
 import { startTestGateway, type TestGateway } from './helpers/gateway.ts';
 import { killGroup } from './helpers/interns.ts';
-import { launchChromium, noBrowser } from './helpers/browser.ts';
+import { launchChromium, noBrowser, unlabelledControls } from './helpers/browser.ts';
 import { noSandbox } from './helpers/sandbox.ts';
 import { startGitServer, type GitServer } from './helpers/git-server.ts';
 import { CONSOLE_DIR, CONTENT_SECURITY_POLICY } from '../src/gateway/console.ts';
@@ -103,21 +103,6 @@ describe('the console in a browser', { skip: noBrowser }, () => {
     assert.ok(id, `no error described for ${label}`);
     return page.locator(`[id="${id}"]`).innerText();
   };
-  /** Every control on the screen has a name a screen reader can say. */
-  const allLabelled = () =>
-    page.evaluate(() =>
-      [...document.querySelectorAll('input, select, textarea, button')]
-        .filter((el) => (el as HTMLElement).offsetParent !== null)
-        .filter(
-          (el) =>
-            !(
-              (el as HTMLInputElement).labels?.length ||
-              el.getAttribute('aria-label') ||
-              (el.tagName === 'BUTTON' && el.textContent?.trim())
-            ),
-        )
-        .map((el) => el.outerHTML),
-    );
 
   /** Visible text below WCAG AA contrast against its background (4.5:1, or 3:1 for large text);
    * disabled controls are exempt. Plain JavaScript: the test's own compiler would add helpers the page lacks. */
@@ -203,7 +188,7 @@ describe('the console in a browser', { skip: noBrowser }, () => {
     const row = page.locator('tr[data-intern="ada"]');
     await row.getByText('running').waitFor({ timeout: 60_000 });
     assert.equal(await row.locator('code').innerText(), 'local/scripted');
-    assert.deepEqual(await allLabelled(), []);
+    assert.deepEqual(await unlabelledControls(page), []);
     assert.deepEqual(await lowContrast(), []);
     await shot('interns');
   });
@@ -348,7 +333,7 @@ describe('the console in a browser', { skip: noBrowser }, () => {
       await versions.locator('li').first().innerText(),
       /Version 2designated[\s\S]*System prompt: Be brief\./,
     );
-    assert.deepEqual(await allLabelled(), []);
+    assert.deepEqual(await unlabelledControls(page), []);
     assert.deepEqual(await lowContrast(), []);
     await shot('presets');
   });
@@ -378,7 +363,7 @@ describe('the console in a browser', { skip: noBrowser }, () => {
       !(await page.content()).includes(raw) && !(await page.content()).includes('rotated-9876543210'),
       'no raw key in the page',
     );
-    assert.deepEqual(await allLabelled(), []);
+    assert.deepEqual(await unlabelledControls(page), []);
     await shot('credentials');
     await card.getByRole('button', { name: /^Delete/ }).click();
     await page.getByRole('dialog').getByRole('button', { name: 'Delete' }).click();
@@ -444,7 +429,7 @@ describe('the console in a browser', { skip: noBrowser }, () => {
       },
     );
     assert.ok(saved.updated_at);
-    assert.deepEqual(await allLabelled(), []);
+    assert.deepEqual(await unlabelledControls(page), []);
     assert.deepEqual(await lowContrast(), []);
     await shot('workspaces');
   });
@@ -562,7 +547,7 @@ describe('the console in a browser', { skip: noBrowser }, () => {
     const said = await repo.getByRole('status').innerText();
     assert.match(said, /^Pushed [0-9a-f]{12} to the new branch cohort\/from-console\.$/);
     assert.equal(git.git('site', ['show', 'cohort/from-console:index.html']), '<h1>hi</h1>\n<p>by the intern</p>\n');
-    assert.deepEqual(await allLabelled(), []);
+    assert.deepEqual(await unlabelledControls(page), []);
     assert.deepEqual(await lowContrast(), []);
     await shot('files');
     // Once more: the branch exists now, and the console says so in words.
