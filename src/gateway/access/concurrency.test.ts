@@ -6,6 +6,7 @@ import { type ApiError, errorBody } from '../errors.ts';
 import { Redis } from 'ioredis';
 import { openRedis } from '../store/redis.ts';
 import { redisServerMissing, startOwnRedis, type OwnRedis } from '../../../test/helpers/redis-server.ts';
+import { waitFor } from '../../../test/helpers/wait.ts';
 
 const redisUrl = process.env.REDIS_URL;
 if (!redisUrl) process.stderr.write('# Redis concurrency variant skipped: REDIS_URL is not set\n');
@@ -91,6 +92,12 @@ test("Redis: two gateways share the slots; held leases are renewed; a dead gatew
   const who = { keyId: 'k', accountId: 'acct' };
   const a = await createConcurrencyLimiter({ limits, redisUrl, keyPrefix, leaseMs: 600 });
   const b = await createConcurrencyLimiter({ limits, redisUrl, keyPrefix, leaseMs: 600 });
+  const raw = new Redis(redisUrl!);
+  /** Redis's clock, which lease ends are measured on. */
+  const redisNow = async () => {
+    const [s, us] = await raw.time();
+    return Number(s) * 1000 + Math.floor(Number(us) / 1000);
+  };
   const fromA = await a.acquire('model', who);
   await b.acquire('model', who);
   await refusal(a.acquire('model', who));
@@ -103,18 +110,19 @@ test("Redis: two gateways share the slots; held leases are renewed; a dead gatew
       () => false,
     );
   assert.ok(took);
-  // B renews its leases every 200 ms, so they outlive the 600 ms lease while held.
-  await new Promise((r) => setTimeout(r, 1000));
+  // B renews its leases every 200 ms, so they outlive the 600 ms lease while held: past the end
+  // its leases have now, on Redis's clock, they still hold the slots.
+  const ends = (await raw.zrange(`${keyPrefix}:model:key:k`, '0', '-1', 'WITHSCORES')).filter((_, i) => i % 2 === 1);
+  const lastEnd = Math.max(...ends.map(Number));
+  await waitFor("Redis's clock passes the end B's leases had", async () => (await redisNow()) > lastEnd);
   await refusal(a.acquire('model', who));
   await b.close();
   // A gateway that died holding a slot renews nothing: its lease lapses and the slot frees.
-  const { Redis } = await import('ioredis');
-  const raw = new Redis(redisUrl!);
-  const [sec] = await raw.time();
-  await raw.zadd(`${keyPrefix}:model:key:k`, Number(sec) * 1000 + 1500, 'dead-gateway-lease');
+  const deadEnd = (await redisNow()) + 1500;
+  await raw.zadd(`${keyPrefix}:model:key:k`, deadEnd, 'dead-gateway-lease');
   await a.acquire('model', who);
   await refusal(a.acquire('model', who));
-  await new Promise((r) => setTimeout(r, 2100));
+  await waitFor("Redis's clock passes the dead gateway's lease end", async () => (await redisNow()) > deadEnd);
   await a.acquire('model', who);
   raw.disconnect();
   await a.close();
@@ -153,14 +161,13 @@ describe('slots in a Redis of the test’s own', { skip: redisServerMissing ?? f
         'too many concurrent model requests for this API key (at most 2); retry when one ends',
       );
       own.thaw();
-      for (let i = 0; i < 200 && !link.usable(); i++) await new Promise((r) => setTimeout(r, 25));
+      await waitFor('the link to Redis is usable again', () => link.usable());
       r1();
       r2();
       const r3 = await l.acquire('model', who);
       // The acquire that timed out was taken by Redis when it woke; the next heartbeat gives it back.
       const leases = () => raw.zcard(`${prefix}:model:key:k`);
-      for (let i = 0; i < 100 && (await leases()) !== 1; i++) await new Promise((r) => setTimeout(r, 50));
-      assert.equal(await leases(), 1);
+      await waitFor('one lease is left', async () => (await leases()) === 1);
       r3();
     } finally {
       own.thaw();
@@ -196,12 +203,7 @@ describe('slots in a Redis of the test’s own', { skip: redisServerMissing ?? f
         'too many concurrent intern chat streams for this API key (at most 1); retry when one ends',
       );
       assert.equal(busy.headers['retry-after'], '1');
-      let release: (() => void) | null = null;
-      for (let i = 0; i < 100 && !release; i++) {
-        release = await l.acquire('model', who).catch(() => null);
-        if (!release) await new Promise((r) => setTimeout(r, 50));
-      }
-      assert.ok(release);
+      await waitFor('a model slot of the key frees', () => l.acquire('model', who).catch(() => null));
       const left = await raw.zrange(`${prefix}:model:key:k`, '0', '-1');
       assert.deepEqual([left.length, left.some((m) => m.startsWith('ghost/'))], [1, false]);
     } finally {
