@@ -52,6 +52,10 @@ cpSync(
   join(root, 'src', 'gateway', 'interns', 'provisioner', 'files-op.mjs'),
   join(root, 'dist', 'gateway', 'interns', 'provisioner', 'files-op.mjs'),
 );
+// The intern runtime's launcher scripts (src/runtime/sandbox/intern.ts reads them beside itself).
+cpSync(join(root, 'src', 'runtime', 'sandbox', 'scripts'), join(root, 'dist', 'runtime', 'sandbox', 'scripts'), {
+  recursive: true,
+});
 // The daemon and the agent start once per intern wake: each becomes one file, so a start reads
 // one module instead of some three hundred (docs/fleet.md measures it).
 const { build } = await import('esbuild');

@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { z } from 'zod';
-import type { IsolationOptions } from './interns/provisioner/local.ts';
+import type { IsolationOptions } from './interns/provisioner/launch.ts';
 import { parseEgress, type EgressPolicy } from './interns/egress.ts';
 import type { SlotLimits } from './access/concurrency.ts';
 import { parseToolsEnv, TOOL_DEFAULTS } from './inference/tools/env.ts';

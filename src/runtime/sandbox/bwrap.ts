@@ -22,6 +22,10 @@ export type BwrapOptions = {
   filtered?: boolean;
 };
 
+/** The namespaces every sandbox of a tenant's has of its own (network, IPC, host name), in the
+ * inner sandbox and the intern's runtime (intern.ts) alike. */
+export const PRIVATE_NAMESPACES = ['--unshare-net', '--unshare-ipc', '--unshare-uts'];
+
 /** Whether this process would nest (an unprivileged uid, as inside an intern's runtime). */
 export const nestedHere = (): boolean => process.getuid?.() !== 0;
 
@@ -47,9 +51,7 @@ export function bwrapArgv(opts: BwrapOptions): string[] {
     opts.workDir,
     '--chdir',
     opts.workDir,
-    '--unshare-net',
-    '--unshare-ipc',
-    '--unshare-uts',
+    ...PRIVATE_NAMESPACES,
     '--die-with-parent',
     ...filterArgs(opts.filtered ?? false, nested),
     // No --new-session: runShell starts bwrap in a session of its own, without a controlling

@@ -8,7 +8,7 @@ import {
   runtimePathsFor,
   SPARE_LAUNCH_SCRIPT,
   type RuntimeOptions,
-} from './runtime.ts';
+} from './intern.ts';
 
 const opts: RuntimeOptions = {
   bwrapPath: '/usr/bin/bwrap',

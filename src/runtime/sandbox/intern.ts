@@ -1,12 +1,16 @@
 // The intern's isolated runtime, as data: the command line that starts a daemon inside its own
 // bubblewrap sandbox (mount, PID, network, IPC and UTS namespaces), on its own disk, with the
-// capabilities it needs to run its agent as the intern's own uid. Pure, so it is tested as data;
-// local.ts runs it. See docs/isolation.md for what an intern can and cannot reach.
-// May import: node built-ins, ../../../runtime/sandbox/bwrap.ts (the host userland's binds).
+// capabilities it needs to run its agent as the intern's own uid. Pure but for reading its shell
+// scripts (./scripts/*.sh, each tested on its own), so it is tested as data; the gateway's local
+// provisioner (src/gateway/interns/provisioner/local.ts) runs it. See docs/isolation.md for what
+// an intern can and cannot reach. Not exported from index.ts: the daemon, bundled into one file,
+// has no scripts/ beside it and never starts a runtime.
+// May import: node built-ins, ./bwrap.ts (the host userland's binds).
+import { readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { SYSTEM_ETC, userlandArgv } from '../../../runtime/sandbox/bwrap.ts';
+import { PRIVATE_NAMESPACES, SYSTEM_ETC, userlandArgv } from './bwrap.ts';
 
-/** The descriptor the launcher passes bubblewrap the runtime's seccomp program on (local.ts writes it). */
+/** The descriptor the launcher passes bubblewrap the runtime's seccomp program on (the provisioner writes it). */
 export const RUNTIME_FILTER_FD = 4;
 
 /** Paths inside the sandbox: fixed, so an intern's files and sessions mean the same wherever it runs. */
@@ -19,64 +23,26 @@ export const IN_SANDBOX = {
   gateways: '/run/cohort/gw',
 } as const;
 
-/** Shell lines that make a mounted intern disk (the shell's directory) ready for the intern's uid
- * ($uid): its directories, their modes, and the agent's files handed to the uid once. A wake finds
- * everything in place, and then starts one process here (stat) rather than one per step. */
-const PREPARE_DISK = [
-  'for d in daemon agent work home; do [ -d "$d" ] || mkdir "$d"; done',
-  '[ ! -e lost+found ] || rm -rf lost+found',
-  // The agent's uid passes through /intern to its work dir: an image's root is 0755, a plain
-  // directory (COHORT_INTERN_DISK_MB=0) was made 0700 by the gateway (its parents stay 0700 on the host).
-  // Root inside has no CAP_DAC_OVERRIDE: it enters the intern's directories as "other" (spawning the agent there).
-  // Directories written before isolation (or under another uid) are handed to this intern's uid once.
-  "stat -c '%a %u %n' . daemon agent work home | while read -r mode owner name; do",
-  '  if [ "$name" = daemon ]; then want=700; else want=755; fi',
-  '  [ "$mode" = "$want" ] || chmod "$want" "$name"',
-  '  case "$name" in agent|work|home) [ "$owner" = "$uid" ] || chown -R "$uid:$uid" "$name" ;; esac',
-  'done',
-];
+/** A launcher script of scripts/ with its `#include` lines replaced by the files they name, and
+ * its comment lines left out (it runs as `sh -c`, so it stands whole in the launcher's argv). */
+export function script(name: string): string {
+  const text = readFileSync(new URL(`./scripts/${name}`, import.meta.url), 'utf8');
+  return text
+    .split('\n')
+    .flatMap((line) => {
+      const included = /^#include (\S+)$/.exec(line);
+      if (included) return [script(included[1]!)];
+      return line.trim() === '' || line.trimStart().startsWith('#') ? [] : [line];
+    })
+    .join('\n');
+}
 
-/** Runs the sandbox ("$@") as this shell's child, not the gateway's: --die-with-parent then ties it
- * to this shell (killing it ends every process inside) and not to the gateway, which may restart. A
- * background job's stdin would be /dev/null, so stdin (the secret's pipe) passes on as fd 3. */
-const RUN_SANDBOX = ['exec 3<&0', '"$@" <&3 3<&- &', 'exec 3<&-', 'wait $!'];
-
-/** The shell launcher (run as root in a private mount namespace): mounts the intern's disk image,
- * prepares its directories for the intern's uid, then becomes bubblewrap (the daemon lowers its own
- * priority once started: COHORT_DAEMON_NICE). */
-export const LAUNCH_SCRIPT = [
-  'set -e',
-  // The gateway's umask (077) would make the directories bwrap creates (/etc, /run) unreadable to the intern's uid.
-  'umask 022',
-  'img=$1; mnt=$2; uid=$3; shift 3',
-  'if [ -n "$img" ]; then mount -o loop,nosuid,nodev "$img" "$mnt"; fi',
-  'cd "$mnt"',
-  ...PREPARE_DISK,
-  ...RUN_SANDBOX,
-].join('\n');
-
-/** The launcher of a warm spare (docs/fleet.md): no intern yet, so its /intern is an empty
- * directory made a shared mount, which the claim's mount (CLAIM_SCRIPT, run in this namespace)
- * reaches through into the sandbox. */
-export const SPARE_LAUNCH_SCRIPT = [
-  'set -e',
-  'umask 022',
-  'mnt=$1; shift',
-  'mount --bind "$mnt" "$mnt"',
-  'mount --make-shared "$mnt"',
-  ...RUN_SANDBOX,
-].join('\n');
-
-/** Gives a spare its intern (run by nsenter in the spare launcher's mount namespace): the intern's
- * disk image, or its plain directory, mounted on the spare's /intern, and prepared as at a start. */
-export const CLAIM_SCRIPT = [
-  'set -e',
-  'umask 022',
-  'img=$1; src=$2; mnt=$3; uid=$4',
-  'if [ -n "$img" ]; then mount -o loop,nosuid,nodev "$img" "$mnt"; else mount --bind "$src" "$mnt"; fi',
-  'cd "$mnt"',
-  ...PREPARE_DISK,
-].join('\n');
+/** The launcher of an intern's runtime (./scripts/launch.sh). */
+export const LAUNCH_SCRIPT = script('launch.sh');
+/** The launcher of a warm spare (./scripts/spare-launch.sh). */
+export const SPARE_LAUNCH_SCRIPT = script('spare-launch.sh');
+/** Gives a spare its intern (./scripts/claim.sh). */
+export const CLAIM_SCRIPT = script('claim.sh');
 
 export type RuntimeOptions = {
   bwrapPath: string;
@@ -107,9 +73,7 @@ export function runtimeCommand(o: RuntimeOptions): [string, string[]] {
   const bwrap = [
     o.bwrapPath,
     '--unshare-pid',
-    '--unshare-net',
-    '--unshare-ipc',
-    '--unshare-uts',
+    ...PRIVATE_NAMESPACES,
     '--unshare-cgroup-try',
     '--hostname',
     'intern',
