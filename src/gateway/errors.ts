@@ -1,44 +1,14 @@
 // The error registry: one ApiError class, every reason with its statuses and retry rule (REASONS_TABLE,
-// the reference's table in docs/reference/errors.md), one constructor per refusal the gateway
-// makes, and one renderer that gives the documented body shape. Nothing else constructs an ApiError
+// the reference's table in docs/reference/errors.md, kept with the daemon's in src/shared/refusals.ts),
+// one constructor per refusal the gateway makes, and one renderer that gives the documented body shape. Nothing else constructs an ApiError
 // (a test holds the tree to it); anything else thrown becomes a plain 500.
-import { Reason } from '../shared/daemon-protocol.ts';
+import { Reason, REASONS_TABLE, retryableFor } from '../shared/refusals.ts';
 
-/** The reason values (docs/reference/errors.md#reasons); the daemon protocol and the gateway share one list. */
+/** The reason values (docs/reference/errors.md#reasons); the daemon protocol and the gateway share one
+ * registry (src/shared/refusals.ts: the reasons, their statuses and retry rules). */
 export const REASONS = Reason.options;
+export { REASONS_TABLE, retryableFor };
 export type { Reason };
-
-type ReasonRow = { statuses: number[]; inStream: boolean; retryable: 'always' | 'never' | 'as classified' };
-/** Every reason a refusal gives: the statuses it is refused with, whether it also ends a stream, and
- * whether a retry may succeed. docs/reference/errors.md is this table in words (a test compares them). */
-export const REASONS_TABLE: Record<Reason, ReasonRow> = {
-  attachment_failed: { statuses: [409, 410], inStream: true, retryable: 'never' },
-  bad_request: { statuses: [400], inStream: false, retryable: 'never' },
-  busy: { statuses: [409, 503], inStream: true, retryable: 'always' },
-  client_closed_request: { statuses: [499], inStream: true, retryable: 'never' },
-  interaction_not_pending: { statuses: [409], inStream: true, retryable: 'never' },
-  interaction_unknown: { statuses: [404], inStream: true, retryable: 'never' },
-  intern_not_ready: { statuses: [409], inStream: false, retryable: 'always' },
-  intern_rejected: { statuses: [502], inStream: false, retryable: 'never' },
-  intern_unreachable: { statuses: [502], inStream: true, retryable: 'always' },
-  not_found: { statuses: [404], inStream: false, retryable: 'never' },
-  payload_too_large: { statuses: [413], inStream: false, retryable: 'never' },
-  rate_limited: { statuses: [429], inStream: false, retryable: 'always' },
-  run_ended: { statuses: [410], inStream: true, retryable: 'never' },
-  stream_severed: { statuses: [502], inStream: true, retryable: 'always' },
-  timeout: { statuses: [408, 504], inStream: true, retryable: 'always' },
-  turn_failed: { statuses: [401, 403, 404, 502], inStream: true, retryable: 'as classified' },
-};
-
-/** docs/reference/errors.md#reasons: retryable is fixed for these reasons; `turn_failed` carries the
- * intern's own classification. */
-const ALWAYS_RETRYABLE: ReadonlySet<Reason> = new Set(REASONS.filter((r) => REASONS_TABLE[r].retryable === 'always'));
-
-export function retryableFor(reason: Reason, classified?: boolean): boolean {
-  if (ALWAYS_RETRYABLE.has(reason)) return true;
-  if (reason === 'turn_failed') return classified ?? false;
-  return false;
-}
 
 export type ApiErrorInit = {
   status: number;

@@ -1,7 +1,8 @@
 // The gateway⇄daemon protocol (docs/daemon-protocol.md): one Zod schema per request, response,
 // stream event and refusal. Both sides import this file and nothing else of each other.
-// May import: zod only.
+// May import: zod, ./refusals.ts (the refusal registry the gateway shares).
 import { z } from 'zod';
+import { Reason, REFUSALS, type RefusalKind } from './refusals.ts';
 
 export const DAEMON_PROTOCOL_VERSION = 1;
 
@@ -39,26 +40,8 @@ export type ApprovalMode = z.infer<typeof ApprovalMode>;
 export const PermissionOptionKind = z.enum(['allow_once', 'allow_always', 'reject_once', 'reject_always']);
 export type PermissionOptionKind = z.infer<typeof PermissionOptionKind>;
 
-/** The reason values (docs/reference/errors.md#reasons). */
-export const Reason = z.enum([
-  'attachment_failed',
-  'bad_request',
-  'busy',
-  'client_closed_request',
-  'interaction_not_pending',
-  'interaction_unknown',
-  'intern_not_ready',
-  'intern_rejected',
-  'intern_unreachable',
-  'not_found',
-  'payload_too_large',
-  'rate_limited',
-  'run_ended',
-  'stream_severed',
-  'timeout',
-  'turn_failed',
-]);
-export type Reason = z.infer<typeof Reason>;
+// The reasons and the daemon's refusals are the registry the gateway shares (./refusals.ts).
+export { Reason, REFUSALS, type RefusalKind } from './refusals.ts';
 
 // ---- requests ----
 /** POST /v1/turns: a user message. Starts a run, or steers the session's running turn (202). */
@@ -157,25 +140,6 @@ export const RefusalBody = z.object({
   }),
 });
 export type RefusalBody = z.infer<typeof RefusalBody>;
-
-/** Every refusal the daemon gives, by name: status, reason and retryable are fixed per kind. */
-export const REFUSALS = {
-  bad_request: { status: 400, reason: 'bad_request', retryable: false },
-  answer_rejected: { status: 400, reason: 'bad_request', retryable: false },
-  unauthorized: { status: 401, reason: null, retryable: false },
-  run_not_found: { status: 404, reason: 'not_found', retryable: false },
-  interaction_unknown: { status: 404, reason: 'interaction_unknown', retryable: false },
-  intern_not_ready: { status: 409, reason: 'intern_not_ready', retryable: true },
-  busy: { status: 409, reason: 'busy', retryable: true },
-  interaction_not_pending: { status: 409, reason: 'interaction_not_pending', retryable: false },
-  already_attached: { status: 409, reason: 'attachment_failed', retryable: false },
-  replay_lost: { status: 410, reason: 'attachment_failed', retryable: false },
-  payload_too_large: { status: 413, reason: 'payload_too_large', retryable: false },
-  intern_unreachable: { status: 502, reason: 'intern_unreachable', retryable: true },
-  intern_rejected: { status: 502, reason: 'intern_rejected', retryable: false },
-  paused_capacity: { status: 503, reason: 'busy', retryable: true },
-} as const satisfies Record<string, { status: number; reason: Reason | null; retryable: boolean }>;
-export type RefusalKind = keyof typeof REFUSALS;
 
 export function refusalBody(kind: RefusalKind, message: string): RefusalBody {
   const r = REFUSALS[kind];
