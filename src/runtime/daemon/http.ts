@@ -1,22 +1,20 @@
 // The daemon's HTTP surface (docs/daemon-protocol.md): bearer auth, JSON bodies, SSE streams.
-// Thin: every decision is the Intern's; this file only parses, routes and writes.
+// Thin: every decision is the Intern's; this file only reads, authorizes, validates and writes
+// for the routes defined in routes.ts.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Logger } from 'pino';
 import {
-  AnswerRequest,
-  DAEMON_PROTOCOL_VERSION,
-  HibernateRequest,
   MAX_BODY_BYTES,
   REFUSALS,
-  TurnRequest,
   formatRunEvent,
   refusalBody,
   type RefusalKind,
   type RunEvent,
 } from '../../shared/daemon-protocol.ts';
-import type { Intern, Result } from './intern.ts';
+import type { Intern } from './intern.ts';
 import type { Sink } from './run.ts';
+import { daemonRoutes, matcher, type Reply } from './routes.ts';
 
 /** An SSE response that sends its headers with the first event, so a refusal can still be JSON. */
 class SseSink implements Sink {
@@ -82,9 +80,10 @@ function sendRefusal(res: ServerResponse, kind: RefusalKind, message: string, re
   );
 }
 
-function sendResult(res: ServerResponse, r: Result): void {
+function send(res: ServerResponse, r: Reply): void {
   if (r.kind === 'refusal') sendRefusal(res, r.refusal, r.message, r.retryAfterS);
   else if (r.kind === 'steered') sendJson(res, 202, { session_id: r.session_id, status: 'steered' });
+  else if (r.kind === 'json') sendJson(res, r.status, r.body);
 }
 
 class TooLarge extends Error {}
@@ -113,57 +112,27 @@ export function createDaemonServer(o: HttpOptions): Server {
     return m !== null && timingSafeEqual(digest(m[1]!), secret);
   };
 
+  const match = matcher(daemonRoutes(o.intern));
+
   async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://daemon');
-    const path = url.pathname;
-    if (req.method === 'GET' && path === '/v1/health')
-      return sendJson(res, 200, { status: 'ok', protocol: DAEMON_PROTOCOL_VERSION });
-    if (!authorized(req)) return sendJson(res, 401, refusalBody('unauthorized', 'missing or wrong daemon secret'));
-    if (req.method === 'GET' && path === '/v1/status') return sendJson(res, 200, o.intern.status());
-    const sink = () => new SseSink(res, o.keepaliveMs);
+    const found = match(req.method ?? '', url.pathname);
+    if (!found?.route.open && !authorized(req))
+      return sendJson(res, 401, refusalBody('unauthorized', 'missing or wrong daemon secret'));
+    // Read before the route is known, so an unknown route's body is held to the same bounds.
     const body = req.method === 'POST' ? await readJson(req) : undefined;
-
-    if (req.method === 'POST' && path === '/v1/turns') {
-      const p = TurnRequest.safeParse(body);
-      if (!p.success)
-        return sendRefusal(
-          res,
-          'bad_request',
-          p.error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; '),
-        );
-      return sendResult(res, await o.intern.startTurn(p.data, sink()));
-    }
-    let m = /^\/v1\/sessions\/([^/]+)\/interactions\/([^/]+)$/.exec(path);
-    if (req.method === 'POST' && m) {
-      const p = AnswerRequest.safeParse(body);
-      if (!p.success) return sendRefusal(res, 'bad_request', 'body must be {"answer": string}');
-      return sendResult(
+    if (!found) return sendRefusal(res, 'run_not_found', `no route ${req.method} ${url.pathname}`);
+    const { route: r } = found;
+    const params = Object.fromEntries(Object.entries(found.params).map(([k, v]) => [k, decodeURIComponent(v)]));
+    const parsed = r.body?.safeParse(body);
+    if (parsed && !parsed.success)
+      return sendRefusal(
         res,
-        o.intern.answer(decodeURIComponent(m[1]!), decodeURIComponent(m[2]!), p.data.answer, sink()),
+        'bad_request',
+        r.badBody ?? parsed.error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; '),
       );
-    }
-    m = /^\/v1\/runs\/([^/]+)\/events$/.exec(path);
-    if (req.method === 'GET' && m) {
-      const after = Number(url.searchParams.get('after') ?? 0);
-      if (!Number.isInteger(after) || after < 0)
-        return sendRefusal(res, 'bad_request', 'after must be a non-negative integer');
-      return sendResult(res, o.intern.attach(decodeURIComponent(m[1]!), after, sink()));
-    }
-    if (req.method === 'POST' && path === '/v1/hibernate') {
-      const p = HibernateRequest.safeParse(body);
-      if (!p.success) return sendRefusal(res, 'bad_request', 'body must be {"idle_ms": integer >= 0}');
-      const r = o.intern.hibernate(p.data.idle_ms);
-      return r.kind === 'refusal' ? sendResult(res, r) : sendJson(res, 200, { hibernating: true });
-    }
-    m = /^\/v1\/(runs|sessions)\/([^/]+)\/cancel$/.exec(path);
-    if (req.method === 'POST' && m) {
-      const id = decodeURIComponent(m[2]!);
-      const run = await o.intern.cancel(m[1] === 'runs' ? { runId: id } : { sessionId: id });
-      if (!run)
-        return sendRefusal(res, 'run_not_found', m[1] === 'runs' ? `no run ${id}` : `no live run in session ${id}`);
-      return sendJson(res, 200, { run_id: run.id, session_id: run.sessionId, phase: run.state.phase });
-    }
-    sendRefusal(res, 'run_not_found', `no route ${req.method} ${path}`);
+    const sink = () => new SseSink(res, o.keepaliveMs);
+    send(res, await r.handler({ params, query: url.searchParams, body: parsed?.data, sink }));
   }
 
   return createServer((req, res) => {
