@@ -125,7 +125,7 @@ test('every path a comment names exists, and no comment cites a document the rep
 test('the checker itself: what counts as a broken citation', () => {
   const file = join(REPO, 'src/gateway/errors.ts');
   assert.deepEqual(check(file, ' see docs/reference/errors.md#reasons and src/gateway/http/app.ts'), []);
-  assert.deepEqual(check(file, ' ./errors.test.ts and ../shared/log.ts, http/sse.ts, src/runtime/*/snapshot.ts'), []);
+  assert.deepEqual(check(file, ' ./errors.test.ts and ../shared/log.ts, http/app.ts, src/runtime/*/snapshot.ts'), []);
   assert.deepEqual(check(file, ' docs/reference/errors.md#no-such-heading'), [
     'names docs/reference/errors.md#no-such-heading, but that page has no such heading',
   ]);

@@ -2,7 +2,7 @@
 // stream's chunks (applyChunk, pure but for mutating the turn it is given), and the transport
 // that streams a turn, steers it and answers its questions (docs/reference/intern-chat.md).
 import { ApiProblem, problemOf, request, type Problem } from './api.ts';
-import { sseParser } from './sse.ts';
+import { SseDecoder } from '../../src/shared/sse/read.ts';
 
 export type ApprovalMode = 'manual' | 'self-drive';
 export type ToolCall = { index: number; id: string; type: 'function'; function: { name: string; arguments: string } };
@@ -171,16 +171,16 @@ export async function streamChat(
     if (!res.ok || !res.body) throw new ApiProblem(await problemOf(res));
     on.open?.();
     let done = false;
-    const feed = sseParser((data) => {
+    const sse = new SseDecoder((data) => {
       if (data === '[DONE]') done = true;
       else on.chunk(JSON.parse(data) as Chunk);
     }, alive);
-    const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+    const reader = res.body.getReader();
     for (;;) {
       const { value, done: closed } = await reader.read();
       if (closed) break;
       alive();
-      feed(value);
+      sse.feed(value);
       on.read();
     }
     if (!done) throw new ApiProblem(severed('the connection to the gateway closed before the turn finished'));

@@ -1,30 +1,12 @@
-// The console's pure parts under node's test runner: the SSE parser across arbitrary reads, a
-// turn built from chunks (text, reasoning, a pause, an error, usage), a refusal's message split
+// The console's pure parts under node's test runner: a turn built from chunks (text, reasoning, a pause, an error, usage), a refusal's message split
 // by field, a question's answer typed by its fields, the usage series, and the stream transport
 // against a scripted fetch (a 202 steer, a refusal, a cut connection, a silent one, keepalives).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { sseParser } from './sse.ts';
 import { answerBody, applyChunk, streamChat, type Chunk, type Turn } from './chat.ts';
 import { ApiProblem, fieldErrors } from './api.ts';
 import { content } from './screens/interaction.tsx';
 import { axis, series } from './screens/usage.tsx';
-
-test('the SSE parser reassembles events split anywhere, with CRLF, comments and [DONE]', () => {
-  const stream = ': keepalive\r\n\r\ndata: {"a":1}\n\ndata: {"b":\ndata: 2}\n\n: keepalive\n\ndata: [DONE]\n\n';
-  for (let cut = 1; cut < stream.length; cut++) {
-    const data: string[] = [];
-    let comments = 0;
-    const feed = sseParser(
-      (d) => data.push(d),
-      () => comments++,
-    );
-    feed(stream.slice(0, cut));
-    feed(stream.slice(cut));
-    assert.deepEqual(data, ['{"a":1}', '{"b":\n2}', '[DONE]'], `cut at ${cut}`);
-    assert.equal(comments, 2);
-  }
-});
 
 const turn = (): Turn => ({
   id: 't',

@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
-import { createParser } from 'eventsource-parser';
+import { SseDecoder } from '../shared/sse/read.ts';
 import { askAnswer, describeError, type Asker } from './chat-prompts.ts';
 
 const USAGE =
@@ -98,31 +98,28 @@ export async function runChat(argv: string[]): Promise<number> {
   async function readStream(res: Response): Promise<Outcome> {
     const outcome: Outcome = { sessionId: null, call: null };
     let inReasoning = false;
-    const parser = createParser({
-      onEvent(e) {
-        if (e.data === '[DONE]') return;
-        const c = JSON.parse(e.data);
-        const choice = c.choices[0];
-        if (!choice) {
-          outcome.sessionId = c.session_id ?? outcome.sessionId;
-          return;
-        }
-        const d = choice.delta;
-        if (d.reasoning) {
-          inReasoning = true;
-          out(dim(d.reasoning));
-        }
-        if (d.content) {
-          if (inReasoning) out('\n');
-          inReasoning = false;
-          out(d.content);
-        }
-        if (d.tool_calls?.[0]) outcome.call = d.tool_calls[0];
-        if (choice.finish_reason === 'error') out(`\n${describeError(c.error.code, { error: c.error }, null)}`);
-      },
+    const parser = new SseDecoder((data) => {
+      if (data === '[DONE]') return;
+      const c = JSON.parse(data);
+      const choice = c.choices[0];
+      if (!choice) {
+        outcome.sessionId = c.session_id ?? outcome.sessionId;
+        return;
+      }
+      const d = choice.delta;
+      if (d.reasoning) {
+        inReasoning = true;
+        out(dim(d.reasoning));
+      }
+      if (d.content) {
+        if (inReasoning) out('\n');
+        inReasoning = false;
+        out(d.content);
+      }
+      if (d.tool_calls?.[0]) outcome.call = d.tool_calls[0];
+      if (choice.finish_reason === 'error') out(`\n${describeError(c.error.code, { error: c.error }, null)}`);
     });
-    const decoder = new TextDecoder();
-    for await (const buf of res.body!) parser.feed(decoder.decode(buf as Uint8Array, { stream: true }));
+    for await (const buf of res.body!) parser.feed(buf as Uint8Array);
     out('\n');
     return outcome;
   }

@@ -9,7 +9,7 @@ import type { InferenceService } from './inference/service.ts';
 import type { InternLifecycle } from './interns/lifecycle.ts';
 import type { TurnLimiter } from './interns/ratelimit.ts';
 import type { ConcurrencyLimiter } from './access/concurrency.ts';
-import type { OpenStreams } from './http/sse.ts';
+import type { OpenStreams } from '../shared/sse/write.ts';
 import type { Catalogue } from './interns/agent-catalogue.ts';
 import type { Health } from './health.ts';
 import type { Metrics } from './http/metrics.ts';

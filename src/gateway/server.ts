@@ -31,7 +31,7 @@ import { internsByPower, internsByStatus } from './interns/interns.ts';
 import { createFleet, type Fleet } from './interns/hibernation.ts';
 import { createInternFiles } from './interns/files.ts';
 import type { Ctx } from './context.ts';
-import { OpenStreams } from './http/sse.ts';
+import { OpenStreams } from '../shared/sse/write.ts';
 import { agentMayCall, fromIntern, listenForInterns } from './interns/intern-socket.ts';
 import { egressHandler } from './interns/egress.ts';
 import { listenForOperator, OperatorRefusal } from './admin-socket.ts';

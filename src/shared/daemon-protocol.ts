@@ -1,8 +1,10 @@
 // The gateway⇄daemon protocol (docs/daemon-protocol.md): one Zod schema per request, response,
 // stream event and refusal. Both sides import this file and nothing else of each other.
-// May import: zod, ./refusals.ts (the refusal registry the gateway shares).
+// May import: zod, ./refusals.ts (the refusal registry the gateway shares), ./sse/write.ts, ./openai.ts.
 import { z } from 'zod';
 import { Reason, REFUSALS, type RefusalKind } from './refusals.ts';
+import { dataFrame } from './sse/write.ts';
+import { Usage as OpenAIUsage } from './openai.ts';
 
 export const DAEMON_PROTOCOL_VERSION = 1;
 
@@ -149,13 +151,14 @@ export function refusalBody(kind: RefusalKind, message: string): RefusalBody {
 }
 
 // ---- stream events (SSE `data:` lines; SSE `id:` = seq) ----
-/** The usage object (docs/reference/intern-chat.md#stream-chunks), as the agent reported it. */
-export const Usage = z.object({
-  prompt_tokens: z.number().int(),
-  completion_tokens: z.number().int(),
-  total_tokens: z.number().int(),
-  cost: z.number().optional(),
-  prompt_tokens_details: z.object({ cached_tokens: z.number().int() }).optional(),
+/** The usage object (docs/reference/intern-chat.md#stream-chunks), as the agent reported it: the
+ * OpenAI usage's token counts and cost (what a provider says beyond them stays with the agent). */
+export const Usage = OpenAIUsage.pick({
+  prompt_tokens: true,
+  completion_tokens: true,
+  total_tokens: true,
+  cost: true,
+  prompt_tokens_details: true,
 });
 export type Usage = z.infer<typeof Usage>;
 
@@ -278,9 +281,7 @@ export function parseRunEvent(data: string): RunEvent {
 }
 
 /** SSE framing of one event, as the daemon writes it. */
-export function formatRunEvent(e: RunEvent): string {
-  return `id: ${e.seq}\ndata: ${JSON.stringify(e)}\n\n`;
-}
+export const formatRunEvent = (e: RunEvent): string => dataFrame(e, e.seq);
 
 /** rlimits for an intern's agent and everything it starts, as the provisioner passes them to its daemon (COHORT_AGENT_LIMITS). */
 export type AgentLimits = { processes: number; memoryMb: number; fileMb: number; openFiles: number };

@@ -1,6 +1,6 @@
 // A client of the daemon protocol for tests and the benchmark: real HTTP, SSE parsed with
-// eventsource-parser, events validated against the protocol schemas.
-import { createParser } from 'eventsource-parser';
+// src/shared/sse/read.ts, events validated against the protocol schemas.
+import { SseDecoder } from '../../src/shared/sse/read.ts';
 import { daemonPaths, parseRunEvent, type RunEvent } from '../../src/shared/daemon-protocol.ts';
 
 export type Opened =
@@ -57,11 +57,10 @@ export class DaemonClient {
 
 async function* readEvents(res: Response, signal: AbortSignal): AsyncGenerator<RunEvent> {
   const queue: RunEvent[] = [];
-  const parser = createParser({ onEvent: (ev) => void queue.push(parseRunEvent(ev.data)) });
-  const decoder = new TextDecoder();
+  const parser = new SseDecoder((data) => void queue.push(parseRunEvent(data)));
   try {
     for await (const chunk of res.body ?? []) {
-      parser.feed(decoder.decode(chunk as Uint8Array, { stream: true }));
+      parser.feed(chunk as Uint8Array);
       while (queue.length) yield queue.shift()!;
     }
   } catch (err) {

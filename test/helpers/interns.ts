@@ -10,6 +10,7 @@ import { interns } from '../../src/gateway/store/schema-interns.ts';
 import { getInternById } from '../../src/gateway/interns/interns.ts';
 import { InternChunk } from '../../src/gateway/interns/chat.schemas.ts';
 import type { GatewayProcess } from './gateway-process.ts';
+import { SseDecoder } from '../../src/shared/sse/read.ts';
 import { callOf, text as chatText, tool as chatTool, user as chatUser } from './chat.ts';
 
 export type ChatResult = { status: number; headers: Headers; body: any; chunks: any[]; done: boolean; text: string };
@@ -29,16 +30,10 @@ export type InternFixture = {
 export function parseSse(text: string): { chunks: any[]; done: boolean } {
   const chunks: any[] = [];
   let done = false;
-  for (const block of text.split('\n\n')) {
-    const data = block
-      .split('\n')
-      .filter((l) => l.startsWith('data: '))
-      .map((l) => l.slice(6))
-      .join('\n');
-    if (!data) continue;
+  new SseDecoder((data) => {
     if (data === '[DONE]') done = true;
     else chunks.push(JSON.parse(data));
-  }
+  }).feed(text);
   return { chunks, done };
 }
 

@@ -1,21 +1,11 @@
-// The one place that frames server-sent events: `data:` frames, named events (Anthropic and
-// Responses streams), the OpenAI error chunk, and the `[DONE]` terminator. Chat chunks are written
-// by chunkEncoder: nearly every chunk of a stream is a content or reasoning delta that differs from
+// The gateway's own frames, beside the shared ones (src/shared/sse/write.ts): the OpenAI error
+// chunk, and the intern stream's chat chunks, written by chunkEncoder: nearly every chunk of a stream is a content or reasoning delta that differs from
 // the one before only in its text, so those come from a prefix kept per stream instead of
 // serialising the whole object each time; the bytes are exactly JSON.stringify's (its test checks
 // every chunk the intern mapping can produce).
 import type { ChatChunk } from '../../shared/openai.ts';
+import { dataFrame } from '../../shared/sse/write.ts';
 import { errorBody, type ApiError } from '../errors.ts';
-
-/** The terminator of an OpenAI-style stream. */
-export const DONE = 'data: [DONE]\n\n';
-
-/** One `data:` frame. */
-export const dataFrame = (data: unknown): string => `data: ${JSON.stringify(data)}\n\n`;
-
-/** One named event (`event:` then `data:`), as Anthropic and the Responses API stream them. */
-export const eventFrame = (event: string, data: unknown): string =>
-  `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
 
 /** The chunk that ends an OpenAI-style stream in failure: finish_reason `error` and the error
  * object of the error body (docs/reference/errors.md), `metadata` included where the error has a reason. */

@@ -5,7 +5,7 @@ import type { FastifyReply } from 'fastify';
 import type { Ctx } from '../context.ts';
 import { ApiError, gatewayStopping, internalError } from '../errors.ts';
 import { Cancel } from '../../shared/http/cancel.ts';
-import { openSse } from './sse.ts';
+import { openSse } from '../../shared/sse/write.ts';
 
 /** A cancellation that fires when the client goes away before the response is complete. */
 export function cancelOnClose(reply: FastifyReply): Cancel {

@@ -11,7 +11,8 @@ import type { Prepared } from './service.ts';
 import type { RequestBody } from './routing.ts';
 import { WIRE_TAIL, type ChatChunk } from './types.ts';
 import { holdSlot } from '../http/slots.ts';
-import { DONE, dataFrame, errorChunk } from '../http/sse-frames.ts';
+import { DONE, dataFrame } from '../../shared/sse/write.ts';
+import { errorChunk } from '../http/sse-frames.ts';
 import { errorDocs, prepareOrRefuse, routeHeader } from './respond.ts';
 import { cancelOnClose, writeSse } from '../http/sse-reply.ts';
 

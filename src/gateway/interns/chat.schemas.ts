@@ -2,6 +2,7 @@
 // accepted and dropped (z.object strips them); only the last message is acted on.
 import { z } from 'zod';
 import { ApprovalMode, SessionId, ToolActivity, Usage } from '../../shared/daemon-protocol.ts';
+import { FinishReason, StreamError as WireStreamError } from '../../shared/openai.ts';
 
 const TextPart = z.object({ type: z.literal('text'), text: z.string() });
 const Content = z.union([z.string(), z.array(TextPart)]);
@@ -39,11 +40,8 @@ export type ChatRequest = z.infer<typeof ChatRequest>;
 
 export const SteeredResponse = z.object({ session_id: z.string(), status: z.literal('steered') });
 
-export const StreamError = z.object({
-  code: z.number().int(),
-  message: z.string(),
-  metadata: z.object({ reason: z.string(), retryable: z.boolean() }),
-});
+/** An intern stream's error always says its reason and whether a retry may succeed. */
+export const StreamError = WireStreamError.required({ metadata: true });
 
 export const ToolCall = z.object({
   index: z.number().int(),
@@ -69,7 +67,8 @@ export const InternChunk = z.object({
         reasoning: z.string().optional(),
         tool_calls: z.array(ToolCall).optional(),
       }),
-      finish_reason: z.enum(['stop', 'tool_calls', 'error']).nullable(),
+      // An intern's turn ends in one of these (docs/reference/intern-chat.md#stream-chunks).
+      finish_reason: FinishReason.extract(['stop', 'tool_calls', 'error']).nullable(),
     }),
   ),
   error: StreamError.optional(),

@@ -27,8 +27,8 @@ import {
   type Refusal,
   type Step,
 } from './chunks.ts';
-import { openSse, type OpenStreams, type SseWriter } from '../http/sse.ts';
-import { chunkEncoder, DONE as DONE_FRAME } from '../http/sse-frames.ts';
+import { DONE as DONE_FRAME, openSse, type OpenStreams, type SseWriter } from '../../shared/sse/write.ts';
+import { chunkEncoder } from '../http/sse-frames.ts';
 import type { Opened, Pending } from './daemon-client.ts';
 import type { Feed, Sink } from '../../shared/http/body.ts';
 import type { RunEvent, SteeredResponse } from '../../shared/daemon-protocol.ts';
@@ -230,7 +230,6 @@ class RelayRun implements Sink<RunEvent> {
     this.sse = openSse(this.res, {
       keepaliveMs: this.timings.keepaliveMs,
       onGone: this.onGone,
-      flatHead: true,
       registry,
       onShutdown: this.onShutdown,
     });

@@ -1,9 +1,8 @@
 // One streamed OpenAI chat-completions call: deltas are handed out as they arrive, the assembled
 // assistant message, usage and model id come back at the end. Failures are values with a
 // retryable classification (`turn_failed`, docs/guides/interns.md); the API key never appears in them.
-import { createParser } from 'eventsource-parser';
-
-import type { ChatMessage, ToolCall, Usage } from '../../shared/openai.ts';
+import { SseDecoder } from '../../shared/sse/read.ts';
+import type { ChatChunk, ChatMessage, ToolCall, Usage } from '../../shared/openai.ts';
 
 /** The messages of the agent's conversations: plain text, of the shared wire shape. */
 export type ConversationMessage = ChatMessage &
@@ -83,17 +82,10 @@ export function streamFailureOf(error: ErrorObject): ModelCallError {
   );
 }
 
-type Chunk = {
-  model?: string;
+/** A chunk as read from the endpoint: the shared shape, with nothing taken for granted. */
+type Chunk = Partial<Pick<ChatChunk, 'model' | 'usage'>> & {
   error?: ErrorObject;
-  choices?: {
-    delta?: {
-      content?: string | null;
-      reasoning?: string | null;
-      tool_calls?: { index: number; id?: string; function?: { name?: string; arguments?: string } }[];
-    };
-  }[];
-  usage?: Usage | null;
+  choices?: { delta?: ChatChunk['choices'][number]['delta'] }[];
 };
 
 export async function streamChat(opts: ChatCallOptions): Promise<ChatResult> {
@@ -135,32 +127,29 @@ export async function streamChat(opts: ChatCallOptions): Promise<ChatResult> {
     if (held && held.kind !== kind) flush();
     held = held ? { kind, text: held.text + text } : { kind, text };
   };
-  const parser = createParser({
-    onEvent(ev) {
-      if (ev.data === '[DONE]') return;
-      const chunk = JSON.parse(ev.data) as Chunk;
-      if (chunk.error && typeof chunk.error === 'object') failed ??= streamFailureOf(chunk.error);
-      if (chunk.model && chunk.model !== model) flush();
-      model = chunk.model ?? model;
-      if (chunk.usage) usage = chunk.usage;
-      const delta = chunk.choices?.[0]?.delta;
-      if (delta?.reasoning) hold('reasoning', delta.reasoning);
-      if (delta?.content) {
-        content += delta.content;
-        hold('content', delta.content);
-      }
-      for (const tc of delta?.tool_calls ?? []) {
-        const c = (calls[tc.index] ??= { id: '', type: 'function', function: { name: '', arguments: '' } });
-        if (tc.id) c.id = tc.id;
-        c.function.name += tc.function?.name ?? '';
-        c.function.arguments += tc.function?.arguments ?? '';
-      }
-    },
+  const parser = new SseDecoder((data) => {
+    if (data === '[DONE]') return;
+    const chunk = JSON.parse(data) as Chunk;
+    if (chunk.error && typeof chunk.error === 'object') failed ??= streamFailureOf(chunk.error);
+    if (chunk.model && chunk.model !== model) flush();
+    model = chunk.model ?? model;
+    if (chunk.usage) usage = chunk.usage;
+    const delta = chunk.choices?.[0]?.delta;
+    if (delta?.reasoning) hold('reasoning', delta.reasoning);
+    if (delta?.content) {
+      content += delta.content;
+      hold('content', delta.content);
+    }
+    for (const tc of delta?.tool_calls ?? []) {
+      const c = (calls[tc.index] ??= { id: '', type: 'function', function: { name: '', arguments: '' } });
+      if (tc.id) c.id = tc.id;
+      c.function.name += tc.function?.name ?? '';
+      c.function.arguments += tc.function?.arguments ?? '';
+    }
   });
-  const decoder = new TextDecoder();
   try {
     for await (const bytes of res.body ?? []) {
-      parser.feed(decoder.decode(bytes as Uint8Array, { stream: true }));
+      parser.feed(bytes as Uint8Array);
       flush();
     }
   } catch (err) {

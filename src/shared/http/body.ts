@@ -4,9 +4,9 @@
 // are pulled (an async iterator) or pushed to a Sink: the intern relay subscribes once its
 // stream is open, so a relayed event costs no promise. One object per open stream with its
 // methods on the prototype, since an idle stream is mostly this object.
-// May import: ./sse-decoder, node. Used by h1.ts (the daemon link) and src/gateway/inference/providers/http.ts
+// May import: ../sse/read.ts, node. Used by h1.ts (the daemon link) and src/gateway/inference/providers/http.ts
 // (model providers, through undici).
-import { SseDecoder } from './sse-decoder.ts';
+import { SseDecoder } from '../sse/read.ts';
 
 export type Upstream = {
   statusCode: number;

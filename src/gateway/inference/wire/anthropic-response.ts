@@ -1,7 +1,7 @@
 // The router's OpenAI-shaped output as Anthropic Messages API output: a completion as a message,
 // and chat chunks as the event stream message_start, content_block_start/delta/stop,
 // message_delta, message_stop (or an `error` event). Pure; the encoder keeps per-response state.
-import { eventFrame } from '../../http/sse-frames.ts';
+import { eventFrame } from '../../../shared/sse/write.ts';
 import { randomUUID } from 'node:crypto';
 import {
   PARTS,

@@ -4,7 +4,7 @@
 // response.completed, response.incomplete or response.failed). Text, reasoning and each tool
 // call are output items of their own, a new item at each change of kind, in the order produced.
 // Pure; the encoder keeps per-response state. May import: ../types.ts.
-import { eventFrame } from '../../http/sse-frames.ts';
+import { eventFrame } from '../../../shared/sse/write.ts';
 import {
   PARTS,
   type ChatChunk,

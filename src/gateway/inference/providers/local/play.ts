@@ -2,26 +2,12 @@
 // plan's sleeps honoured and abortable) or one non-streaming completion. No I/O besides timers.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Plan, Step } from './scripted.ts';
-import type { Usage } from '../../../../shared/openai.ts';
+import type { ChatChunk, ToolCall } from '../../../../shared/openai.ts';
 import { PARTS, type Cancel, type TextPart as Part } from '../../types.ts';
 
 export const SCRIPTED_MODEL = 'local/scripted';
 
-type Delta = {
-  role?: 'assistant';
-  content?: string;
-  reasoning?: string;
-  tool_calls?: { index: number; id: string; type: 'function'; function: { name: string; arguments: string } }[];
-};
-
-export type OpenAIChunk = {
-  id: string;
-  object: 'chat.completion.chunk';
-  created: number;
-  model: string;
-  choices: { index: 0; delta: Delta; finish_reason: 'stop' | 'tool_calls' | null }[];
-  usage?: Usage | null;
-};
+type Delta = ChatChunk['choices'][number]['delta'];
 
 export type OkPlan = Extract<Plan, { kind: 'ok' }>;
 
@@ -37,7 +23,7 @@ function deltaOf(step: Exclude<Step, { type: 'sleep' | 'repeat' }>): Delta {
 export async function* streamChunks(
   p: OkPlan,
   opts: { id: string; model?: string; cancel?: Cancel; created?: number },
-): AsyncGenerator<OpenAIChunk> {
+): AsyncGenerator<ChatChunk> {
   const base = {
     id: opts.id,
     object: 'chat.completion.chunk' as const,
@@ -89,7 +75,7 @@ const join = (parts: Part[], kind: Part['kind']) =>
 
 /** The non-streaming completion for a plan, after its sleeps. */
 export async function completion(p: OkPlan, opts: { id: string; model?: string; cancel?: Cancel }) {
-  const toolCalls: { id: string; type: 'function'; function: { name: string; arguments: string } }[] = [];
+  const toolCalls: ToolCall[] = [];
   for (const step of p.steps) {
     if (step.type === 'sleep') await sleep(step.ms, undefined, { signal: opts.cancel?.signal });
     else if (step.type === 'tool_call')

@@ -1,11 +1,26 @@
-// The one SSE writer of the gateway's streams (intern chat, model requests in both API styles):
-// opens the 200 with the stream headers and the route's own (request id), writes frames with
-// backpressure, writes `: keepalive` after each quiet interval
+// The one server-sent-events writer, for the gateway's streams (intern chat, model requests in
+// every API style) and the daemon's run streams: the frames (`data:`, named events, `[DONE]`),
+// and one object per open stream that opens the 200 with the stream headers and the caller's own
+// (request id), writes with backpressure, writes `: keepalive` after each quiet interval
 // (docs/reference/intern-chat.md#events-and-keepalive), ends once, and notices a client that went
-// away. Callers compose the frames; this owns the socket. A gateway's open
-// streams are kept in one OpenStreams, so its shutdown can end each with an error chunk.
+// away. Callers compose the frames and decide how a stream ends (a finish or error chunk, then
+// the final chunk and `[DONE]`); this owns the socket. A gateway's open streams are kept in one
+// OpenStreams, so its shutdown can end each the way its route ends a failure.
+// May import: node.
 import type { ServerResponse } from 'node:http';
-import { flat } from './sse-frames.ts';
+
+/** The terminator of an OpenAI-style stream. */
+export const DONE = 'data: [DONE]\n\n';
+
+/** One `data:` frame, with the event's id when it has one (the daemon's run events, for resuming). */
+export const dataFrame = (data: unknown, id?: number): string =>
+  id === undefined ? `data: ${JSON.stringify(data)}\n\n` : `id: ${id}\ndata: ${JSON.stringify(data)}\n\n`;
+
+/** One named event (`event:` then `data:`), as Anthropic and the Responses API stream them. */
+export const eventFrame = (event: string, data: unknown): string =>
+  `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
+
+const KEEPALIVE = ': keepalive\n\n';
 
 export type SseWriter = {
   /** Writes text (whole SSE frames) in one socket write; resolves once the socket can take more or the client is gone. */
@@ -26,8 +41,6 @@ export type SseOptions = {
   headers?: Record<string, string | string[] | number | undefined>;
   /** Called once if the client goes away before the stream ended. */
   onGone?: () => void;
-  /** Keep the response head as one flat string: for streams that may stay open for minutes. */
-  flatHead?: boolean;
   /** The gateway's open streams; `onShutdown` is how this one ends when the gateway stops. */
   registry?: OpenStreams;
   onShutdown?: () => void;
@@ -87,12 +100,6 @@ class SseStream implements SseWriter {
     head.connection = 'keep-alive';
     head['x-accel-buffering'] = 'no';
     res.writeHead(200, head);
-    if (opts.flatHead) {
-      // node:http keeps the response head for the response's lifetime as the ~25 pieces it was
-      // concatenated from (~0.8 KB per open stream); the same text, flat, is a third of that.
-      const held = res as unknown as { _header?: unknown };
-      if (typeof held._header === 'string') held._header = flat(held._header);
-    }
     this.keepalive = setInterval(this.tick, opts.keepaliveMs).unref();
     res.on('close', this.onClose);
     this.registry?.add(this);
@@ -106,7 +113,7 @@ class SseStream implements SseWriter {
   }
 
   private readonly tick = () => {
-    if (!this.gone && !this.finished) this.res.write(': keepalive\n\n');
+    if (!this.gone && !this.finished) this.res.write(KEEPALIVE);
   };
 
   private readonly onClose = () => {

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { createServer, type ServerResponse } from 'node:http';
 import { connect, type AddressInfo, type Socket } from 'node:net';
 import { once } from 'node:events';
-import { openSse, OpenStreams, type SseOptions, type SseWriter } from './sse.ts';
+import { openSse, OpenStreams, type SseOptions, type SseWriter } from './write.ts';
 
 /** A server whose one response is handed to the test, and a raw client that reads only when told. */
 async function stalledStream(
