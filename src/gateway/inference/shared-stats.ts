@@ -144,19 +144,24 @@ export type SessionPins = {
   release(session: string, endpoint: string): void;
 };
 
-/** `session` is `<workspace id>\0<session id>`: a session id names a pin only within its own workspace. */
-export function createSessionPins(o: { redis?: RedisLink; prefix?: string; log?: Logger } = {}): SessionPins {
-  const local = new Map<string, string>();
+/** `session` is `<workspace id>\0<session id>`: a session id names a pin only within its own workspace.
+ * With Redis, `local` mirrors what this gateway last read or wrote, so a session that stays on its
+ * endpoint costs one GET a request and a SET only every half TTL. */
+export function createSessionPins(
+  o: { redis?: RedisLink; prefix?: string; log?: Logger; now?: () => number } = {},
+): SessionPins {
+  const now = o.now ?? Date.now;
+  const local = new Map<string, { endpoint: string; at: number }>();
   const remember = (session: string, endpoint: string) => {
     local.delete(session);
     if (local.size >= MAX_LOCAL_PINS) local.delete(local.keys().next().value!);
-    local.set(session, endpoint);
+    local.set(session, { endpoint, at: now() });
   };
   const forget = (session: string, endpoint: string) => {
-    if (local.get(session) === endpoint) local.delete(session);
+    if (local.get(session)?.endpoint === endpoint) local.delete(session);
   };
   const link = o.redis;
-  if (!link) return { get: (s) => local.get(s) ?? null, set: remember, release: forget };
+  if (!link) return { get: (s) => local.get(s)?.endpoint ?? null, set: remember, release: forget };
   // Hashed: a session id is up to 256 characters of the client's choosing.
   const keyOf = (session: string) =>
     `${o.prefix ?? 'cohort:'}pin:${createHash('sha256').update(session).digest('base64url')}`;
@@ -168,13 +173,19 @@ export function createSessionPins(o: { redis?: RedisLink; prefix?: string; log?:
     async get(session) {
       if (link.usable())
         try {
-          return await link.client.get(keyOf(session));
+          const endpoint = await link.client.get(keyOf(session));
+          const held = local.get(session);
+          // Another gateway moved or released it: what is written next must reach Redis.
+          if (held && held.endpoint !== endpoint) local.delete(session);
+          return endpoint;
         } catch (err) {
           failed(err);
         }
-      return local.get(session) ?? null;
+      return local.get(session)?.endpoint ?? null;
     },
     set(session, endpoint) {
+      const held = local.get(session);
+      if (held?.endpoint === endpoint && now() - held.at < (PIN_TTL_S * 1000) / 2) return;
       remember(session, endpoint);
       if (link.usable()) link.client.set(keyOf(session), endpoint, 'EX', PIN_TTL_S).catch(failed);
     },
