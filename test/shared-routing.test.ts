@@ -56,7 +56,10 @@ describe('endpoint measurements and session pins shared by two gateways', {
     assert.equal(res.status, 200);
     const entry = res.body.data.find((m: { id: string }) => m.id === model);
     return Object.fromEntries(
-      (entry?.endpoints ?? []).map((e: any) => [e.provider, { latency: e.latency_ms, ok: e.success_rate, healthy: e.healthy }]),
+      (entry?.endpoints ?? []).map((e: any) => [
+        e.provider,
+        { latency: e.latency_ms, ok: e.success_rate, healthy: e.healthy },
+      ]),
     ) as Record<string, { latency: number | null; ok: number | null; healthy: boolean }>;
   };
 
@@ -103,8 +106,7 @@ describe('endpoint measurements and session pins shared by two gateways', {
     const noisy = await space(a, 'shared-noisy');
     await noisy.credential({ provider: 'groq', key: 'sk-groq-noisy-0123456789' });
     groq.failKey('sk-groq-noisy-0123456789', 401);
-    for (let i = 0; i < 3; i++)
-      assert.equal((await ask(a, { provider: { only: ['groq'] } }, noisy)).status, 401);
+    for (let i = 0; i < 3; i++) assert.equal((await ask(a, { provider: { only: ['groq'] } }, noisy)).status, 401);
     groq.failKey('sk-groq-noisy-0123456789', 0);
     // A call on A after those: once B has its measurement, it has every sample A queued before it.
     const marker = await a.call('POST', '/chat/completions', {
@@ -127,7 +129,10 @@ describe('endpoint measurements and session pins shared by two gateways', {
     assert.deepEqual([first.status, first.names], [200, ['groq']]);
     for (let i = 0; i < 10; i++) {
       const r = await reached(() => ask(b, { session_id: 'conv-1' }));
-      assert.deepEqual([r.status, r.names, r.route], [200, ['groq'], `provider=groq; model=${MODEL}; credential=shared; sort=default; session=sticky`]);
+      assert.deepEqual(
+        [r.status, r.names, r.route],
+        [200, ['groq'], `provider=groq; model=${MODEL}; credential=shared; sort=default; session=sticky`],
+      );
     }
     // The same session id in another workspace (another tenant) names no pin: the default endpoint.
     const other = await space(a, 'shared-other');
