@@ -9,8 +9,9 @@
 //   idle    N streams opened (each answers a head and one event, then stays open), then the
 //           relay's RSS and heap after two GCs, less the same reading before the streams
 //   chunks  S streams at full speed for a few seconds: chunks relayed per second (each 120 bytes)
-// Runs are interleaved (the order rotates each round); medians. Env: RELAY_STREAMS (10000),
-// RELAY_RUNS (3), RELAY_FAST_STREAMS (4), RELAY_FAST_MS (3000).
+// Runs are interleaved (the order rotates each round); medians. Env: RELAY_STREAMS (10000, or as
+// many as the open-file limit allows: a relay holds two descriptors a stream, and where the hard
+// limit is 20,000 that is 9,900), RELAY_RUNS (3), RELAY_FAST_STREAMS (4), RELAY_FAST_MS (3000).
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
@@ -213,6 +214,10 @@ async function openIdle(port: number, n: number): Promise<Socket[]> {
     const wave = Math.min(BATCH, n - i);
     pending = wave;
     await new Promise<void>((resolve, reject) => {
+      const stuck = setTimeout(
+        () => reject(new Error(`streams ${i}–${i + wave} did not open within 60 s (open-file limit?)`)),
+        60_000,
+      );
       for (let j = 0; j < wave; j++) {
         const s = connect(port, '127.0.0.1');
         sockets.push(s);
@@ -222,7 +227,10 @@ async function openIdle(port: number, n: number): Promise<Socket[]> {
           if (seen.includes('"run"')) {
             s.off('data', onData);
             s.on('data', () => {});
-            if (--pending === 0) resolve();
+            if (--pending === 0) {
+              clearTimeout(stuck);
+              resolve();
+            }
           }
         };
         s.on('data', onData);
@@ -252,16 +260,22 @@ async function chunksPerSecond(port: number, streams: number, ms: number): Promi
   let bytes = 0;
   let counting = false;
   const sockets: Socket[] = [];
+  let flowing = 0;
+  let allFlowing: () => void;
+  const started = new Promise<void>((r) => (allFlowing = r));
   for (let i = 0; i < streams; i++) {
     const s = connect(port, '127.0.0.1');
+    let first = true;
     s.on('data', (d: Buffer) => {
       if (counting) bytes += d.length;
+      if (first && (first = false) === false && ++flowing === streams) allFlowing();
     });
     s.on('error', () => {});
     s.write('GET /fast HTTP/1.1\r\nhost: relay\r\n\r\n');
     sockets.push(s);
   }
-  await new Promise((r) => setTimeout(r, 500)); // warm-up: JIT and socket buffers, not counted
+  await started;
+  await new Promise((r) => setTimeout(r, 1_000)); // warm-up: JIT and socket buffers, not counted
   counting = true;
   const t0 = performance.now();
   await new Promise((r) => setTimeout(r, ms));
@@ -275,6 +289,17 @@ async function chunksPerSecond(port: number, streams: number, ms: number): Promi
 type Reading = { rss: number; heap: number; external: number };
 
 async function run(mode: Mode, sock: string, n: number) {
+  // Throughput in a relay of its own: one that just closed thousands of streams is still busy.
+  const f = child(['relay', mode, sock]);
+  const fastPort = (await message<{ port: number }>(f)).port;
+  const fast = await chunksPerSecond(
+    fastPort,
+    Number(process.env.RELAY_FAST_STREAMS ?? 4),
+    Number(process.env.RELAY_FAST_MS ?? 3_000),
+  );
+  f.kill('SIGKILL');
+  await new Promise((r) => f.once('exit', r));
+
   const c = child(['relay', mode, sock]);
   const { port } = await message<{ port: number }>(c);
   const measure = () => {
@@ -287,13 +312,8 @@ async function run(mode: Mode, sock: string, n: number) {
   const sockets = await openIdle(port, n);
   await new Promise((r) => setTimeout(r, 1_000)); // idle
   const idle = await measure();
-  await closeAll(sockets);
-  const fast = await chunksPerSecond(
-    port,
-    Number(process.env.RELAY_FAST_STREAMS ?? 4),
-    Number(process.env.RELAY_FAST_MS ?? 3_000),
-  );
   c.kill('SIGKILL');
+  await closeAll(sockets);
   await new Promise((r) => c.once('exit', r));
   return {
     rssMB: (idle.rss - before.rss) / 2 ** 20,
@@ -304,15 +324,16 @@ async function run(mode: Mode, sock: string, n: number) {
 }
 
 async function main() {
-  const n = Number(process.env.RELAY_STREAMS ?? 10_000);
+  const raised = spawnSync('/bin/sh', ['-c', 'ulimit -n 65536 2>/dev/null; ulimit -n'], { encoding: 'utf8' });
+  const limit = Number(raised.stdout.trim()) || 1024;
+  const n = Number(process.env.RELAY_STREAMS ?? Math.min(10_000, Math.floor((limit - 200) / 200) * 100));
   const runs = Number(process.env.RELAY_RUNS ?? 3);
   const dir = mkdtempSync(join(tmpdir(), 'relay-bench-'));
   const sock = join(dir, 'daemon.sock');
   const d = child(['daemon', sock]);
   await message(d);
-  const limit = spawnSync('/bin/sh', ['-c', 'ulimit -n'], { encoding: 'utf8' }).stdout.trim();
   const load = spawnSync('uptime', { encoding: 'utf8' }).stdout.trim();
-  console.log(`# ${n} idle streams, ${runs} runs; driver's ulimit -n ${limit}; ${load}`);
+  console.log(`# ${n} idle streams, ${runs} runs; the relays' ulimit -n ${limit}; ${load}`);
   const results: Record<Mode, Awaited<ReturnType<typeof run>>[]> = { raw: [], h1: [], undici: [] };
   try {
     for (let r = 0; r < runs; r++) {
