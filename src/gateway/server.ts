@@ -209,6 +209,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     providerEnv: config.providerEnv,
     priceTableFile: config.priceTable,
     bus,
+    redis,
     requestLog: {
       spillDir: join(config.dataDir, 'request-log'),
       maxQueued: config.faults.requestLogQueue,

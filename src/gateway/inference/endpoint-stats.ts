@@ -1,8 +1,9 @@
 // What this gateway measured of each endpoint (one provider serving one model): time to first
 // token and throughput over its last WINDOW answers, and its success rate and last failure over
-// its last WINDOW calls. Kept in memory per gateway; the provider preferences sort by it
-// (preferences.ts) and GET /models shows it. Recording is a few array writes, so it stays off
-// the hot path's cost; the medians are computed when read, at most once per change.
+// its last WINDOW calls. Kept in memory per gateway (with Redis, refreshed from the window all
+// gateways share: shared-stats.ts); the provider preferences sort by it (preferences.ts) and
+// GET /models shows it. Recording is a few array writes, so it stays off the hot path's cost; the
+// medians are computed when read, at most once per change.
 
 export const WINDOW = 50;
 /** An endpoint that failed this recently is unhealthy: tried after the healthy ones. */
@@ -24,6 +25,9 @@ const median = (xs: number[]): number | null => {
   const mid = s.length >> 1;
   return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
 };
+
+/** An endpoint's raw window, as shared-stats.ts exchanges it with the other gateways. */
+export type Window = { ttft: number[]; tps: number[]; outcomes: boolean[]; lastFailure: number };
 
 type Ring = { ttft: number[]; tps: number[]; outcomes: boolean[]; lastFailure: number; cached: EndpointStats | null };
 
@@ -55,6 +59,15 @@ export function createEndpointStats(opts: { now?: () => number } = {}) {
       const r = ring(key);
       push(r.outcomes, false);
       r.lastFailure = now();
+      r.cached = null;
+    },
+    /** Replaces an endpoint's window by the shared one (each list cut to its last WINDOW). */
+    load(key: string, w: Window) {
+      const r = ring(key);
+      r.ttft = w.ttft.slice(-WINDOW);
+      r.tps = w.tps.slice(-WINDOW);
+      r.outcomes = w.outcomes.slice(-WINDOW);
+      r.lastFailure = Math.max(r.lastFailure, w.lastFailure);
       r.cached = null;
     },
     get(key: string): EndpointStats {

@@ -29,6 +29,8 @@ import {
 } from './providers/index.ts';
 import { priceOf } from './prices.ts';
 import { createEndpointStats, endpointKey } from './endpoint-stats.ts';
+import { createSessionPins, createSharedStats } from './shared-stats.ts';
+import type { RedisLink } from '../store/redis.ts';
 import { arrange, type Endpoint, preferencesOf } from './preferences.ts';
 import type { Cancel, ChatChunk, ChatRequest, Completion, Usage } from './types.ts';
 import {
@@ -69,6 +71,7 @@ export type ApiStyle = 'chat' | 'messages' | 'responses';
 const dataCollectionRefused = (slug: string) =>
   `provider ${slug}'s shared endpoint may log or train on prompts (${providerVar(slug, 'DATA_COLLECTION')}=allow) and this workspace does not allow that: turn on is_data_discount_logging_enabled, or add a BYOK credential for ${slug}`;
 const MAX_SESSIONS = 100_000;
+const pinOf = (served: { provider: string; model: string }) => endpointKey(served.provider, served.model);
 
 const providerNotConfigured = (slug: string) =>
   invalidRequest(
@@ -110,6 +113,8 @@ export type InferenceOptions = {
   priceTableFile?: string;
   /** With REDIS_URL: management writes in any gateway drop this one's routing cache too. */
   bus?: InvalidationBus;
+  /** With REDIS_URL: endpoint measurements and session pins shared by the gateways (shared-stats.ts). */
+  redis?: RedisLink;
   /** Where request-log rows spill, their memory bound, and what is told of lost rows and failed writes. */
   requestLog?: Omit<RequestLogOptions, 'db' | 'log'>;
   /** Told of each upstream attempt that failed at a provider (the metrics count them). */
@@ -136,7 +141,8 @@ export function createInferenceService(opts: InferenceOptions) {
   const requestLog = createRequestLog({ db: opts.db, log: opts.log, ...opts.requestLog });
   const toolsEnv = opts.tools ?? noServerTools();
   opts.bus?.subscribe('routing', () => config.invalidate());
-  const stats_ = createEndpointStats();
+  const shared = opts.redis ? createSharedStats({ redis: opts.redis, log: opts.log }) : null;
+  const stats_ = shared ?? createEndpointStats();
   /** This gateway, on the endpoints channel: its own announcements are already counted. */
   const instance = uuidv7();
   /** A failure of an endpoint's shared capacity, counted here and announced to the other gateways. */
@@ -150,18 +156,15 @@ export function createInferenceService(opts: InferenceOptions) {
     if (!message) return;
     try {
       const [from, key] = JSON.parse(message) as [string, string];
-      if (from !== instance && typeof key === 'string') stats_.failure(key);
+      if (from !== instance && typeof key === 'string') shared ? shared.heard(key) : stats_.failure(key);
     } catch {
       // not ours to read
     }
   });
-  /** session → the endpoint that last served it; bounded, oldest dropped first. */
-  const sessions = new Map<string, { provider: string; model: string }>();
+  /** session → the endpoint that last served it (endpointKey). */
+  const sessions = createSessionPins({ redis: opts.redis, log: opts.log });
   const stick = (key: string | null, served: Served) => {
-    if (!key) return;
-    sessions.delete(key);
-    if (sessions.size >= MAX_SESSIONS) sessions.delete(sessions.keys().next().value!);
-    sessions.set(key, { provider: served.provider, model: served.model });
+    if (key) sessions.set(key, pinOf(served));
   };
   /** Other providers that serve a model (COHORT_PROVIDER_<SLUG>_MODELS), by model. */
   const servedBy = new Map<string, ProviderInfo[]>();
@@ -341,7 +344,9 @@ export function createInferenceService(opts: InferenceOptions) {
     };
     const found = resolved.models.map((m) => endpointsFor(m, ctx));
     const pref = preferencesOf(body, ws.defaultProviderSort);
-    const sticky = sessionKey ? (sessions.get(sessionKey) ?? null) : null;
+    const pinned = sessionKey ? await sessions.get(sessionKey) : null;
+    const at = pinned ? pinned.indexOf('\u0000') : -1;
+    const sticky = at > 0 ? { provider: pinned!.slice(0, at), model: pinned!.slice(at + 1) } : null;
     const arranged = arrange(
       found.map((f) => f.endpoints),
       pref,
@@ -424,8 +429,7 @@ export function createInferenceService(opts: InferenceOptions) {
         // Only the operator's capacity failing for a reason of its own says the endpoint is unwell: a
         // tenant's key that is refused or rate-limited, or a bad request, must not reorder others' requests.
         if (f.shared && f.retryable) endpointFailed(endpointKey(route.provider.slug, route.model));
-        const held = p.sessionKey ? sessions.get(p.sessionKey) : undefined;
-        if (held && held.provider === route.provider.slug && held.model === route.model) sessions.delete(p.sessionKey!);
+        if (p.sessionKey) sessions.release(p.sessionKey, endpointKey(route.provider.slug, route.model));
       },
     }).catch((err: unknown) => {
       record(p, {
@@ -614,6 +618,7 @@ export function createInferenceService(opts: InferenceOptions) {
     requestLogFault: () => requestLog.writeFault(),
     requestLogPending: () => requestLog.pending(),
     async close() {
+      shared?.close();
       await requestLog.close();
       await registry.close();
     },

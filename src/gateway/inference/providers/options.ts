@@ -1,7 +1,7 @@
 // The request options in each provider's dialect (docs/guides/model-requests.md): the router's
 // `reasoning` ({effort, max_tokens, enabled, exclude}, routing.ts normalizeOptions) as OpenAI's
 // `reasoning_effort` or Anthropic's `thinking` budget; structured output as Anthropic's
-// `output_config.format`; automatic caching (`cache_control` at the top level) as Anthropic's
+// `output_config.format` (JSON mode as a system instruction); automatic caching (`cache_control` at the top level) as Anthropic's
 // breakpoint on the last cacheable block. Pure.
 
 export type Reasoning = { effort?: string; max_tokens?: number; enabled?: boolean; exclude?: boolean };
@@ -35,7 +35,19 @@ export function thinkingOf(
   };
 }
 
-/** Anthropic's structured output for a response_format: a JSON schema only (json_object has no equivalent). */
+/** What an Anthropic upstream is told for JSON mode (json_object, or json_schema without a schema):
+ * its structured output takes a schema only (output_config.format), and a schema of any object
+ * would have to forbid every property, so the model is asked in the system prompt instead. An
+ * assistant prefill of `{` is not used: it is refused with thinking on, and by newer models. */
+export const JSON_MODE_INSTRUCTION =
+  'Answer with a single JSON object and nothing else: no text before or after it, no code fence.';
+
+export function jsonModeOf(format: unknown): boolean {
+  const f = format as { type?: string; json_schema?: { schema?: unknown } } | undefined;
+  return f?.type === 'json_object' || (f?.type === 'json_schema' && !f.json_schema?.schema);
+}
+
+/** Anthropic's structured output for a response_format: a JSON schema only (JSON mode: jsonModeOf). */
 export function outputFormatOf(format: unknown): Record<string, unknown> | undefined {
   const f = format as { type?: string; json_schema?: { schema?: unknown } } | undefined;
   if (f?.type !== 'json_schema' || !f.json_schema?.schema) return undefined;

@@ -2,7 +2,14 @@
 // `system`, tool results become user `tool_result` blocks, tool calls `tool_use` blocks. Pure.
 import { textOf } from '../local/scripted.ts';
 import type { ChatMessage, ChatRequest, ChatTool } from '../../types.ts';
-import { applyCacheBreakpoint, outputFormatOf, type Reasoning, thinkingOf } from '../options.ts';
+import {
+  applyCacheBreakpoint,
+  JSON_MODE_INSTRUCTION,
+  jsonModeOf,
+  outputFormatOf,
+  type Reasoning,
+  thinkingOf,
+} from '../options.ts';
 
 type Block = Record<string, unknown>;
 type AnthropicMessage = { role: 'user' | 'assistant'; content: Block[] };
@@ -73,16 +80,21 @@ const functionTools = (tools: ChatTool[] = []) =>
       input_schema: t.function!.parameters ?? { type: 'object' },
     }));
 
-/** The system prompt: text, or text blocks when a system part carries a cache breakpoint. */
-function systemOf(messages: ChatMessage[]): string | Block[] {
+/** The system prompt: text, or text blocks when a system part carries a cache breakpoint; JSON
+ * mode's instruction last (after any breakpoint, so the cached prefix stays the same). */
+function systemOf(messages: ChatMessage[], jsonMode: boolean): string | Block[] {
   const system = messages.filter((m) => m.role === 'system' || m.role === 'developer');
   const marked = system.some((m) => Array.isArray(m.content) && m.content.some((p) => p?.cache_control));
-  if (!marked) return system.map((m) => textOf(m.content)).join('\n\n');
-  return system.flatMap((m) => userBlocks(m.content));
+  if (!marked) {
+    const text = system.map((m) => textOf(m.content)).join('\n\n');
+    return jsonMode ? (text ? `${text}\n\n${JSON_MODE_INSTRUCTION}` : JSON_MODE_INSTRUCTION) : text;
+  }
+  const blocks = system.flatMap((m) => userBlocks(m.content));
+  return jsonMode ? [...blocks, { type: 'text', text: JSON_MODE_INSTRUCTION }] : blocks;
 }
 
 export function toAnthropicBody(req: ChatRequest, opts: { model: string; stream: boolean }): Record<string, unknown> {
-  const system = systemOf(req.messages);
+  const system = systemOf(req.messages, jsonModeOf(req.response_format));
   const messages: AnthropicMessage[] = [];
   for (const m of req.messages) {
     if (m.role === 'system' || m.role === 'developer') continue;
