@@ -52,7 +52,7 @@ describe('sessions kept by the gateway', { skip: noSandbox }, () => {
     assert.equal(r.body.next_cursor, undefined);
     const end = r.body.data[2];
     assert.deepEqual(shape(r.body.data), [
-      { type: 'user', content: '/say hello there', steered: false, truncated: false },
+      { type: 'user', content: '/say hello there', approval_mode: 'self-drive', steered: false, truncated: false },
       { type: 'assistant', content: 'hello there', truncated: false },
       { type: 'end', finish_reason: 'stop', model: 'local/scripted', usage: end.usage, omitted: 0 },
     ]);
@@ -67,7 +67,13 @@ describe('sessions kept by the gateway', { skip: noSandbox }, () => {
     await f.chat(id, user('/shell echo from-shell', { session_id: 'sess-a' }));
     const b = await transcript('sess-a', 7);
     const entries = shape(b.body.data.slice(3));
-    assert.deepEqual(entries[0], { type: 'user', content: '/shell echo from-shell', steered: false, truncated: false });
+    assert.deepEqual(entries[0], {
+      type: 'user',
+      content: '/shell echo from-shell',
+      approval_mode: 'self-drive',
+      steered: false,
+      truncated: false,
+    });
     const call = entries.find((e: any) => e.type === 'tool');
     assert.deepEqual(call, {
       type: 'tool',

@@ -75,7 +75,7 @@ export const internChatRoutes: RouteModule = (app, ctx) => {
       const record = {
         message:
           action.kind === 'turn'
-            ? { prompt: action.body.prompt }
+            ? { prompt: action.body.prompt, mode: action.body.approval_mode ?? 'self-drive' }
             : { interactionId: action.interactionId, answer: action.answer },
         save: (sessionId: string, entries: Entry[]) =>
           void recordTranscript(ctx.store.db, { internId: row.id, sessionId, entries }).catch((err: unknown) =>

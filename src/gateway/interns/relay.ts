@@ -55,7 +55,7 @@ export type RelayOptions = {
   /** Keeps the session's transcript (sessions.ts): the caller's message, and told once, when a
    * stream that opened ends, that request's entries. */
   record?: {
-    message: { prompt: string } | { interactionId: string; answer: string };
+    message: Parameters<typeof recordRequest>[2];
     save: (sessionId: string, entries: Entry[]) => void;
   };
 };

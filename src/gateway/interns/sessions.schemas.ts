@@ -1,6 +1,6 @@
 // An intern's sessions and their transcripts over the API (docs/guides/sessions.md).
 import { z } from 'zod';
-import { Interaction, SessionId, Usage } from '../../shared/daemon-protocol.ts';
+import { ApprovalMode, Interaction, SessionId, Usage } from '../../shared/daemon-protocol.ts';
 import { Timestamp } from '../http/common.schemas.ts';
 
 export const SessionState = z
@@ -56,7 +56,13 @@ const base = { seq: z.number().int(), at: Timestamp };
 const text = { content: z.string(), truncated: z.boolean() };
 
 export const TranscriptEntry = z.discriminatedUnion('type', [
-  z.object({ ...base, type: z.literal('user'), ...text, steered: z.boolean() }),
+  z.object({
+    ...base,
+    type: z.literal('user'),
+    ...text,
+    approval_mode: ApprovalMode.nullable().describe('the mode its run started with; null for a steering message'),
+    steered: z.boolean(),
+  }),
   z.object({ ...base, type: z.literal('answer'), interaction_id: z.string(), ...text }),
   z.object({ ...base, type: z.literal('assistant'), ...text }),
   z.object({ ...base, type: z.literal('reasoning'), ...text }),

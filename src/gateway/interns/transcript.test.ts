@@ -28,7 +28,7 @@ const noEnd = { finishReason: 'stop', error: null, model: 'local/scripted', usag
 
 test('a turn: the prompt, text joined, a tool call merged across its events, text after it, the end', () => {
   const d = newDraft();
-  recordRequest(d, 1, { prompt: 'list files' });
+  recordRequest(d, 1, { prompt: 'list files', mode: 'manual' });
   const events: RunEvent[] = [
     { seq: 1, type: 'run', run_id: 'r', session_id: 's', approval_mode: 'self-drive' },
     { seq: 2, type: 'model', model: 'local/scripted' },
@@ -45,7 +45,7 @@ test('a turn: the prompt, text joined, a tool call merged across its events, tex
   const usage = { prompt_tokens: 1, completion_tokens: 2, total_tokens: 3 };
   const entries = recordEnd(d, 99, { ...noEnd, usage });
   assert.deepEqual(entries, [
-    { at: 1, body: { type: 'user', content: 'list files', steered: false, truncated: false } },
+    { at: 1, body: { type: 'user', content: 'list files', approval_mode: 'manual', steered: false, truncated: false } },
     { at: 12, body: { type: 'reasoning', content: 'think', truncated: false } },
     { at: 13, body: { type: 'assistant', content: 'I will run ls', truncated: false } },
     {
@@ -62,7 +62,10 @@ test('a turn: the prompt, text joined, a tool call merged across its events, tex
         },
       },
     },
-    { at: 18, body: { type: 'user', content: 'and hidden ones', steered: true, truncated: false } },
+    {
+      at: 18,
+      body: { type: 'user', content: 'and hidden ones', approval_mode: null, steered: true, truncated: false },
+    },
     { at: 19, body: { type: 'assistant', content: 'Done.', truncated: false } },
     { at: 99, body: { type: 'end', finish_reason: 'stop', model: 'local/scripted', usage, omitted: 0 } },
   ]);
@@ -71,7 +74,7 @@ test('a turn: the prompt, text joined, a tool call merged across its events, tex
 test('a pause, its answer in the next request, and an error ending', () => {
   const interaction = { kind: 'elicitation' as const, message: 'name?', fields: [] };
   const a = newDraft();
-  recordRequest(a, 1, { prompt: 'ask me' });
+  recordRequest(a, 1, { prompt: 'ask me', mode: 'self-drive' });
   recordEvent(a, 2, { seq: 2, type: 'interaction', interaction_id: 'q1', interaction, deadline_at: 'x' });
   assert.deepEqual(recordEnd(a, 3, { ...noEnd, finishReason: 'tool_calls', model: null }).slice(1), [
     { at: 2, body: { type: 'interaction', interaction_id: 'q1', interaction } },
@@ -87,7 +90,7 @@ test('a pause, its answer in the next request, and an error ending', () => {
   ]);
   // The caller left: no finish reason.
   const c = newDraft();
-  recordRequest(c, 6, { prompt: 'x' });
+  recordRequest(c, 6, { prompt: 'x', mode: 'self-drive' });
   assert.deepEqual(recordEnd(c, 7, { ...noEnd, finishReason: null }).at(-1), {
     at: 7,
     body: { type: 'end', finish_reason: null, model: 'local/scripted', usage: null, omitted: 0 },
@@ -101,7 +104,7 @@ test('a pause, its answer in the next request, and an error ending', () => {
 
 test('bounds: a text keeps its head, a tool its input head and output tail, a request its first entries and characters', () => {
   const d = newDraft();
-  recordRequest(d, 1, { prompt: 'p' });
+  recordRequest(d, 1, { prompt: 'p', mode: 'self-drive' });
   recordEvent(d, 2, { seq: 2, type: 'text', text: 'a'.repeat(ENTRY_TEXT_LIMIT - 1) });
   recordEvent(d, 2, { seq: 3, type: 'text', text: 'bc' });
   recordEvent(d, 2, { seq: 4, type: 'text', text: 'more' });

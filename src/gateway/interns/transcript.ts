@@ -4,7 +4,7 @@
 // question, steering messages, the error that ended it, and how it ended. Bounded: a summary keeps
 // the head of a tool's input and the tail of its output, a text keeps its head, and a request
 // keeps at most MAX_ENTRIES entries and MAX_CHARS characters of text.
-import type { Interaction, RunEvent, Usage } from '../../shared/daemon-protocol.ts';
+import type { ApprovalMode, Interaction, RunEvent, Usage } from '../../shared/daemon-protocol.ts';
 
 export const ENTRY_TEXT_LIMIT = 32_000;
 export const TOOL_SUMMARY_LIMIT = 2_000;
@@ -22,7 +22,14 @@ export type ToolSummary = {
 
 /** An entry as stored (its `kind` column and its `body`), and as the API shows it with seq and at. */
 export type EntryBody =
-  | { type: 'user'; content: string; steered: boolean; truncated: boolean }
+  | {
+      type: 'user';
+      content: string;
+      /** The mode the prompt's run was started with; null for a steering message. */
+      approval_mode: ApprovalMode | null;
+      steered: boolean;
+      truncated: boolean;
+    }
   | { type: 'answer'; interaction_id: string; content: string; truncated: boolean }
   | { type: 'assistant'; content: string; truncated: boolean }
   | { type: 'reasoning'; content: string; truncated: boolean }
@@ -72,11 +79,11 @@ function room(d: Draft, have: number, text: string): { text: string; cut: boolea
 export function recordRequest(
   d: Draft,
   at: number,
-  msg: { prompt: string } | { interactionId: string; answer: string },
+  msg: { prompt: string; mode: ApprovalMode } | { interactionId: string; answer: string },
 ): void {
   if ('prompt' in msg) {
     const r = room(d, 0, msg.prompt);
-    push(d, at, { type: 'user', content: r.text, steered: false, truncated: r.cut });
+    push(d, at, { type: 'user', content: r.text, approval_mode: msg.mode, steered: false, truncated: r.cut });
   } else {
     const r = room(d, 0, msg.answer);
     push(d, at, { type: 'answer', interaction_id: msg.interactionId, content: r.text, truncated: r.cut });
@@ -105,7 +112,7 @@ export function recordEvent(d: Draft, at: number, e: RunEvent): void {
       return appendText(d, at, 'reasoning', e.text);
     case 'steered': {
       const r = room(d, 0, e.text);
-      return push(d, at, { type: 'user', content: r.text, steered: true, truncated: r.cut });
+      return push(d, at, { type: 'user', content: r.text, approval_mode: null, steered: true, truncated: r.cut });
     }
     case 'tool': {
       const i = d.tools.get(e.id);
