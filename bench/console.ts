@@ -12,13 +12,14 @@
 // markdown table; BENCH_TURNS (3) turns of each, medians over every read of every turn.
 // (3) The first screen: from navigation to the Interns screen's heading in the page (a stored key,
 // so the key's probe is included), BENCH_LOADS (5) loads. (4) Frame time while a turn streams into
-// a session of 2,000 messages (1,000 earlier turns, some with code blocks, stored as the console
-// stores this tab's sessions): the gaps between animation frames, median / p95 / max.
+// a session of 2,000 messages (1,000 earlier turns, some with code blocks, in the gateway's record
+// of the intern's sessions, which the console opens): the gaps between animation frames, median / p95 / max.
 // BENCH_ONLY=first,frames,latency picks which run.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startInternFixture } from '../test/helpers/interns.ts';
 import { launchChromium } from '../test/helpers/browser.ts';
+import { seedSession } from '../test/helpers/sessions.ts';
 import { CONSOLE_DIR } from '../src/gateway/console.ts';
 
 const TURNS = Number(process.env.BENCH_TURNS ?? 3);
@@ -171,24 +172,15 @@ async function firstScreen() {
 }
 
 /** 1,000 earlier turns (2,000 messages): prose, a list, and every fifth a fenced code block. */
-function longSession(sessionId: string) {
-  const turns = Array.from({ length: 1000 }, (_, i) => {
-    const text =
+function longSession() {
+  return Array.from({ length: 1000 }, (_, i) => ({
+    prompt: `question ${i}`,
+    answer:
       `Turn **${i}** done. The files:\n\n- \`src/a${i}.ts\`\n- \`src/b${i}.ts\`\n\n` +
       (i % 5 === 0
         ? '```ts\nexport const x' + i + ' = (a: number) => a * 2; // doubled\n```\n'
-        : 'Nothing else to report.');
-    return {
-      id: `t${i}`,
-      prompt: `question ${i}`,
-      mode: 'self-drive',
-      parts: [{ type: 'text', text }],
-      status: 'done',
-      last: { stream: true, session_id: sessionId, messages: [] },
-      rev: 1,
-    };
-  });
-  return [{ id: sessionId, title: 'long', updated: Date.now(), turns }];
+        : 'Nothing else to report.'),
+  }));
 }
 
 async function frames() {
@@ -196,10 +188,7 @@ async function frames() {
   const browser = await launchChromium();
   try {
     const { id, page } = await session(f, browser);
-    await page.evaluate(
-      ([slot, value]) => sessionStorage.setItem(slot!, value!),
-      [`cohort.sessions.${id}`, JSON.stringify(longSession('console-bench-long'))],
-    );
+    await seedSession(f.gw.ctx.store.db, { internId: id, sessionId: 'console-bench-long', turns: longSession() });
     const opening = performance.now();
     await page.goto(f.gw.url.replace('/api/v1', `/#/interns/${id}`));
     await page.getByRole('article', { name: 'Turn: question 999' }).waitFor();

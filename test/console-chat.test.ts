@@ -14,6 +14,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { startInternFixture, type InternFixture } from './helpers/interns.ts';
 import { launchChromium, noBrowser } from './helpers/browser.ts';
 import { noSandbox } from './helpers/sandbox.ts';
+import { seedSession } from './helpers/sessions.ts';
 import { CONSOLE_DIR } from '../src/gateway/console.ts';
 
 if (noBrowser) process.stderr.write(`# console chat browser tests skipped: ${noBrowser}\n`);
@@ -71,6 +72,8 @@ describe('the console’s chat as a chat product', { skip: noBrowser }, () => {
   const shot = (page: Page, name: string) => page.screenshot({ path: join(ARTIFACTS, `${name}.png`) });
   /** Sends a prompt and waits for its turn to finish (its usage line). */
   async function turn(page: Page, prompt: string) {
+    // The page opens the intern's most recent session from the gateway: its turns first.
+    await page.locator('section.chat[aria-busy="false"]').waitFor();
     const n = await page.locator('article.turn').count();
     await page
       .getByLabel('Message')
@@ -250,19 +253,12 @@ describe('the console’s chat as a chat product', { skip: noBrowser }, () => {
 
   test('a long session opens at its latest turns; earlier ones come on demand, the reader’s place kept', async () => {
     const page = await open(DESKTOP);
-    const turns = Array.from({ length: 120 }, (_, i) => ({
-      id: `t${i}`,
-      prompt: `question ${i}`,
-      mode: 'self-drive',
-      parts: [{ type: 'text', text: `answer **${i}**` }],
-      status: 'done',
-      last: { stream: true, session_id: 'console-long', messages: [] },
-      rev: 1,
-    }));
-    await page.evaluate(
-      ([slot, value]) => sessionStorage.setItem(slot!, value!),
-      [`cohort.sessions.${id}`, JSON.stringify([{ id: 'console-long', title: 'long', updated: Date.now(), turns }])],
-    );
+    // The gateway's record of a session of 120 turns, the most recently used of the intern's.
+    await seedSession(f.gw.ctx.store.db, {
+      internId: id,
+      sessionId: 'console-long',
+      turns: Array.from({ length: 120 }, (_, i) => ({ prompt: `question ${i}`, answer: `answer **${i}**` })),
+    });
     await page.goto(`${origin()}/#/interns/${id}`);
     await page.getByRole('article', { name: 'Turn: question 119' }).waitFor();
     assert.equal(await page.locator('article.turn').count(), 50);
@@ -277,6 +273,47 @@ describe('the console’s chat as a chat product', { skip: noBrowser }, () => {
     assert.equal(await page.locator('article.turn').count(), 100);
     const moved = (await anchor.boundingBox())!.y - y;
     assert.ok(Math.abs(moved) < 2, `the turn read last stays where it was (moved ${moved} px)`);
+  });
+
+  test('history from a second browser: the gateway’s sessions in the drawer, each opening with its transcript', async () => {
+    const first = await open(DESKTOP);
+    await first.goto(`${origin()}/#/interns/${id}`);
+    await first.locator('section.chat[aria-busy="false"]').waitFor();
+    const nav = (page: Page) => page.getByRole('navigation', { name: 'Sessions' });
+    await nav(first).getByRole('button', { name: 'New session' }).click();
+    await turn(first, '/say kept **across** browsers');
+    await nav(first).getByRole('button', { name: 'New session' }).click();
+    await turn(first, '/say the latest one');
+    // Each transcript is written as its request ends, just after the turn shows as done.
+    const key = { authorization: `Bearer ${f.gw.keys.api_key}` };
+    for (let i = 0; ; i++) {
+      const list = (await (await fetch(`${f.gw.url}/interns/${id}/sessions`, { headers: key })).json()) as any;
+      if (list.data[0]?.title === '/say the latest one' && list.data[0].state === 'completed') break;
+      assert.ok(i < 200, 'the transcript was never written');
+      await new Promise((r) => setTimeout(r, 50));
+    }
+
+    // Another browser, which never saw these turns: it opens at the most recent session.
+    const second = await open(DESKTOP);
+    await second.goto(`${origin()}/#/interns/${id}`);
+    const latest = second.getByRole('article', { name: 'Turn: /say the latest one' });
+    await latest.waitFor();
+    assert.equal(await latest.locator('.reply').innerText(), 'the latest one');
+    assert.match(
+      await latest.locator('.usage').innerText(),
+      /^\d+ prompt \+ \d+ completion tokens, \$[\d.]+ · local\/scripted$/,
+    );
+    const listed = nav(second).getByRole('button', { name: '/say kept **across** browsers' });
+    await listed.click();
+    const older = second.getByRole('article', { name: 'Turn: /say kept **across** browsers' });
+    await older.waitFor();
+    assert.equal(await older.locator('.reply strong').innerText(), 'across');
+    assert.equal(await listed.getAttribute('aria-current'), 'true');
+    assert.equal(await second.locator('article.turn').count(), 1);
+    await shot(second, 'history-second-browser');
+    // It continues there: the next turn goes to the session it opened.
+    await turn(second, '/say continued elsewhere');
+    assert.equal(await second.locator('article.turn').count(), 2);
   });
 
   test('at 390 × 844 the transcript has at least half the height; screens and sessions open as drawers', async () => {

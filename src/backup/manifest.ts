@@ -24,6 +24,8 @@ export const TABLES = [
   'guardrail_member_assignments',
   'intern_repositories',
   'git_credentials',
+  'intern_sessions',
+  'intern_session_entries',
 ] as const;
 export type Table = (typeof TABLES)[number];
 

@@ -9,6 +9,7 @@ import { guardrailRoutes } from './management/guardrails.routes.ts';
 import { internRoutes } from './interns/interns.routes.ts';
 import { internChatRoutes } from './interns/chat.routes.ts';
 import { internFileRoutes } from './interns/files.routes.ts';
+import { internSessionRoutes } from './interns/sessions.routes.ts';
 import { gitCredentialRoutes } from './interns/git-credentials.routes.ts';
 import { chatCompletionRoutes } from './inference/chat-completions.routes.ts';
 import { messagesRoutes } from './inference/messages.routes.ts';
@@ -31,6 +32,7 @@ export const routeModules: RouteModule[] = [
   agentRoutes,
   internChatRoutes,
   internFileRoutes,
+  internSessionRoutes,
   gitCredentialRoutes,
   chatCompletionRoutes,
   messagesRoutes,

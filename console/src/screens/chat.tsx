@@ -1,4 +1,4 @@
-// Chat with one intern: its sessions (this tab's record), the transcript streaming as chunks
+// Chat with one intern: its sessions (kept by the gateway, docs/guides/sessions.md), the transcript streaming as chunks
 // arrive, reasoning folded away, a paused run's request answered in place, steering while a turn
 // runs, refusals in words with a retry where the server says one can help.
 import { Component } from 'preact';
@@ -16,7 +16,7 @@ import {
   type Session,
   type Turn,
 } from '../chat.ts';
-import { loadSessions, newSessionId, saveSessions } from '../sessions.ts';
+import { listSessions, loadSession, newSessionId, type SessionInfo } from '../sessions.ts';
 import { Answer } from '../answer.tsx';
 import { Alert, Badge, useDrawer } from '../ui.tsx';
 import type { Intern } from './interns.tsx';
@@ -127,8 +127,15 @@ class TurnView extends Component<TurnProps> {
 }
 
 export function Chat({ internId }: { internId: string }) {
-  const sessions = useRef<Session[]>(loadSessions(internId));
-  const [current, setCurrent] = useState<string>(sessions.current[0]?.id ?? newSessionId());
+  // The sessions opened or started in this page; the drawer lists the gateway's (`listed`) too.
+  const sessions = useRef<Session[]>([]);
+  const [listed, setListed] = useState<SessionInfo[]>([]);
+  const [current, setCurrent] = useState<string>(newSessionId);
+  const [loading, setLoading] = useState(false);
+  /** Until the gateway's list first arrives (the page may then open its newest session). */
+  const [listing, setListing] = useState(true);
+  /** The reader chose a session (or sent a prompt): the newest listed one no longer opens by itself. */
+  const chosen = useRef(false);
   const [, setTick] = useState(0);
   const [intern, setIntern] = useState<Intern | null>(null);
   const [notice, setNotice] = useState<Problem | null>(null);
@@ -138,12 +145,27 @@ export function Chat({ internId }: { internId: string }) {
   const stream = useRef<AbortController | null>(null);
   const [drawer, setDrawer] = useDrawer('sessions', 'sessions-toggle');
   const rerender = () => setTick((t) => t + 1);
-  const persist = () => saveSessions(internId, sessions.current);
+  const refreshList = () =>
+    listSessions(internId).then(
+      (l) => {
+        setListed(l);
+        return l;
+      },
+      (e) => {
+        setNotice(problem(e));
+        return [] as SessionInfo[];
+      },
+    );
 
   const loadIntern = () =>
     api<Intern>('GET', `/interns/${encodeURIComponent(internId)}`).then(setIntern, (e) => setNotice(problem(e)));
   useEffect(() => {
     void loadIntern();
+    // The page opens at the most recently used session, as it was left in any browser.
+    void refreshList().then((l) => {
+      if (l[0] && !chosen.current) void openSession(l[0].id);
+      setListing(false);
+    });
     return () => stream.current?.abort();
   }, []);
   useEffect(() => {
@@ -213,7 +235,24 @@ export function Chat({ internId }: { internId: string }) {
     keep.current = null;
   });
 
+  /** Reads a session's transcript from the gateway, unless this page holds a longer one (its
+   * latest request may not be written yet). */
+  const openSession = async (id: string) => {
+    setCurrent(id);
+    setLoading(true);
+    try {
+      const got = await loadSession(internId, id, answerLabel);
+      const i = sessions.current.findIndex((s) => s.id === id);
+      if (i < 0) sessions.current.push(got);
+      else if (got.turns.length >= sessions.current[i]!.turns.length) sessions.current[i] = got;
+    } catch (e) {
+      setNotice(problem(e));
+    }
+    setLoading(false);
+  };
+
   const sessionFor = (text: string) => {
+    chosen.current = true;
     let s = sessions.current.find((x) => x.id === current);
     if (!s) sessions.current.unshift((s = { id: current, title: text.slice(0, 60), updated: Date.now(), turns: [] }));
     s.updated = Date.now();
@@ -227,7 +266,6 @@ export function Chat({ internId }: { internId: string }) {
     turn.status = 'streaming';
     turn.last = body;
     turn.rev++;
-    persist();
     rerender();
     try {
       await streamChat(internId, body, { chunk: (c) => applyChunk(turn, c), read: rerender }, controller.signal);
@@ -257,7 +295,7 @@ export function Chat({ internId }: { internId: string }) {
             ? 'The turn failed.'
             : '',
     );
-    persist();
+    void refreshList();
     rerender();
   };
 
@@ -274,7 +312,8 @@ export function Chat({ internId }: { internId: string }) {
   const send = async (e: Event) => {
     e.preventDefault();
     const text = prompt.trim();
-    if (!text) return;
+    // While a session loads, a prompt would go to a transcript about to be replaced.
+    if (!text || loading) return;
     setPrompt('');
     // Sending is a return to the conversation's end, wherever the reader had scrolled.
     jump();
@@ -301,7 +340,7 @@ export function Chat({ internId }: { internId: string }) {
     } catch (err) {
       setNotice(problem(err));
     }
-    persist();
+    void refreshList();
     rerender();
   };
 
@@ -325,13 +364,35 @@ export function Chat({ internId }: { internId: string }) {
     await loadIntern();
   };
 
-  const ordered = [...sessions.current].sort((a, b) => b.updated - a.updated);
+  // The gateway's sessions and this page's, by the latest use; a session only this page knows
+  // (its first turn is still streaming) first.
+  type Listed = { id: string; title: string; updated: number; waiting: boolean };
+  const byId = new Map<string, Listed>();
+  for (const l of listed)
+    byId.set(l.id, { id: l.id, title: l.title, updated: Date.parse(l.updated_at), waiting: l.state === 'paused' });
+  for (const s of sessions.current) {
+    if (!s.turns.length) continue;
+    const known = byId.get(s.id);
+    byId.set(s.id, {
+      id: s.id,
+      title: known?.title ?? s.title,
+      updated: Math.max(s.updated, known?.updated ?? 0),
+      waiting: s.turns.some((t) => t.status === 'paused'),
+    });
+  }
+  const ordered = [...byId.values()].sort((a, b) => b.updated - a.updated);
   const pick = (id: string) => {
-    setCurrent(id);
+    chosen.current = true;
+    setDrawer(false);
+    if (id !== current) void openSession(id);
+  };
+  const fresh = () => {
+    chosen.current = true;
+    setCurrent(newSessionId());
     setDrawer(false);
   };
   return (
-    <section class="chat" aria-labelledby="page-title">
+    <section class="chat" aria-labelledby="page-title" aria-busy={listing || loading ? 'true' : 'false'}>
       <div class="chat-head">
         <h1 id="page-title" tabIndex={-1}>
           {intern?.name ?? 'Intern'}
@@ -359,7 +420,7 @@ export function Chat({ internId }: { internId: string }) {
       <div class="chat-body">
         <nav id="sessions" class={drawer ? 'sessions open' : 'sessions'} aria-label="Sessions">
           <h2>Sessions</h2>
-          <button type="button" onClick={() => pick(newSessionId())} disabled={!!running}>
+          <button type="button" onClick={fresh} disabled={!!running}>
             New session
           </button>
           <ul>
@@ -373,7 +434,7 @@ export function Chat({ internId }: { internId: string }) {
                   disabled={!!running}
                 >
                   {s.title}
-                  {s.turns.some((t) => t.status === 'paused') && <span class="badge badge-paused">waiting</span>}
+                  {s.waiting && <span class="badge badge-paused">waiting</span>}
                 </button>
               </li>
             ))}
@@ -383,7 +444,8 @@ export function Chat({ internId }: { internId: string }) {
           <div class="transcript-wrap">
             <div class="transcript" ref={transcript} onScroll={onScroll}>
               <div ref={content}>
-                {turns.length === 0 && (
+                {loading && !turns.length && <p class="muted">Loading the session…</p>}
+                {!loading && turns.length === 0 && (
                   <p class="muted">
                     A new session. Its id is <code>{current}</code>.
                   </p>
@@ -447,7 +509,7 @@ export function Chat({ internId }: { internId: string }) {
                 <option value="self-drive">Self-drive: run commands without asking</option>
                 <option value="manual">Manual: ask before running commands</option>
               </select>
-              <button type="submit" disabled={!prompt.trim()}>
+              <button type="submit" disabled={!prompt.trim() || loading}>
                 {running ? 'Steer' : 'Send'}
               </button>
               {running && (

@@ -12,8 +12,10 @@ import { findInternForChat } from './interns.ts';
 import { answerInteraction, daemonRefusedConnection, startTurn, type DaemonTarget } from './daemon-client.ts';
 import { ApiError, clientClosed } from '../errors.ts';
 import { relay } from './relay.ts';
+import type { Entry } from './transcript.ts';
 import { holdSlot } from '../http/slots.ts';
 import { turnSpan } from '../observability/spans.ts';
+import { recordTranscript } from './sessions.ts';
 
 const CHAT_ERRORS = [400, 401, 403, 404, 408, 409, 410, 413, 429, 502, 503, 504];
 
@@ -68,6 +70,18 @@ export const internChatRoutes: RouteModule = (app, ctx) => {
       reply.raw.once('close', leave);
       // A sleeping intern is woken here (hibernation.ts); the turn streams once it is up.
       let target: DaemonTarget | null = await ctx.fleet.target(row, principal.orgId, gone.signal);
+      // The session's transcript is written as the request ends (docs/guides/sessions.md); a failed
+      // write costs the transcript that part, never the turn.
+      const record = {
+        message:
+          action.kind === 'turn'
+            ? { prompt: action.body.prompt, mode: action.body.approval_mode ?? 'self-drive' }
+            : { interactionId: action.interactionId, answer: action.answer },
+        save: (sessionId: string, entries: Entry[]) =>
+          void recordTranscript(ctx.store.db, { internId: row.id, sessionId, entries }).catch((err: unknown) =>
+            ctx.log.warn({ err, intern_id: row.id }, 'a chat request ended without its transcript recorded'),
+          ),
+      };
       const open = (t: DaemonTarget) => () =>
         action.kind === 'turn' ? startTurn(t, action.body) : answerInteraction(t, action);
       for (let retried = false; ; retried = true) {
@@ -78,6 +92,7 @@ export const internChatRoutes: RouteModule = (app, ctx) => {
             timings,
             sessionId: action.kind === 'answer' ? action.sessionId : undefined,
             toolEvents,
+            record,
             streams: ctx.streams,
             onEnd: (turn) =>
               ctx.broadcast.emitIfBroadcasting(row.workspaceId, () =>

@@ -33,6 +33,7 @@ import type { Opened, Pending } from './daemon-client.ts';
 import type { Feed, Sink } from '../../shared/http/body.ts';
 import type { RunEvent, SteeredResponse } from '../../shared/daemon-protocol.ts';
 import type { TurnEnd } from '../observability/spans.ts';
+import { newDraft, recordEnd, recordEvent, recordRequest, type Draft, type Entry } from './transcript.ts';
 
 export type RelayTimings = { keepaliveMs: number; routeDeadlineMs: number; turnBudgetMs: number };
 
@@ -51,6 +52,12 @@ export type RelayOptions = {
   streams?: OpenStreams;
   /** Told once how the turn ended (broadcast makes it a span); not for a steered message. */
   onEnd?: (turn: TurnEnd) => void;
+  /** Keeps the session's transcript (sessions.ts): the caller's message, and told once, when a
+   * stream that opened ends, that request's entries. */
+  record?: {
+    message: Parameters<typeof recordRequest>[2];
+    save: (sessionId: string, entries: Entry[]) => void;
+  };
 };
 
 export type RelayResult = { kind: 'steered'; body: SteeredResponse } | { kind: 'streamed' };
@@ -98,12 +105,21 @@ class RelayRun implements Sink<RunEvent> {
   private readonly startMs = Date.now();
   private finish: string | null = null;
   private failure: { status: number; message: string } | null = null;
+  /** The error chunk written, as the transcript keeps it. */
+  private errorChunk: { code: number; reason: string; message: string } | null = null;
+  private draft: Draft | null = null;
+  private save: NonNullable<RelayOptions['record']>['save'] | undefined;
 
   constructor(o: RelayOptions) {
     this.o = o;
     this.onEnd = o.onEnd;
     this.res = o.res;
     this.timings = o.timings;
+    if (o.record) {
+      this.draft = newDraft();
+      recordRequest(this.draft, this.startMs, o.record.message);
+      this.save = o.record.save;
+    }
     this.state = initialState({
       id: `chatcmpl-${randomBytes(12).toString('hex')}`,
       created: Math.floor(Date.now() / 1000),
@@ -193,7 +209,11 @@ class RelayRun implements Sink<RunEvent> {
 
   private map(events: RunEvent[]): Frames {
     const frames = { text: '', end: false };
-    for (const e of events) this.add(mapEvent(this.state, e), frames);
+    const at = this.draft ? Date.now() : 0;
+    for (const e of events) {
+      if (this.draft) recordEvent(this.draft, at, e);
+      this.add(mapEvent(this.state, e), frames);
+    }
     return frames;
   }
 
@@ -213,7 +233,10 @@ class RelayRun implements Sink<RunEvent> {
       frames.text += this.encode(c);
       const choice = c.choices[0];
       if (choice?.finish_reason) this.finish = choice.finish_reason;
-      if (c.error) this.failure ??= { status: c.error.code, message: c.error.message };
+      if (c.error) {
+        this.failure ??= { status: c.error.code, message: c.error.message };
+        this.errorChunk ??= { code: c.error.code, reason: c.error.metadata.reason, message: c.error.message };
+      }
     }
     if (step.end) frames.end = true;
   }
@@ -291,6 +314,7 @@ class RelayRun implements Sink<RunEvent> {
   // ---- the end ----
 
   private settle(): void {
+    this.keepTranscript();
     const onEnd = this.onEnd;
     this.onEnd = undefined;
     onEnd?.({
@@ -309,6 +333,22 @@ class RelayRun implements Sink<RunEvent> {
     this.budgetTimer = null;
     this.o = null;
     this.res.off('close', this.onClientClose);
+  }
+
+  /** Only a request whose stream opened made part of a session: a refusal (a status) did not. */
+  private keepTranscript(): void {
+    const { draft, save } = this;
+    this.draft = null;
+    this.save = undefined;
+    const sessionId = this.state.sessionId;
+    if (!draft || !save || !this.sse || !sessionId) return;
+    const entries = recordEnd(draft, Date.now(), {
+      finishReason: this.finish,
+      error: this.errorChunk,
+      model: this.state.model,
+      usage: this.state.usage,
+    });
+    save(sessionId, entries);
   }
 
   private clearRouteTimer(): void {

@@ -77,3 +77,25 @@ export const gitCredentials = pgTable('git_credentials', {
   createdAt: ts('created_at').notNull().defaultNow(),
 });
 export type GitCredentialRow = typeof gitCredentials.$inferSelect;
+
+/** migrations/0014_intern_sessions.sql: an intern's chat sessions, as the gateway relayed them. */
+export const internSessions = pgTable('intern_sessions', {
+  internId: uuid('intern_id').notNull(),
+  id: text('id').notNull(),
+  title: text('title').notNull(),
+  state: text('state').$type<'completed' | 'paused' | 'failed' | 'cancelled'>().notNull(),
+  entries: integer('entries').notNull().default(0),
+  createdAt: ts('created_at').notNull().defaultNow(),
+  updatedAt: ts('updated_at').notNull().defaultNow(),
+});
+export type InternSessionRow = typeof internSessions.$inferSelect;
+
+/** migrations/0014_intern_sessions.sql: one entry of a session's transcript. */
+export const internSessionEntries = pgTable('intern_session_entries', {
+  internId: uuid('intern_id').notNull(),
+  sessionId: text('session_id').notNull(),
+  seq: integer('seq').notNull(),
+  at: ts('at').notNull(),
+  kind: text('kind').notNull(),
+  body: jsonb('body').$type<Record<string, unknown>>().notNull(),
+});
