@@ -7,11 +7,13 @@
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, rmSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { shellIn as shellRaw, startInternFixture, type InternFixture } from './helpers/interns.ts';
 import { noSandbox } from './helpers/sandbox.ts';
 import { startGitServer, type GitServer } from './helpers/git-server.ts';
+import { createSpawner } from '../src/shared/spawner.ts';
+import { tenantJob } from '../src/gateway/interns/provisioner/tenant-job.ts';
 import { createTestAccount } from './helpers/accounts.ts';
 
 const shellIn = async (...a: Parameters<typeof shellRaw>) => (await shellRaw(...a)).replace(/\n?\[exit \d+\]$/, '');
@@ -196,6 +198,75 @@ describe('repositories', { skip: noSandbox }, () => {
       key: f.gw.keys.api_key,
     });
     assert.deepEqual([unknown.status, unknown.body.error.message], [404, 'resource not found: repository']);
+  });
+
+  test("the bundle runs under the tenant's seccomp filter, without capabilities", async () => {
+    const id = await f.intern('filtered', { repositories: [{ url: app }] });
+    const [repo] = (await f.gw.call('GET', `/interns/${id}/repositories`, { key: f.gw.keys.api_key })).body.data;
+    // A fifo where git reads its alternates: the bundle's git waits in open() until the intern
+    // opens the other end, long enough to read its status from the host.
+    const uid = await shellIn(
+      f,
+      id,
+      [
+        'cd /intern/work/app && echo more >> README.md',
+        'git -c user.name=i -c user.email=i@example.com commit -qam more',
+        'mkfifo .git/objects/info/alternates && id -u',
+      ].join(' && '),
+    );
+    const diff = f.gw.call('GET', `/interns/${id}/repositories/${repo.id}/diff`, { key: f.gw.keys.api_key });
+    let status = '';
+    let gitPid = 0;
+    for (let i = 0; i < 600 && !status; i++) {
+      for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p)))
+        try {
+          const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+          const s = readFileSync(`/proc/${pid}/status`, 'utf8');
+          if (cmd[0] === 'git' && cmd.includes('bundle') && new RegExp(`^Uid:\\t${uid}\\t`, 'm').test(s)) {
+            status = s;
+            gitPid = Number(pid);
+          }
+        } catch {}
+      if (!status) await new Promise((r) => setTimeout(r, 50));
+    }
+    const field = (name: string) => status.match(new RegExp(`^${name}:\\s*(.*)$`, 'm'))?.[1];
+    assert.deepEqual(
+      [field('Seccomp'), field('Seccomp_filters'), field('NoNewPrivs'), field('CapEff'), field('CapBnd')],
+      ['2', '1', '1', '0000000000000000', '0000000000000000'],
+      status,
+    );
+    // The filter is the tenant's: in the same context (entered through the waiting git), a new
+    // namespace is refused, as it is to the intern's shell.
+    const spawner = createSpawner();
+    const out = join(f.gw.dataDir, `probe-${process.pid}`);
+    try {
+      const probe = await spawner.run({
+        ...tenantJob({
+          ns: gitPid,
+          cwd: '/intern/work/app',
+          uid: Number(uid),
+          env: {},
+          argv: ['/bin/sh', '-c', 'grep ^Seccomp: /proc/self/status; unshare -U true'],
+          maxFileBytes: 1 << 20,
+          timeoutMs: 60_000,
+        }),
+        stdout: out,
+      });
+      assert.deepEqual(
+        [probe.code, probe.stderr, readFileSync(out, 'utf8')],
+        [1, 'unshare: unshare failed: Operation not permitted\n', 'Seccomp:\t2\n'],
+      );
+    } finally {
+      spawner.close();
+      rmSync(out, { force: true });
+    }
+    // Released: the fifo moved away (git's later readers find no alternates), then opened.
+    const released =
+      'cd /intern/work/app/.git/objects/info && mv alternates fifo && : > fifo && rm fifo && echo released';
+    assert.equal(await shellIn(f, id, released), 'released');
+    const done = await diff;
+    assert.equal(done.status, 200, JSON.stringify(done.body));
+    assert.match(done.body.diff, /^\+more$/m);
   });
 
   test('a private repository through a workspace git credential: sealed, masked, scoped to its hosts and branches, never in the intern, the API or the data dir', async () => {

@@ -98,6 +98,8 @@ const Env = z
     /** The files API (docs/guides/files.md): the largest upload (a file or a folder's tar) and file read, and the most entries of a tar or a listing. */
     COHORT_FILES_MAX_MB: int(256),
     COHORT_FILES_MAX_ENTRIES: int(10_000),
+    /** A download (a file, a folder's tar) whose client takes nothing of it for this long is aborted. */
+    COHORT_FILES_IDLE_MS: int(60_000),
     /** Hosts (`host` or `host:port`) the gateway clones interns' repositories from. */
     COHORT_GIT_HOSTS: z.string().default('github.com,gitlab.com,bitbucket.org,codeberg.org'),
     COHORT_GIT_TIMEOUT_MS: int(300_000),
@@ -195,7 +197,7 @@ export type Config = {
   isolation: IsolationOptions;
   maxInternsPerAccount: number;
   /** The files API's bounds. */
-  files: { maxBytes: number; maxEntries: number };
+  files: { maxBytes: number; maxEntries: number; idleMs: number };
   /** Where interns' repositories are cloned from, and how long a clone may take. */
   git: { hosts: string[]; timeoutMs: number };
   /** Hibernation: idle time before an intern sleeps (0: never), and the wake queue's limits. */
@@ -313,7 +315,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       egress: egress.rules.length > 0,
     },
     maxInternsPerAccount: e.COHORT_MAX_INTERNS_PER_ACCOUNT,
-    files: { maxBytes: e.COHORT_FILES_MAX_MB * 1024 * 1024, maxEntries: e.COHORT_FILES_MAX_ENTRIES },
+    files: {
+      maxBytes: e.COHORT_FILES_MAX_MB * 1024 * 1024,
+      maxEntries: e.COHORT_FILES_MAX_ENTRIES,
+      idleMs: e.COHORT_FILES_IDLE_MS,
+    },
     git: {
       hosts: e.COHORT_GIT_HOSTS.split(',')
         .map((h) => h.trim().toLowerCase())

@@ -33,8 +33,24 @@ function start(id, job, socket) {
     const stdin = open(job.stdin, 'r');
     const stdout = socket ?? open(job.stdout, 'w');
     const ids = job.uid === undefined ? {} : { uid: job.uid, gid: job.gid ?? job.uid };
-    const child = spawn(job.file, job.args, { cwd: job.cwd, env: ENV, stdio: [stdin, stdout, 'pipe'], ...ids });
+    const stdio = [stdin, stdout, 'pipe', ...(job.fd3 ? ['pipe'] : [])];
+    // detached: a group of its own, which a timeout kills whole (nsenter's child with it).
+    const child = spawn(job.file, job.args, { cwd: job.cwd, env: ENV, stdio, detached: true, ...ids });
     for (const fd of fds.splice(0)) closeSync(fd);
+    if (job.fd3) {
+      // A command that fails before reading closes the pipe unread; its exit says why.
+      child.stdio[3].on('error', () => {});
+      child.stdio[3].end(Buffer.from(job.fd3, 'base64'));
+    }
+    let timedOut = false;
+    const timer = job.timeoutMs
+      ? setTimeout(() => {
+          timedOut = true;
+          try {
+            process.kill(-child.pid, 'SIGKILL');
+          } catch {}
+        }, job.timeoutMs)
+      : null;
     // The command holds the connection now: its end is the end of the stream.
     socket?.destroy();
     let stderr = '';
@@ -43,10 +59,11 @@ function start(id, job, socket) {
     const finish = (reply) => {
       if (done) return;
       done = true;
+      if (timer) clearTimeout(timer);
       process.send(reply);
     };
     child.on('error', (err) => finish({ id, error: err.message }));
-    child.on('close', (code) => finish({ id, code, stderr }));
+    child.on('close', (code) => finish({ id, code, stderr, ...(timedOut ? { timedOut } : {}) }));
   } catch (err) {
     for (const fd of fds.splice(0)) closeSync(fd);
     socket?.destroy();

@@ -66,3 +66,44 @@ test('a streamed job: its stdout read as it is written, and closing our end stop
     spawner.close();
   }
 });
+
+test('a job reads the bytes it is given on descriptor 3, and one past its time limit is killed with its whole group', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'cohort-spawner-'));
+  const spawner = createSpawner();
+  try {
+    const given = await spawner.run({
+      file: '/bin/sh',
+      args: ['-c', 'cat <&3'],
+      cwd: '/',
+      fd3: Buffer.from('a filter\n').toString('base64'),
+      stdout: join(dir, 'fd3'),
+    });
+    assert.deepEqual(given, { code: 0, stderr: '' });
+    assert.equal(readFileSync(join(dir, 'fd3'), 'utf8'), 'a filter\n');
+
+    // The shell's child (a grandchild of the helper) goes too: its pid is written before the wait.
+    const slow = await spawner.run({
+      file: '/bin/sh',
+      args: ['-c', 'sleep 300 & echo $! >&2; wait'],
+      cwd: '/',
+      timeoutMs: 200,
+    });
+    assert.equal(slow.timedOut, true);
+    assert.equal(slow.code, null);
+    const grandchild = Number(slow.stderr.trim());
+    assert.ok(grandchild > 0, slow.stderr);
+    let gone = false;
+    for (let i = 0; i < 200 && !gone; i++) {
+      try {
+        process.kill(grandchild, 0);
+        await new Promise((r) => setTimeout(r, 25));
+      } catch {
+        gone = true;
+      }
+    }
+    assert.ok(gone, 'the sleep outlived its job');
+  } finally {
+    spawner.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

@@ -5,7 +5,8 @@
 // given: command, working directory, uid and gid, and files for its stdin and stdout, or (stream)
 // a Unix socket for its stdout that this process reads while the command writes: the command's
 // output reaches this process as it is made, with the socket's backpressure, and closing this
-// end stops a command that is still writing (EPIPE).
+// end stops a command that is still writing (EPIPE). A job may also be given bytes to read on
+// descriptor 3 (a seccomp program for bubblewrap) and a time limit (its process group killed).
 // The helper is let go of after IDLE_MS without a job; nothing of it holds this process open.
 // May import: node built-ins.
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -31,12 +32,16 @@ export type Job = {
   stdout?: string;
   /** A Unix socket (listening) that the helper connects the command's stdout to (stream). */
   stdoutSocket?: string;
+  /** Bytes (base64) the command reads on descriptor 3, a pipe: bubblewrap's --seccomp 3. */
+  fd3?: string;
+  /** The command's process group is killed (SIGKILL) after this long; its result says so. */
+  timeoutMs?: number;
 };
 
-export type JobResult = { code: number | null; stderr: string };
+export type JobResult = { code: number | null; stderr: string; timedOut?: true };
 
 /** What the helper sends back for job `id`: its result, or why it could not start. */
-export type JobReply = { id: number } & ({ code: number | null; stderr: string } | { error: string });
+export type JobReply = { id: number } & (JobResult | { error: string });
 
 /** A job whose stdout is read as it is written; `result` settles when the command has ended. */
 export type Streamed = { stdout: Socket; result: Promise<JobResult> };
@@ -96,7 +101,7 @@ export function createSpawner(): Spawner {
       const p = pending.get(m.id);
       pending.delete(m.id);
       if ('error' in m) p?.reject(new Error(m.error));
-      else p?.resolve({ code: m.code, stderr: m.stderr });
+      else p?.resolve({ code: m.code, stderr: m.stderr, ...(m.timedOut ? { timedOut: true } : {}) });
       if (pending.size) return;
       hold(child, false);
       idle = setTimeout(close, IDLE_MS).unref();

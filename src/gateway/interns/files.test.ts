@@ -1,10 +1,10 @@
 // The files API's pure checks, table by table: a request's path, and a folder upload's tar entries;
-// and how a folder's download ends once its response has begun (tarOut).
+// and how a download ends once its response has begun (tarOut, outbound).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { PassThrough, Readable } from 'node:stream';
 import { finished } from 'node:stream/promises';
-import { checkedPath, pathRefusal, tarOut, tarRefusal } from './files.ts';
+import { checkedPath, outbound, pathRefusal, tarOut, tarRefusal } from './files.ts';
 
 test('pathRefusal: what a path relative to the work folder may be', () => {
   const table: [string, string | null][] = [
@@ -66,22 +66,57 @@ test('tarOut: the stream whole when the tar ended well; failed past the bound or
   const failed = Promise.resolve({ ok: false as const, kind: 'tar', path: '', detail: 'tar: a.txt: Cannot open' });
   const source = (n: number) => Readable.from([Buffer.alloc(n), Buffer.alloc(n)]);
 
-  assert.deepEqual(await read(tarOut(source(512), { maxBytes: 1024, result: ok })), { bytes: 1024, error: null });
+  assert.deepEqual(await read(tarOut(source(512), { maxBytes: 1024, idleMs: 60_000, result: ok })), {
+    bytes: 1024,
+    error: null,
+  });
   const tooMany = source(512);
   assert.equal(
-    (await read(tarOut(tooMany, { maxBytes: 1023, result: ok }))).error,
+    (await read(tarOut(tooMany, { maxBytes: 1023, idleMs: 60_000, result: ok }))).error,
     'the tar stream passed 1023 bytes (COHORT_FILES_MAX_MB) while it was sent',
   );
   assert.equal(tooMany.destroyed, true);
-  assert.deepEqual(await read(tarOut(source(512), { maxBytes: 1024, result: failed })), {
+  assert.deepEqual(await read(tarOut(source(512), { maxBytes: 1024, idleMs: 60_000, result: failed })), {
     bytes: 1024,
     error: 'the tar stream failed while it was sent (tar: a.txt: Cannot open)',
   });
   // The client went away: what the tar writes to is closed.
   const held = new PassThrough();
   held.write(Buffer.alloc(10));
-  const out = tarOut(held, { maxBytes: 1024, result: new Promise(() => {}) });
+  const out = tarOut(held, { maxBytes: 1024, idleMs: 60_000, result: new Promise(() => {}) });
   out.destroy();
   await finished(held).catch(() => {});
   assert.equal(held.destroyed, true);
+});
+
+test('outbound: a reader that takes nothing while bytes wait for it is cut off after idleMs; one that reads on, or a slow source, is not', async () => {
+  // A reader that stops: the stream fails, and its source is destroyed.
+  const endless = new Readable({
+    read() {
+      this.push(Buffer.alloc(65536));
+    },
+  });
+  const stalled = outbound(endless, { idleMs: 100 });
+  const first = await new Promise<Buffer>((resolve) =>
+    stalled.once('data', (c: Buffer) => {
+      stalled.pause();
+      resolve(c);
+    }),
+  );
+  assert.equal(first.length, 65536);
+  const err = await new Promise<Error>((resolve) => stalled.once('error', resolve));
+  assert.equal(err.message, 'the client took nothing of the download for 100 ms (COHORT_FILES_IDLE_MS)');
+  await finished(endless).catch(() => {});
+  assert.equal(endless.destroyed, true);
+
+  // A source that is slow while the reader waits for it is not the reader's idleness.
+  const slow = new PassThrough();
+  const out = outbound(slow, { idleMs: 100 });
+  const chunks: Buffer[] = [];
+  out.on('data', (c: Buffer) => chunks.push(c));
+  slow.write(Buffer.alloc(10));
+  await new Promise((r) => setTimeout(r, 300));
+  slow.end(Buffer.alloc(10));
+  await finished(out);
+  assert.equal(Buffer.concat(chunks).length, 20);
 });

@@ -73,7 +73,8 @@ export const MAX_NAME_BYTES = 255;
 export const MAX_DEPTH = 64;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-export type FilesLimits = { maxBytes: number; maxEntries: number };
+/** `idleMs`: a download whose client takes nothing for this long is aborted (outbound). */
+export type FilesLimits = { maxBytes: number; maxEntries: number; idleMs: number };
 /** Where the gateway clones from (COHORT_GIT_HOSTS) and how long a clone may take. */
 export type GitOptions = { hosts: string[]; timeoutMs: number };
 
@@ -162,28 +163,68 @@ async function checkTar(file: string, maxEntries: number): Promise<void> {
   if (refusal) throw refusal;
 }
 
-/** The tar stream `from` as it goes to a client whose response has begun (its status cannot change
- * any more): past `maxBytes` (the folder grew since it was walked) or with an operation that did not
- * end well (`result`), it fails, which aborts the response instead of ending it, so the client
- * sees a failed download, never a short one. Destroyed (the client went away), it destroys
- * `from`, which stops the tar that writes it. */
-export function tarOut(from: Readable, o: { maxBytes: number; result: Promise<FileOpResult> }): Readable {
-  let total = 0;
+/** A download as it goes to a client: `from` passed on, failed (which aborts a response that
+ * has begun, instead of ending it) when `check` refuses a chunk, when `end` says the source did
+ * not end well, or when the client has taken nothing for `idleMs` while bytes waited for it (a
+ * reader too slow to hold anything for ever: its source stopped with it). Destroyed (the client
+ * went away, or any of these), it destroys `from`. */
+export function outbound(
+  from: Readable,
+  o: { idleMs: number; check?(chunk: Buffer): Error | null; end?(): Promise<Error | null> },
+): Readable {
+  let idle: NodeJS.Timeout | undefined;
   const out = new Transform({
     transform(chunk: Buffer, _enc, cb) {
-      total += chunk.length;
-      if (total > o.maxBytes)
-        return cb(new Error(`the tar stream passed ${o.maxBytes} bytes (COHORT_FILES_MAX_MB) while it was sent`));
-      cb(null, chunk);
+      clearTimeout(idle);
+      const refused = o.check?.(chunk);
+      if (refused) return cb(refused);
+      // Its buffer full: the next chunk is taken only once the client reads (_read below).
+      if (!this.push(chunk))
+        idle = setTimeout(
+          () =>
+            out.destroy(new Error(`the client took nothing of the download for ${o.idleMs} ms (COHORT_FILES_IDLE_MS)`)),
+          o.idleMs,
+        );
+      cb();
     },
     flush(cb) {
-      o.result.then((r) =>
-        cb(r.ok ? null : new Error(`the tar stream failed while it was sent (${r.detail ?? r.kind})`)),
-      );
+      if (!o.end) return cb();
+      o.end().then((err) => cb(err));
     },
   });
+  const read = out._read.bind(out);
+  out._read = (n) => {
+    clearTimeout(idle);
+    read(n);
+  };
+  out.once('close', () => clearTimeout(idle));
   pipelineCb(from, out, () => {});
   return out;
+}
+
+/** The tar stream `from` as it goes to a client whose response has begun (its status cannot change
+ * any more): past `maxBytes` (the folder grew since it was walked) or with an operation that did not
+ * end well (`result`), it fails (outbound), so the client sees a failed download, never a short
+ * one. Destroyed (the client went away, or idle), it destroys `from`, which stops the tar that
+ * writes it. */
+export function tarOut(
+  from: Readable,
+  o: { maxBytes: number; idleMs: number; result: Promise<FileOpResult> },
+): Readable {
+  let total = 0;
+  return outbound(from, {
+    idleMs: o.idleMs,
+    check(chunk) {
+      total += chunk.length;
+      return total > o.maxBytes
+        ? new Error(`the tar stream passed ${o.maxBytes} bytes (COHORT_FILES_MAX_MB) while it was sent`)
+        : null;
+    },
+    end: () =>
+      o.result.then((r) =>
+        r.ok ? null : new Error(`the tar stream failed while it was sent (${r.detail ?? r.kind})`),
+      ),
+  });
 }
 
 export type Got =
@@ -468,6 +509,7 @@ export function createInternFiles(o: {
         base: repo.baseCommit,
         out,
         maxBytes: limits.maxBytes,
+        timeoutMs: o.git.timeoutMs,
       });
       if (!made.ok) {
         if (/empty bundle/.test(made.detail)) return { repo, mirror, commit: repo.baseCommit };
@@ -530,7 +572,7 @@ export function createInternFiles(o: {
       stdout.on('readable', go).on('error', go);
     });
     if (stdout.readableLength > 0)
-      return { started: true, stream: tarOut(stdout, { maxBytes: limits.maxBytes, result }) };
+      return { started: true, stream: tarOut(stdout, { maxBytes: limits.maxBytes, idleMs: limits.idleMs, result }) };
     stdout.destroy();
     return { started: false, r: await result };
   }
@@ -551,7 +593,8 @@ export function createInternFiles(o: {
           rmSync(out, { force: true });
           return { type: 'directory', body };
         }
-        return { type: 'file', stream: drain(out), size: statSync(out).size };
+        const size = statSync(out).size;
+        return { type: 'file', stream: outbound(drain(out), { idleMs: limits.idleMs }), size };
       } catch (err) {
         rmSync(out, { force: true });
         throw err;

@@ -12,9 +12,10 @@
 //   is root's too): it is read and written here, through the host's way to the same view;
 // - a restore writes into a fresh disk, from archives already checked entry by entry
 //   (src/backup/archive.ts).
-// May import: src/shared (spawner), node built-ins and npm packages (tar).
+// May import: src/shared (spawner), tenant-job.ts, node built-ins and npm packages (tar).
 import { spawn } from 'node:child_process';
 import { createSpawner, type Job, type JobResult } from '../../../shared/spawner.ts';
+import { tenantJob } from './tenant-job.ts';
 import type { Readable } from 'node:stream';
 import { chmodSync, chownSync, createReadStream, existsSync, lstatSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -158,11 +159,10 @@ export async function fileOpStream(o: {
 }
 
 /** Makes a git bundle of the commits on the intern's HEAD since `base` in its repository at
- * work/`repo`, written to the host file `out` (at most `maxBytes`). git runs where the intern's
- * own shell does: in every namespace of its running sandbox (mount, PID, network, IPC, UTS), as
- * its uid, without capabilities and with no_new_privs, so whatever its repository's configuration
- * makes git run reaches nothing the intern's shell cannot. The bundle is data the gateway then
- * checks in a repository of its own (repositories.ts). */
+ * work/`repo`, written to the host file `out` (at most `maxBytes`), within `timeoutMs`. git runs
+ * where the intern's own shell does, under the tenant's filter (tenant-job.ts), so whatever its
+ * repository's configuration makes git run reaches nothing the intern's shell cannot. The bundle
+ * is data the gateway then checks in a repository of its own (repositories.ts). */
 export async function bundleIn(o: {
   view: DiskView;
   uid: number;
@@ -170,44 +170,31 @@ export async function bundleIn(o: {
   base: string;
   out: string;
   maxBytes: number;
+  timeoutMs: number;
 }): Promise<{ ok: true } | { ok: false; detail: string }> {
   if (o.view.ns === null) return { ok: false, detail: 'the intern is not running in a sandbox' };
-  const ns = o.view.ns;
-  const args = [
-    `--target=${ns}`,
-    '--mount',
-    '--pid',
-    '--net',
-    '--ipc',
-    '--uts',
-    `--wdns=${o.view.wd}/work/${o.repo}`,
-    `--setuid=${o.uid}`,
-    `--setgid=${o.uid}`,
-    '--',
-    '/usr/bin/setpriv',
-    '--no-new-privs',
-    '--inh-caps=-all',
-    '--bounding-set=-all',
-    '--',
-    '/usr/bin/prlimit',
-    `--fsize=${o.maxBytes}`,
-    '--',
-    '/usr/bin/env',
-    'GIT_CONFIG_NOSYSTEM=1',
-    'GIT_CONFIG_GLOBAL=/dev/null',
-    `HOME=${o.view.wd}/home`,
-    'git',
-    '-c',
-    'core.fsmonitor=false',
-    '-c',
-    'core.hooksPath=/dev/null',
-    'bundle',
-    'create',
-    '--quiet',
-    '-',
-    `${o.base}..HEAD`,
-  ];
-  const r = await spawner.run({ file: NSENTER, args, cwd: '/', stdout: o.out });
+  const job = tenantJob({
+    ns: o.view.ns,
+    cwd: `${o.view.wd}/work/${o.repo}`,
+    uid: o.uid,
+    env: { GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null', HOME: `${o.view.wd}/home` },
+    argv: [
+      'git',
+      '-c',
+      'core.fsmonitor=false',
+      '-c',
+      'core.hooksPath=/dev/null',
+      'bundle',
+      'create',
+      '--quiet',
+      '-',
+      `${o.base}..HEAD`,
+    ],
+    maxFileBytes: o.maxBytes,
+    timeoutMs: o.timeoutMs,
+  });
+  const r = await spawner.run({ ...job, stdout: o.out });
+  if (r.timedOut) return { ok: false, detail: `git bundle took longer than ${o.timeoutMs} ms` };
   return r.code === 0 ? { ok: true } : { ok: false, detail: lastLines(r.stderr) || `exit ${r.code}` };
 }
 
