@@ -33,8 +33,16 @@ export async function writeSse(
     registry: o.ctx.streams,
     onShutdown,
   });
+  // What one upstream read brings is written as one send: the frames, and the end when the stream
+  // ends in the same read (res.end() flushes a corked socket), instead of a system call for each.
+  const res = reply.raw;
+  const uncork = () => res.uncork();
   try {
-    for await (const frame of o.frames) await sse.write(frame);
+    for await (const frame of o.frames) {
+      res.cork();
+      process.nextTick(uncork);
+      await sse.write(frame);
+    }
     sse.end(o.end());
   } catch (err) {
     if (o.cancel.aborted || sse.gone) return sse.destroy();

@@ -52,6 +52,10 @@ export function appliesToModel(c: CredentialRule, model: string): boolean {
 
 export function selectCredentials(input: SelectInput): Selection {
   const { provider, model, requireZdr } = input;
+  // A workspace without credentials for the provider (most requests): the shared capacity or nothing,
+  // without the lists below, which run for every model request.
+  if (!input.credentials.length && provider.shared && (!requireZdr || provider.zdr))
+    return { ok: true, candidates: [{ kind: 'shared' }] };
   const live = input.credentials.filter((c) => !c.disabled);
   const zdrOk = (declared: boolean | null) => !requireZdr || (declared ?? provider.zdr);
   const eligible = live.filter(

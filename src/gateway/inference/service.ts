@@ -363,15 +363,12 @@ export function createInferenceService(opts: InferenceOptions) {
       pref.allowFallbacks ? e.route : { ...e.route, candidates: e.route.candidates.slice(0, 1) },
     );
     const first = arranged.endpoints[0]!;
-    const routing = [
-      ...(auto ? [auto] : []),
-      `sort=${pref.sort ?? 'default'}`,
-      ...(pref.order ? ['order'] : []),
-      ...(pref.allowFallbacks ? [] : ['no-fallbacks']),
-      ...(sessionKey
-        ? [`session=${sticky && sticky.provider === first.provider && sticky.model === first.model ? 'sticky' : 'new'}`]
-        : []),
-    ].join('; ');
+    // Concatenated, not joined from arrays: this runs for every model request.
+    let routing = `${auto ? `${auto}; ` : ''}sort=${pref.sort ?? 'default'}`;
+    if (pref.order) routing += '; order';
+    if (!pref.allowFallbacks) routing += '; no-fallbacks';
+    if (sessionKey)
+      routing += `; session=${sticky && sticky.provider === first.provider && sticky.model === first.model ? 'sticky' : 'new'}`;
     const io = {
       enabled: ws.isObservabilityIoLoggingEnabled,
       samplingRate: ws.ioLoggingSamplingRate,

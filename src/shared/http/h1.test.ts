@@ -246,6 +246,16 @@ test('the server’s keep-alive hint, less 2 s, decides how long a socket is kep
   assert.equal(seen.conns, 4);
 });
 
+test('a silence times a request out on a reused socket too, after the socket sat idle past the timeout', async (t) => {
+  const { send, toError } = setup(t, { timeoutMs: 50 });
+  assert.equal(await (await send('/json')).text(), JSON_BODY);
+  // Idle in the pool past the timeout (the server's hint keeps it for 3 s): the socket's timeout fires with no call.
+  await sleep(150);
+  await assert.rejects(send('/hold'), { wrapped: 'no answer in time' });
+  assert.deepEqual([seen.conns, seen.requests], [1, ['GET /json', 'GET /hold']]);
+  assert.equal((toError.mock.calls[0]!.arguments[0] as { code?: string }).code, 'ETIMEDOUT');
+});
+
 test('an idle socket past its time is closed within a sweep, though no request comes to take it', async (t) => {
   const { send } = setup(t, { idleMs: 30 });
   await (await send('/nohint')).text();

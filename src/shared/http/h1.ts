@@ -1,5 +1,5 @@
-// The gateway's HTTP/1.1 client for the daemon link (model providers go through undici, for the
-// operator's egress proxy: src/gateway/inference/providers/http.ts): one request per socket at a
+// The gateway's HTTP/1.1 client for the daemon link and for model providers (undici instead when
+// the operator sets an egress proxy: src/gateway/inference/providers/http.ts): one request per socket at a
 // time over node:net or node:tls, the response read by h1-parser.ts into a Body (text or SSE
 // batches, with backpressure). A gateway holds one daemon stream per open chat stream, so what a
 // connection costs is what an idle stream costs: here a socket and one small object (about 3 KB),
@@ -7,7 +7,8 @@
 // h1-pool.ts for the next request to the same server, shorter than the server's own keep-alive
 // so a reused socket is never one it is closing. A socket's listeners are set once, when it
 // connects, and pass its events to the request it carries (CALL): a request adds and removes none.
-// May import: node, ./h1-parser, ./h1-pool, ./body. Imported by src/gateway/interns/daemon-client.ts.
+// May import: node, ./h1-parser, ./h1-pool, ./body. Imported by src/gateway/interns/daemon-client.ts
+// and src/gateway/inference/providers/http.ts.
 import { connect, isIP } from 'node:net';
 import { connect as connectTls, type ConnectionOptions } from 'node:tls';
 import { Body, type Upstream } from './body.ts';
@@ -279,7 +280,9 @@ export class H1Client {
         : connect(opts);
     socket[CALL] = null;
     socket.on('data', onData).on('end', onEnd).on('error', onError).on('close', onClose);
-    if (this.timeoutMs) socket.setTimeout(this.timeoutMs, onTimeout);
+    // A listener of its own: setTimeout's callback is a once listener, which a first silence while
+    // idle in the pool (no call to time out) would use up, leaving later calls with no timeout.
+    if (this.timeoutMs) socket.setTimeout(this.timeoutMs).on('timeout', onTimeout);
     const connected = ep.tls ? 'secureConnect' : 'connect';
     const timer = setTimeout(
       () => socket.destroy(Object.assign(new Error('connect timeout'), { code: 'ETIMEDOUT' })),

@@ -1,23 +1,32 @@
-// HTTP to upstream providers through undici, over one dispatcher that honours the operator's
-// egress proxy (HTTP_PROXY, HTTPS_PROXY, NO_PROXY: companies' self-hosted gateways often reach
-// providers only through one): a POST whose transport failures become UpstreamError (timeouts
-// and connection errors are retryable, status 0), and the mapping of a non-2xx answer to an
-// UpstreamError carrying the provider's own message (secrets are scrubbed where every failure
-// becomes an API error: src/gateway/inference/attempts.ts). The daemon link keeps the lean
-// client of src/shared/http/h1.ts, where an idle open stream's size is what counts.
-import { Agent, EnvHttpProxyAgent, type Dispatcher } from 'undici';
+// HTTP to upstream providers, over one client for every provider: a POST whose transport failures
+// become UpstreamError (timeouts and connection errors are retryable, status 0), and the mapping of
+// a non-2xx answer to an UpstreamError carrying the provider's own message (secrets are scrubbed
+// where every failure becomes an API error: src/gateway/inference/attempts.ts). With an egress
+// proxy configured (HTTP_PROXY, HTTPS_PROXY, NO_PROXY: companies' self-hosted gateways often reach
+// providers only through one), undici's proxy agent; without one, the lean client of
+// src/shared/http/h1.ts, which the daemon link uses too: it costs a model request a third of
+// undici's CPU (docs/performance-log.md, the hot path regained).
+import { EnvHttpProxyAgent, type Dispatcher } from 'undici';
 import { UpstreamError, type Cancel } from '../types.ts';
 import { Body, type Flow, type Upstream } from '../../../shared/http/body.ts';
+import { H1Client } from '../../../shared/http/h1.ts';
 
-export type HttpClient = Dispatcher;
+type PostOptions = { base: string; path: string; headers: Record<string, string>; body: string; cancel: Cancel };
+
+export type HttpClient = {
+  /** Sends the POST; the promise settles with the answer's head (its body streams after). */
+  post(o: PostOptions): Promise<Upstream>;
+  /** Closes the idle connections (at shutdown every request has ended). */
+  close(): Promise<void>;
+};
 
 const PROXY_VARIABLES = ['HTTP_PROXY', 'http_proxy', 'HTTPS_PROXY', 'https_proxy'];
 
-/** One dispatcher for every provider, built once: proxies are read from the environment now,
- * NO_PROXY on each request. Without a proxy variable a plain Agent, which does the same minus the
- * per-request NO_PROXY check. `timeoutMs` bounds the wait for the answer and each silence within it. */
+/** One client for every provider, built once. With a proxy variable, undici's proxy agent
+ * (proxies read from the environment now, NO_PROXY on each request); without, the lean client.
+ * `timeoutMs` bounds the wait for the answer and each silence within it. */
 export function createHttpClient(opts: { timeoutMs: number }): HttpClient {
-  const proxied = PROXY_VARIABLES.some((v) => process.env[v]);
+  if (!PROXY_VARIABLES.some((v) => process.env[v])) return leanClient(opts);
   const options = {
     headersTimeout: opts.timeoutMs,
     bodyTimeout: opts.timeoutMs,
@@ -30,7 +39,40 @@ export function createHttpClient(opts: { timeoutMs: number }): HttpClient {
     // A server's keep-alive hint less this, so a reused socket is never one it is closing.
     keepAliveTimeoutThreshold: 2_000,
   };
-  return proxied ? new EnvHttpProxyAgent(options) : new Agent(options);
+  const dispatcher = new EnvHttpProxyAgent(options);
+  return { post: (o) => dispatchPost(dispatcher, o), close: () => dispatcher.destroy() };
+}
+
+/** Keep-alive when a provider gives no hint (its hint less 2 s otherwise), and idle connections kept per provider. */
+const IDLE_MS = 30_000;
+const MAX_IDLE = 1024;
+
+function leanClient(opts: { timeoutMs: number }): HttpClient {
+  const h1 = new H1Client({
+    timeoutMs: opts.timeoutMs,
+    connectTimeoutMs: Math.min(opts.timeoutMs, 10_000),
+    idleMs: IDLE_MS,
+    maxIdle: MAX_IDLE,
+  });
+  return {
+    post(o) {
+      const { cancel } = o;
+      if (cancel.aborted) return Promise.reject(new Error('aborted'));
+      const call = h1.start(
+        {
+          base: o.base,
+          path: o.path,
+          method: 'POST',
+          headers: { 'content-type': 'application/json', ...o.headers },
+          body: o.body,
+        },
+        (err) => transportError(err, cancel),
+      );
+      cancel.onCancel(call.cancel);
+      return call.response;
+    },
+    close: async () => h1.close(),
+  };
 }
 
 const TIMEOUTS = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT', 'ETIMEDOUT']);
@@ -138,14 +180,11 @@ class Exchange implements Dispatcher.DispatchHandler, Flow {
 
 /** POSTs to `base` + `path` (base: the provider's URL, which may carry a path prefix such as /v1);
  * a cancellation closes the connection, before the answer or while its body streams. */
-export function post(opts: {
-  client: HttpClient;
-  base: string;
-  path: string;
-  headers: Record<string, string>;
-  body: string;
-  cancel: Cancel;
-}): Promise<Upstream> {
+export function post(opts: PostOptions & { client: HttpClient }): Promise<Upstream> {
+  return opts.client.post(opts);
+}
+
+function dispatchPost(dispatcher: Dispatcher, opts: PostOptions): Promise<Upstream> {
   const { cancel } = opts;
   if (cancel.aborted) return Promise.reject(new Error('aborted'));
   let t: Target;
@@ -156,7 +195,7 @@ export function post(opts: {
   }
   const exchange = new Exchange(cancel);
   const headers = { 'content-type': 'application/json', ...opts.headers };
-  opts.client.dispatch(
+  dispatcher.dispatch(
     { origin: t.origin, path: t.prefix + opts.path, method: 'POST', headers, body: opts.body },
     exchange,
   );

@@ -1,5 +1,5 @@
 // The inference router's provider registry: one adapter per adapter kind, all behind the one
-// ProviderAdapter interface, sharing one keep-alive HTTP dispatcher (which honours the operator's
+// ProviderAdapter interface, sharing one keep-alive HTTP client (which honours the operator's
 // egress proxy). Entry point of src/gateway/inference/providers/.
 // May import: its own modules, the logger. Imported by the inference service; never imports services or store.
 import { createHttpClient } from './http.ts';
@@ -19,7 +19,7 @@ export function createRegistry(opts: { timeoutMs: number }): Registry {
     anthropic: anthropicAdapter({ client }),
   };
   // At close every request has ended (the server closed first); what is left is idle sockets.
-  return { adapter: (kind) => adapters[kind], close: () => client.destroy() };
+  return { adapter: (kind) => adapters[kind], close: () => client.close() };
 }
 
 export { providerTable, providerVar, splitModel, type ProviderTable, type ProviderInfo } from './catalogue.ts';
