@@ -5,11 +5,10 @@ import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
 import fc from 'fast-check';
-import { chatOnceFree, startInternFixture, type InternFixture } from './helpers/interns.ts';
+import { chatOnceFree, daemonStatus, startInternFixture, type InternFixture } from './helpers/interns.ts';
+import { waitFor } from './helpers/wait.ts';
 import { REASONS } from '../src/gateway/errors.ts';
 import { user } from './helpers/chat.ts';
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function readUntil(res: Response, marker: string) {
   const reader = res.body!.getReader();
@@ -82,7 +81,7 @@ describe('intern chat with real clients', () => {
   test('disconnect before the first output cancels the run', async () => {
     const ac = new AbortController();
     const pending = f.open(id, user('/sleep 30000\n/say never'), { signal: ac.signal }).catch(() => null);
-    await sleep(400);
+    await waitFor('the run started', async () => (await daemonStatus(f, id)).turn !== null);
     ac.abort();
     await pending;
     const next = await chatOnceFree(f, id, user('/say free'));
@@ -100,7 +99,9 @@ describe('intern chat with real clients', () => {
       .map((b) => JSON.parse(b.slice(6)));
     const call = parsed.flatMap((c) => c.choices[0]?.delta.tool_calls ?? [])[0];
     const sid = parsed.at(-1).session_id;
-    await sleep(300);
+    await waitFor('the daemon saw the client leave the paused run', async () =>
+      (await daemonStatus(f, id)).runs.some((r) => r.session_id === sid && r.phase === 'paused' && !r.attached),
+    );
     const cont = await f.chat(id, {
       stream: true,
       session_id: sid,

@@ -293,6 +293,7 @@ describe('a hostile tenant inside its intern', { skip: noSandbox }, () => {
     });
     assert.equal((await f.gw.call('DELETE', `/interns/${id}`)).status, 202);
     await f.gw.ctx.interns.idle();
+    // The key cache's TTL is what is waited out: a key revoked in the store is refused once it passes.
     await new Promise((r) => setTimeout(r, Number(f.gw.ctx.config.keyCacheMs) + 50));
     assert.equal(
       (
@@ -322,6 +323,7 @@ describe('a hostile tenant inside its intern', { skip: noSandbox }, () => {
       });
     assert.equal((await ask()).status, 200);
     await revokeKey(f.gw.ctx.store.db, creator.key.id);
+    // The key cache's TTL is what is waited out (the revoke is the store's, not this gateway's).
     await new Promise((r) => setTimeout(r, Number(f.gw.ctx.config.keyCacheMs) + 50));
     assert.deepEqual((await ask()).body, { error: { code: 401, message: 'invalid or revoked API key' } });
     assert.equal((await f.gw.call('DELETE', `/interns/${created.body.id}`)).status, 202);

@@ -9,6 +9,18 @@ import { connect } from 'node:net';
 import { freePort, gatewayProcesses, type GatewayProcess } from './helpers/gateway-process.ts';
 import { daemonAnswers, parseSse, readUntil, rest, runningInternOn } from './helpers/interns.ts';
 import { join } from 'node:path';
+import { waitFor } from './helpers/wait.ts';
+
+/** Whether nothing listens on a loopback port any more. */
+const refused = (port: number) =>
+  new Promise<boolean>((resolve) => {
+    const socket = connect({ host: '127.0.0.1', port });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(false);
+    });
+    socket.once('error', () => resolve(true));
+  });
 
 const stopping = {
   code: 502,
@@ -102,10 +114,10 @@ describe('gateway shutdown', () => {
     );
     let got = '';
     socket.on('data', (d: Buffer) => (got += d.toString()));
-    while (!got.includes('before')) {
+    await waitFor('the stream began', () => {
       assert.ok(!socket.destroyed, `the connection closed before the stream began: ${got}`);
-      await new Promise((r) => setTimeout(r, 20));
-    }
+      return got.includes('before');
+    });
     const closed = once(socket, 'close');
     const exited = once(gw.child, 'exit');
     const signalled = performance.now();
@@ -128,7 +140,9 @@ describe('gateway shutdown', () => {
     const { reader, seen } = await readUntil(model, 'before');
     const exited = once(gw.child, 'exit');
     gw.child.kill('SIGTERM');
-    await new Promise((r) => setTimeout(r, 300));
+    // The first signal is under way once the gateway stops listening; it still waits for the stream.
+    const port = Number(new URL(gw.url).port);
+    await waitFor('the gateway stops accepting connections', () => refused(port));
     assert.equal(gw.child.exitCode, null, 'the first signal waits for the open stream');
     gw.child.kill('SIGINT');
     const [code] = await exited;

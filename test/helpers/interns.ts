@@ -7,7 +7,8 @@ import { Agent, request } from 'undici';
 import { acceptsConnections } from '../../src/gateway/interns/intern-socket.ts';
 import { startTestGateway, type TestGateway } from './gateway.ts';
 import { interns } from '../../src/gateway/store/schema-interns.ts';
-import { getInternById } from '../../src/gateway/interns/interns.ts';
+import { getInternById, secretBinding } from '../../src/gateway/interns/interns.ts';
+import { daemonPaths, type StatusResponse } from '../../src/shared/daemon-protocol.ts';
 import { InternChunk } from '../../src/gateway/interns/chat.schemas.ts';
 import type { GatewayProcess } from './gateway-process.ts';
 import { SseDecoder } from '../../src/shared/sse/read.ts';
@@ -234,4 +235,15 @@ export async function shellIn(
   const out = chatText(done);
   assert.match(out, /^shell: /, out);
   return out.slice('shell: '.length);
+}
+
+/** What an intern's daemon says of its runs and turn lock (its status route), asked with the intern's daemon secret. */
+export async function daemonStatus(f: InternFixture, id: string): Promise<StatusResponse> {
+  const row = (await getInternById(f.gw.ctx.store.db, id))!;
+  const secret = f.gw.ctx.sealer.open(row.sealedSecret!, secretBinding.daemon(id));
+  const res = await daemonRequest(row.hostname!, daemonPaths.status, {
+    headers: { authorization: `Bearer ${secret}` },
+  });
+  assert.equal(res.status, 200);
+  return JSON.parse(res.text) as StatusResponse;
 }

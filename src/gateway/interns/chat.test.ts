@@ -11,6 +11,7 @@ import {
   chatOnceFree,
   daemonAnswers,
   daemonRequest,
+  daemonStatus,
   parseSse,
   rest,
   startInternFixture,
@@ -22,6 +23,7 @@ import { getInternById, secretBinding } from './interns.ts';
 import { daemonPaths } from '../../shared/daemon-protocol.ts';
 import { noSandbox } from '../../../test/helpers/sandbox.ts';
 import { user, tool, text, callOf, finish, final } from '../../../test/helpers/chat.ts';
+import { waitFor } from '../../../test/helpers/wait.ts';
 
 /** Long enough that a question stays paused through the steering test's other turns on a loaded
  * machine (at 1.5 s it once ended first). */
@@ -33,7 +35,6 @@ const ENV = {
   COHORT_INTERACTION_DEADLINE_MS: String(INTERACTION_DEADLINE_MS),
   COHORT_MAX_PAUSED_RUNS: '2',
 };
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('intern chat stream, end to end', () => {
   let f: InternFixture;
@@ -43,6 +44,14 @@ describe('intern chat stream, end to end', () => {
     id = await f.intern('chatty');
   });
   after(() => f.close());
+
+  /** Until the daemon has ended every run of `session`. */
+  const runsEnded = (session: string) =>
+    waitFor(`the daemon has no run of session ${session}`, async () =>
+      (await daemonStatus(f, id)).runs.every((r) => r.session_id !== session),
+    );
+  /** Until no run holds the intern's turn lock (a timed-out run is cancelled; the next test's turn must not be busy). */
+  const turnFree = () => waitFor('no run holds the turn lock', async () => (await daemonStatus(f, id)).turn === null);
 
   test('request validation: 400 bad_request naming the field, retryable false', async () => {
     const cases: [unknown, RegExp][] = [
@@ -226,7 +235,8 @@ describe('intern chat stream, end to end', () => {
   test('run states: the interaction deadline cancels a paused run: a late reply is 409 interaction_not_pending', async () => {
     const r = await f.chat(id, user('/ask Still there?'));
     const sid = final(r).session_id;
-    await sleep(INTERACTION_DEADLINE_MS + 700);
+    // The deadline passes and the daemon cancels the paused run.
+    await runsEnded(sid);
     const late = await f.chat(
       id,
       tool(sid, callOf(r).id, JSON.stringify({ action: 'accept', content: { answer: 'yes' } })),
@@ -323,7 +333,7 @@ describe('intern chat stream, end to end', () => {
     const r = await f.chat(id, user('/sleep 2000\n/say late'));
     assert.equal(r.status, 408);
     assert.deepEqual(r.body.error.metadata, { reason: 'timeout', retryable: true });
-    await sleep(300);
+    await turnFree();
   });
 
   test('statuses: 504 past the turn budget after the stream opened: timeout error chunk, final, [DONE]', async () => {
@@ -336,7 +346,7 @@ describe('intern chat stream, end to end', () => {
       metadata: { reason: 'timeout', retryable: true },
     });
     assert.equal(final(r).model, 'service/intern');
-    await sleep(300);
+    await turnFree();
   });
 
   test('statuses: turn_failed before output: 502 with the intern’s retryable classification', async () => {
@@ -368,20 +378,19 @@ describe('intern chat stream, end to end', () => {
     await f.gw.call('PATCH', `/workspaces/${f.gw.keys.workspace_id}`, {
       body: { is_observability_io_logging_enabled: true, io_logging_sampling_rate: 1 },
     });
-    await sleep(2100); // the inference router caches a workspace's settings for 2 s
+    // No wait: a management write drops the routing cache at once (src/gateway/http/app.ts, dropsRoutingCache).
     const briefed = await f.intern('briefed', { instructions: 'Always answer in one word.', model: 'local/scripted' });
     assert.equal(text(await f.chat(briefed, user('/say fine'))), 'fine');
     const row = (await getInternById(f.gw.ctx.store.db, briefed))!;
     type Logged = { requested_model: string; request_body: { messages: { role: string; content: string }[] } | null };
-    let rows: Logged[] = [];
-    for (let i = 0; i < 30 && !rows.length; i++) {
-      await sleep(100); // the request log is written in batches
+    // The request log is written in batches.
+    const rows = await waitFor('the agent used the intern key (a request logged under it)', async () => {
       const res = await f.gw.ctx.store.db.execute(
         sql`select requested_model, request_body from inference_requests where api_key_id = ${row.apiKeyId}`,
       );
-      rows = (res as unknown as { rows: Logged[] }).rows;
-    }
-    assert.ok(rows.length > 0, 'the agent used the intern key');
+      const got = (res as unknown as { rows: Logged[] }).rows;
+      return got.length > 0 ? got : null;
+    });
     assert.equal(rows[0]!.requested_model, 'local/scripted');
     assert.deepEqual(rows[0]!.request_body?.messages[0], { role: 'system', content: 'Always answer in one word.' });
   });

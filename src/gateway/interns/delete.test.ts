@@ -5,9 +5,9 @@ import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { startInternFixture, type InternFixture } from '../../../test/helpers/interns.ts';
 import { noSandbox } from '../../../test/helpers/sandbox.ts';
+import { waitFor } from '../../../test/helpers/wait.ts';
 
 /** Processes whose command line names the intern's directory (its launcher, sandbox and daemon). */
 function processesOf(dataDir: string, id: string): number[] {
@@ -47,15 +47,14 @@ for (const mode of modes)
         dirs: dirs.filter((d) => existsSync(d)),
       });
       const gone = { status: 404, processes: [], dirs: [] };
-      const until = Date.now() + 8_000;
       let seen = await left();
-      while (Date.now() < until && JSON.stringify(seen) !== JSON.stringify(gone)) {
-        await sleep(100);
-        seen = await left();
-      }
-      assert.deepEqual(seen, gone, 'gone within 8 s of the 202');
+      await waitFor(
+        'the intern, its processes and directories are gone (8 s after the 202)',
+        async () => JSON.stringify((seen = await left())) === JSON.stringify(gone),
+        { timeoutMs: 8_000, everyMs: 100 },
+      ).catch(() => assert.deepEqual(seen, gone, 'gone within 8 s of the 202'));
+      // Once the gateway's background work is done, nothing of the intern may come back.
       await f.gw.ctx.interns.idle();
-      await sleep(500);
       assert.deepEqual(await left(), gone, 'and nothing came back');
     }
 
@@ -70,11 +69,12 @@ for (const mode of modes)
     test('provision, then DELETE once the daemon was spawned', async () => {
       const id = (await f.gw.call('POST', '/interns', { body: { name: 'mid-start' } })).body.id as string;
       assert.equal((await f.gw.call('POST', `/interns/${id}/provision`)).status, 202);
-      // The provisioner opens the daemon's log just before it spawns the daemon.
+      // The provisioner opens the daemon's log just before it spawns the daemon (before that, mkfs
+      // may be what names the intern's directory).
       const log = join(f.gw.dataDir, 'interns', id, 'daemon.log');
-      for (let i = 0; i < 1000 && !existsSync(log); i++) await sleep(5);
-      await sleep(50);
-      assert.notDeepEqual(processesOf(f.gw.dataDir, id), [], 'the daemon was spawned');
+      await waitFor('the daemon was spawned', () => existsSync(log) && processesOf(f.gw.dataDir, id).length > 0, {
+        everyMs: 5,
+      });
       const del = await f.gw.call('DELETE', `/interns/${id}`);
       assert.deepEqual([del.status, del.body], [202, { deleting: true }]);
       await assertGone(id);
@@ -83,11 +83,14 @@ for (const mode of modes)
     test('provision, then DELETE as it becomes running', async () => {
       const id = (await f.gw.call('POST', '/interns', { body: { name: 'just-started' } })).body.id as string;
       assert.equal((await f.gw.call('POST', `/interns/${id}/provision`)).status, 202);
-      for (let i = 0; i < 3000; i++) {
-        const s = (await f.gw.call('GET', `/interns/${id}`)).body.progress?.step_number;
-        if (s === 3) break;
-        await sleep(5);
-      }
+      await waitFor(
+        'the provision reaches its last step (or has just passed it)',
+        async () => {
+          const { body } = await f.gw.call('GET', `/interns/${id}`);
+          return body.progress?.step_number === 3 || body.status === 'running';
+        },
+        { everyMs: 5 },
+      );
       assert.equal((await f.gw.call('DELETE', `/interns/${id}`)).status, 202);
       await assertGone(id);
     });

@@ -10,15 +10,16 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Db } from '../store/db.ts';
 import type { Logger } from '../../shared/log.ts';
-import { scrub } from '../../shared/log.ts';
 import type { Sealer } from '../crypto/seal.ts';
 import type { InternRow } from '../store/schema-interns.ts';
 import type { Provisioner } from './provisioner/index.ts';
 import type { InternLifecycle } from './lifecycle.ts';
-import { awakeInterns, getInternById, internNotFound, setInternState } from './interns.ts';
+import { awakeInterns, getInternById, internNotFound } from './interns.ts';
 import { daemonTarget, notReady } from './chat.ts';
-import { askToHibernate, type DaemonTarget } from './daemon-client.ts';
-import { internWakeFailed, wakeQueueFull } from '../errors.ts';
+import type { DaemonTarget } from './daemon-client.ts';
+import { wakeQueueFull } from '../errors.ts';
+import { putToSleep, wakeDaemon } from './power-moves.ts';
+import { createSharedWakes } from './shared-wakes.ts';
 import { chatPlan } from './power.ts';
 import { withLease } from './leases.ts';
 import { createWakeQueue, WakeRefused, type WakeLimits } from './wake-queue.ts';
@@ -71,74 +72,12 @@ const POLL_MS = 50;
 /** Daemons asked to sleep at once by one sweep. */
 const SWEEP_CONCURRENCY = 4;
 
-const wakeFailed = (err: unknown) =>
-  internWakeFailed(scrub(err instanceof Error ? err.message : String(err)).slice(0, 300));
-
 export function createFleet(o: FleetOptions): Fleet {
-  const { db, provisioner, log } = o;
+  const { db, log } = o;
   const staleMs = o.staleMs ?? STALE_MS;
   const queue = createWakeQueue(o.queue);
-  /** Wakes this process runs, by intern: later chats for the same intern wait on the first one's. */
-  const waking = new Map<string, { done: Promise<InternRow>; waiters: number; abort: AbortController }>();
   const sweeping = new Set<Promise<void>>();
   let closed = false;
-
-  /** Claims the wake of a sleeping intern (or a stale transition) and starts its daemon. Null: the
-   * claim went to someone else, or the record changed under the start; read it again. */
-  async function start(row: InternRow): Promise<InternRow | null> {
-    const claimed = await setInternState(db, {
-      id: row.id,
-      from: ['running'],
-      power: [row.power],
-      powerAt: row.powerAt,
-      lease: o.lease,
-      patch: { power: 'waking', powerAt: new Date() },
-    });
-    if (!claimed) return null;
-    const t0 = performance.now();
-    // Taken over from a gateway that died while putting it to sleep: its daemon may still run.
-    await provisioner.stop({ id: row.id, pid: row.daemonPid });
-    let started: { hostname: string; pid: number | null };
-    try {
-      started = await provisioner.start(await o.lifecycle.daemonSpec(claimed), async () => {});
-    } catch (err) {
-      const message = scrub(err instanceof Error ? err.message : String(err)).slice(0, 1000);
-      // As a failed provision: the intern shows why, and provisioning starts it again.
-      await setInternState(db, {
-        id: row.id,
-        from: ['running'],
-        power: ['waking'],
-        powerAt: claimed.powerAt,
-        lease: null,
-        patch: {
-          status: 'failed',
-          power: 'awake',
-          powerAt: null,
-          hostname: null,
-          daemonPid: null,
-          lastFailureMessage: message,
-        },
-      });
-      log.warn({ intern: row.id, reason: message }, 'intern could not be woken; marked failed');
-      throw wakeFailed(err);
-    }
-    const awake = await setInternState(db, {
-      id: row.id,
-      from: ['running'],
-      power: ['waking'],
-      powerAt: claimed.powerAt,
-      lease: null,
-      patch: { power: 'awake', powerAt: new Date(), hostname: started.hostname, daemonPid: started.pid },
-    });
-    if (!awake) {
-      // Suspended, deleted or provisioned meanwhile, or taken over: what this wake started, and
-      // only that, must not linger.
-      await provisioner.stop({ id: row.id, pid: started.pid, alone: true });
-      return null;
-    }
-    o.onWake?.((performance.now() - t0) / 1000);
-    return awake;
-  }
 
   /** Reads the intern until its daemon is up (starting it when it is this caller's to start). */
   async function wake(id: string, account: string, signal: AbortSignal): Promise<InternRow> {
@@ -155,63 +94,15 @@ export function createFleet(o: FleetOptions): Fleet {
         await sleep(POLL_MS);
         continue;
       }
-      const woken = await queue.run(account, () => start(row), signal);
+      const woken = await queue.run(account, () => wakeDaemon(o, row), signal);
       if (woken) return woken;
     }
   }
 
-  /** One wake per intern in this process, whoever asks; it is dropped if every asker leaves while it waits its turn. */
-  function shared(id: string, account: string, signal: AbortSignal): Promise<InternRow> {
-    let w = waking.get(id);
-    if (!w) {
-      const abort = new AbortController();
-      const done = wake(id, account, abort.signal);
-      w = { done, waiters: 0, abort };
-      const entry = w;
-      waking.set(id, entry);
-      o.lifecycle.trackWake(id, done);
-      void done.catch(() => {}).finally(() => waking.get(id) === entry && waking.delete(id));
-    }
-    const entry = w;
-    entry.waiters++;
-    return new Promise<InternRow>((resolve, reject) => {
-      const leave = () => {
-        if (--entry.waiters === 0) entry.abort.abort(signal.reason);
-        reject(signal.reason);
-      };
-      if (signal.aborted) return leave();
-      signal.addEventListener('abort', leave, { once: true });
-      entry.done.then(resolve, reject).finally(() => signal.removeEventListener('abort', leave));
-    });
-  }
-
-  async function putToSleep(row: InternRow): Promise<void> {
-    const target = daemonTarget(o.sealer, row);
-    if (!(await askToHibernate(target, o.idleMs))) return;
-    // The daemon agreed and refuses new work from now on; the record says so before it stops.
-    const claimed = await setInternState(db, {
-      id: row.id,
-      from: ['running'],
-      power: ['awake'],
-      hostname: row.hostname!,
-      lease: o.lease,
-      patch: { power: 'sleeping', powerAt: new Date() },
-    });
-    if (!claimed) return; // another gateway's sweep, or a provision, suspend or delete, has it
-    await provisioner.stop({ id: row.id, pid: claimed.daemonPid });
-    const asleep = await setInternState(db, {
-      id: row.id,
-      from: ['running'],
-      power: ['sleeping'],
-      powerAt: claimed.powerAt,
-      lease: null,
-      patch: { power: 'asleep', powerAt: new Date(), hostname: null, daemonPid: null },
-    });
-    if (asleep) {
-      o.onSleep?.();
-      log.info({ intern: row.id }, 'intern idle: asleep');
-    }
-  }
+  /** One wake per intern in this process, whoever asks (the first asker's account waits its turn). */
+  const wakes = createSharedWakes<InternRow>({ onStart: (id, done) => o.lifecycle.trackWake(id, done) });
+  const shared = (id: string, account: string, signal: AbortSignal) =>
+    wakes(id, signal, (abort) => wake(id, account, abort));
 
   async function sweep(): Promise<void> {
     if (!o.idleMs || closed) return;
@@ -221,7 +112,7 @@ export function createFleet(o: FleetOptions): Fleet {
         rows
           .slice(i, i + SWEEP_CONCURRENCY)
           .map((r) =>
-            putToSleep(r).catch((err: unknown) =>
+            putToSleep(o, r).catch((err: unknown) =>
               log.error({ err, intern: r.id }, 'putting an intern to sleep failed'),
             ),
           ),

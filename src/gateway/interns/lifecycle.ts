@@ -4,22 +4,23 @@
 // A provision or a delete runs in the background of the gateway that accepted it, under a lease
 // on the intern's record that the gateway renews; when the gateway dies, another takes the work
 // over within seconds (leases.ts, docs/failure-modes.md).
+// This module runs the transitions; daemon-spec.ts, daemon-checks.ts and lifecycle-work.ts hold
+// what they use.
 import { randomUUID } from 'node:crypto';
-import { eq } from 'drizzle-orm';
 import type { Db } from '../store/db.ts';
 import type { Logger } from '../../shared/log.ts';
 import { scrub } from '../../shared/log.ts';
 import type { Sealer } from '../crypto/seal.ts';
-import { workspaces } from '../store/schema.ts';
 import type { InternRow } from '../store/schema-interns.ts';
 import { revokeKey } from '../access/identity-store.ts';
 import type { DaemonSpec, Provisioner } from './provisioner/index.ts';
 import { internDeleting } from '../errors.ts';
 import type { Catalogue } from './agent-catalogue.ts';
-import { deleteInternRow, getInternById, internsWithDaemons, openSecrets, setInternState } from './interns.ts';
+import { daemonSpecOf } from './daemon-spec.ts';
+import { failIfGone, readoptRow } from './daemon-checks.ts';
+import { createBackgroundWork } from './lifecycle-work.ts';
+import { deleteInternRow, getInternById, internsWithDaemons, setInternState } from './interns.ts';
 import { claimLapsed, keepLeases, takeoverOf, type LeaseKeeper } from './leases.ts';
-
-export const DEFAULT_INTERN_MODEL = 'local/scripted';
 const QUEUED = { step_label: 'queued', step_number: 1, total_steps: 3 };
 
 export type InternLifecycle = {
@@ -69,30 +70,9 @@ export function createInternLifecycle(opts: {
   const lease = opts.lease ?? { owner: randomUUID(), ms: 6_000 };
   let keeper: LeaseKeeper | null = null;
   let gatewayUrl = opts.gatewayUrl ?? '';
-  const tasks = new Set<Promise<void>>();
+  const work = createBackgroundWork(log);
+  const { background, provisioning, deleting, wakeOf } = work;
   const probing = new Set<string>();
-  /** Provisions this process is running, by intern: a delete waits for its intern's to stop. */
-  const provisioning = new Map<string, Promise<void>>();
-  /** Deletes this process is running. */
-  const deleting = new Set<string>();
-  const wakes = new Map<string, Promise<unknown>>();
-  const wakeOf = (id: string) => wakes.get(id)?.catch(() => {});
-  const background = (name: string, id: string, fn: () => Promise<void>) => {
-    const t = fn()
-      .catch((err) => log.error({ err, intern: id }, `${name} failed`))
-      .finally(() => tasks.delete(t));
-    tasks.add(t);
-    return t;
-  };
-
-  async function modelFor(row: InternRow): Promise<string> {
-    if (row.model) return row.model;
-    const [ws] = await db
-      .select({ m: workspaces.defaultTextModel })
-      .from(workspaces)
-      .where(eq(workspaces.id, row.workspaceId));
-    return ws?.m ?? DEFAULT_INTERN_MODEL;
-  }
 
   /** A provision whose intern was deleted or suspended meanwhile: what it started must not linger,
    * and for a deleted intern neither may what it made (its directory, made again after the delete
@@ -107,26 +87,8 @@ export function createInternLifecycle(opts: {
     else await provisioner.stop({ id, pid });
   }
 
-  async function daemonSpec(row: InternRow): Promise<DaemonSpec> {
-    const { secret, apiKey } = openSecrets(opts.sealer, row);
-    const agent = opts.agents.get(row.agent);
-    if (!agent) {
-      const missing = opts.agents.missing.find((m) => m.id === row.agent);
-      const why = missing
-        ? `is not installed on this installation (its operator adds it with \`${missing.install}\`)`
-        : `is not in this installation's catalogue (it offers ${opts.agents.ids().join(', ')})`;
-      throw new Error(`the intern's agent "${row.agent}" ${why}; choose another with PATCH /interns/{id}`);
-    }
-    return {
-      internId: row.id,
-      secret,
-      apiKey,
-      model: await modelFor(row),
-      instructions: row.instructions ?? '',
-      gatewayUrl,
-      agent: { command: agent.command, env: agent.env, modes: agent.modes, userNamespaces: agent.user_namespaces },
-    };
-  }
+  const daemonSpec = (row: InternRow) =>
+    daemonSpecOf({ db, sealer: opts.sealer, agents: opts.agents, gatewayUrl }, row);
 
   async function runProvision(row: InternRow) {
     try {
@@ -269,10 +231,7 @@ export function createInternLifecycle(opts: {
     },
     async readopt() {
       for (const row of await internsWithDaemons(db)) {
-        // Asleep, it has no daemon to check; half-way to or from sleep, the next chat takes it over once stale.
-        if (row.status === 'running' && row.power !== 'awake') continue;
-        if (row.status === 'running' && !row.hostname) {
-          // Restored from a backup: it starts again on its files.
+        if ((await readoptRow({ db, provisioner, log }, row)) === 'restart') {
           const claimed = await setInternState(db, {
             id: row.id,
             from: ['running'],
@@ -280,18 +239,6 @@ export function createInternLifecycle(opts: {
             patch: { status: 'provisioning', progress: QUEUED },
           });
           if (claimed) startProvision(claimed);
-        } else if (row.status === 'running') {
-          if (row.hostname && (await provisioner.healthy(row.hostname))) continue;
-          log.warn({ intern: row.id }, 'intern daemon not reachable at gateway start; marked failed');
-          await setInternState(db, {
-            id: row.id,
-            from: ['running'],
-            patch: {
-              status: 'failed',
-              hostname: null,
-              lastFailureMessage: 'the daemon was not running when the gateway started; provision the intern again',
-            },
-          });
         }
         // Provisioning and deleting interns are held work: the lease keeper below takes over those
         // whose gateway died, once this gateway has renewed its own leases for a whole lease.
@@ -309,49 +256,16 @@ export function createInternLifecycle(opts: {
     noticeRefused({ id, hostname }) {
       if (probing.has(id)) return;
       probing.add(id);
-      background('health check', id, async () => {
-        try {
-          const before = await getInternById(db, id);
-          // Gone to sleep meanwhile: refused because it sleeps, not because it died.
-          if (
-            before?.status !== 'running' ||
-            before.power !== 'awake' ||
-            before.hostname !== hostname ||
-            (await provisioner.healthy(hostname))
-          )
-            return;
-          // Guarded by the address too: a provision meanwhile has started a new daemon elsewhere.
-          const marked = await setInternState(db, {
-            id,
-            from: ['running'],
-            hostname,
-            patch: {
-              status: 'failed',
-              hostname: null,
-              daemonPid: null,
-              lastFailureMessage: 'the daemon stopped answering (connection refused); provision the intern again',
-            },
-          });
-          if (!marked) return;
-          log.warn({ intern: id }, 'intern daemon refused connections and failed its health check; marked failed');
-          // Whatever is left of it (an agent outliving its daemon) goes too.
-          await provisioner.stop({ id, pid: before.daemonPid });
-        } finally {
-          probing.delete(id);
-        }
-      });
+      background('health check', id, () =>
+        failIfGone({ db, provisioner, log }, { id, hostname }).finally(() => probing.delete(id)),
+      );
     },
     setGatewayUrl(url) {
       gatewayUrl = url;
     },
     daemonSpec,
-    trackWake(id, wake) {
-      wakes.set(id, wake);
-      void wake.catch(() => {}).finally(() => wakes.get(id) === wake && wakes.delete(id));
-    },
-    async idle() {
-      while (tasks.size) await Promise.all([...tasks]);
-    },
+    trackWake: work.trackWake,
+    idle: work.idle,
     close() {
       keeper?.close();
     },
