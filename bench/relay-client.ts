@@ -64,7 +64,13 @@ function rawOpener(sock: string): Open {
   return (path) => {
     let request: http.ClientRequest;
     const response = new Promise<Upstream>((resolve, reject) => {
-      request = http.request({ socketPath: sock, path, method: 'POST', agent, headers: { 'content-type': 'application/json' } });
+      request = http.request({
+        socketPath: sock,
+        path,
+        method: 'POST',
+        agent,
+        headers: { 'content-type': 'application/json' },
+      });
       request.on('error', reject);
       request.on('response', (r) => {
         const body = new Body({ pause: () => r.pause(), resume: () => r.resume(), abort: (e) => r.destroy(e) });
@@ -146,10 +152,7 @@ function undiciOpener(sock: string): Open {
   });
   return (path) => {
     const x = new Exchange();
-    pool.dispatch(
-      { path, method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' },
-      x,
-    );
+    pool.dispatch({ path, method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' }, x);
     return { response: x.response, cancel: () => x.controller?.abort(new Error('aborted')) };
   };
 }
@@ -355,7 +358,9 @@ async function main() {
     return s.length % 2 ? s[s.length >> 1]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
   };
   const m = (mode: Mode, k: keyof Awaited<ReturnType<typeof run>>) => median(results[mode].map((x) => x[k]));
-  console.log(`\n| client | RSS for ${n} idle streams, MB | KB per stream | heap, MB | chunks/s (${process.env.RELAY_FAST_STREAMS ?? 4} streams) | memory ÷ raw | chunks ÷ raw |`);
+  console.log(
+    `\n| client | RSS for ${n} idle streams, MB | KB per stream | heap, MB | chunks/s (${process.env.RELAY_FAST_STREAMS ?? 4} streams) | memory ÷ raw | chunks ÷ raw |`,
+  );
   console.log('|---|---|---|---|---|---|---|');
   for (const mode of MODES)
     console.log(

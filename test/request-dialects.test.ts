@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { startTestGateway, type TestGateway } from './helpers/gateway.ts';
 import { startFakeUpstream, type FakeUpstream } from './helpers/fake-upstream.ts';
 import { space, upstreamEnv, user, type Space } from './helpers/inference-fixtures.ts';
+import { JSON_MODE_INSTRUCTION } from '../src/gateway/inference/providers/options.ts';
 
 describe('request options in each provider dialect', () => {
   let gw: TestGateway;
@@ -135,6 +136,24 @@ describe('request options in each provider dialect', () => {
       const got = last();
       assert.deepEqual(Object.fromEntries(Object.keys(want).map((k) => [k, got[k]])), want, JSON.stringify(extra));
     }
+    // JSON mode has no Anthropic field: the model is told in the system prompt
+    const json = await s.chat({
+      model: 'anthropic/claude-sonnet-4',
+      response_format: { type: 'json_object' },
+      messages: [{ role: 'system', content: 'Be brief.' }, user('/say {}')],
+    });
+    assert.equal(json.status, 200, JSON.stringify(json.body));
+    assert.deepEqual([last().system, last().output_config], [`Be brief.\n\n${JSON_MODE_INSTRUCTION}`, undefined]);
+    // a reasoning summary (Codex asks for one on every request) is Anthropic's summarized thinking
+    const codex = await s.responses({
+      model: 'anthropic/claude-sonnet-4',
+      input: '/say x',
+      max_output_tokens: 64,
+      reasoning: { effort: 'low', summary: 'auto' },
+    });
+    assert.equal(codex.status, 200, JSON.stringify(codex.body));
+    assert.deepEqual(last().thinking, { type: 'enabled', budget_tokens: 2048, display: 'summarized' });
+    assert.deepEqual(codex.body.reasoning, { effort: 'low', summary: 'auto' });
     const end = await s.chat({ model: 'anthropic/claude-sonnet-4', user: 'end-user-7', messages: [user('/say x')] });
     assert.equal(end.status, 200);
     assert.deepEqual(last().metadata, { user_id: 'end-user-7' });
@@ -180,5 +199,13 @@ describe('request options in each provider dialect', () => {
       type: 'json_schema',
       json_schema: { name: 'n', schema: { type: 'object' } },
     });
+    // chat completions has no summary field: an OpenAI-style upstream gets the effort only
+    const summarized = await s.responses({
+      model: 'openai/gpt-4o',
+      input: '/say x',
+      reasoning: { effort: 'low', summary: 'detailed' },
+    });
+    assert.equal(summarized.status, 200, JSON.stringify(summarized.body));
+    assert.deepEqual([last().reasoning_effort, last().reasoning], ['low', undefined]);
   });
 });

@@ -2,8 +2,9 @@
 // the operator sets an egress proxy: src/gateway/inference/providers/http.ts): one request per socket at a
 // time over node:net or node:tls, the response read by h1-parser.ts into a Body (text or SSE
 // batches, with backpressure). A gateway holds one daemon stream per open chat stream, so what a
-// connection costs is what an idle stream costs: here a socket and one small object (about 3 KB),
-// where undici's client keeps about 13 KB. Connections that ended a response cleanly wait in
+// connection costs is what an idle stream costs: a relay through it holds 13.1 KB per idle stream
+// where the same relay through an undici Pool holds 20.3 KB (bench/relay-client.ts,
+// docs/performance-log.md). Connections that ended a response cleanly wait in
 // h1-pool.ts for the next request to the same server, shorter than the server's own keep-alive
 // so a reused socket is never one it is closing. A socket's listeners are set once, when it
 // connects, and pass its events to the request it carries (CALL): a request adds and removes none.

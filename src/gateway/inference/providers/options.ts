@@ -1,10 +1,17 @@
 // The request options in each provider's dialect (docs/guides/model-requests.md): the router's
 // `reasoning` ({effort, max_tokens, enabled, exclude}, routing.ts normalizeOptions) as OpenAI's
-// `reasoning_effort` or Anthropic's `thinking` budget; structured output as Anthropic's
+// `reasoning_effort` or Anthropic's `thinking` budget (a reasoning summary as its summarized display); structured output as Anthropic's
 // `output_config.format` (JSON mode as a system instruction); automatic caching (`cache_control` at the top level) as Anthropic's
 // breakpoint on the last cacheable block. Pure.
 
-export type Reasoning = { effort?: string; max_tokens?: number; enabled?: boolean; exclude?: boolean };
+export type Reasoning = {
+  effort?: string;
+  max_tokens?: number;
+  enabled?: boolean;
+  exclude?: boolean;
+  /** OpenAI Responses' reasoning summary (auto, concise, detailed): Anthropic's summarized thinking. */
+  summary?: string;
+};
 
 /** OpenAI's effort levels; a budget is rounded to the nearest level. */
 export function reasoningEffort(r: Reasoning): string | undefined {
@@ -29,8 +36,9 @@ export function thinkingOf(
     (r.enabled === true || r.effort !== undefined || r.max_tokens !== undefined);
   if (!on) return { max_tokens: maxTokens };
   const budget = Math.max(MIN_BUDGET, r.max_tokens ?? BUDGET[r.effort ?? 'medium'] ?? MIN_BUDGET);
+  // A summary asked for is Anthropic's summarized thinking, which newer models omit unless asked.
   return {
-    thinking: { type: 'enabled', budget_tokens: budget },
+    thinking: { type: 'enabled', budget_tokens: budget, ...(r.summary ? { display: 'summarized' } : {}) },
     max_tokens: maxTokens > budget ? maxTokens : budget + maxTokens,
   };
 }

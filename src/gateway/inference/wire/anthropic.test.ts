@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { fromMessagesBody } from './anthropic-request.ts';
 import { anthropicErrorType, messagesEncoder, toMessage } from './anthropic-response.ts';
 import { toAnthropicBody } from '../providers/anthropic/request.ts';
+import { JSON_MODE_INSTRUCTION as JSON_MODE } from '../providers/options.ts';
 import { anthropicChunker, fromAnthropicMessage } from '../providers/anthropic/response.ts';
 import type { ChatChunk } from '../types.ts';
 
@@ -262,4 +263,50 @@ test('a stream that fails after output closes its open block and ends with an er
     type: 'error',
     error: { type: 'rate_limit_error', message: 'provider openai: slow down' },
   });
+});
+
+test('structured output toward Anthropic: a schema as output_config.format, JSON mode as a system instruction', () => {
+  const marked = {
+    role: 'system' as const,
+    content: [{ type: 'text', text: 'S', cache_control: { type: 'ephemeral' } }],
+  };
+  const rows: [string, Record<string, unknown>, unknown, unknown][] = [
+    ['json_object, no system', { response_format: { type: 'json_object' } }, JSON_MODE, undefined],
+    [
+      'json_object after the system prompt',
+      { response_format: { type: 'json_object' }, messages: [{ role: 'system', content: 'sys' }] },
+      `sys\n\n${JSON_MODE}`,
+      undefined,
+    ],
+    [
+      'json_object after a cached system block, which keeps its breakpoint',
+      { response_format: { type: 'json_object' }, messages: [marked] },
+      [
+        { type: 'text', text: 'S', cache_control: { type: 'ephemeral' } },
+        { type: 'text', text: JSON_MODE },
+      ],
+      undefined,
+    ],
+    [
+      'json_schema without a schema is JSON mode',
+      { response_format: { type: 'json_schema', json_schema: { name: 'n' } } },
+      JSON_MODE,
+      undefined,
+    ],
+    [
+      'json_schema with a schema',
+      { response_format: { type: 'json_schema', json_schema: { name: 'n', schema: { type: 'object' } } } },
+      undefined,
+      { format: { type: 'json_schema', schema: { type: 'object' } } },
+    ],
+    ['text', { response_format: { type: 'text' } }, undefined, undefined],
+  ];
+  for (const [name, extra, system, output] of rows) {
+    const { messages = [], ...rest } = extra as { messages?: never[] };
+    const body = toAnthropicBody({ messages: [...messages, { role: 'user', content: 'q' }], ...rest } as never, {
+      model: 'claude-x',
+      stream: false,
+    });
+    assert.deepEqual([body.system, body.output_config], [system, output], name);
+  }
 });

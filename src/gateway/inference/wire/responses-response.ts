@@ -3,7 +3,9 @@
 // response.in_progress, output items with their content parts and deltas, then
 // response.completed, response.incomplete or response.failed). Text, reasoning and each tool
 // call are output items of their own, a new item at each change of kind, in the order produced.
-// Pure; the encoder keeps per-response state. May import: ../types.ts.
+// Reasoning is a `reasoning_text` part, or, when the request asked for a summary
+// (`reasoning.summary`), a `summary_text` part with the reasoning_summary events Codex reads
+// (docs/guides/model-requests.md#reasoning-thinking-and-effort). Pure; the encoder keeps per-response state. May import: ../types.ts.
 import { eventFrame } from '../../../shared/sse/write.ts';
 import {
   PARTS,
@@ -81,6 +83,7 @@ function statusOf(finish: FinishReason | null): { status: Status; incomplete_det
 
 const outputText = (text: string) => ({ type: 'output_text' as const, text, annotations: [], logprobs: [] });
 const reasoningText = (text: string) => ({ type: 'reasoning_text' as const, text });
+const summaryText = (text: string) => ({ type: 'summary_text' as const, text });
 const messageItem = (id: string, text: string, status: Status) => ({
   id,
   type: 'message' as const,
@@ -88,12 +91,15 @@ const messageItem = (id: string, text: string, status: Status) => ({
   role: 'assistant' as const,
   content: [outputText(text)],
 });
-const reasoningItem = (id: string, text: string) => ({
-  id,
-  type: 'reasoning' as const,
-  summary: [],
-  content: [reasoningText(text)],
-});
+const reasoningItem = (id: string, text: string, summarized: boolean) =>
+  summarized
+    ? { id, type: 'reasoning' as const, summary: [summaryText(text)], content: [] }
+    : { id, type: 'reasoning' as const, summary: [], content: [reasoningText(text)] };
+/** Whether the request asked for a reasoning summary (auto, concise or detailed). */
+const summarizedFor = (echo: Echo) => {
+  const summary = (echo.reasoning as { summary?: unknown } | null)?.summary;
+  return typeof summary === 'string';
+};
 const callItem = (id: string, c: { call_id: string; name: string; arguments: string }, status: Status) => ({
   id,
   type: 'function_call' as const,
@@ -178,7 +184,7 @@ export function toResponse(c: Completion, who: ResponseIdentity) {
     p.kind === 'tool'
       ? stepItem(itemId('st', who.requestId, i), p.step)
       : p.kind === 'thinking'
-        ? reasoningItem(itemId('rs', who.requestId, i), p.text)
+        ? reasoningItem(itemId('rs', who.requestId, i), p.text, summarizedFor(who.echo))
         : messageItem(itemId('msg', who.requestId, i), p.text, 'completed'),
   );
   for (const t of choice?.message.tool_calls ?? [])
@@ -203,6 +209,7 @@ export function responsesEncoder(who: ResponseIdentity) {
   const calls = new Map<number, OpenCall>();
   let finish: FinishReason | null = null;
   let usage: Usage | null = null;
+  const summarized = summarizedFor(who.echo);
 
   const emit = (type: string, data: object) => {
     out += eventFrame(type, { type, ...data, sequence_number: seq++ });
@@ -213,8 +220,9 @@ export function responsesEncoder(who: ResponseIdentity) {
     return s;
   };
   const textItem = (t: OpenText, status: Status) =>
-    t.kind === 'message' ? messageItem(t.id, t.text, status) : reasoningItem(t.id, t.text);
-  const partOf = (t: OpenText) => (t.kind === 'message' ? outputText(t.text) : reasoningText(t.text));
+    t.kind === 'message' ? messageItem(t.id, t.text, status) : reasoningItem(t.id, t.text, summarized);
+  const partOf = (t: OpenText) =>
+    t.kind === 'message' ? outputText(t.text) : summarized ? summaryText(t.text) : reasoningText(t.text);
   const callOf = (c: OpenCall, status: Status) => callItem(c.id, c, status);
 
   const closeText = () => {
@@ -222,8 +230,12 @@ export function responsesEncoder(who: ResponseIdentity) {
     const t = text;
     const at = { item_id: t.id, output_index: t.index, content_index: 0 };
     if (t.kind === 'message') emit('response.output_text.done', { ...at, text: t.text, logprobs: [] });
-    else emit('response.reasoning_text.done', { ...at, text: t.text });
-    emit('response.content_part.done', { ...at, part: partOf(t) });
+    else if (summarized) {
+      const in_ = { item_id: t.id, output_index: t.index, summary_index: 0 };
+      emit('response.reasoning_summary_text.done', { ...in_, text: t.text });
+      emit('response.reasoning_summary_part.done', { ...in_, part: partOf(t) });
+    } else emit('response.reasoning_text.done', { ...at, text: t.text });
+    if (t.kind === 'message' || !summarized) emit('response.content_part.done', { ...at, part: partOf(t) });
     output[t.index] = textItem(t, 'completed');
     emit('response.output_item.done', { output_index: t.index, item: output[t.index] });
     text = null;
@@ -239,12 +251,20 @@ export function responsesEncoder(who: ResponseIdentity) {
         : { id: text.id, type: 'reasoning', summary: [], content: [] };
     output[index] = textItem(text, 'in_progress');
     emit('response.output_item.added', { output_index: index, item: empty });
-    emit('response.content_part.added', {
-      item_id: text.id,
-      output_index: index,
-      content_index: 0,
-      part: partOf(text),
-    });
+    if (kind === 'reasoning' && summarized)
+      emit('response.reasoning_summary_part.added', {
+        item_id: text.id,
+        output_index: index,
+        summary_index: 0,
+        part: partOf(text),
+      });
+    else
+      emit('response.content_part.added', {
+        item_id: text.id,
+        output_index: index,
+        content_index: 0,
+        part: partOf(text),
+      });
     return text;
   };
   const closeCalls = () => {
@@ -290,12 +310,20 @@ export function responsesEncoder(who: ResponseIdentity) {
       if (d.reasoning) {
         const t = openText('reasoning');
         t.text += d.reasoning;
-        emit('response.reasoning_text.delta', {
-          item_id: t.id,
-          output_index: t.index,
-          content_index: 0,
-          delta: d.reasoning,
-        });
+        if (summarized)
+          emit('response.reasoning_summary_text.delta', {
+            item_id: t.id,
+            output_index: t.index,
+            summary_index: 0,
+            delta: d.reasoning,
+          });
+        else
+          emit('response.reasoning_text.delta', {
+            item_id: t.id,
+            output_index: t.index,
+            content_index: 0,
+            delta: d.reasoning,
+          });
       }
       if (d.content) {
         const t = openText('message');

@@ -416,6 +416,47 @@ test('chunks → events: reasoning, text, split and parallel tool-call arguments
   });
 });
 
+test('reasoning.summary asked for: the reasoning as a summary_text part, with the reasoning_summary events', () => {
+  const asked = who(echoOf({ reasoning: { effort: 'low', summary: 'auto' } }));
+  const e = responsesEncoder(asked);
+  const evs = responseFrames(
+    [
+      e.start(),
+      e.push(chunk({ reasoning: 's1' })),
+      e.push(chunk({ reasoning: ' s2' })),
+      e.push(chunk({ content: 'a' }, 'stop')),
+      e.end(),
+    ].join(''),
+  );
+  assert.deepEqual(evs.map(summary).slice(2, 9), [
+    'response.output_item.added 0 reasoning',
+    'response.reasoning_summary_part.added 0 ',
+    'response.reasoning_summary_text.delta 0 s1',
+    'response.reasoning_summary_text.delta 0  s2',
+    'response.reasoning_summary_text.done 0 s1 s2',
+    'response.reasoning_summary_part.done 0 ',
+    'response.output_item.done 0 reasoning',
+  ]);
+  assert.deepEqual(evs[4]![1], {
+    type: 'response.reasoning_summary_text.delta',
+    item_id: 'rs_gen-1_0',
+    output_index: 0,
+    summary_index: 0,
+    delta: 's1',
+    sequence_number: 4,
+  });
+  const item = { id: 'rs_gen-1_0', type: 'reasoning', summary: [{ type: 'summary_text', text: 's1 s2' }], content: [] };
+  assert.deepEqual(evs.at(-1)![1].response.output[0], item);
+  const completion = {
+    id: 'x',
+    object: 'chat.completion',
+    created: 1,
+    model: 'm',
+    choices: [{ index: 0, message: { role: 'assistant', content: 'a', reasoning: 's1 s2' }, finish_reason: 'stop' }],
+  } as never;
+  assert.deepEqual(toResponse(completion, asked).output[0], item);
+});
+
 test('a finish by the output cap ends with response.incomplete; a failure with response.failed, open items incomplete', () => {
   const cut = responsesEncoder(who());
   const incomplete = responseFrames(cut.start() + cut.push(chunk({ content: 'a' }, 'length')) + cut.end());
