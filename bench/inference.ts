@@ -3,7 +3,11 @@
 // directly, (b) a raw node:http pass-through proxy, (c) cohort, (d) the Portkey gateway; each
 // server in its own child process. With DATABASE_URL set, cohort runs a second time on
 // PostgreSQL (in a fresh schema, dropped afterwards). Prints a markdown table of medians over
-// BENCH_REPEAT runs of BENCH_DURATION_MS each, then the targets of the inference issue. Then
+// BENCH_REPEAT runs of BENCH_DURATION_MS each, then the hot path's targets row by row (req/s, p99,
+// CPU per request and peak RSS against the raw proxy's; the summary prints FAIL and exits 1 when
+// CPU per request passes 1.3× the raw proxy's). The issue's acceptance rows:
+// `BENCH_SECTIONS=compare BENCH_CONNECTIONS=1,50 npm run bench:inference`, with DATABASE_URL set
+// for the embedded database's share of RSS (PGlite less PostgreSQL). Then
 // cohort's legitimate throughput with a slowloris beside it (bench/slowloris.ts: BENCH_SLOW_SOCKETS
 // sockets from 127.0.0.2, a header every 10 s) against the same load without it, in pairs.
 // `cohort (sorted, sticky)` is the same gateway with provider preferences on (a latency sort over
