@@ -5,21 +5,26 @@
 // on the intern's record that the gateway renews; when the gateway dies, another takes the work
 // over within seconds (leases.ts, docs/failure-modes.md).
 import { randomUUID } from 'node:crypto';
-import { eq } from 'drizzle-orm';
 import type { Db } from '../store/db.ts';
 import type { Logger } from '../../shared/log.ts';
 import { scrub } from '../../shared/log.ts';
 import type { Sealer } from '../crypto/seal.ts';
-import { workspaces } from '../store/schema.ts';
 import type { InternRow } from '../store/schema-interns.ts';
 import { revokeKey } from '../access/identity-store.ts';
 import type { DaemonSpec, Provisioner } from './provisioner/index.ts';
 import { internDeleting } from '../errors.ts';
 import type { Catalogue } from './agent-catalogue.ts';
-import { deleteInternRow, getInternById, internsWithDaemons, openSecrets, setInternState } from './interns.ts';
+import {
+  DEFAULT_INTERN_MODEL,
+  deleteInternRow,
+  getInternById,
+  internsWithDaemons,
+  openSecrets,
+  setInternState,
+  workspaceModel,
+} from './interns.ts';
 import { claimLapsed, keepLeases, takeoverOf, type LeaseKeeper } from './leases.ts';
 
-export const DEFAULT_INTERN_MODEL = 'local/scripted';
 const QUEUED = { step_label: 'queued', step_number: 1, total_steps: 3 };
 
 export type InternLifecycle = {
@@ -87,11 +92,7 @@ export function createInternLifecycle(opts: {
 
   async function modelFor(row: InternRow): Promise<string> {
     if (row.model) return row.model;
-    const [ws] = await db
-      .select({ m: workspaces.defaultTextModel })
-      .from(workspaces)
-      .where(eq(workspaces.id, row.workspaceId));
-    return ws?.m ?? DEFAULT_INTERN_MODEL;
+    return (await workspaceModel(db, row.workspaceId)) ?? DEFAULT_INTERN_MODEL;
   }
 
   /** A provision whose intern was deleted or suspended meanwhile: what it started must not linger,
