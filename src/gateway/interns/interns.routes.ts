@@ -17,8 +17,7 @@ import {
   ListInternsQuery,
   UpdateIntern,
 } from './interns.schemas.ts';
-import { createIntern, findIntern, listInterns, toIntern, updateIntern, workspaceModel } from './interns.ts';
-import type { InternRow } from '../store/schema-interns.ts';
+import { createIntern, findIntern, internWithModel, listInterns, updateIntern } from './interns.ts';
 
 const errors = (...codes: number[]) => refusals(LifecycleError, ...codes);
 const Id = z.object({ id: z.string().describe('intern id') });
@@ -52,7 +51,7 @@ function knownAgent<T extends { agent?: string }>(ctx: Ctx, body: T): T {
 
 export const internRoutes: RouteModule = (app, ctx) => {
   const db = ctx.store.db;
-  const shown = async (row: InternRow) => toIntern(row, row.model ? null : await workspaceModel(db, row.workspaceId));
+  const shown = (row: Parameters<typeof internWithModel>[1]) => internWithModel(db, row);
 
   defineRoute(app, ctx, {
     ...common,

@@ -67,6 +67,11 @@ export function toIntern(r: InternRow, workspaceModel: string | null): Intern {
   };
 }
 
+/** The API shape of one intern, its workspace's default model read where it has none of its own. */
+export async function internWithModel(db: Db, r: InternRow): Promise<Intern> {
+  return toIntern(r, r.model ? null : await workspaceModel(db, r.workspaceId));
+}
+
 /** The key's workspace; a `workspace_id` given in a request must be that one. */
 export function workspaceOf(p: Principal, given?: string): string {
   if (!p.workspaceId) throw keyWorkspaceDeleted('workspace_id');
