@@ -52,8 +52,8 @@ describe('the console’s chat as a chat product', { skip: noBrowser }, () => {
   const contexts: BrowserContext[] = [];
   const origin = () => f.gw.url.replace('/api/v1', '');
 
-  /** A new browser context of the view, signed in with the management key. */
-  async function open(view: View): Promise<Page> {
+  /** A new browser context of the view, signed in with the management key (or `key`). */
+  async function open(view: View, key = f.gw.keys.management_key): Promise<Page> {
     const context = await browser.newContext({
       viewport: { width: view.width, height: view.height },
       colorScheme: view.dark ? 'dark' : 'light',
@@ -64,7 +64,7 @@ describe('the console’s chat as a chat product', { skip: noBrowser }, () => {
     page.setDefaultTimeout(20_000);
     await page.addInitScript(WATCH_POLICY);
     await page.goto(origin() + '/');
-    await page.getByLabel('API key').fill(f.gw.keys.management_key);
+    await page.getByLabel('API key').fill(key);
     await page.keyboard.press('Enter');
     await page.getByRole('heading', { name: 'Interns', level: 1 }).waitFor();
     return page;
@@ -84,9 +84,19 @@ describe('the console’s chat as a chat product', { skip: noBrowser }, () => {
       });
     await page.keyboard.press('Enter');
     const t = page.locator('article.turn').nth(n);
-    await t.locator('.usage, [role=alert]').first().waitFor({ timeout: 60_000 });
+    // The turn's end, however it ended (its class is its status): a turn that ended without a
+    // usage line or an alert (interrupted, say) fails here with its status, not after a minute.
+    await t
+      .and(page.locator('article.turn:not(.turn-streaming)'))
+      .waitFor({ timeout: 60_000 })
+      .catch(async (e) => {
+        await shot(page, 'failed-turn-never-ended');
+        throw e;
+      });
     // A refusal (the intern busy, say) fails the test with the console's own words.
     if (await t.getByRole('alert').count()) assert.fail(await t.getByRole('alert').innerText());
+    assert.equal(await t.getAttribute('class'), 'turn turn-done');
+    await t.locator('.usage').waitFor({ timeout: 1000 });
     return t;
   }
   /** axe-core's serious and critical violations on the page as it is. */
@@ -226,7 +236,7 @@ describe('the console’s chat as a chat product', { skip: noBrowser }, () => {
     await shot(page, 'tool-desktop-light');
   });
 
-  test('the provider picker narrows as one types; the intern list names the workspace’s model', async () => {
+  test('the provider picker narrows as one types; the intern list and chat name the model, for any key', async () => {
     const { workspace_id } = (await f.gw.call('GET', `/interns/${id}`)).body;
     const patched = await f.gw.call('PATCH', `/workspaces/${workspace_id}`, {
       body: { default_text_model: 'local/scripted' },
@@ -235,6 +245,12 @@ describe('the console’s chat as a chat product', { skip: noBrowser }, () => {
     const page = await open(DESKTOP);
     const row = page.locator('tr[data-intern="md"]');
     assert.equal(await row.locator('td[data-label="Model"]').innerText(), 'local/scripted (workspace default)');
+    // An ordinary key, which cannot read workspaces, is told the model too, in the list and the chat.
+    const ordinary = await open(DESKTOP, f.gw.keys.api_key);
+    const its = ordinary.locator('tr[data-intern="md"] td[data-label="Model"]');
+    assert.equal(await its.innerText(), 'local/scripted (workspace default)');
+    await ordinary.goto(`${origin()}/#/interns/${id}`);
+    assert.equal(await ordinary.locator('.chat-head code').innerText(), 'local/scripted');
     await page.getByRole('link', { name: 'Credentials' }).click();
     const provider = page.getByLabel('Provider', { exact: true });
     await provider

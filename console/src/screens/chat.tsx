@@ -398,6 +398,12 @@ export function Chat({ internId }: { internId: string }) {
           {intern?.name ?? 'Intern'}
         </h1>
         {intern && <Badge status={intern.status} />}
+        {intern && (
+          <span class="muted">
+            <span class="visually-hidden">Model: </span>
+            <code>{intern.effective_model}</code>
+          </span>
+        )}
         {intern && intern.status !== 'running' && intern.status !== 'provisioning' && (
           <button type="button" onClick={provision}>
             Provision

@@ -9,6 +9,8 @@ export type Intern = {
   id: string;
   name: string;
   model: string | null;
+  /** What its requests run on now: its model, else its workspace's default (docs/guides/interns.md). */
+  effective_model: string;
   agent: string;
   workspace_id: string;
   status: string;
@@ -110,23 +112,8 @@ function CreateIntern({ access, onCreated }: { access: Access; onCreated: () => 
   );
 }
 
-/** Each workspace's default text model, which an intern without a model of its own runs (a
- * management key reads workspaces; another key sees only that it is the workspace's default). */
-function useWorkspaceDefaults(management: boolean) {
-  const [defaults, setDefaults] = useState<Record<string, string | null>>({});
-  useEffect(() => {
-    if (management)
-      void api<{ data: { id: string; default_text_model: string | null }[] }>('GET', '/workspaces?limit=100').then(
-        (r) => setDefaults(Object.fromEntries(r.data.map((w) => [w.id, w.default_text_model]))),
-        () => {},
-      );
-  }, []);
-  return defaults;
-}
-
 export function Interns({ access }: { access: Access }) {
   const [interns, setInterns] = useState<Intern[] | null>(null);
-  const defaults = useWorkspaceDefaults(access.management);
   const [error, setError] = useState<Problem | null>(null);
   const [confirm, ask] = useConfirm();
   const load = () =>
@@ -208,15 +195,8 @@ export function Interns({ access }: { access: Access }) {
                     {i.last_failure_message && <p class="field-error">{i.last_failure_message}</p>}
                   </td>
                   <td data-label="Model">
-                    {i.model ? (
-                      <code>{i.model}</code>
-                    ) : defaults[i.workspace_id] ? (
-                      <>
-                        <code>{defaults[i.workspace_id]}</code> <span class="muted">(workspace default)</span>
-                      </>
-                    ) : (
-                      <span class="muted">the workspace’s default</span>
-                    )}
+                    <code>{i.effective_model}</code>
+                    {!i.model && <span class="muted"> (workspace default)</span>}
                   </td>
                   <td data-label="Agent">{i.agent}</td>
                   <td>

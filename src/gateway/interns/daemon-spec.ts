@@ -1,24 +1,15 @@
 // What starting an intern's daemon takes (its secrets, model, instructions and agent), read from
 // its record, its workspace's default model and the installation's agent catalogue.
-import { eq } from 'drizzle-orm';
 import type { Db } from '../store/db.ts';
 import type { Sealer } from '../crypto/seal.ts';
-import { workspaces } from '../store/schema.ts';
 import type { InternRow } from '../store/schema-interns.ts';
 import type { DaemonSpec } from './provisioner/index.ts';
 import type { Catalogue } from './agent-catalogue.ts';
-import { openSecrets } from './interns.ts';
-
-/** The model of an intern that names none, in a workspace that names no default either. */
-export const DEFAULT_INTERN_MODEL = 'local/scripted';
+import { DEFAULT_INTERN_MODEL, openSecrets, workspaceModel } from './interns.ts';
 
 async function modelFor(db: Db, row: InternRow): Promise<string> {
   if (row.model) return row.model;
-  const [ws] = await db
-    .select({ m: workspaces.defaultTextModel })
-    .from(workspaces)
-    .where(eq(workspaces.id, row.workspaceId));
-  return ws?.m ?? DEFAULT_INTERN_MODEL;
+  return (await workspaceModel(db, row.workspaceId)) ?? DEFAULT_INTERN_MODEL;
 }
 
 /** The intern's daemon spec; throws, saying how to fix it, when its agent is not installed here. */

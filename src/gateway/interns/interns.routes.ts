@@ -17,7 +17,7 @@ import {
   ListInternsQuery,
   UpdateIntern,
 } from './interns.schemas.ts';
-import { createIntern, findIntern, listInterns, toIntern, updateIntern } from './interns.ts';
+import { createIntern, findIntern, internWithModel, listInterns, updateIntern } from './interns.ts';
 
 const errors = (...codes: number[]) => refusals(LifecycleError, ...codes);
 const Id = z.object({ id: z.string().describe('intern id') });
@@ -51,6 +51,7 @@ function knownAgent<T extends { agent?: string }>(ctx: Ctx, body: T): T {
 
 export const internRoutes: RouteModule = (app, ctx) => {
   const db = ctx.store.db;
+  const shown = (row: Parameters<typeof internWithModel>[1]) => internWithModel(db, row);
 
   defineRoute(app, ctx, {
     ...common,
@@ -87,7 +88,7 @@ export const internRoutes: RouteModule = (app, ctx) => {
           });
         if (body.provision && !replayed) await ctx.interns.provision(row);
         const fresh = await findIntern(db, { principal: principalOf(req), id: row.id });
-        return reply.code(201).send(toIntern(fresh));
+        return reply.code(201).send(await shown(fresh));
       } finally {
         repos?.release();
       }
@@ -112,7 +113,7 @@ export const internRoutes: RouteModule = (app, ctx) => {
     params: Id,
     responses: { 200: { description: 'intern', schema: Intern }, ...errors(401, 403, 404, 500) },
     handler: async (req, _reply, { params }) =>
-      toIntern(await findIntern(db, { principal: principalOf(req), id: params.id })),
+      shown(await findIntern(db, { principal: principalOf(req), id: params.id })),
   });
 
   defineRoute(app, ctx, {
@@ -124,7 +125,7 @@ export const internRoutes: RouteModule = (app, ctx) => {
     body: UpdateIntern,
     responses: { 200: { description: 'updated', schema: Intern }, ...errors(400, 401, 403, 404, 409, 500) },
     handler: async (req, _reply, { params, body }) =>
-      toIntern(await updateIntern(db, { principal: principalOf(req), id: params.id, body: knownAgent(ctx, body) })),
+      shown(await updateIntern(db, { principal: principalOf(req), id: params.id, body: knownAgent(ctx, body) })),
   });
 
   defineRoute(app, ctx, {

@@ -75,6 +75,11 @@ export const Intern = z.object({
   description: z.string().nullable(),
   instructions: z.string().nullable(),
   model: z.string().nullable(),
+  effective_model: z
+    .string()
+    .describe(
+      "cohort's extension: the model its requests run on now: its own model, else its workspace's default_text_model, else local/scripted",
+    ),
   agent: z.string(),
   status: InternStatus,
   progress: z

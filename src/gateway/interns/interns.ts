@@ -8,6 +8,7 @@ import type { Db } from '../store/db.ts';
 import type { Principal } from '../access/identity-store.ts';
 import { createKey } from '../access/identity-store.ts';
 import { interns, type InternPower, type InternRow } from '../store/schema-interns.ts';
+import { workspaces } from '../store/schema.ts';
 import { powerProgress } from './power.ts';
 import { isForeignKeyViolation, isUniqueViolation } from '../store/errors.ts';
 import type { Sealer } from '../crypto/seal.ts';
@@ -17,6 +18,18 @@ import type { CreateIntern, Intern, ListInternsQuery, UpdateIntern } from './int
 import { DEFAULT_AGENT } from './agent-catalogue.ts';
 
 export const internNotFound = () => resourceNotFound('intern');
+
+/** The model of an intern without one of its own, in a workspace without a default text model. */
+export const DEFAULT_INTERN_MODEL = 'local/scripted';
+
+/** The workspace's default text model, which its interns without a model of their own run. */
+export async function workspaceModel(db: Db, workspaceId: string): Promise<string | null> {
+  const [ws] = await db
+    .select({ m: workspaces.defaultTextModel })
+    .from(workspaces)
+    .where(eq(workspaces.id, workspaceId));
+  return ws?.m ?? null;
+}
 
 /** The host an intern's daemon runs on, never its address: a daemon in its sandbox listens on a
  * socket only the gateway reaches, and the record shows tenants no address to try. */
@@ -30,13 +43,16 @@ export function publicHostname(address: string | null): string | null {
   }
 }
 
-export function toIntern(r: InternRow): Intern {
+/** `workspaceModel`: the intern's workspace's default text model, where it has no model of its own. */
+export function toIntern(r: InternRow, workspaceModel: string | null): Intern {
   return {
     id: r.id,
     name: r.name,
     description: r.description,
     instructions: r.instructions,
     model: r.model,
+    // What its model requests run on now (the inference router resolves it the same way).
+    effective_model: r.model ?? workspaceModel ?? DEFAULT_INTERN_MODEL,
     agent: r.agent,
     status: r.status,
     // A sleeping intern is `running` to its clients (a chat wakes it); its power shows here.
@@ -49,6 +65,11 @@ export function toIntern(r: InternRow): Intern {
     created_at: r.createdAt.toISOString(),
     updated_at: r.updatedAt.toISOString(),
   };
+}
+
+/** The API shape of one intern, its workspace's default model read where it has none of its own. */
+export async function internWithModel(db: Db, r: InternRow): Promise<Intern> {
+  return toIntern(r, r.model ? null : await workspaceModel(db, r.workspaceId));
 }
 
 /** The key's workspace; a `workspace_id` given in a request must be that one. */
@@ -244,8 +265,9 @@ export async function listInterns(db: Db, opts: { principal: Principal; query: L
     .limit(q.limit + 1);
   const page = rows.slice(0, q.limit);
   const hasMore = rows.length > q.limit;
+  const model = page.some((r) => !r.model) ? await workspaceModel(db, workspaceId) : null;
   return {
-    data: page.map(toIntern),
+    data: page.map((r) => toIntern(r, model)),
     has_more: hasMore,
     ...(hasMore ? { next_cursor: encodeCursor(page.at(-1)!) } : {}),
   };
