@@ -8,6 +8,8 @@ import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import { SseDecoder } from '../shared/sse/read.ts';
+import type { InternChunk } from '../gateway/interns/chat.schemas.ts';
+import type { ToolCall } from '../shared/openai.ts';
 import { askAnswer, describeError, type Asker } from './chat-prompts.ts';
 
 const USAGE =
@@ -29,8 +31,7 @@ function bootstrapKey(): string | undefined {
   }
 }
 
-type Call = { id: string; type: 'function'; function: { name: string; arguments: string } };
-type Outcome = { sessionId: string | null; call: Call | null };
+type Outcome = { sessionId: string | null; call: ToolCall | null };
 
 export async function runChat(argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
