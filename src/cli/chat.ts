@@ -101,7 +101,7 @@ export async function runChat(argv: string[]): Promise<number> {
     let inReasoning = false;
     const parser = new SseDecoder((data) => {
       if (data === '[DONE]') return;
-      const c = JSON.parse(data);
+      const c = JSON.parse(data) as InternChunk;
       const choice = c.choices[0];
       if (!choice) {
         outcome.sessionId = c.session_id ?? outcome.sessionId;
@@ -118,7 +118,8 @@ export async function runChat(argv: string[]): Promise<number> {
         out(d.content);
       }
       if (d.tool_calls?.[0]) outcome.call = d.tool_calls[0];
-      if (choice.finish_reason === 'error') out(`\n${describeError(c.error.code, { error: c.error }, null)}`);
+      if (choice.finish_reason === 'error' && c.error)
+        out(`\n${describeError(c.error.code, { error: c.error }, null)}`);
     });
     for await (const buf of res.body!) parser.feed(buf as Uint8Array);
     out('\n');
