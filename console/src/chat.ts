@@ -3,6 +3,8 @@
 // that streams a turn, steers it and answers its questions (docs/reference/intern-chat.md).
 import { ApiProblem, problemOf, request, type Problem } from './api.ts';
 import { SseDecoder } from '../../src/shared/sse/read.ts';
+import type { ToolActivity } from '../../src/shared/daemon-protocol.ts';
+import type { Usage } from '../../src/shared/openai.ts';
 
 export type ApprovalMode = 'manual' | 'self-drive';
 export type ToolCall = { index: number; id: string; type: 'function'; function: { name: string; arguments: string } };
@@ -24,15 +26,8 @@ export type QuestionField = {
 };
 export type QuestionArgs = { kind: 'elicitation'; message: string; fields: QuestionField[] };
 /** One of the agent's tool calls, as the `cohort_tool` extension reports it (docs/reference/tool-events.md). */
-export type ToolEvent = {
-  id: string;
-  title: string | null;
-  kind: string | null;
-  status: 'pending' | 'in_progress' | 'completed' | 'failed' | null;
-  input: string | null;
-  output: string | null;
-};
-export type Usage = { prompt_tokens: number; completion_tokens: number; total_tokens: number; cost?: number };
+export type ToolEvent = ToolActivity;
+export type { Usage };
 
 export type Part =
   | { type: 'text'; text: string }

@@ -8,6 +8,8 @@ import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import { SseDecoder } from '../shared/sse/read.ts';
+import type { InternChunk } from '../gateway/interns/chat.schemas.ts';
+import type { ToolCall } from '../shared/openai.ts';
 import { askAnswer, describeError, type Asker } from './chat-prompts.ts';
 
 const USAGE =
@@ -29,8 +31,7 @@ function bootstrapKey(): string | undefined {
   }
 }
 
-type Call = { id: string; type: 'function'; function: { name: string; arguments: string } };
-type Outcome = { sessionId: string | null; call: Call | null };
+type Outcome = { sessionId: string | null; call: ToolCall | null };
 
 export async function runChat(argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
@@ -100,7 +101,7 @@ export async function runChat(argv: string[]): Promise<number> {
     let inReasoning = false;
     const parser = new SseDecoder((data) => {
       if (data === '[DONE]') return;
-      const c = JSON.parse(data);
+      const c = JSON.parse(data) as InternChunk;
       const choice = c.choices[0];
       if (!choice) {
         outcome.sessionId = c.session_id ?? outcome.sessionId;
@@ -117,7 +118,8 @@ export async function runChat(argv: string[]): Promise<number> {
         out(d.content);
       }
       if (d.tool_calls?.[0]) outcome.call = d.tool_calls[0];
-      if (choice.finish_reason === 'error') out(`\n${describeError(c.error.code, { error: c.error }, null)}`);
+      if (choice.finish_reason === 'error' && c.error)
+        out(`\n${describeError(c.error.code, { error: c.error }, null)}`);
     });
     for await (const buf of res.body!) parser.feed(buf as Uint8Array);
     out('\n');

@@ -196,6 +196,7 @@ export const ToolActivity = z.object({
   input: z.string().nullable(),
   output: z.string().nullable(),
 });
+export type ToolActivity = z.infer<typeof ToolActivity>;
 /** A tool call's input or output beyond this many characters keeps its head (input) or tail (output). */
 export const TOOL_TEXT_LIMIT = 16_000;
 

@@ -80,8 +80,27 @@ export const ChatCompletionRequest = z
   .refine(noBoth, noBothIssue);
 export type ChatCompletionRequest = z.infer<typeof ChatCompletionRequest>;
 
-/** A content block; its cache breakpoint (`cache_control`) is kept for providers that cache by breakpoints. */
-const Block = z.looseObject({ type: z.string().min(1), cache_control: CacheControl.optional() });
+/** A content block; its cache breakpoint (`cache_control`) is kept for providers that cache by
+ * breakpoints. The fields the conversion to a chat request reads (wire/anthropic-request.ts) are
+ * typed here, so that conversion takes the parsed body as it is. */
+const Block = z.looseObject({
+  type: z.string().min(1),
+  cache_control: CacheControl.optional(),
+  text: z.string().optional(),
+  id: z.string().optional(),
+  name: z.string().optional(),
+  input: z.unknown().optional(),
+  tool_use_id: z.string().optional(),
+  content: z.unknown().optional(),
+  source: z
+    .looseObject({
+      type: z.string().optional(),
+      media_type: z.string().optional(),
+      data: z.string().optional(),
+      url: z.string().optional(),
+    })
+    .optional(),
+});
 
 export const MessagesRequest = z
   .looseObject({
@@ -97,7 +116,14 @@ export const MessagesRequest = z
       .optional(),
     max_tokens: z.number().int().min(1).optional(),
     tools: z
-      .array(z.looseObject({ name: z.string().min(1).max(256).optional(), type: z.string().min(1).optional() }))
+      .array(
+        z.looseObject({
+          name: z.string().min(1).max(256).optional(),
+          type: z.string().min(1).optional(),
+          description: z.string().optional(),
+          input_schema: z.unknown().optional(),
+        }),
+      )
       .max(256)
       .superRefine(checkToolList)
       .optional(),

@@ -7,7 +7,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { principalOf } from '../http/app.ts';
 import { defineRoute } from '../http/route.ts';
 import { MessageResponse, MessagesRequest } from './inference.schemas.ts';
-import { fromMessagesBody, type AnthropicBody } from './wire/anthropic-request.ts';
+import { fromMessagesBody } from './wire/anthropic-request.ts';
 import { messagesEncoder, toMessage } from './wire/anthropic-response.ts';
 import type { ChatChunk } from './types.ts';
 import type { RequestBody } from './routing.ts';
@@ -54,8 +54,7 @@ export const messagesRoutes: RouteModule = (app, ctx) => {
       ...errorDocs,
     },
     handler: async (req, reply, input) => {
-      const parsed = input.body as AnthropicBody;
-      const body = fromMessagesBody(parsed) as RequestBody;
+      const body: RequestBody = fromMessagesBody(input.body);
       await holdSlot(ctx, req, reply, 'model');
       const p = await prepareOrRefuse(ctx, {
         principal: principalOf(req),

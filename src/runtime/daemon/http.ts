@@ -12,44 +12,59 @@ import {
   type RefusalKind,
   type RunEvent,
 } from '../../shared/daemon-protocol.ts';
-import { openSse, type SseWriter } from '../../shared/sse/write.ts';
 import type { Intern } from './intern.ts';
 import type { Sink } from './run.ts';
 import { daemonRoutes, matcher, type Reply } from './routes.ts';
 
 /** An SSE response that sends its headers with the first event, so a refusal can still be JSON. */
 class SseSink implements Sink {
-  private sse: SseWriter | null = null;
+  private open = false;
+  private timer: NodeJS.Timeout | null = null;
   constructor(
     private readonly res: ServerResponse,
     private readonly keepaliveMs: number,
   ) {}
 
   begin(): void {
-    if (this.sse) return;
-    this.sse = openSse(this.res, { keepaliveMs: this.keepaliveMs });
+    if (this.open) return;
+    this.open = true;
+    this.res.writeHead(200, {
+      'content-type': 'text/event-stream',
+      'cache-control': 'no-cache',
+      connection: 'keep-alive',
+    });
     this.res.flushHeaders();
+    this.keepalive();
   }
 
   write(e: RunEvent): void {
     if (this.res.writableEnded || this.res.destroyed) return;
     this.begin();
-    // The gateway reads at its own pace through its own backpressure; a run's events are few.
-    this.sse!.send(formatRunEvent(e), noop);
+    this.res.write(formatRunEvent(e));
+    this.keepalive();
   }
 
   end(): void {
     this.begin();
-    this.sse!.end('');
+    if (this.timer) clearTimeout(this.timer);
+    this.res.end();
   }
 
   onClose(cb: () => void): void {
     if (this.res.destroyed || this.res.writableFinished) return cb();
     this.res.on('close', cb);
   }
-}
 
-const noop = () => {};
+  private keepalive(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = setTimeout(() => {
+      if (this.res.writableEnded || this.res.destroyed) return;
+      this.res.write(': keepalive\n\n');
+      this.keepalive();
+    }, this.keepaliveMs);
+    this.timer.unref();
+  }
+}
 
 function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   if (res.headersSent) return void res.end();

@@ -2,36 +2,12 @@
 // system message, `tool_result` blocks as tool messages, `tool_use` blocks as tool calls, tools
 // as function tools (server tools, `type: "service:…"`, stay as they are for the router). Pure.
 import type { ChatMessage, ChatRequest, ChatTool, ToolCall } from '../types.ts';
+import type { MessagesRequest } from '../inference.schemas.ts';
 
-type Block = {
-  type: string;
-  text?: string;
-  thinking?: string;
-  id?: string;
-  name?: string;
-  input?: unknown;
-  tool_use_id?: string;
-  content?: unknown;
-  source?: { type?: string; media_type?: string; data?: string; url?: string };
-  cache_control?: unknown;
-};
-type AnthropicMessage = { role: 'user' | 'assistant'; content: string | Block[] };
-type AnthropicTool = {
-  name?: string;
-  type?: string;
-  description?: string;
-  input_schema?: unknown;
-  [k: string]: unknown;
-};
-export type AnthropicBody = {
-  messages: AnthropicMessage[];
-  system?: string | { text: string; cache_control?: unknown }[];
-  tools?: AnthropicTool[];
-  tool_choice?: { type: string; name?: string };
-  stop_sequences?: string[];
-  metadata?: { user_id?: string | null };
-  [k: string]: unknown;
-};
+type AnthropicBody = MessagesRequest;
+type AnthropicMessage = AnthropicBody['messages'][number];
+type Block = Exclude<AnthropicMessage['content'], string>[number];
+type AnthropicTool = NonNullable<AnthropicBody['tools']>[number];
 
 /** Fields converted here; any other field is passed through as is. */
 const CONVERTED = new Set(['messages', 'system', 'tools', 'tool_choice', 'stop_sequences', 'metadata', 'top_k']);

@@ -11,7 +11,10 @@ test('Anthropic request → chat request: system, tool results before text, tool
   const chat = fromMessagesBody({
     model: 'a/b',
     max_tokens: 10,
-    system: [{ text: 'one' }, { text: 'two' }],
+    system: [
+      { type: 'text', text: 'one' },
+      { type: 'text', text: 'two' },
+    ],
     messages: [
       { role: 'user', content: 'hi' },
       {
