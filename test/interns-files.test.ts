@@ -19,6 +19,8 @@ import { getInternById } from '../src/gateway/interns/interns.ts';
 // Big enough that a folder's download outgrows every buffer between its tar and the client.
 const MAX_MB = 16;
 const IDLE_MS = 4000;
+/** COHORT_FILES_IDLE_MS: a download's client that takes nothing for this long is cut off. */
+const READER_IDLE_MS = 2000;
 /** The shell's output without its exit line. */
 const shellIn = async (...a: Parameters<typeof shellRaw>) => (await shellRaw(...a)).replace(/\n?\[exit \d+\]$/, '');
 
@@ -91,6 +93,7 @@ describe('files API', { skip: noSandbox }, () => {
         COHORT_INTERN_IDLE_MS: String(IDLE_MS),
         COHORT_FILES_MAX_MB: String(MAX_MB),
         COHORT_FILES_MAX_ENTRIES: '50',
+        COHORT_FILES_IDLE_MS: String(READER_IDLE_MS),
       },
     });
     id = await f.intern('files');
@@ -282,6 +285,52 @@ describe('files API', { skip: noSandbox }, () => {
     assert.equal(again.status, 200);
     // 15 MiB, two headers and the end, in whole records of 64 KiB.
     assert.equal(again.buf.length, 15 * 1048576 + 65536);
+    spoolEmpty();
+  });
+
+  test("a client that stays but reads nothing is cut off after COHORT_FILES_IDLE_MS, and the folder's tar stops", async () => {
+    await shellIn(f, id, 'mkdir -p /intern/work/idle && truncate -s 15M /intern/work/idle/zeros');
+    const uid = Number(await shellIn(f, id, 'id -u'));
+    const packers = () =>
+      execFileSync('ps', ['-eo', 'uid=,args='], { encoding: 'utf8' })
+        .split('\n')
+        .filter((l) => Number(l.trim().split(/\s+/)[0]) === uid && /tar --create|files-op\.mjs pack/.test(l));
+    // Asleep, its disk is read in a mount of the download's own: nothing but the idle limit ends
+    // that tar (a hibernation would end one run in its daemon's namespaces).
+    let row = await getInternById(f.gw.ctx.store.db, id);
+    for (let i = 0; i < 300 && row?.power !== 'asleep'; i++) {
+      await sleep(100);
+      await f.gw.ctx.fleet.sweep();
+      row = await getInternById(f.gw.ctx.store.db, id);
+    }
+    assert.equal(row?.power, 'asleep');
+    const started = Date.now();
+    const { status, ended } = await new Promise<{ status: number; ended: Promise<boolean> }>((resolve, reject) => {
+      const request = httpRequest(url('/idle?format=tar'), { headers: auth() }, (res) => {
+        res.once('data', () => {
+          // Read no more, and stay connected.
+          res.pause();
+          resolve({
+            status: res.statusCode!,
+            ended: new Promise((done) => res.once('close', () => done(res.complete))),
+          });
+        });
+      });
+      request.on('error', () => {}).end();
+      request.once('response', () => {}).once('error', reject);
+    });
+    assert.equal(status, 200);
+    assert.equal(packers().length > 0, true, 'the tar is held by the unread stream');
+    // The gateway aborts the response: it closes without having completed.
+    assert.equal(await ended, false);
+    assert.ok(Date.now() - started >= READER_IDLE_MS, 'not before the idle limit');
+    let left = packers();
+    for (let i = 0; i < 100 && left.length; i++) {
+      await sleep(100);
+      left = packers();
+    }
+    assert.deepEqual(left, [], 'the tar stopped with the idle client');
+    assert.equal((await getInternById(f.gw.ctx.store.db, id))?.power, 'asleep');
     spoolEmpty();
   });
 
