@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { execFileSync } from 'node:child_process';
-import { request as httpRequest } from 'node:http';
+import { type IncomingMessage, request as httpRequest } from 'node:http';
 import { create as tarCreate, Header, list as tarList } from 'tar';
 import { shellIn as shellRaw, startInternFixture, type InternFixture } from './helpers/interns.ts';
 import { noSandbox } from './helpers/sandbox.ts';
@@ -19,6 +19,8 @@ import { getInternById } from '../src/gateway/interns/interns.ts';
 // Big enough that a folder's download outgrows every buffer between its tar and the client.
 const MAX_MB = 16;
 const IDLE_MS = 4000;
+/** COHORT_FILES_IDLE_MS: a download's client that takes nothing for this long is cut off. */
+const READER_IDLE_MS = 2000;
 /** The shell's output without its exit line. */
 const shellIn = async (...a: Parameters<typeof shellRaw>) => (await shellRaw(...a)).replace(/\n?\[exit \d+\]$/, '');
 
@@ -91,6 +93,7 @@ describe('files API', { skip: noSandbox }, () => {
         COHORT_INTERN_IDLE_MS: String(IDLE_MS),
         COHORT_FILES_MAX_MB: String(MAX_MB),
         COHORT_FILES_MAX_ENTRIES: '50',
+        COHORT_FILES_IDLE_MS: String(READER_IDLE_MS),
       },
     });
     id = await f.intern('files');
@@ -282,6 +285,52 @@ describe('files API', { skip: noSandbox }, () => {
     assert.equal(again.status, 200);
     // 15 MiB, two headers and the end, in whole records of 64 KiB.
     assert.equal(again.buf.length, 15 * 1048576 + 65536);
+    spoolEmpty();
+  });
+
+  test("a client that stays but reads nothing is cut off after COHORT_FILES_IDLE_MS, and the folder's tar stops", async () => {
+    await shellIn(f, id, 'mkdir -p /intern/work/idle && truncate -s 15M /intern/work/idle/zeros');
+    const uid = Number(await shellIn(f, id, 'id -u'));
+    const packers = () =>
+      execFileSync('ps', ['-eo', 'uid=,args='], { encoding: 'utf8' })
+        .split('\n')
+        .filter((l) => Number(l.trim().split(/\s+/)[0]) === uid && /tar --create|files-op\.mjs pack/.test(l));
+    // Asleep, its disk is read in a mount of the download's own: nothing but the idle limit ends
+    // that tar (a hibernation would end one run in its daemon's namespaces).
+    let row = await getInternById(f.gw.ctx.store.db, id);
+    for (let i = 0; i < 300 && row?.power !== 'asleep'; i++) {
+      await sleep(100);
+      await f.gw.ctx.fleet.sweep();
+      row = await getInternById(f.gw.ctx.store.db, id);
+    }
+    assert.equal(row?.power, 'asleep');
+    const started = Date.now();
+    const res = await new Promise<IncomingMessage>((resolve, reject) => {
+      const request = httpRequest(url('/idle?format=tar'), { headers: auth() }, (r) => {
+        r.once('data', () => {
+          // Read no more, and stay connected.
+          r.pause();
+          resolve(r);
+        });
+      });
+      request.once('error', reject).end();
+    });
+    assert.equal(res.statusCode, 200);
+    assert.equal(packers().length > 0, true, 'the tar is held by the unread stream');
+    let left = packers();
+    for (let i = 0; i < 600 && left.length; i++) {
+      await sleep(100);
+      left = packers();
+    }
+    assert.deepEqual(left, [], 'the tar stopped with the idle client');
+    assert.ok(Date.now() - started >= READER_IDLE_MS, 'not before the idle limit');
+    // What the client reads from now on ends short: the response was aborted, not ended.
+    const complete = await new Promise<boolean>((resolve) => {
+      res.on('error', () => {}).once('close', () => resolve(res.complete));
+      res.resume();
+    });
+    assert.equal(complete, false);
+    assert.equal((await getInternById(f.gw.ctx.store.db, id))?.power, 'asleep');
     spoolEmpty();
   });
 

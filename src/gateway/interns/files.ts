@@ -45,7 +45,7 @@ import {
   invalidRequest,
 } from '../errors.ts';
 import type { InternView, Provisioner } from './provisioner/index.ts';
-import { bundleIn, fileOp, fileOpStream, type FileOpResult } from './provisioner/files.ts';
+import { bundleIn, fileOp, packStream, type FileOpResult } from './provisioner/files.ts';
 import type { Fleet } from './hibernation.ts';
 import { getInternById } from './interns.ts';
 import {
@@ -525,14 +525,14 @@ export function createInternFiles(o: {
   }
 
   /** The folder `path` as a tar stream made while it is sent (docs/guides/files.md, "A folder's
-   * download"): files-op.mjs walks it first (bounds, refused before a byte), then GNU tar writes
-   * it to a socket this process reads; its first byte means the operation was not refused. */
+   * download"): a script of C programs (provisioner/files-pack.ts) walks it first (bounds, refused
+   * before a byte), then GNU tar writes it to a socket this process reads; its first byte means
+   * the operation was not refused. */
   async function download(row: InternRow, path: string): Promise<Readable> {
-    const args = ['pack', path, String(limits.maxBytes), String(limits.maxEntries)];
-    let op = await packing(await readable(row), args);
+    let op = await packing(await readable(row), path);
     // Its daemon stopped between the look and the read (it fell asleep): read its disk instead.
     if (!op.started && !op.r.ok && op.r.kind === 'failed')
-      op = await packing(await readable((await getInternById(o.db, row.id)) ?? row), args);
+      op = await packing(await readable((await getInternById(o.db, row.id)) ?? row), path);
     if (!op.started) {
       if (op.r.ok) throw internalError();
       if (op.r.kind === 'too_large')
@@ -548,14 +548,14 @@ export function createInternFiles(o: {
     return op.stream;
   }
 
-  /** Starts `pack` in the view (released when it ends) and waits for its first byte or its end. */
+  /** Starts the pack in the view (released when it ends) and waits for its first byte or its end. */
   async function packing(
     view: InternView,
-    args: string[],
+    rel: string,
   ): Promise<{ started: true; stream: Readable } | { started: false; r: FileOpResult }> {
-    let op: Awaited<ReturnType<typeof fileOpStream>>;
+    let op: Awaited<ReturnType<typeof packStream>>;
     try {
-      op = await fileOpStream({ view: view.view, uid: view.uid, args });
+      op = await packStream({ view: view.view, uid: view.uid, rel, ...limits });
     } catch (err) {
       await view.release();
       throw err;

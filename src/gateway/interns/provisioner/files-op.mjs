@@ -4,14 +4,13 @@
 // paths arrive relative to work/ and already checked by the gateway (no `..`, no absolute path,
 // no empty component). Here every existing component is looked at without following it: a
 // symbolic link, a device, a fifo or a socket on the way is refused, naming it. What it produces
-// goes to stdout (a file's bytes, a listing, a tar stream); its outcome is the last line of
-// stderr, one JSON object: {ok: true, ...} or {ok: false, kind, path}. A refusal writes nothing
-// to stdout, so a reader of a tar stream knows from its first byte that it was not refused.
+// goes to stdout (a file's bytes, a listing); its outcome is the last line of stderr, one JSON
+// object: {ok: true, ...} or {ok: false, kind, path}. A refusal writes nothing to stdout. A
+// folder's download is not here but in files-pack.ts, which keeps the same contract.
 // Plain JavaScript with node built-ins only: it runs from the source tree and from dist/ alike.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import {
-  accessSync,
   closeSync,
   constants,
   fstatSync,
@@ -19,7 +18,6 @@ import {
   mkdirSync,
   openSync,
   readdirSync,
-  readlinkSync,
   readSync,
   renameSync,
   rmSync,
@@ -194,95 +192,6 @@ function tar(args, ok) {
   });
 }
 
-const SLASH = Buffer.from('/');
-/** GNU tar's writes of a download: records of 128 blocks (64 KiB, what the gateway reads from a
- * socket at once) rather than its default 20, six times fewer writes, reads and chunks sent. */
-const RECORD = 128 * 512;
-const block = (n) => Math.ceil(n / 512) * 512;
-/** The blocks GNU tar spends on a name (or a link's target) of `bytes` bytes beyond its header:
- * a long-name entry before it from 100 bytes on. */
-const longName = (bytes) => (bytes >= 100 ? 512 + block(bytes + 1) : 0);
-
-/** Whether this process may read `st` (a folder: and search it), from its mode bits; asked of
- * the kernel (ACLs) only where those say no. */
-function mayRead(path, st, dir) {
-  const want = dir ? 5 : 4;
-  const uid = process.getuid();
-  const bits = st.uid === uid ? st.mode >> 6 : st.gid === process.getgid() ? st.mode >> 3 : st.mode;
-  if ((bits & want) === want) return true;
-  try {
-    accessSync(path, dir ? constants.R_OK | constants.X_OK : constants.R_OK);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** Walks the folder `rel` as GNU tar will (nothing followed, not past its file system) before a
- * byte is sent: at most `maxEntries` entries, a tar stream of at most `maxBytes` (counted as GNU
- * tar writes it, long names included), each entry readable by this uid; refused otherwise,
- * naming the folder or the entry. Names are bytes (a tenant's need not be UTF-8). */
-function walk(rel, root, maxBytes, maxEntries) {
-  let entries = 0;
-  // The two zero blocks that end the stream; it is padded to whole records (RECORD).
-  let bytes = 1024;
-  const count = (add) => {
-    entries++;
-    bytes += add;
-    if (entries > maxEntries) throw new Refusal('too_many', rel);
-    if (Math.ceil(bytes / RECORD) * RECORD > maxBytes) throw new Refusal('too_large', rel);
-  };
-  const top = Buffer.from(abs(rel));
-  count(512);
-  if (!mayRead(top, root, true)) throw new Refusal('denied', rel);
-  const folders = [[top, Buffer.from('.')]];
-  while (folders.length) {
-    const [dir, name] = folders.pop();
-    for (const child of readdirSync(dir, { encoding: 'buffer' })) {
-      const path = Buffer.concat([dir, SLASH, child]);
-      const named = Buffer.concat([name, SLASH, child]);
-      const st = lstat(path);
-      if (!st) continue;
-      const label = () => `${rel === '' ? '' : `${rel}/`}${named.subarray(2).toString()}`;
-      if (st.isDirectory()) {
-        count(512 + longName(named.length + 1));
-        if (st.dev !== root.dev) continue;
-        if (!mayRead(path, st, true)) throw new Refusal('denied', label());
-        folders.push([path, named]);
-      } else if (st.isFile()) {
-        count(512 + longName(named.length) + block(st.size));
-        if (!mayRead(path, st, false)) throw new Refusal('denied', label());
-      } else if (st.isSymbolicLink()) count(512 + longName(named.length) + longName(readlinkSync(path).length));
-      else if (!st.isSocket()) count(512 + longName(named.length));
-    }
-  }
-}
-
-/** A folder as a tar stream, on stdout as GNU tar makes it: links stay links, fifos and devices
- * are entries of their type, nothing is followed. Bounded first (walk). */
-function pack(rel, maxBytes, maxEntries) {
-  const t = target(rel);
-  if (!t) throw new Refusal('missing', rel);
-  if (t.type !== 'directory') throw new Refusal('not_folder', rel);
-  walk(rel, t.st, maxBytes, maxEntries);
-  // 1: a file changed while it was read (it is in the stream as it was).
-  tar(
-    [
-      '--create',
-      '--file=-',
-      `--blocking-factor=${RECORD / 512}`,
-      '--format=gnu',
-      ...TAR,
-      '--one-file-system',
-      '--hard-dereference',
-      '-C',
-      abs(rel),
-      '.',
-    ],
-    [0, 1],
-  );
-}
-
 /** Unpacks the tar stream on stdin (checked by the gateway: files and folders only, every file's
  * folders before it, nothing climbing out) into the folder `rel`, made as needed (`fresh`: which
  * must not exist). Its folder
@@ -330,7 +239,6 @@ try {
   else if (op === 'put') put(args[0], Number(args[1]));
   else if (op === 'delete') remove(args[0]);
   else if (op === 'move') move(args[0], args[1]);
-  else if (op === 'pack') pack(args[0], Number(args[1]), Number(args[2]));
   else if (op === 'unpack') unpack(args[0], args[1] === 'fresh');
   else throw new Error(`unknown operation ${op}`);
 } catch (err) {

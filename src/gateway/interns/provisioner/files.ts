@@ -12,10 +12,11 @@
 //   is root's too): it is read and written here, through the host's way to the same view;
 // - a restore writes into a fresh disk, from archives already checked entry by entry
 //   (src/backup/archive.ts).
-// May import: src/shared (spawner), tenant-job.ts, node built-ins and npm packages (tar).
+// May import: src/shared (spawner), tenant-job.ts, files-pack.ts, node built-ins and npm packages (tar).
 import { spawn } from 'node:child_process';
 import { createSpawner, type Job, type JobResult } from '../../../shared/spawner.ts';
 import { tenantJob } from './tenant-job.ts';
+import { packArgv } from './files-pack.ts';
 import type { Readable } from 'node:stream';
 import { chmodSync, chownSync, createReadStream, existsSync, lstatSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -97,7 +98,7 @@ function jobIn(o: { view: DiskView; uid: number | null; argv: string[]; stdin?: 
   return { file: NSENTER, args, cwd: '/', stdin: o.stdin };
 }
 
-/** Runs a program (GNU tar, files-op.mjs) in `view` as `uid` (jobIn), its input and output in the
+/** Runs a program (GNU tar, files-op.mjs, files-pack.ts's script) in `view` as `uid` (jobIn), its input and output in the
  * files `stdin` and `stdout`; resolves with its exit code and stderr. */
 function runIn(o: { view: DiskView; uid: number | null; argv: string[]; stdin?: string; stdout?: string }) {
   return spawner.run({ ...jobIn(o), stdout: o.stdout });
@@ -140,15 +141,18 @@ function resultOf(r: JobResult): FileOpResult {
   return { ok: false, kind: 'failed', path: '', detail: lastLines(r.stderr) || `exit ${r.code}` };
 }
 
-/** Runs one files-op.mjs operation in `view` as `uid` with its stdout read as it is written
- * (spawner.ts): `stdout` ends when the operation's output does; destroying it stops the
- * operation (its next write fails). `result` never rejects. */
-export async function fileOpStream(o: {
+/** Packs the folder `rel` of the work folder in `view` as `uid` (files-pack.ts), its tar stream
+ * on `stdout` as it is written (spawner.ts): `stdout` ends when the stream does; destroying it
+ * stops the tar (its next write fails). `result` never rejects. */
+export async function packStream(o: {
   view: DiskView;
   uid: number | null;
-  args: string[];
+  rel: string;
+  maxBytes: number;
+  maxEntries: number;
 }): Promise<{ stdout: Readable; result: Promise<FileOpResult> }> {
-  const s = await spawner.stream(jobIn({ view: o.view, uid: o.uid, argv: [process.execPath, FILES_OP, ...o.args] }));
+  const argv = packArgv(o.rel, { maxBytes: o.maxBytes, maxEntries: o.maxEntries });
+  const s = await spawner.stream(jobIn({ view: o.view, uid: o.uid, argv }));
   const result = s.result.then(resultOf, (err: Error) => ({
     ok: false as const,
     kind: 'failed',
