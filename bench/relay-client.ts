@@ -4,7 +4,7 @@
 // relay does), differing only in the client that holds the daemon connection:
 //   raw     node:http's http.request with a keep-alive Agent (the Node floor)
 //   h1      cohort's HTTP/1.1 client (src/shared/http/h1.ts), as src/gateway/interns/daemon-client.ts uses it
-//   undici  an undici Pool, dispatch() with a handler feeding the Body (as src/gateway/inference/providers/http.ts does)
+//   undici  an undici Pool, dispatch() through src/gateway/inference/providers/http.ts's own handler feeding the Body
 // The daemon is a stand-in in its own process on a Unix socket. Measured, per run:
 //   idle    N streams opened (each answers a head and one event, then stays open), then the
 //           relay's RSS and heap after two GCs, less the same reading before the streams
@@ -19,9 +19,11 @@ import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Pool, type Dispatcher } from 'undici';
+import { Pool } from 'undici';
 import { Body, type Upstream } from '../src/shared/http/body.ts';
 import { H1Client } from '../src/shared/http/h1.ts';
+import { Cancel } from '../src/shared/http/cancel.ts';
+import { dispatchPost } from '../src/gateway/inference/providers/http.ts';
 
 const SELF = fileURLToPath(import.meta.url);
 const MODES = ['raw', 'h1', 'undici'] as const;
@@ -99,49 +101,6 @@ function h1Opener(sock: string): Open {
     );
 }
 
-/** undici's dispatch handler feeding a Body, one flush per network read (a microtask after undici hands its chunks over). */
-class Exchange implements Dispatcher.DispatchHandler {
-  readonly body: Body = new Body({
-    pause: () => this.controller?.pause(),
-    resume: () => this.controller?.resume(),
-    abort: (e) => this.controller?.abort(e),
-  });
-  readonly response: Promise<Upstream>;
-  private settle: { resolve: (u: Upstream) => void; reject: (e: unknown) => void } | null = null;
-  controller: Dispatcher.DispatchController | null = null;
-  private flushing = false;
-  constructor() {
-    this.response = new Promise((resolve, reject) => (this.settle = { resolve, reject }));
-  }
-  onRequestStart(controller: Dispatcher.DispatchController): void {
-    this.controller = controller;
-  }
-  onResponseStart(_: Dispatcher.DispatchController, statusCode: number, headers: Upstream['headers']): void {
-    this.body.statusCode = statusCode;
-    this.body.headers = headers;
-    this.settle?.resolve(this.body);
-    this.settle = null;
-  }
-  onResponseData(_: Dispatcher.DispatchController, chunk: Buffer): void {
-    this.body.data(chunk);
-    if (this.flushing) return;
-    this.flushing = true;
-    queueMicrotask(this.flush);
-  }
-  onResponseEnd(): void {
-    this.body.end();
-  }
-  onResponseError(_: Dispatcher.DispatchController, err: Error): void {
-    this.settle?.reject(err);
-    this.settle = null;
-    this.body.error(err);
-  }
-  private readonly flush = () => {
-    this.flushing = false;
-    this.body.flush();
-  };
-}
-
 function undiciOpener(sock: string): Open {
   const pool = new Pool('http://localhost', {
     socketPath: sock,
@@ -151,9 +110,9 @@ function undiciOpener(sock: string): Open {
     connectTimeout: 5_000,
   });
   return (path) => {
-    const x = new Exchange();
-    pool.dispatch({ path, method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' }, x);
-    return { response: x.response, cancel: () => x.controller?.abort(new Error('aborted')) };
+    const cancel = new Cancel();
+    const response = dispatchPost(pool, { base: 'http://localhost', path, headers: {}, body: '{}', cancel });
+    return { response, cancel: () => cancel.cancel() };
   };
 }
 

@@ -184,7 +184,8 @@ export function post(opts: PostOptions & { client: HttpClient }): Promise<Upstre
   return opts.client.post(opts);
 }
 
-function dispatchPost(dispatcher: Dispatcher, opts: PostOptions): Promise<Upstream> {
+/** The POST through any undici dispatcher (the proxy agent here; bench/relay-client.ts measures it on a Pool). */
+export function dispatchPost(dispatcher: Dispatcher, opts: PostOptions): Promise<Upstream> {
   const { cancel } = opts;
   if (cancel.aborted) return Promise.reject(new Error('aborted'));
   let t: Target;
