@@ -1,18 +1,9 @@
 // An intern's sessions as the gateway keeps them (docs/guides/sessions.md): listed and read over
 // the API, so any browser, tab or colleague sees the same history. turnsOf maps a transcript's
 // entries to the console's turns (pure); a paused run's question comes back answerable.
+import type { EntryBody } from '../../src/shared/transcript.ts';
 import { api } from './api.ts';
-import {
-  promptBody,
-  type ApprovalMode,
-  type Part,
-  type PermissionArgs,
-  type QuestionArgs,
-  type Session,
-  type ToolEvent,
-  type Turn,
-  type Usage,
-} from './chat.ts';
+import { promptBody, type Part, type Session, type Turn } from './chat.ts';
 
 export type SessionInfo = {
   id: string;
@@ -23,23 +14,8 @@ export type SessionInfo = {
   updated_at: string;
 };
 
-type Base = { seq: number; at: string };
-export type Entry = Base &
-  (
-    | { type: 'user'; content: string; approval_mode: ApprovalMode | null; steered: boolean; truncated: boolean }
-    | { type: 'answer'; interaction_id: string; content: string; truncated: boolean }
-    | { type: 'assistant' | 'reasoning'; content: string; truncated: boolean }
-    | { type: 'tool'; tool: ToolEvent }
-    | { type: 'interaction'; interaction_id: string; interaction: PermissionArgs | QuestionArgs }
-    | { type: 'error'; error: { code: number; reason: string; message: string } }
-    | {
-        type: 'end';
-        finish_reason: 'stop' | 'tool_calls' | 'error' | null;
-        model: string | null;
-        usage: Usage | null;
-        omitted: number;
-      }
-  );
+/** A transcript entry as the API shows it: the gateway's entry with its place and time. */
+export type Entry = { seq: number; at: string } & EntryBody;
 
 type Interaction = Extract<Part, { type: 'interaction' }>;
 /** How an answer reads in the transcript (the chat screen's words for an option or a form). */

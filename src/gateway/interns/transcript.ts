@@ -4,47 +4,15 @@
 // question, steering messages, the error that ended it, and how it ended. Bounded: a summary keeps
 // the head of a tool's input and the tail of its output, a text keeps its head, and a request
 // keeps at most MAX_ENTRIES entries and MAX_CHARS characters of text.
-import type { ApprovalMode, Interaction, RunEvent, Usage } from '../../shared/daemon-protocol.ts';
+import type { ApprovalMode, RunEvent, Usage } from '../../shared/daemon-protocol.ts';
+import type { EntryBody, ToolSummary } from '../../shared/transcript.ts';
 
 export const ENTRY_TEXT_LIMIT = 32_000;
 export const TOOL_SUMMARY_LIMIT = 2_000;
 export const MAX_ENTRIES = 200;
 export const MAX_CHARS = 200_000;
 
-export type ToolSummary = {
-  id: string;
-  title: string | null;
-  kind: string | null;
-  status: 'pending' | 'in_progress' | 'completed' | 'failed' | null;
-  input: string | null;
-  output: string | null;
-};
-
-/** An entry as stored (its `kind` column and its `body`), and as the API shows it with seq and at. */
-export type EntryBody =
-  | {
-      type: 'user';
-      content: string;
-      /** The mode the prompt's run was started with; null for a steering message. */
-      approval_mode: ApprovalMode | null;
-      steered: boolean;
-      truncated: boolean;
-    }
-  | { type: 'answer'; interaction_id: string; content: string; truncated: boolean }
-  | { type: 'assistant'; content: string; truncated: boolean }
-  | { type: 'reasoning'; content: string; truncated: boolean }
-  | { type: 'tool'; tool: ToolSummary }
-  | { type: 'interaction'; interaction_id: string; interaction: Interaction }
-  | { type: 'error'; error: { code: number; reason: string; message: string } }
-  | {
-      type: 'end';
-      /** `stop`, `tool_calls` (paused), `error`, or null when the caller left (which cancels the run). */
-      finish_reason: 'stop' | 'tool_calls' | 'error' | null;
-      model: string | null;
-      usage: Usage | null;
-      /** Entries this request did not keep (over MAX_ENTRIES). */
-      omitted: number;
-    };
+export type { EntryBody, ToolSummary };
 export type Entry = { at: number; body: EntryBody };
 
 export type Draft = {
