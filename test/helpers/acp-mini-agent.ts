@@ -2,7 +2,10 @@
 // own, no steering, no session/load), driven by the prompt's first word. Proves any ACP agent works
 // behind the daemon. Commands: `echo TEXT`, `permission`, `chatter N` (asks, then streams N
 // chunks while the question is pending), `count N` (N chunks sent without awaiting), `crash`,
-// `fail`, `hang` (until cancelled), `deaf` (never ends, and ignores cancels).
+// `fail`, `hang` (until cancelled), `deaf` (never ends, and ignores cancels), `silent` (ends the
+// turn with nothing), `refuse` (ends it with `refusal` and nothing). Like Claude Code it offers
+// commands of its own (`/local TEXT`: says TEXT as a local command's output, in Claude Code's
+// markup; any other `/…`: nothing).
 import {
   agent,
   methods,
@@ -48,9 +51,16 @@ const app = agent({ name: 'mini-agent' })
     protocolVersion: PROTOCOL_VERSION,
     agentInfo: { name: 'mini-agent', version: '0.0.1' },
   }))
-  .onRequest(methods.agent.session.new, () => {
+  .onRequest(methods.agent.session.new, async ({ client }) => {
     const sessionId = `mini-${turns.size + 1}`;
     turns.set(sessionId, 0);
+    await client.notify(methods.client.session.update, {
+      sessionId,
+      update: {
+        sessionUpdate: 'available_commands_update',
+        availableCommands: [{ name: 'local', description: 'Says its text as a local command', input: null }],
+      },
+    });
     // Modes of its own, unlike cohort's: the daemon must not try to set manual/self-drive here.
     return {
       sessionId,
@@ -81,6 +91,12 @@ const app = agent({ name: 'mini-agent' })
       update: { sessionUpdate: 'usage_update', used: 42, size: 1000, cost: { amount: 0.25, currency: 'USD' } },
     });
     if (cmd === 'echo') await say(client, sid, `turn ${n}: ${rest.join(' ')}`);
+    else if (cmd === '/local') {
+      // Cut inside the tags, as a stream may cut them.
+      await say(client, sid, '<local-command-std');
+      await say(client, sid, `out>${rest.join(' ')}</local-command-`);
+      await say(client, sid, 'stdout>');
+    } else if (cmd === 'refuse') return { stopReason: 'refusal' };
     else if (cmd === 'count') for (let i = 0; i < Number(rest[0]); i++) void say(client, sid, `${i} `);
     else if (cmd === 'permission') {
       const r = await ask(client, sid);

@@ -19,6 +19,7 @@ import { Run, type Pending, type Sink } from './run.ts';
 import { AgentHost } from './agent-host.ts';
 import { MESSAGES, refusal, type Result } from './results.ts';
 import { eventsOf } from './updates.ts';
+import { emptyTurnMessage } from './turn-output.ts';
 import {
   cancelledAnswer,
   decodeAnswer,
@@ -31,7 +32,14 @@ import {
 
 export type { Result } from './results.ts';
 
-type Failure = { reason: 'turn_failed' | 'stream_severed'; message: string; retryable: boolean };
+type Failure = {
+  reason: 'turn_failed' | 'stream_severed';
+  message: string;
+  retryable: boolean;
+  /** The turn ran to its end (an empty one): its caller gets the error in the stream, with the
+   * session it belongs to, rather than as a status (docs/daemon-protocol.md#events). */
+  ranToEnd?: boolean;
+};
 type Ctx = {
   pending?: Pending;
   answer?: AcpAnswer;
@@ -55,6 +63,8 @@ export class Intern {
   private readonly byAcp = new Map<string, Run>();
   private readonly bySession = new Map<string, Run>();
   private readonly interactions = new Map<string, { run: Run; pending: Pending }>();
+  /** The commands each ACP session offers (`available_commands_update`), to explain an empty turn. */
+  private readonly commands = new Map<string, string[]>();
   private readonly ended: Run[] = [];
   private lock: Run | null = null;
   private closing = false;
@@ -90,8 +100,10 @@ export class Intern {
   private handlers(): AgentHandlers {
     return {
       onUpdate: (n) => {
+        if (n.update.sessionUpdate === 'available_commands_update') return this.offered(n.sessionId, n.update);
         const run = this.byAcp.get(n.sessionId);
-        if (run && !isTerminalPhase(run.state.phase)) for (const body of eventsOf(n.update, run.model)) run.emit(body);
+        if (run && !isTerminalPhase(run.state.phase))
+          for (const body of eventsOf(n.update, run.model)) body.type === 'text' ? run.say(body.text) : run.emit(body);
       },
       onPermission: async (req) => {
         const asked = fromPermission(req);
@@ -150,7 +162,7 @@ export class Intern {
           type: 'failed',
           ...ctx.failure!,
           status: 502,
-          before_output: !run.producedOutput,
+          before_output: !run.producedOutput && !ctx.failure!.ranToEnd,
           usage: run.usage,
         });
       case 'emit_capacity_failure':
@@ -270,10 +282,34 @@ export class Intern {
     });
   }
 
+  /** Keeps the names of the commands a session offers; the SDK does not validate updates (acp/client.ts). */
+  private offered(acpSessionId: string, update: object): void {
+    const list = (update as { availableCommands?: unknown }).availableCommands;
+    if (!Array.isArray(list)) return;
+    const names = list.map((c) => (c as { name?: unknown })?.name).filter((n): n is string => typeof n === 'string');
+    this.commands.set(acpSessionId, names);
+  }
+
   private drive(run: Run, agent: AgentProcess, text: string): void {
     agent.prompt(run.acpSessionId, text).then(
-      (stopReason) =>
-        this.apply(run, stopReason === 'cancelled' ? { kind: 'confirmed' } : { kind: 'complete' }, { stopReason }),
+      (stopReason) => {
+        if (stopReason === 'cancelled') return this.apply(run, { kind: 'confirmed' }, { stopReason });
+        // A turn with nothing to show is an error the caller can read (docs/reference/intern-chat.md#empty-turns).
+        if (run.state.phase === 'running' && run.isEmpty()) {
+          const message = emptyTurnMessage({
+            prompt: text,
+            stopReason,
+            commands: this.commands.get(run.acpSessionId) ?? null,
+            agentSaid: run.agentSaid,
+          });
+          return this.apply(
+            run,
+            { kind: 'fail' },
+            { failure: { reason: 'turn_failed', retryable: false, message, ranToEnd: true } },
+          );
+        }
+        this.apply(run, { kind: 'complete' }, { stopReason });
+      },
       (err: unknown) => {
         const e = toAgentCallError(err);
         const failure: Failure = agent.alive

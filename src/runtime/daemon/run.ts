@@ -11,6 +11,7 @@ import {
 import { EventLog } from './event-log.ts';
 import { initialRunState, type RunState } from './machine.ts';
 import type { AcpAnswer, Asked } from './interactions.ts';
+import { LocalCommandFilter } from './turn-output.ts';
 
 /** Where a run's events go: an open SSE response. */
 export type Sink = { begin(): void; write(e: RunEvent): void; end(): void; onClose(cb: () => void): void };
@@ -35,6 +36,9 @@ export class Run {
   usage: Usage | null = null;
   model: string | null = null;
   producedOutput = false;
+  /** The agent reported a tool call: a turn with one is not empty, though it said nothing. */
+  usedTools = false;
+  private readonly text = new LocalCommandFilter();
   /** Started when the agent is asked to cancel this run (Intern.watchCancel). */
   cancelWatch: NodeJS.Timeout | null = null;
   /** The agent never confirmed this run's cancel and was restarted. */
@@ -52,8 +56,39 @@ export class Run {
     this.done = new Promise((r) => (this.markDone = r));
   }
 
-  emit(body: RunEventBody): RunEvent {
+  /** The agent's text, less what Claude Code marks as local-command output (turn-output.ts). */
+  say(text: string): void {
+    const kept = this.text.push(text);
+    if (kept) this.append({ type: 'text', text: kept });
+  }
+
+  /** Gives back text held for a possible marked block: every other event comes after it. */
+  flushText(): void {
+    const held = this.text.flush();
+    if (held) this.append({ type: 'text', text: held });
+  }
+
+  /** Nothing for the caller so far (text held for a possible marked block given back first): no
+   * text, reasoning, tool call or question. */
+  isEmpty(): boolean {
+    this.flushText();
+    return !this.producedOutput && !this.usedTools;
+  }
+
+  /** A local command's output the agent sent, taken out of its text. */
+  get agentSaid(): string | null {
+    return this.text.said;
+  }
+
+  /** Any event but the agent's text (say()), after the text held before it. */
+  emit(body: Exclude<RunEventBody, { type: 'text' }>): RunEvent {
+    this.flushText();
+    return this.append(body);
+  }
+
+  private append(body: RunEventBody): RunEvent {
     if (body.type === 'model') this.model = body.model;
+    if (body.type === 'tool') this.usedTools = true;
     if (body.type === 'usage') this.usage = body.usage;
     if (body.type === 'text' || body.type === 'reasoning' || body.type === 'interaction') this.producedOutput = true;
     const e = this.log.append(body);
