@@ -5,7 +5,7 @@
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { eq } from 'drizzle-orm';
-import { startInternFixture, type ChatResult, type InternFixture } from './helpers/interns.ts';
+import { assertChatStream, startInternFixture, type ChatResult, type InternFixture } from './helpers/interns.ts';
 import { getInternById, openSecrets } from '../src/gateway/interns/interns.ts';
 import { inferenceRequests } from '../src/gateway/store/schema-inference.ts';
 import { noSandbox } from './helpers/sandbox.ts';
@@ -119,6 +119,28 @@ describe('Claude Code as an intern', { skip: noSandbox || optional(claudeInstall
     assert.ok(rows.length >= 1);
     for (const row of rows)
       assert.deepEqual([row.apiStyle, row.model, row.status], ['messages', 'local/scripted', 200]);
+  });
+
+  test('a message starting with "/" that Claude Code takes as its own command: an error chunk saying so, then the final chunk; the next turn carries none of its caveat', async () => {
+    const r = await f.chat(id, user('/foo bar', { session_id: 'slash' }));
+    assertChatStream(r);
+    const [, failed, final] = r.chunks;
+    assert.equal(r.chunks.length, 3);
+    const offered = '/debug, /compact, /context, /init, /pr-comments, /review, /security-review, /insights';
+    assert.deepEqual(failed.choices, [{ index: 0, delta: {}, finish_reason: 'error' }]);
+    assert.deepEqual(failed.error, {
+      code: 502,
+      message: `the message began with "/", so the agent took it as a command of its own, /foo, which it does not have (it offers ${offered}); nothing reached the model: to send the message to the model instead, begin it with a space`,
+      metadata: { reason: 'turn_failed', retryable: false },
+    });
+    assert.deepEqual([final.choices, final.session_id, final.usage], [[], 'slash', null]);
+    // Claude Code keeps the command in the session behind a caveat of its own; the scripted model says
+    // the whole of its next user message back, caveat included, and what it marks is taken out.
+    const next = await f.chat(id, user('Hello.\n/say after', { session_id: 'slash' }));
+    assert.deepEqual(finish(next), ['stop']);
+    assert.equal(text(next), 'Unknown skill: fooHello.\nafter');
+    // Begun with a space, the same words reach the model.
+    assert.equal(text(await f.chat(id, user(' /say to the model', { session_id: 'slash' }))), 'to the model');
   });
 
   test('manual mode: Bash arrives as a permission request naming the command; allow_once runs it and the output comes back', async () => {

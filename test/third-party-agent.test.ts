@@ -182,8 +182,7 @@ test('an agent that ignores a cancel is restarted after the grace: the run ends,
   }
 });
 
-test("an empty turn ends failed turn_failed in the stream, in the agent's words where it sent some, else saying why", async () => {
-  const usage = { prompt_tokens: 42, completion_tokens: 0, total_tokens: 42, cost: 0.25 };
+test('a turn with nothing to show and no model tokens fails turn_failed in the stream, in the agent’s words where it sent some, else saying why', async () => {
   const failed = (seq: number, message: string) => ({
     seq,
     type: 'failed',
@@ -193,41 +192,47 @@ test("an empty turn ends failed turn_failed in the stream, in the agent's words 
     retryable: false,
     // It ran to its end: the gateway reports it in the stream, with the session it belongs to.
     before_output: false,
-    usage,
+    usage: null,
   });
-  const silent = await f.client.turn({ session_id: 'empty', prompt: 'silent' });
-  assert.deepEqual(shape(silent.events), ['run', 'usage', 'failed']);
+  const unheard = await f.client.turn({ session_id: 'empty', prompt: 'unheard' });
+  assert.deepEqual(shape(unheard.events), ['run', 'failed']);
   assert.deepEqual(
-    silent.events.at(-1),
-    failed(3, 'the agent ended the turn without an answer (no text, tool call or question)'),
+    unheard.events.at(-1),
+    failed(2, 'the agent ended the turn without an answer (no text, tool call or question)'),
   );
   assert.deepEqual(
     (await f.client.turn({ session_id: 'empty', prompt: 'refuse' })).events.at(-1),
-    failed(3, 'the agent refused the message, with no answer'),
+    failed(2, 'the agent refused the message, with no answer'),
   );
   // A command it does not have: the commands it offered when the session started are named.
   assert.deepEqual(
     (await f.client.turn({ session_id: 'empty', prompt: '/tidy up' })).events.at(-1),
     failed(
-      3,
+      2,
       'the message began with "/", so the agent took it as a command of its own, /tidy, which it does not have (it offers /local); nothing reached the model: to send the message to the model instead, begin it with a space',
     ),
   );
   // Its command's output, in Claude Code's markup cut across chunks, is its own words for the error.
   const local = await f.client.turn({ session_id: 'empty', prompt: '/local Unknown skill: tidy' });
-  assert.deepEqual(shape(local.events), ['run', 'usage', 'failed']);
+  assert.deepEqual(shape(local.events), ['run', 'failed']);
   assert.deepEqual(
     local.events.at(-1),
     failed(
-      3,
+      2,
       'the agent ran the message as its command /local: Unknown skill: tidy; to send the message to the model instead, begin it with a space',
     ),
   );
+  // A model's empty answer (tokens reported) is the model's to give: the turn completes.
+  assert.deepEqual(shape((await f.client.turn({ session_id: 'empty', prompt: 'silent' })).events), [
+    'run',
+    'usage',
+    'completed',
+  ]);
   // The session goes on; text around a marked block is kept.
   assert.deepEqual(shape((await f.client.turn({ session_id: 'empty', prompt: 'echo <b>x</b>' })).events), [
     'run',
     'usage',
-    'text:turn 5: <b>x</b>',
+    'text:turn 6: <b>x</b>',
     'completed',
   ]);
 });

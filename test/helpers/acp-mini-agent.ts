@@ -2,8 +2,9 @@
 // own, no steering, no session/load), driven by the prompt's first word. Proves any ACP agent works
 // behind the daemon. Commands: `echo TEXT`, `permission`, `chatter N` (asks, then streams N
 // chunks while the question is pending), `count N` (N chunks sent without awaiting), `crash`,
-// `fail`, `hang` (until cancelled), `deaf` (never ends, and ignores cancels), `silent` (ends the
-// turn with nothing), `refuse` (ends it with `refusal` and nothing). Like Claude Code it offers
+// `fail`, `hang` (until cancelled), `deaf` (never ends, and ignores cancels), `silent` (a model's
+// empty answer: usage, then nothing), `unheard` (nothing, no usage), `refuse` (ends it with
+// `refusal`, no usage). Every other turn reports usage first. Like Claude Code it offers
 // commands of its own (`/local TEXT`: says TEXT as a local command's output, in Claude Code's
 // markup; any other `/…`: nothing).
 import {
@@ -86,10 +87,12 @@ const app = agent({ name: 'mini-agent' })
     const [cmd = '', ...rest] = text.split(' ');
     const n = (turns.get(sid) ?? 0) + 1;
     turns.set(sid, n);
-    await client.notify(methods.client.session.update, {
-      sessionId: sid,
-      update: { sessionUpdate: 'usage_update', used: 42, size: 1000, cost: { amount: 0.25, currency: 'USD' } },
-    });
+    // Its own commands and refusals spend no model tokens: they report no usage.
+    if (!cmd.startsWith('/') && cmd !== 'refuse' && cmd !== 'unheard')
+      await client.notify(methods.client.session.update, {
+        sessionId: sid,
+        update: { sessionUpdate: 'usage_update', used: 42, size: 1000, cost: { amount: 0.25, currency: 'USD' } },
+      });
     if (cmd === 'echo') await say(client, sid, `turn ${n}: ${rest.join(' ')}`);
     else if (cmd === '/local') {
       // Cut inside the tags, as a stream may cut them.

@@ -115,6 +115,12 @@ test('a turn streams run, model, reasoning, text, usage and completed with incre
   assert.deepEqual((f.model.requests.at(-1) as { model: string }).model, 'local/scripted');
 });
 
+test('the built-in agent: a model that answers nothing completes the turn, as the model routes pass an empty answer', async () => {
+  const r = await f.client.turn({ prompt: '/sleep 1' });
+  assert.deepEqual(shape(r.events), ['run', 'model', 'usage', 'completed']);
+  assert.equal((r.events.at(-1) as { stop_reason: string }).stop_reason, 'end_turn');
+});
+
 test('sessions: later turns see the conversation, an unseen id is a new session, and it survives a restart', async () => {
   const a = await f.client.turn({ session_id: 'mine-1', prompt: 'remember cobalt' });
   assert.equal((a.events[0] as { session_id: string }).session_id, 'mine-1');

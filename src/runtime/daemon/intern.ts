@@ -294,8 +294,10 @@ export class Intern {
     agent.prompt(run.acpSessionId, text).then(
       (stopReason) => {
         if (stopReason === 'cancelled') return this.apply(run, { kind: 'confirmed' }, { stopReason });
-        // A turn with nothing to show is an error the caller can read (docs/reference/intern-chat.md#empty-turns).
-        if (run.state.phase === 'running' && run.isEmpty()) {
+        // Nothing to show and no model tokens reported: the message reached no model, as far as the
+        // agent says (Claude Code's own commands), so the caller is told why. A model's own empty answer
+        // stays a `stop`, as on the model routes (docs/reference/intern-chat.md#empty-turns).
+        if (run.state.phase === 'running' && run.isEmpty() && !run.usage?.total_tokens) {
           const message = emptyTurnMessage({
             prompt: text,
             stopReason,
