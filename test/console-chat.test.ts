@@ -18,6 +18,14 @@ import { seedSession } from './helpers/sessions.ts';
 import { CONSOLE_DIR } from '../src/gateway/console.ts';
 
 if (noBrowser) process.stderr.write(`# console chat browser tests skipped: ${noBrowser}\n`);
+const claudeCode = (() => {
+  try {
+    import.meta.resolve('@zed-industries/claude-code-acp/dist/index.js');
+    return true;
+  } catch {
+    return false;
+  }
+})();
 const ARTIFACTS = join(import.meta.dirname, '..', 'artifacts', 'console-chat');
 const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
@@ -234,6 +242,36 @@ describe('the console’s chat as a chat product', { skip: noBrowser }, () => {
     ]);
     assert.deepEqual(await axe(page), []);
     await shot(page, 'tool-desktop-light');
+  });
+
+  test('an agent’s empty turn shows in the transcript as an error saying why (Claude Code given a "/" message)', {
+    skip:
+      noSandbox || (claudeCode ? false : 'Claude Code is an optional install (npm run install:agents); CI installs it'),
+  }, async () => {
+    const cc = await f.intern('cc', { agent: 'claude-code' });
+    const page = await open(DESKTOP);
+    await page.goto(`${origin()}/#/interns/${cc}`);
+    await page.locator('section.chat[aria-busy="false"]').waitFor();
+    await page.getByLabel('Message').fill('/foo bar');
+    await page.keyboard.press('Enter');
+    const t = page.getByRole('article', { name: 'Turn: /foo bar' });
+    await t
+      .and(page.locator('article.turn:not(.turn-streaming)'))
+      .waitFor({ timeout: 90_000 })
+      .catch(async (e) => {
+        await shot(page, 'failed-empty-turn-never-ended');
+        throw e;
+      });
+    assert.equal(await t.getAttribute('class'), 'turn turn-failed');
+    const offered = '/debug, /compact, /context, /init, /pr-comments, /review, /security-review, /insights';
+    assert.equal(
+      await t.getByRole('alert').innerText(),
+      `The intern could not run the turn. the message began with "/", so the agent took it as a command of its own, /foo, which it does not have (it offers ${offered}); nothing reached the model: to send the message to the model instead, begin it with a space`,
+    );
+    // Not retryable: the same words would be taken the same way.
+    assert.equal(await t.getByRole('button', { name: 'Retry' }).count(), 0);
+    assert.deepEqual(await axe(page), []);
+    await shot(page, 'empty-turn-desktop-light');
   });
 
   test('the provider picker narrows as one types; the intern list and chat name the model, for any key', async () => {
