@@ -41,6 +41,8 @@ const VIEWS: View[] = [
 // Strings, not functions: the test's compiler would add helpers the page lacks.
 const WATCH_POLICY = `window.violations = [];
 document.addEventListener('securitypolicyviolation', (e) => window.violations.push(e.violatedDirective + ' ' + e.blockedURI));`;
+/** Elements in the page's main area that only injected markup would make. */
+const INJECTED = `[...document.querySelectorAll('main img, main script, main iframe, main style, main object, main embed, main [onerror], main [onclick], main a[href^="javascript"]')].map((e) => e.outerHTML)`;
 const AT_BOTTOM = () => {
   const t = document.querySelector('.transcript')!;
   return t.scrollHeight - t.scrollTop - t.clientHeight < 24;
@@ -178,9 +180,7 @@ describe('the console’s chat as a chat product', { skip: noBrowser }, () => {
       await t.locator('.reply p').first().innerText(),
       `click me <a href="javascript:alert(1)" onclick="alert(2)">raw</a> inline <img src=x onerror="document.title='pwned-answer'">`,
     );
-    const injected = await page.evaluate(
-      `[...document.querySelectorAll('main img, main script, main iframe, main style, main object, main embed, main [onerror], main [onclick], main a[href^="javascript"]')].map((e) => e.outerHTML)`,
-    );
+    const injected = await page.evaluate(INJECTED);
     assert.deepEqual(injected, []);
     assert.equal(await page.title(), 'cohort console');
     assert.deepEqual(await page.evaluate('window.violations'), [], 'nothing the policy had to stop reached the page');
@@ -416,14 +416,33 @@ describe('the console’s chat as a chat product', { skip: noBrowser }, () => {
       await page.getByLabel('API key').fill(f.gw.keys.management_key);
       await page.keyboard.press('Enter');
       await page.getByRole('heading', { name: 'Interns', level: 1 }).waitFor();
-      for (const screen of ['interns', `interns/${id}`, 'workspaces', 'presets', 'credentials', 'usage']) {
+      const chat = `interns/${id}`;
+      const screens = [
+        ['interns', 'interns'],
+        [chat, 'chat'],
+        [`${chat}/files`, 'files'],
+        ['workspaces', 'workspaces'],
+        ['presets', 'presets'],
+        ['credentials', 'credentials'],
+        ['keys', 'keys'],
+        ['guardrails', 'guardrails'],
+        ['usage', 'usage'],
+      ];
+      for (const [screen, name] of screens) {
         await page.goto(`${origin()}/#/${screen}`);
         await page.locator('h1').waitFor();
         await page.waitForLoadState('networkidle');
-        if (screen.includes('/'))
-          await turn(page, '/say **Checked** with `axe`\n```ts\nconst ok: boolean = true;\n```');
+        if (screen === chat) {
+          const t = await turn(page, '/say **Checked** with `axe`\n```ts\nconst ok: boolean = true;\n```');
+          // Markdown and highlighted code in every view, not only the first.
+          assert.equal(await t.locator('.reply .md strong').innerText(), 'Checked');
+          assert.equal(await t.locator('.reply .code .hljs-keyword').first().innerText(), 'const');
+        }
         assert.deepEqual(await axe(page), [], `${view.name}: ${screen}`);
-        await shot(page, `${screen.includes('/') ? 'chat' : screen}-${view.name}`);
+        // The hostile intern's name (an earlier test) is on the interns screen: shown, never run.
+        assert.deepEqual(await page.evaluate(INJECTED), [], `${view.name}: ${screen}`);
+        assert.deepEqual(await page.evaluate('window.violations'), [], `${view.name}: ${screen}`);
+        await shot(page, `${name}-${view.name}`);
       }
     }
   });
