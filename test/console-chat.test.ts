@@ -43,6 +43,8 @@ const WATCH_POLICY = `window.violations = [];
 document.addEventListener('securitypolicyviolation', (e) => window.violations.push(e.violatedDirective + ' ' + e.blockedURI));`;
 /** Elements in the page's main area that only injected markup would make. */
 const INJECTED = `[...document.querySelectorAll('main img, main script, main iframe, main style, main object, main embed, main [onerror], main [onclick], main a[href^="javascript"]')].map((e) => e.outerHTML)`;
+const LOADED = () =>
+  ![...document.querySelectorAll('main [role=status]')].some((e) => e.textContent!.startsWith('Loading'));
 const AT_BOTTOM = () => {
   const t = document.querySelector('.transcript')!;
   return t.scrollHeight - t.scrollTop - t.clientHeight < 24;
@@ -432,6 +434,9 @@ describe('the console’s chat as a chat product', { skip: noBrowser }, () => {
         await page.goto(`${origin()}/#/${screen}`);
         await page.locator('h1').waitFor();
         await page.waitForLoadState('networkidle');
+        // A screen is checked as its reader sees it once loaded (an intern's folder takes a command
+        // in its runtime, longer than the network's idle half second).
+        await page.waitForFunction(LOADED);
         if (screen === chat) {
           const t = await turn(page, '/say **Checked** with `axe`\n```ts\nconst ok: boolean = true;\n```');
           // Markdown and highlighted code in every view, not only the first.

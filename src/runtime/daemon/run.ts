@@ -80,9 +80,10 @@ export class Run {
     return this.text.said;
   }
 
-  /** Any event but the agent's text (say()), after the text held before it. */
+  /** Any event but the agent's text (say()). One the caller sees comes after the text held before
+   * it; a model or usage report, which shows nothing, leaves a block being read open. */
   emit(body: Exclude<RunEventBody, { type: 'text' }>): RunEvent {
-    this.flushText();
+    if (body.type !== 'model' && body.type !== 'usage') this.flushText();
     return this.append(body);
   }
 
