@@ -1,7 +1,7 @@
 // Repositories given to interns (docs/guides/repositories.md), against a real git server on
 // loopback (git's http-backend behind a small Node server): cloned by the gateway at create, before
 // the first start, and later into a running intern; the working tree in the intern's work folder,
-// its own uid's, with a plain remote; and the refusals: SSH, a credential in the URL, an unlisted
+// its own uid's, with a plain remote; and the refusals: SSH without a key, a credential in the URL, an unlisted
 // host, file://, a climbing path, an option as a ref, a repository that does not exist, a folder
 // that exists, another account's key.
 import { describe, test, before, after } from 'node:test';
@@ -271,11 +271,6 @@ describe('repositories', { skip: noSandbox }, () => {
 
   test('a private repository through a workspace git credential: sealed, masked, scoped to its hosts and branches, never in the intern, the API or the data dir', async () => {
     const url = priv.seed('private', { 'PLAN.md': 'the plan\n' });
-    const ssh = await f.gw.call('POST', '/git-credentials', { body: { name: 'k', hosts: [priv.host], ssh_key: 'x' } });
-    assert.deepEqual(
-      [ssh.status, ssh.body.error.message],
-      [400, 'invalid request parameters: ssh_key: SSH keys are not built yet; give an HTTPS token'],
-    );
     const ordinary = await f.gw.call('POST', '/git-credentials', {
       body: { name: 'k', hosts: [priv.host], token: TOKEN },
       key: f.gw.keys.api_key,
@@ -297,6 +292,7 @@ describe('repositories', { skip: noSandbox }, () => {
       name: 'private host',
       workspace_id: cred.workspace_id,
       hosts: [priv.host],
+      kind: 'token',
       username: 'x-access-token',
       label: `${TOKEN.slice(0, 6)}...${TOKEN.slice(-4)}`,
       branch_prefix: 'agent/',
@@ -367,13 +363,18 @@ describe('repositories', { skip: noSandbox }, () => {
   test('repositories that cannot be cloned are refused naming the field, and no intern is made', async () => {
     const before = (await f.gw.call('GET', '/interns', { key: f.gw.keys.api_key })).body.total_count;
     const cases: [Record<string, unknown>, string][] = [
-      [{ url: 'git@github.com:o/r.git' }, 'url: SSH repositories are not built yet; use its https:// URL'],
-      [{ url: 'ssh://git@github.com/o/r.git' }, 'url: SSH repositories are not built yet; use its https:// URL'],
+      [
+        { url: 'git@git.example.com:o/r.git' },
+        'url: an SSH repository needs a git credential of the workspace with an ssh_key for host "git.example.com" (POST /git-credentials)',
+      ],
       [
         { url: `http://user:token@${server.host}/app.git` },
         'url: a URL carrying a credential is refused (it would stay in the intern’s .git/config); give the token as a git credential of the workspace (POST /git-credentials)',
       ],
-      [{ url: `file://${server.root}/app.git` }, 'url: must be an https:// (or http://) URL'],
+      [
+        { url: `file://${server.root}/app.git` },
+        'url: must be an https:// (or http://) or SSH (ssh://user@host/path, user@host:path) URL',
+      ],
       [
         { url: 'https://evil.example.com/r.git' },
         `url: host "evil.example.com" is not one this installation clones from (COHORT_GIT_HOSTS: ${server.host}, git.example.com, ${priv.host})`,

@@ -87,9 +87,9 @@ export function killGroup(pid: number | null | undefined) {
   } catch {}
 }
 
-/** Options as startTestGateway's: `dataDir` (+ `onDisk`) or `pgSchema` for a store that exists, with the `keys` that seeded it. */
+/** Options as startTestGateway's: `dataDir` (+ `onDisk`) or `pgSchema` for a store that exists, with the `keys` that seeded it; `logTo` for its log lines. */
 export async function startInternFixture(
-  opts: Omit<Parameters<typeof startTestGateway>[0] & {}, 'logTo'> = {},
+  opts: Parameters<typeof startTestGateway>[0] & {} = {},
 ): Promise<InternFixture> {
   const gw = await startTestGateway(opts);
   const open: InternFixture['open'] = (id, body, o = {}) =>

@@ -62,7 +62,7 @@ import {
 } from './repositories.ts';
 import { uuidv7 } from '../crypto/uuid7.ts';
 import type { Sealer } from '../crypto/seal.ts';
-import { DEFAULT_BRANCH_PREFIX, gitAccessFor } from './git-credentials.ts';
+import { gitAccessFor } from './git-credentials.ts';
 import { internRepositories, type InternRepositoryRow } from '../store/schema-interns.ts';
 import { and, eq } from 'drizzle-orm';
 import type { Repository } from './repositories.schemas.ts';
@@ -411,11 +411,15 @@ export function createInternFiles(o: {
     return file;
   }
 
-  /** The environment that gives the gateway's git the workspace's credential for `url`. */
-  const accessFor = (w: Workspace, url: string) =>
-    w.workspaceId
-      ? gitAccessFor(o.db, o.sealer, { orgId: w.orgId, workspaceId: w.workspaceId, url })
-      : Promise.resolve({ env: {}, branchPrefix: DEFAULT_BRANCH_PREFIX, credential: null });
+  /** What gives the gateway's git the workspace's credential for `url` (released after use). */
+  const accessFor = (w: Workspace, url: string, field = 'body') =>
+    gitAccessFor(o.db, o.sealer, {
+      orgId: w.orgId,
+      workspaceId: w.workspaceId,
+      url,
+      field,
+      timeoutMs: o.git.timeoutMs,
+    });
 
   async function cloneRepositories(list: Repository[], field: string, w: Workspace): Promise<ClonedSet> {
     checkRepositories(list, o.git.hosts, field);
@@ -424,16 +428,22 @@ export function createInternFiles(o: {
       for (const c of cloned) c.release();
     };
     try {
-      for (const [i, r] of list.entries())
-        cloned.push(
-          await cloneRepository(r, {
-            spoolDir: o.spoolDir,
-            maxBytes: limits.maxBytes,
-            timeoutMs: o.git.timeoutMs,
-            field: fieldOf(field, i),
-            env: (await accessFor(w, r.url)).env,
-          }),
-        );
+      for (const [i, r] of list.entries()) {
+        const access = await accessFor(w, r.url, fieldOf(field, i));
+        try {
+          cloned.push(
+            await cloneRepository(r, {
+              spoolDir: o.spoolDir,
+              maxBytes: limits.maxBytes,
+              timeoutMs: o.git.timeoutMs,
+              field: fieldOf(field, i),
+              env: access.env,
+            }),
+          );
+        } finally {
+          access.release();
+        }
+      }
     } catch (err) {
       release();
       throw err;
@@ -491,7 +501,11 @@ export function createInternFiles(o: {
     if (!existsSync(mirror))
       try {
         const access = await accessFor({ orgId: row.orgId, workspaceId: row.workspaceId }, repo.url);
-        await cloneMirror({ url: repo.url, mirror, timeoutMs: o.git.timeoutMs, env: access.env });
+        try {
+          await cloneMirror({ url: repo.url, mirror, timeoutMs: o.git.timeoutMs, env: access.env });
+        } finally {
+          access.release();
+        }
       } catch (err) {
         throw repositoryConflict(
           `the gateway's copy of "${repo.path}" could not be made again (${(err as Error).message})`,
@@ -637,26 +651,30 @@ export function createInternFiles(o: {
       if (branchRefusal(name)) throw invalidRequest(`branch: "${name}" ${branchRefusal(name)}`);
       const w = await work(row, repoId, account, signal);
       const access = await accessFor({ orgId: row.orgId, workspaceId: row.workspaceId }, w.repo.url);
-      if (!name.startsWith(access.branchPrefix))
-        throw invalidRequest(
-          `branch: "${name}" is outside the ${access.credential ? "credential's" : 'default'} scope: pushes create branches under ${access.branchPrefix}`,
-        );
-      if (w.commit === w.repo.baseCommit)
-        throw repositoryConflict(
-          `"${w.repo.path}" has no commits since ${w.repo.baseCommit.slice(0, 12)}: nothing to push`,
-        );
-      const pushed = await pushBranch({
-        env: access.env,
-        mirror: w.mirror,
-        url: w.repo.url,
-        commit: w.commit,
-        branch: name,
-        timeoutMs: o.git.timeoutMs,
-      });
-      if (!pushed.ok) {
-        if (pushed.exists)
-          throw repositoryConflict(`branch "${name}" already exists on the remote; pushes go to new branches only`);
-        throw gitHostRefused(pushed.why);
+      try {
+        if (!name.startsWith(access.branchPrefix))
+          throw invalidRequest(
+            `branch: "${name}" is outside the ${access.credential ? "credential's" : 'default'} scope: pushes create branches under ${access.branchPrefix}`,
+          );
+        if (w.commit === w.repo.baseCommit)
+          throw repositoryConflict(
+            `"${w.repo.path}" has no commits since ${w.repo.baseCommit.slice(0, 12)}: nothing to push`,
+          );
+        const pushed = await pushBranch({
+          env: access.env,
+          mirror: w.mirror,
+          url: w.repo.url,
+          commit: w.commit,
+          branch: name,
+          timeoutMs: o.git.timeoutMs,
+        });
+        if (!pushed.ok) {
+          if (pushed.exists)
+            throw repositoryConflict(`branch "${name}" already exists on the remote; pushes go to new branches only`);
+          throw gitHostRefused(pushed.why);
+        }
+      } finally {
+        access.release();
       }
       return { id: w.repo.id, path: w.repo.path, base: w.repo.baseCommit, commit: w.commit, branch: name };
     },

@@ -11,16 +11,32 @@ import { branchRefusal, repositoryRefusal, takeBundle, targetOf } from './reposi
 
 const HOSTS = ['github.com', '127.0.0.1:9418'];
 
-test('repositoryRefusal: https or http to a listed host, no credential, a ref and a folder that stay in place', () => {
+test('repositoryRefusal: https, http or SSH to a listed host, no credential or option in the URL, a ref and a folder that stay in place', () => {
   const table: [Record<string, string>, string | null][] = [
     [{ url: 'https://github.com/o/r.git' }, null],
     [{ url: 'http://127.0.0.1:9418/r' }, null],
     [{ url: 'https://GITHUB.com/o/r', ref: 'release/1.2', path: 'src/r' }, null],
-    [{ url: 'git@github.com:o/r.git' }, 'url: SSH repositories are not built yet; use its https:// URL'],
-    [{ url: 'ssh://github.com/o/r' }, 'url: SSH repositories are not built yet; use its https:// URL'],
-    [{ url: 'ext::sh -c touch% /tmp/x' }, 'url: must be an https:// (or http://) URL'],
-    [{ url: 'file:///etc' }, 'url: must be an https:// (or http://) URL'],
-    [{ url: 'not a url' }, 'url: not a URL'],
+    [{ url: 'git@github.com:o/r.git' }, null],
+    [{ url: 'ssh://git@127.0.0.1:9418/srv/r.git' }, null],
+    [{ url: 'ssh://git@github.com:22/o/r' }, null],
+    [
+      { url: 'ssh://git@github.com:2222/o/r' },
+      'url: host "github.com:2222" is not one this installation clones from (COHORT_GIT_HOSTS: github.com, 127.0.0.1:9418)',
+    ],
+    [{ url: 'ssh://-oProxyCommand=x/r' }, 'url: SSH host "-oProxyCommand=x" is not a host name'],
+    [{ url: '-oProxyCommand=x@github.com:o/r' }, 'url: SSH user "-oProxyCommand=x" is not a user name'],
+    [
+      { url: 'git@github.com:-u/r' },
+      'url: the SSH repository path must be letters, digits and . _ ~ / + @ = - (not starting with -)',
+    ],
+    [
+      { url: 'ssh://git:pw@github.com/o/r' },
+      'url: an SSH URL carrying a password is refused; give the key as a git credential',
+    ],
+    [{ url: 'ext::sh -c touch% /tmp/x' }, 'url: git transport helpers (`…::`) are refused'],
+    [{ url: 'file:///etc' }, 'url: must be an https:// (or http://) or SSH (ssh://user@host/path, user@host:path) URL'],
+    [{ url: 'not a url' }, 'url: not a URL (https://host/path, ssh://user@host/path or user@host:path)'],
+    [{ url: '/srv/r.git' }, 'url: not a URL (https://host/path, ssh://user@host/path or user@host:path)'],
     [
       { url: 'https://x:tok@github.com/o/r' },
       'url: a URL carrying a credential is refused (it would stay in the intern’s .git/config); give the token as a git credential of the workspace (POST /git-credentials)',
@@ -37,6 +53,7 @@ test('repositoryRefusal: https or http to a listed host, no credential, a ref an
   ];
   for (const [r, why] of table) assert.equal(repositoryRefusal(r as { url: string }, HOSTS), why, JSON.stringify(r));
   assert.equal(targetOf({ url: 'https://github.com/o/tool.git/' }), 'tool');
+  assert.equal(targetOf({ url: 'git@github.com:tool.git' }), 'tool');
   assert.equal(branchRefusal('cohort/x-1'), null);
   assert.equal(branchRefusal('-f'), 'not a branch name');
 });

@@ -1,11 +1,12 @@
 // Repositories an intern is given (docs/guides/repositories.md): the gateway clones each in a
 // clean repository of its own, outside every sandbox (git with no system or global config, no
-// hooks, no redirects, https or http only, and only from the hosts the operator lists in
-// COHORT_GIT_HOSTS), then places the working tree, .git included, in the intern's work folder:
+// hooks, no redirects, https, http or SSH (git-url.ts) only, and only from the hosts the operator
+// lists in COHORT_GIT_HOSTS), then places the working tree, .git included, in the intern's work folder:
 // unpacked by GNU tar inside the intern's own view as its uid (provisioner/files-op.mjs), as a
 // folder upload is. The URL is checked first (repositoryRefusal, pure): one carrying a credential
-// is refused, since it would stay in the intern's .git/config.
-// May import: the error registry, ./files.ts (path checks), node built-ins.
+// is refused, since it would stay in the intern's .git/config. What reaches the remote (a token,
+// an SSH key and its pinned host keys) is the caller's `env` (git-credentials.ts, gitAccessFor).
+// May import: the error registry, ./files.ts (path checks), ./git-url.ts, node built-ins.
 import { execFile } from 'node:child_process';
 import { lstatSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -13,6 +14,7 @@ import type { Repository } from './repositories.schemas.ts';
 import { scrub } from '../../shared/log.ts';
 import { fileTooLarge, invalidRequest } from '../errors.ts';
 import { pathRefusal } from './files.ts';
+import { gitRemoteOf } from './git-url.ts';
 
 /** A ref git accepts as a branch or tag name, and nothing an option parser could take. */
 const REF = /^(?!-)(?!.*\.\.)(?!.*\/\/)(?!.*@\{)[A-Za-z0-9._/+-]+$/;
@@ -24,27 +26,23 @@ export function targetOf(r: Repository): string {
     r.url
       .replace(/[?#].*$/, '')
       .replace(/\/+$/, '')
-      .split('/')
+      .split(/[/:]/)
       .at(-1) ?? '';
   return last.replace(/\.git$/, '');
 }
 
 /** Why repository `r` cannot be cloned (`field: why`, the field relative to the repository), or null. */
 export function repositoryRefusal(r: Repository, hosts: readonly string[]): string | null {
-  if (/^[\w.-]+@[\w.-]+:/.test(r.url) || r.url.startsWith('ssh://') || r.url.startsWith('git+ssh://'))
-    return 'url: SSH repositories are not built yet; use its https:// URL';
-  let url: URL;
-  try {
-    url = new URL(r.url);
-  } catch {
-    return 'url: not a URL';
+  const remote = gitRemoteOf(r.url);
+  if ('refused' in remote) return `url: ${remote.refused}`;
+  if (remote.transport === 'http') {
+    const url = new URL(r.url);
+    if (url.username || url.password)
+      return 'url: a URL carrying a credential is refused (it would stay in the intern’s .git/config); give the token as a git credential of the workspace (POST /git-credentials)';
+    if (url.search || url.hash) return 'url: must not have a query or fragment';
   }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') return 'url: must be an https:// (or http://) URL';
-  if (url.username || url.password)
-    return 'url: a URL carrying a credential is refused (it would stay in the intern’s .git/config); give the token as a git credential of the workspace (POST /git-credentials)';
-  if (url.search || url.hash) return 'url: must not have a query or fragment';
-  if (!hosts.includes(url.host.toLowerCase()))
-    return `url: host "${url.host}" is not one this installation clones from (COHORT_GIT_HOSTS: ${hosts.join(', ') || 'none'})`;
+  if (!hosts.includes(remote.host))
+    return `url: host "${remote.host}" is not one this installation clones from (COHORT_GIT_HOSTS: ${hosts.join(', ') || 'none'})`;
   if (r.ref !== undefined && (!REF.test(r.ref) || r.ref.endsWith('/') || r.ref.endsWith('.lock')))
     return 'ref: not a branch or tag name';
   const target = targetOf(r);
@@ -98,7 +96,14 @@ function git(args: string[], o: { cwd: string; timeoutMs: number; env?: Record<s
         if (!err) return resolve(stdout);
         // The last two lines say what failed (`lacks these prerequisite commits:` and which); never
         // the command line, which a credential may one day be on.
-        const lines = String(stderr).trim().split('\n').filter(Boolean);
+        // git's advice after an SSH failure ("Please make sure you have the correct access rights /
+        // and the repository exists.") is left out: ssh's own line before it says what failed.
+        const lines = String(stderr)
+          .split('\n')
+          .map((l) => l.trim())
+          .filter(
+            (l) => l && !/^(Please make sure you have the correct access rights|and the repository exists\.)$/.test(l),
+          );
         const last = lines.length ? lines.slice(-2).join(' ') : err.killed ? 'timed out' : 'git failed';
         reject(new Error(scrub(last).slice(0, 300)));
       },

@@ -1,0 +1,270 @@
+// Repositories over SSH (docs/guides/repositories.md), against a real sshd on loopback with a host
+// key of its own (test/helpers/ssh-server.ts): a workspace credential holding a sealed SSH key and
+// the host's pinned key; the clone at create, a turn that commits, the diff, the push to a new
+// branch checked on the server; a key the server does not know and a host answering with another
+// key, each a clear refusal; hostile SSH URLs refused naming the field; and the key looked for in
+// the API's answers, the intern's files, environment and processes, the gateway's log, the data
+// dir and the host's temporary directory once the gateway's git is done.
+import { describe, test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, readdirSync } from 'node:fs';
+import { tmpdir, userInfo } from 'node:os';
+import { PassThrough } from 'node:stream';
+import { shellIn as shellRaw, startInternFixture, type InternFixture } from './helpers/interns.ts';
+import { noSandbox } from './helpers/sandbox.ts';
+import { noSshd, startSshServer, type SshServer } from './helpers/ssh-server.ts';
+
+const shellIn = async (...a: Parameters<typeof shellRaw>) => (await shellRaw(...a)).replace(/\n?\[exit \d+\]$/, '');
+/** The key's secret part, as it would be found: one line of its base64 body. */
+const secretLine = (key: string) => key.split('\n')[2]!;
+const keyDirs = () => readdirSync(tmpdir()).filter((n) => n.startsWith('cohort-ssh-'));
+
+describe('repositories over SSH', { skip: noSshd || noSandbox }, () => {
+  let f: InternFixture;
+  let sshd: SshServer;
+  let app: string;
+  let log = '';
+
+  before(async () => {
+    sshd = await startSshServer();
+    app = sshd.seed('app', { 'README.md': 'hello over ssh\n' });
+    const logTo = new PassThrough();
+    logTo.on('data', (d: Buffer) => {
+      log += d;
+    });
+    f = await startInternFixture({
+      onDisk: true,
+      logTo,
+      env: { COHORT_INTERN_DISK_MB: '64', COHORT_GIT_HOSTS: `${sshd.host},github.com`, LOG_LEVEL: 'debug' },
+    });
+  });
+  after(async () => {
+    await f?.close();
+    await sshd?.close();
+  });
+
+  const refused = (message: string) => ({
+    error: {
+      code: 400,
+      message: `invalid request parameters: ${message}`,
+      metadata: { reason: 'bad_request', retryable: false },
+    },
+  });
+  const credential = (body: Record<string, unknown>) =>
+    f.gw.call('POST', '/git-credentials', { body: { name: 'ssh', hosts: [sshd.host], ...body } });
+
+  test('credentials holding an SSH key: checked, sealed, shown as its fingerprint only', async () => {
+    const cases: [Record<string, unknown>, string][] = [
+      [
+        { ssh_key: sshd.key },
+        "known_hosts: required with ssh_key: the hosts' public keys as known_hosts lines (ssh-keyscan -p PORT HOST); no other host key is trusted",
+      ],
+      [
+        { ssh_key: 'not a key', known_hosts: sshd.knownHosts },
+        'ssh_key: not a private key ssh can use without a passphrase (OpenSSH or PEM)',
+      ],
+      [{ ssh_key: sshd.key, token: 'tok' }, 'ssh_key: give either token or ssh_key'],
+      [
+        { ssh_key: sshd.key, known_hosts: sshd.knownHosts, username: 'git' },
+        "username: an SSH key's user is the URL's (user@host:path)",
+      ],
+      [
+        { ssh_key: sshd.key, known_hosts: `@cert-authority * ${sshd.knownHosts.split(' ').slice(1).join(' ')}` },
+        'known_hosts: line 1 is not a known_hosts line ("host key-type base64-key"; markers such as @cert-authority are refused)',
+      ],
+      [
+        { token: 'tok-1234567890', known_hosts: sshd.knownHosts },
+        'known_hosts: host keys go with an ssh_key (a token is sent over https)',
+      ],
+    ];
+    for (const [body, why] of cases) {
+      const r = await credential(body);
+      assert.deepEqual(
+        [r.status, r.body.error.message],
+        [400, `invalid request parameters: ${why}`],
+        JSON.stringify(body).slice(0, 80),
+      );
+    }
+    const encrypted = await credential({
+      ssh_key: (() => {
+        execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', 'pass phrase', '-f', `${sshd.root}/locked`]);
+        return execFileSync('cat', [`${sshd.root}/locked`], { encoding: 'utf8' });
+      })(),
+      known_hosts: sshd.knownHosts,
+    });
+    assert.deepEqual(
+      [encrypted.status, encrypted.body.error.message],
+      [400, 'invalid request parameters: ssh_key: not a private key ssh can use without a passphrase (OpenSSH or PEM)'],
+    );
+    assert.equal((await f.gw.call('GET', '/git-credentials')).body.data.length, 0, 'nothing was written');
+  });
+
+  test('an SSH URL without a credential for its host is refused; hostile SSH URLs are refused naming the field', async () => {
+    const marker = `/tmp/cohort-ssh-pwned-${process.pid}`;
+    const cases: [string, string][] = [
+      [
+        app,
+        `url: an SSH repository needs a git credential of the workspace with an ssh_key for host "${sshd.host}" (POST /git-credentials)`,
+      ],
+      ['ssh://-oProxyCommand=id/r.git', 'url: SSH host "-oProxyCommand=id" is not a host name'],
+      [`ssh://-oProxyCommand=touch@${sshd.host}/r.git`, 'url: SSH user "-oProxyCommand=touch" is not a user name'],
+      [`-oProxyCommand=touch@github.com:o/r.git`, 'url: SSH user "-oProxyCommand=touch" is not a user name'],
+      [
+        'git@github.com:--upload-pack=touch',
+        'url: the SSH repository path must be letters, digits and . _ ~ / + @ = - (not starting with -)',
+      ],
+      [
+        "git@github.com:o/r.git'; touch x'",
+        'url: the SSH repository path must be letters, digits and . _ ~ / + @ = - (not starting with -)',
+      ],
+      [
+        'ssh://git:secret@github.com/o/r.git',
+        'url: an SSH URL carrying a password is refused; give the key as a git credential',
+      ],
+      ['ssh://git@github.com:0/o/r.git', 'url: SSH port "0" is not a port'],
+      [`ext::sh -c touch% ${marker}`, 'url: git transport helpers (`…::`) are refused'],
+      [`${sshd.root}/app.git`, 'url: not a URL (https://host/path, ssh://user@host/path or user@host:path)'],
+      [
+        `file://${sshd.root}/app.git`,
+        'url: must be an https:// (or http://) or SSH (ssh://user@host/path, user@host:path) URL',
+      ],
+      [
+        'git@evil.example.com:o/r.git',
+        `url: host "evil.example.com" is not one this installation clones from (COHORT_GIT_HOSTS: ${sshd.host}, github.com)`,
+      ],
+    ];
+    for (const [url, why] of cases) {
+      const r = await f.gw.call('POST', '/interns', {
+        body: { name: `bad-${Math.random()}`, repositories: [{ url, path: 'r' }] },
+        key: f.gw.keys.api_key,
+      });
+      assert.deepEqual([r.status, r.body], [400, refused(`repositories[0].${why}`)], url);
+    }
+    assert.equal(existsSync(marker), false);
+    assert.deepEqual((await f.gw.call('GET', '/interns', { key: f.gw.keys.api_key })).body.data, []);
+  });
+
+  test('clone at create, a turn that commits, the diff, a push to a new branch checked on the server; the key is nowhere but sealed', async () => {
+    const made = await credential({ ssh_key: sshd.key, known_hosts: sshd.knownHosts, branch_prefix: 'agent/' });
+    assert.equal(made.status, 201, JSON.stringify(made.body));
+    const fingerprint = sshd.fingerprint;
+    const cred = made.body.data;
+    assert.deepEqual(cred, {
+      id: cred.id,
+      name: 'ssh',
+      workspace_id: cred.workspace_id,
+      hosts: [sshd.host],
+      kind: 'ssh_key',
+      username: null,
+      label: fingerprint,
+      branch_prefix: 'agent/',
+      created_at: cred.created_at,
+    });
+
+    const id = await f.intern('ssh-coder', { repositories: [{ url: app }] });
+    const [repo] = (await f.gw.call('GET', `/interns/${id}/repositories`, { key: f.gw.keys.api_key })).body.data;
+    const base = sshd.git('app', ['rev-parse', 'HEAD']).trim();
+    assert.deepEqual(repo, { id: repo.id, url: app, ref: 'main', path: 'app', commit: base });
+
+    // The key's secret line looked for from inside without being sent whole (the chat is on the
+    // intern's disk): its halves joined into a pattern file in the intern's private /tmp.
+    const secret = secretLine(sshd.key);
+    const half = Math.floor(secret.length / 2);
+    const seen = await shellIn(
+      f,
+      id,
+      [
+        `printf '%s%s' '${secret.slice(0, half)}' '${secret.slice(half)}' > /tmp/p`,
+        'cd /intern/work/app && cat README.md && git remote get-url origin',
+        'grep -rlaF -f /tmp/p /intern 2>/dev/null | wc -l',
+        'cat /proc/*/environ 2>/dev/null | grep -caF -f /tmp/p',
+        'ps -eo args | grep -caF -f /tmp/p',
+        'echo change >> README.md && git -c user.name=i -c user.email=i@example.com commit -qam "over ssh" && git rev-parse HEAD',
+      ].join('; '),
+    );
+    const lines = seen.split('\n');
+    assert.deepEqual(lines.slice(0, 5), ['hello over ssh', app, '0', '0', '0'], seen);
+    const commit = lines.at(-1)!;
+
+    const diff = await f.gw.call('GET', `/interns/${id}/repositories/${repo.id}/diff`, { key: f.gw.keys.api_key });
+    assert.equal(diff.status, 200, JSON.stringify(diff.body));
+    assert.deepEqual([diff.body.base, diff.body.commit], [base, commit]);
+    assert.match(diff.body.diff, /^ hello over ssh\n\+change$/m);
+
+    const outside = await f.gw.call('POST', `/interns/${id}/repositories/${repo.id}/push`, {
+      body: { branch: 'cohort/x' },
+      key: f.gw.keys.api_key,
+    });
+    assert.deepEqual(
+      [outside.status, outside.body.error.message],
+      [
+        400,
+        'invalid request parameters: branch: "cohort/x" is outside the credential\'s scope: pushes create branches under agent/',
+      ],
+    );
+    const pushed = await f.gw.call('POST', `/interns/${id}/repositories/${repo.id}/push`, {
+      body: { branch: 'agent/ssh' },
+      key: f.gw.keys.api_key,
+    });
+    assert.equal(pushed.status, 200, JSON.stringify(pushed.body));
+    assert.deepEqual(pushed.body, { id: repo.id, path: 'app', base, commit, branch: 'agent/ssh' });
+    assert.equal(sshd.git('app', ['rev-parse', 'agent/ssh']).trim(), commit);
+    assert.equal(sshd.git('app', ['show', 'agent/ssh:README.md']), 'hello over ssh\nchange\n');
+    assert.equal(sshd.git('app', ['rev-parse', 'main']).trim(), base, 'main is untouched');
+    assert.match(
+      sshd.log(),
+      new RegExp(
+        `Accepted publickey for \\S+ from 127\\.0\\.0\\.1 port \\d+ ssh2: ED25519 ${fingerprint.replace(/[+/]/g, '\\$&')}`,
+      ),
+    );
+
+    const answers = JSON.stringify([
+      made.body,
+      (await f.gw.call('GET', '/git-credentials')).body,
+      (await f.gw.call('GET', `/interns/${id}`)).body,
+      diff.body,
+      pushed.body,
+    ]);
+    assert.equal(answers.includes(secret), false);
+    assert.equal(log.includes(secret), false, 'the key is in the log');
+    assert.ok(log.length > 0, 'the log was captured');
+    const leaks = spawnSync('grep', ['-rlaF', secret, f.gw.dataDir], { encoding: 'utf8' });
+    assert.deepEqual([leaks.status, leaks.stdout], [1, ''], `the key is in ${leaks.stdout}`);
+    assert.deepEqual(keyDirs(), [], "the gateway's key files are deleted after each git");
+    await f.gw.call('DELETE', `/git-credentials/${cred.id}`);
+  });
+
+  test('a key the server does not accept, and a host answering with a key other than the pinned one, are clear refusals', async () => {
+    const id = await f.intern('ssh-refused');
+    const wrong = await credential({ ssh_key: sshd.wrongKey, known_hosts: sshd.knownHosts });
+    assert.equal(wrong.status, 201, JSON.stringify(wrong.body));
+    const denied = await f.gw.call('POST', `/interns/${id}/repositories`, {
+      body: { url: app, path: 'a' },
+      key: f.gw.keys.api_key,
+    });
+    assert.deepEqual(
+      [denied.status, denied.body.error.message],
+      [
+        400,
+        `invalid request parameters: body.url: could not clone (${userInfo().username}@127.0.0.1: Permission denied (publickey). fatal: Could not read from remote repository.)`,
+      ],
+    );
+    await f.gw.call('DELETE', `/git-credentials/${wrong.body.data.id}`);
+
+    const spoofed = await credential({ ssh_key: sshd.key, known_hosts: sshd.otherKnownHosts });
+    assert.equal(spoofed.status, 201);
+    const mitm = await f.gw.call('POST', `/interns/${id}/repositories`, {
+      body: { url: app, path: 'b' },
+      key: f.gw.keys.api_key,
+    });
+    assert.equal(mitm.status, 400);
+    assert.match(
+      mitm.body.error.message,
+      /^invalid request parameters: body\.url: could not clone \(.*Host key verification failed\. fatal: Could not read from remote repository\.\)$/,
+    );
+    assert.equal(await shellIn(f, id, 'ls /intern/work | wc -l'), '0', 'nothing was placed');
+    assert.deepEqual(keyDirs(), []);
+    await f.gw.call('DELETE', `/git-credentials/${spoofed.body.data.id}`);
+  });
+});
