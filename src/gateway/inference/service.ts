@@ -70,7 +70,6 @@ export type ApiStyle = 'chat' | 'messages' | 'responses';
 
 const dataCollectionRefused = (slug: string) =>
   `provider ${slug}'s shared endpoint may log or train on prompts (${providerVar(slug, 'DATA_COLLECTION')}=allow) and this workspace does not allow that: turn on is_data_discount_logging_enabled, or add a BYOK credential for ${slug}`;
-const MAX_SESSIONS = 100_000;
 const pinOf = (served: { provider: string; model: string }) => endpointKey(served.provider, served.model);
 
 const providerNotConfigured = (slug: string) =>
@@ -168,8 +167,8 @@ export function createInferenceService(opts: InferenceOptions) {
   };
   /** Other providers that serve a model (COHORT_PROVIDER_<SLUG>_MODELS), by model. */
   const servedBy = new Map<string, ProviderInfo[]>();
-  /** session → the model the router pinned for it (pin_model). */
-  const pins = new Map<string, string>();
+  /** session → the model the router pinned for it (pin_model), shared like the endpoint pins. */
+  const modelPins = createSessionPins({ redis: opts.redis, log: opts.log, kind: 'model' });
   for (const info of providers.values())
     for (const m of info.serves.keys()) servedBy.set(m, [...(servedBy.get(m) ?? []), info]);
 
@@ -301,10 +300,12 @@ export function createInferenceService(opts: InferenceOptions) {
     const merged = slug ? applyPreset(asked, await config.preset({ workspaceId: ws.id, slug })) : asked;
     const session = merged.session_id ?? o.sessionHeader ?? null;
     const sessionKey = session ? `${ws.id}\u0000${session}` : null;
+    // Asked now, awaited after routing: with Redis, its GET shares a round trip with the model pin's.
+    const pinRead = sessionKey ? sessions.get(sessionKey) : null;
     const named = merged.model && !merged.model.startsWith(PRESET_PREFIX) ? merged.model : ws.defaultTextModel;
     let body = merged;
     let auto: string | null = null;
-    if (named === AUTO_MODEL) ({ body, note: auto } = routeAuto({ body: merged, space, principal, sessionKey }));
+    if (named === AUTO_MODEL) ({ body, note: auto } = await routeAuto({ body: merged, space, principal, sessionKey }));
     else {
       const i = (merged.plugins ?? []).findIndex((p) => p.id === ROUTER_PLUGIN && p.enabled !== false);
       if (i >= 0)
@@ -344,7 +345,7 @@ export function createInferenceService(opts: InferenceOptions) {
     };
     const found = resolved.models.map((m) => endpointsFor(m, ctx));
     const pref = preferencesOf(body, ws.defaultProviderSort);
-    const pinned = sessionKey ? await sessions.get(sessionKey) : null;
+    const pinned = await pinRead;
     const at = pinned ? pinned.indexOf('\u0000') : -1;
     const sticky = at > 0 ? { provider: pinned!.slice(0, at), model: pinned!.slice(at + 1) } : null;
     const arranged = arrange(
@@ -489,12 +490,12 @@ export function createInferenceService(opts: InferenceOptions) {
   }
 
   /** The model the router chooses for an auto request (router.ts), with its fallbacks unless the body names its own. */
-  function routeAuto(o: {
+  async function routeAuto(o: {
     body: RequestBody;
     space: WorkspaceRouting;
     principal: Principal;
     sessionKey: string | null;
-  }): { body: RequestBody; note: string } {
+  }): Promise<{ body: RequestBody; note: string }> {
     const i = (o.body.plugins ?? []).findIndex((p) => p.id === ROUTER_PLUGIN);
     const plugin = (i >= 0 ? o.body.plugins![i] : {}) as Partial<RouterPlugin>;
     if (plugin.enabled === false)
@@ -505,6 +506,8 @@ export function createInferenceService(opts: InferenceOptions) {
       throw invalidRequest(
         `plugins.${i}.pin_model: pinning keeps a session's model, so it needs session_id or x-session-id`,
       );
+    const pinKey = plugin.pin_model ? o.sessionKey : null;
+    const pinned = pinKey ? await modelPins.get(pinKey) : null;
     const candidates = routable(o.space, o.principal).map(({ id, endpoints }) => {
       const p = prices.get(id);
       return { id, price: p ? p.prompt + p.completion : null, healthy: endpoints.some((e) => e.stats.healthy) };
@@ -514,17 +517,13 @@ export function createInferenceService(opts: InferenceOptions) {
       allowed: plugin.allowed_models ?? null,
       excluded: plugin.excluded_models ?? [],
       tier,
-      pinned: plugin.pin_model && o.sessionKey ? (pins.get(o.sessionKey) ?? null) : null,
+      pinned,
     });
     if (!pick)
       throw invalidRequest(
         `${i >= 0 ? `plugins.${i}.allowed_models` : 'model'}: no model this workspace can route to is left for ${AUTO_MODEL}`,
       );
-    if (plugin.pin_model && o.sessionKey) {
-      pins.delete(o.sessionKey);
-      if (pins.size >= MAX_SESSIONS) pins.delete(pins.keys().next().value!);
-      pins.set(o.sessionKey, pick.model);
-    }
+    if (pinKey) modelPins.set(pinKey, pick.model);
     const ownFallbacks = o.body.models !== undefined || o.body.fallbacks !== undefined;
     return {
       body: {
