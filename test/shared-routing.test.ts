@@ -2,7 +2,8 @@
 // (time to first token, throughput, success) and the endpoint a session is pinned to are seen by
 // the other (src/gateway/inference/shared-stats.ts). openai answers 80 ms late, groq at once; both
 // serve the model. A tenant's own failing key does not mark the shared endpoint bad for the others,
-// and a session id names a pin only in its own workspace.
+// and a session id names a pin only in its own workspace; so do the auto-router's model pins
+// (pin_model), which without Redis each gateway keeps for itself.
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -15,6 +16,10 @@ const MODEL = 'openai/gpt-4o-mini';
 /** Another model of openai's, whose first measurement marks that a later sync has reached the other gateway. */
 const MARKER = 'openai/gpt-4o';
 const GROQ_KEY = 'sk-groq-shared-00000000000';
+const AUTO = 'cohort/auto';
+/** The cheapest and dearest priced models these gateways route to (openai's and the built-in one). */
+const CHEAPEST = 'openai/gpt-4o-mini';
+const DEAREST = 'openai/gpt-4o';
 
 /** Polls `get` until `done` holds or `ms` pass; returns the last value. */
 async function until<T>(get: () => Promise<T>, done: (v: T) => boolean, ms = 15_000): Promise<T> {
@@ -123,6 +128,34 @@ describe('endpoint measurements and session pins shared by two gateways', {
     assert.deepEqual([groqOnB.healthy, groqOnB.ok], [true, 1]);
   });
 
+  test("the router's model pin made on A holds on B, in its own workspace only", async () => {
+    const other = await space(a, 'shared-auto-other');
+    const auto = (gw: TestGateway, tier: string, who = s) =>
+      gw.call('POST', '/chat/completions', {
+        key: who.key,
+        body: {
+          model: AUTO,
+          session_id: 'auto-1',
+          messages: [user('/say hi')],
+          plugins: [{ id: 'auto-router', cost_tier: tier, pin_model: true }],
+        },
+      });
+    const seen = (res: { status: number; body: any; headers: Headers }) => [
+      res.status,
+      res.body.model,
+      res.headers.get('x-cohort-route')?.match(/auto=.*?; tier=\w+(; pinned)?/)?.[0],
+    ];
+    assert.deepEqual(seen(await auto(a, 'low')), [200, CHEAPEST, `auto=${CHEAPEST}; tier=low`]);
+    // B has never served this session: the pin it reads is the one A wrote
+    for (const gw of [b, a, b])
+      assert.deepEqual(seen(await auto(gw, 'max')), [200, CHEAPEST, `auto=${CHEAPEST}; tier=max; pinned`]);
+    // the same session id under another workspace's key is another session, with nothing pinned
+    assert.deepEqual(seen(await auto(b, 'max', other)), [200, DEAREST, `auto=${DEAREST}; tier=max`]);
+    assert.deepEqual(seen(await auto(a, 'low', other)), [200, DEAREST, `auto=${DEAREST}; tier=low; pinned`]);
+    // and it did not move the first workspace's pin
+    assert.deepEqual(seen(await auto(b, 'max')), [200, CHEAPEST, `auto=${CHEAPEST}; tier=max; pinned`]);
+  });
+
   // Last: groq fails here, and stays unhealthy (on both gateways) for a while.
   test('a session pinned through A stays pinned through B, in its own workspace only, and is released when the endpoint fails', async () => {
     const first = await reached(() => ask(a, { session_id: 'conv-1', provider: { only: ['groq'] } }));
@@ -153,5 +186,47 @@ describe('endpoint measurements and session pins shared by two gateways', {
       [moved.status, moved.names, moved.route],
       [200, ['openai'], `provider=openai; model=${MODEL}; credential=shared; sort=default; session=sticky`],
     );
+  });
+});
+
+describe("the router's model pins without Redis: each gateway keeps its own", {
+  skip: !postgresUrl && 'DATABASE_URL is needed',
+}, () => {
+  let a: TestGateway;
+  let b: TestGateway;
+  let up: FakeUpstream;
+  let s: Space;
+  before(async () => {
+    up = await startFakeUpstream();
+    const env = { COHORT_PROVIDER_OPENAI_BASE_URL: up.url, COHORT_PROVIDER_OPENAI_API_KEY: SHARED_OPENAI_KEY };
+    a = await startTestGateway({ postgres: true, env });
+    b = await startTestGateway({ pgSchema: a.pgSchema, keys: a.keys, env });
+    s = await space(a, 'auto-local');
+  });
+  after(async () => {
+    await b?.close();
+    await a?.close();
+    await up?.close();
+  });
+
+  test('a session pinned on A is pinned on A only', async () => {
+    const auto = async (gw: TestGateway, tier: string) => {
+      const res = await gw.call('POST', '/chat/completions', {
+        key: s.key,
+        body: {
+          model: AUTO,
+          session_id: 'auto-1',
+          messages: [user('/say hi')],
+          plugins: [{ id: 'auto-router', cost_tier: tier, pin_model: true }],
+        },
+      });
+      return [res.status, res.body.model, /; pinned/.test(res.headers.get('x-cohort-route') ?? '')];
+    };
+    assert.deepEqual(await auto(a, 'low'), [200, CHEAPEST, false]);
+    assert.deepEqual(await auto(a, 'max'), [200, CHEAPEST, true]);
+    // B has a pin of its own for the session: the first model it chose there
+    assert.deepEqual(await auto(b, 'max'), [200, DEAREST, false]);
+    assert.deepEqual(await auto(b, 'low'), [200, DEAREST, true]);
+    assert.deepEqual(await auto(a, 'max'), [200, CHEAPEST, true]);
   });
 });

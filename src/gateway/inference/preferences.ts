@@ -38,6 +38,18 @@ export type PreferenceInput = {
 
 /** The request's preferences over the workspace's default sort; `speed: fast` sorts by throughput when nothing else sorts. */
 export function preferencesOf(body: PreferenceInput, workspaceSort: string | null): Preferences {
+  if (!body.provider && !body.speed && !body.route) {
+    // Most requests name none: one shared, frozen answer per workspace sort.
+    let plain = PLAIN.get(workspaceSort);
+    if (!plain) PLAIN.set(workspaceSort, (plain = Object.freeze(build({}, workspaceSort))));
+    return plain;
+  }
+  return build(body, workspaceSort);
+}
+
+const PLAIN = new Map<string | null, Preferences>();
+
+function build(body: PreferenceInput, workspaceSort: string | null): Preferences {
   const p = body.provider ?? {};
   const sortObj = typeof p.sort === 'object' && p.sort !== null ? p.sort : null;
   const asked = typeof p.sort === 'string' ? p.sort : (sortObj?.by ?? null);
@@ -86,48 +98,74 @@ function key<R>(e: Endpoint<R>, sort: ProviderSort | null): number {
 
 export type Arranged<R> = { endpoints: Endpoint<R>[]; excluded: number };
 
+function passes<R>(e: Endpoint<R>, pref: Preferences): boolean {
+  const max = pref.maxPrice;
+  return (
+    (!pref.only || pref.only.includes(e.provider)) &&
+    !pref.ignore?.includes(e.provider) &&
+    (!max ||
+      (e.price !== null &&
+        (max.prompt === undefined || e.price.prompt <= max.prompt) &&
+        (max.completion === undefined || e.price.completion <= max.completion)))
+  );
+}
+
+const position = <R>(e: Endpoint<R>, order: string[] | null) => {
+  const i = order ? order.indexOf(e.provider) : -1;
+  return i < 0 ? Number.POSITIVE_INFINITY : i;
+};
+
+/** Negative when `a` goes before `b`; 0 keeps their order. */
+function compare<R>(a: Endpoint<R>, b: Endpoint<R>, pref: Preferences): number {
+  return (
+    position(a, pref.order) - position(b, pref.order) ||
+    Number(!a.stats.healthy) - Number(!b.stats.healthy) ||
+    key(a, pref.sort) - key(b, pref.sort) ||
+    (pref.sort === 'exacto' ? total(a.price) - total(b.price) : 0)
+  );
+}
+
+/** Sorts `xs[from..]` in place, stably: an insertion sort, since a model has a handful of endpoints
+ * and this runs for every request (no closures, no copies). */
+function sortFrom<R>(xs: Endpoint<R>[], from: number, pref: Preferences) {
+  for (let i = from + 1; i < xs.length; i++) {
+    const e = xs[i]!;
+    let j = i - 1;
+    while (j >= from && compare(xs[j]!, e, pref) > 0) {
+      xs[j + 1] = xs[j]!;
+      j--;
+    }
+    xs[j + 1] = e;
+  }
+}
+
 /** Orders one request's endpoints, grouped by model in request order. */
 export function arrange<R>(
   byModel: Endpoint<R>[][],
   pref: Preferences,
   sticky?: { provider: string; model: string } | null,
 ): Arranged<R> {
+  const filtering = pref.only !== null || pref.ignore !== null || pref.maxPrice !== null;
   // The usual request: one model with one endpoint and nothing to filter by; nothing to order.
-  if (byModel.length === 1 && byModel[0]!.length <= 1 && !pref.only && !pref.ignore && !pref.maxPrice)
-    return { endpoints: byModel[0]!, excluded: 0 };
+  if (byModel.length === 1 && byModel[0]!.length <= 1 && !filtering) return { endpoints: byModel[0]!, excluded: 0 };
   let excluded = 0;
-  const keep = (e: Endpoint<R>) => {
-    const ok =
-      (!pref.only || pref.only.includes(e.provider)) &&
-      !pref.ignore?.includes(e.provider) &&
-      (!pref.maxPrice ||
-        (e.price !== null &&
-          (pref.maxPrice.prompt === undefined || e.price.prompt <= pref.maxPrice.prompt) &&
-          (pref.maxPrice.completion === undefined || e.price.completion <= pref.maxPrice.completion)));
-    if (!ok) excluded++;
-    return ok;
-  };
-  const position = (e: Endpoint<R>) => {
-    const i = pref.order?.indexOf(e.provider) ?? -1;
-    return i < 0 ? Number.POSITIVE_INFINITY : i;
-  };
-  const sortOf = (list: Endpoint<R>[]) =>
-    list
-      .map((e, i) => ({ e, i }))
-      .sort(
-        (a, b) =>
-          position(a.e) - position(b.e) ||
-          Number(!a.e.stats.healthy) - Number(!b.e.stats.healthy) ||
-          key(a.e, pref.sort) - key(b.e, pref.sort) ||
-          (pref.sort === 'exacto' ? total(a.e.price) - total(b.e.price) : 0) ||
-          a.i - b.i,
-      )
-      .map(({ e }) => e);
-  const groups = byModel.map((g) => g.filter(keep));
-  let out = pref.partition === 'none' ? sortOf(groups.flat()) : groups.flatMap((g) => sortOf(g));
+  let out: Endpoint<R>[] = [];
+  for (const group of byModel) {
+    const from = out.length;
+    for (const e of group)
+      if (!filtering || passes(e, pref)) out.push(e);
+      else excluded++;
+    if (pref.partition === 'model') sortFrom(out, from, pref);
+  }
+  if (pref.partition === 'none') sortFrom(out, 0, pref);
   if (sticky && !pref.order) {
-    const at = out.findIndex((e) => e.provider === sticky.provider && e.model === sticky.model && e.stats.healthy);
-    if (at > 0) out = [out[at]!, ...out.slice(0, at), ...out.slice(at + 1)];
+    let at = 0;
+    while (at < out.length && !(out[at]!.provider === sticky.provider && out[at]!.model === sticky.model)) at++;
+    const e = out[at];
+    if (e?.stats.healthy) {
+      for (let i = at; i > 0; i--) out[i] = out[i - 1]!;
+      out[0] = e;
+    }
   }
   if (!pref.allowFallbacks) {
     const seen = new Set<string>();

@@ -136,18 +136,21 @@ export function resolveRequest(body: RequestBody, opts: { defaultModel: string |
   const model = body.model && !body.model.startsWith(PRESET_PREFIX) ? body.model : opts.defaultModel;
   if (!model) throw invalidRequest('model: required, since the workspace has no default_text_model');
   if (body.models && body.fallbacks) throw invalidRequest('fallbacks: cannot be combined with models');
-  const listed = body.models ?? body.fallbacks?.map((f) => f.model) ?? [];
-  const fallbacks = [...new Set(listed)].filter((m) => m !== model);
+  // Most requests name no fallbacks, tools or plugins: none of the lists below is built for them.
+  const listed = body.models ?? body.fallbacks?.map((f) => f.model);
+  const fallbacks = listed?.length ? [...new Set(listed)].filter((m) => m !== model) : [];
   if (fallbacks.length > MAX_FALLBACKS) throw invalidRequest(`models: at most ${MAX_FALLBACKS} fallback models`);
 
-  const serverTools = [
-    ...(body.tools ?? []).map((t) => t.type).filter((t) => SERVER_TOOL_SET.has(t) || t.startsWith('service:')),
-    ...(body.plugins ?? [])
-      .filter((p) => p.enabled !== false)
-      .map((p) => PLUGIN_TOOLS[p.id] ?? p.id)
-      .filter((id) => SERVER_TOOL_SET.has(id)),
-  ];
-  const upstream = Object.fromEntries(Object.entries(body).filter(([k]) => !ROUTING_FIELDS.has(k))) as ChatRequest;
+  const serverTools: string[] = [];
+  for (const t of body.tools ?? [])
+    if (SERVER_TOOL_SET.has(t.type) || t.type.startsWith('service:')) serverTools.push(t.type);
+  for (const p of body.plugins ?? []) {
+    const id = PLUGIN_TOOLS[p.id] ?? p.id;
+    if (p.enabled !== false && SERVER_TOOL_SET.has(id)) serverTools.push(id);
+  }
+  const upstream = {} as ChatRequest;
+  // `__proto__` would set the copy's prototype rather than a field (the HTTP layer refuses it anyway).
+  for (const k in body) if (!ROUTING_FIELDS.has(k) && k !== '__proto__') upstream[k] = body[k as keyof RequestBody];
   if (body.reasoning || body.thinking || body.output_config) {
     const o = normalizeOptions(body as Options);
     delete upstream.reasoning;
@@ -163,7 +166,7 @@ export function resolveRequest(body: RequestBody, opts: { defaultModel: string |
     models: [model, ...fallbacks],
     upstream,
     requireZdr: body.provider?.zdr === true,
-    serverTools: [...new Set(serverTools)],
+    serverTools: serverTools.length > 1 ? [...new Set(serverTools)] : serverTools,
   };
 }
 

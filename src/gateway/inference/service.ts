@@ -8,37 +8,15 @@ import type { Db } from '../store/db.ts';
 import type { Logger } from '../../shared/log.ts';
 import type { Sealer } from '../crypto/seal.ts';
 import type { Principal } from '../access/identity-store.ts';
-import {
-  ApiError,
-  badModelRequest,
-  invalidRequest,
-  noUsableCredential,
-  keyWorkspaceDeleted,
-  resourceNotFound,
-  serverToolDisabled,
-} from '../errors.ts';
-import {
-  createRegistry,
-  providerTable,
-  providerVar,
-  splitModel,
-  loadPriceTable,
-  costOf,
-  selectCredentials,
-  type ProviderInfo,
-} from './providers/index.ts';
-import { priceOf } from './prices.ts';
+import { ApiError, invalidRequest, noUsableCredential, keyWorkspaceDeleted, serverToolDisabled } from '../errors.ts';
+import { createRegistry, providerTable, loadPriceTable, costOf } from './providers/index.ts';
 import { createEndpointStats, endpointKey } from './endpoint-stats.ts';
 import { createSessionPins, createSharedStats } from './shared-stats.ts';
 import type { RedisLink } from '../store/redis.ts';
 import { arrange, type Endpoint, preferencesOf } from './preferences.ts';
+import { createEndpoints } from './endpoints.ts';
 import type { Cancel, ChatChunk, ChatRequest, Completion, Usage } from './types.ts';
-import {
-  createRoutingConfig,
-  type CredentialRow,
-  type RoutingConfig,
-  type WorkspaceRouting,
-} from './routing-config.ts';
+import { createRoutingConfig, type RoutingConfig, type WorkspaceRouting } from './routing-config.ts';
 import {
   applyPreset,
   disabledToolIn,
@@ -56,7 +34,6 @@ import type { InvalidationBus } from '../access/invalidation.ts';
 import { modelEntry, SCRIPTED, type ModelEntry } from './model-list.ts';
 import type { ConcurrencyLimiter } from '../access/concurrency.ts';
 import type { Ledger } from '../access/budgets.ts';
-import { guardrailRefusal } from './guardrail.ts';
 import { completeWithLoop, type LoopDeps, type LoopPlan, planLoop, streamLoop } from './tools/loop.ts';
 import { generateImage } from './tools/images.ts';
 import { noServerTools } from './tools/env.ts';
@@ -68,15 +45,7 @@ import { broadcastsOf } from '../observability/emit.ts';
 
 export type ApiStyle = 'chat' | 'messages' | 'responses';
 
-const dataCollectionRefused = (slug: string) =>
-  `provider ${slug}'s shared endpoint may log or train on prompts (${providerVar(slug, 'DATA_COLLECTION')}=allow) and this workspace does not allow that: turn on is_data_discount_logging_enabled, or add a BYOK credential for ${slug}`;
-const MAX_SESSIONS = 100_000;
 const pinOf = (served: { provider: string; model: string }) => endpointKey(served.provider, served.model);
-
-const providerNotConfigured = (slug: string) =>
-  invalidRequest(
-    `model: provider ${slug} is not configured on this gateway: its operator sets ${providerVar(slug, 'BASE_URL')} or ${providerVar(slug, 'API_KEY')}, or the workspace adds a BYOK credential for it`,
-  );
 
 export type Prepared = {
   id: string;
@@ -161,17 +130,14 @@ export function createInferenceService(opts: InferenceOptions) {
       // not ours to read
     }
   });
+  const { routeFor, endpointsFor, servedModels } = createEndpoints({ providers, registry, prices, stats: stats_ });
   /** session → the endpoint that last served it (endpointKey). */
   const sessions = createSessionPins({ redis: opts.redis, log: opts.log });
   const stick = (key: string | null, served: Served) => {
     if (key) sessions.set(key, pinOf(served));
   };
-  /** Other providers that serve a model (COHORT_PROVIDER_<SLUG>_MODELS), by model. */
-  const servedBy = new Map<string, ProviderInfo[]>();
-  /** session → the model the router pinned for it (pin_model). */
-  const pins = new Map<string, string>();
-  for (const info of providers.values())
-    for (const m of info.serves.keys()) servedBy.set(m, [...(servedBy.get(m) ?? []), info]);
+  /** session → the model the router pinned for it (pin_model), shared like the endpoint pins. */
+  const modelPins = createSessionPins({ redis: opts.redis, log: opts.log, kind: 'model' });
 
   const usageOf = (u: Usage | null | undefined, served: Served): Usage => {
     const usage = u ?? { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
@@ -188,91 +154,6 @@ export function createInferenceService(opts: InferenceOptions) {
     for (const k in usage) if (!(k in out)) (out as Record<string, unknown>)[k] = (usage as Record<string, unknown>)[k];
     return out;
   };
-
-  type RouteCtx = {
-    principal: Principal;
-    credentials: ReadonlyMap<string, CredentialRow[]>;
-    requireZdr: boolean;
-    /** The workspace's is_data_discount_logging_enabled: shared endpoints that collect data are usable. */
-    dataCollection: boolean;
-  };
-
-  /** One endpoint: `provider` serving `model` as `providerModel`; `shared`: its operator key may serve it. */
-  function routeAt(
-    model: string,
-    provider: ProviderInfo,
-    providerModel: string,
-    ctx: RouteCtx,
-    shared: boolean,
-  ): Route | ApiError {
-    const refusal = guardrailRefusal(ctx.principal.guardrail, { model, provider: provider.slug });
-    if (refusal) return refusal;
-    const adapter = registry.adapter(provider.kind);
-    if (adapter.hasModel && !adapter.hasModel(providerModel)) throw resourceNotFound(`model ${model}`);
-    const credentials = ctx.credentials.get(provider.slug) ?? [];
-    // Nothing is connected to for a provider the operator did not configure and the workspace has no key for.
-    if (!provider.configured && !credentials.some((c) => !c.disabled)) throw providerNotConfigured(provider.slug);
-    if (!provider.baseUrl && provider.kind !== 'local')
-      throw invalidRequest(
-        `model: provider ${provider.slug} has no endpoint configured (${providerVar(provider.slug, 'BASE_URL')})`,
-      );
-    const operatorKey = shared && (provider.keyless || provider.sharedKey !== null);
-    const withheld = operatorKey && provider.collectsData && !ctx.dataCollection;
-    const sel = selectCredentials({
-      provider: { slug: provider.slug, shared: operatorKey && !withheld, zdr: provider.zdr },
-      model,
-      userId: ctx.principal.userId,
-      keyHash: ctx.principal.keyHash,
-      requireZdr: ctx.requireZdr,
-      credentials,
-    });
-    if (!sel.ok && withheld && sel.why === 'no_credential')
-      return badModelRequest(dataCollectionRefused(provider.slug));
-    if (!sel.ok) return badModelRequest(sel.message);
-    return { model, provider, providerModel, adapter, candidates: sel.candidates, credentials };
-  }
-
-  function routeFor(model: string, ctx: RouteCtx): Route | ApiError {
-    const split = splitModel(model, providers);
-    if (!split?.model) throw invalidRequest(`model: ${model} names no known provider (expected provider/model)`);
-    return routeAt(model, split.provider, split.model, ctx, true);
-  }
-
-  /** Every endpoint of a model in this workspace: its own provider's, then other providers that the
-   * operator says serve it, or for which the workspace holds a credential naming it in allowed_models
-   * (those serve it with the workspace's credentials only). The first refusal is kept for when none is left. */
-  function endpointsFor(model: string, ctx: RouteCtx): { endpoints: Endpoint<Route>[]; refusal: ApiError | null } {
-    const split = splitModel(model, providers);
-    if (!split?.model) throw invalidRequest(`model: ${model} names no known provider (expected provider/model)`);
-    const own = routeAt(model, split.provider, split.model, ctx, true);
-    const endpoint = (route: Route, primary: boolean): Endpoint<Route> => ({
-      route,
-      model,
-      provider: route.provider.slug,
-      primary,
-      price: priceOf(prices, model, route.provider.slug),
-      stats: stats_.get(endpointKey(route.provider.slug, model)),
-    });
-    const endpoints = own instanceof ApiError ? [] : [endpoint(own, true)];
-    const others = new Map<string, { info: ProviderInfo; id: string; shared: boolean }>();
-    for (const info of servedBy.get(model) ?? [])
-      if (info.slug !== split.provider.slug) others.set(info.slug, { info, id: info.serves.get(model)!, shared: true });
-    for (const [slug, creds] of ctx.credentials) {
-      const info = providers.get(slug);
-      if (!info || slug === split.provider.slug || others.has(slug)) continue;
-      if (creds.some((c) => !c.disabled && c.allowedModels?.includes(model)))
-        others.set(slug, { info, id: split.model, shared: false });
-    }
-    for (const o of others.values()) {
-      try {
-        const r = routeAt(model, o.info, o.id, ctx, o.shared);
-        if (!(r instanceof ApiError)) endpoints.push(endpoint(r, false));
-      } catch {
-        // A provider that cannot serve here is no endpoint; the model's own refusal is what is reported.
-      }
-    }
-    return { endpoints, refusal: own instanceof ApiError ? own : null };
-  }
 
   async function prepare(o: {
     principal: Principal;
@@ -301,10 +182,12 @@ export function createInferenceService(opts: InferenceOptions) {
     const merged = slug ? applyPreset(asked, await config.preset({ workspaceId: ws.id, slug })) : asked;
     const session = merged.session_id ?? o.sessionHeader ?? null;
     const sessionKey = session ? `${ws.id}\u0000${session}` : null;
+    // Asked now, awaited after routing: with Redis, its GET shares a round trip with the model pin's.
+    const pinRead = sessionKey ? sessions.get(sessionKey) : null;
     const named = merged.model && !merged.model.startsWith(PRESET_PREFIX) ? merged.model : ws.defaultTextModel;
     let body = merged;
     let auto: string | null = null;
-    if (named === AUTO_MODEL) ({ body, note: auto } = routeAuto({ body: merged, space, principal, sessionKey }));
+    if (named === AUTO_MODEL) ({ body, note: auto } = await routeAuto({ body: merged, space, principal, sessionKey }));
     else {
       const i = (merged.plugins ?? []).findIndex((p) => p.id === ROUTER_PLUGIN && p.enabled !== false);
       if (i >= 0)
@@ -344,7 +227,7 @@ export function createInferenceService(opts: InferenceOptions) {
     };
     const found = resolved.models.map((m) => endpointsFor(m, ctx));
     const pref = preferencesOf(body, ws.defaultProviderSort);
-    const pinned = sessionKey ? await sessions.get(sessionKey) : null;
+    const pinned = await pinRead;
     const at = pinned ? pinned.indexOf('\u0000') : -1;
     const sticky = at > 0 ? { provider: pinned!.slice(0, at), model: pinned!.slice(at + 1) } : null;
     const arranged = arrange(
@@ -447,7 +330,7 @@ export function createInferenceService(opts: InferenceOptions) {
     const ids = new Set<string>([
       SCRIPTED,
       ...[...prices.keys()].filter((k) => !k.includes('@')),
-      ...servedBy.keys(),
+      ...servedModels(),
       ...(ws.defaultTextModel && ws.defaultTextModel !== AUTO_MODEL ? [ws.defaultTextModel] : []),
       ...named,
     ]);
@@ -489,12 +372,12 @@ export function createInferenceService(opts: InferenceOptions) {
   }
 
   /** The model the router chooses for an auto request (router.ts), with its fallbacks unless the body names its own. */
-  function routeAuto(o: {
+  async function routeAuto(o: {
     body: RequestBody;
     space: WorkspaceRouting;
     principal: Principal;
     sessionKey: string | null;
-  }): { body: RequestBody; note: string } {
+  }): Promise<{ body: RequestBody; note: string }> {
     const i = (o.body.plugins ?? []).findIndex((p) => p.id === ROUTER_PLUGIN);
     const plugin = (i >= 0 ? o.body.plugins![i] : {}) as Partial<RouterPlugin>;
     if (plugin.enabled === false)
@@ -505,6 +388,8 @@ export function createInferenceService(opts: InferenceOptions) {
       throw invalidRequest(
         `plugins.${i}.pin_model: pinning keeps a session's model, so it needs session_id or x-session-id`,
       );
+    const pinKey = plugin.pin_model ? o.sessionKey : null;
+    const pinned = pinKey ? await modelPins.get(pinKey) : null;
     const candidates = routable(o.space, o.principal).map(({ id, endpoints }) => {
       const p = prices.get(id);
       return { id, price: p ? p.prompt + p.completion : null, healthy: endpoints.some((e) => e.stats.healthy) };
@@ -514,17 +399,13 @@ export function createInferenceService(opts: InferenceOptions) {
       allowed: plugin.allowed_models ?? null,
       excluded: plugin.excluded_models ?? [],
       tier,
-      pinned: plugin.pin_model && o.sessionKey ? (pins.get(o.sessionKey) ?? null) : null,
+      pinned,
     });
     if (!pick)
       throw invalidRequest(
         `${i >= 0 ? `plugins.${i}.allowed_models` : 'model'}: no model this workspace can route to is left for ${AUTO_MODEL}`,
       );
-    if (plugin.pin_model && o.sessionKey) {
-      pins.delete(o.sessionKey);
-      if (pins.size >= MAX_SESSIONS) pins.delete(pins.keys().next().value!);
-      pins.set(o.sessionKey, pick.model);
-    }
+    if (pinKey) modelPins.set(pinKey, pick.model);
     const ownFallbacks = o.body.models !== undefined || o.body.fallbacks !== undefined;
     return {
       body: {

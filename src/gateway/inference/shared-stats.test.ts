@@ -75,4 +75,17 @@ describe('shared endpoint measurements and pins over one Redis', { skip: !redisU
     await links[1]!.client.ping();
     assert.equal(await p!.get('ws1\u0000conv'), null);
   });
+
+  test("the router's model pins are another kind: a session's model pin and endpoint pin do not meet", async () => {
+    const [models, endpoints] = links.map((redis, i) =>
+      createSessionPins({ redis, prefix, ...(i === 0 ? { kind: 'model' as const } : {}) }),
+    );
+    const seen = createSessionPins({ redis: links[1]!, prefix, kind: 'model' });
+    models!.set('ws1\u0000chat', 'openai/gpt-4o-mini');
+    await links[0]!.client.ping();
+    assert.equal(await seen.get('ws1\u0000chat'), 'openai/gpt-4o-mini');
+    assert.equal(await seen.get('ws2\u0000chat'), null);
+    assert.equal(await endpoints!.get('ws1\u0000chat'), null);
+    assert.equal((await links[0]!.client.keys(`${prefix}model:*`)).length, 1);
+  });
 });

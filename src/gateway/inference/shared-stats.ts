@@ -4,8 +4,9 @@
 // the queue (RPUSH + LTRIM to the window) and a second reads every shared endpoint's window back
 // into this gateway's store, so each gateway sorts by what all of them measured, at most one sync
 // late. A session pin is one Redis key per workspace session (hashed), read once by a request that
-// names a session and written without waiting; without a usable Redis both fall back to this
-// gateway's own memory. Only what service.ts records reaches here: calls on the operator's
+// names a session and written without waiting; the auto-router's model pins (pin_model) are kept
+// the same way under their own namespace. Without a usable Redis all fall back to this gateway's
+// own memory. Only what service.ts records reaches here: calls on the operator's
 // capacity, never a tenant's own key (a tenant cannot move what others are routed by).
 import { createHash } from 'node:crypto';
 import type { Logger } from '../../shared/log.ts';
@@ -137,7 +138,7 @@ export function createSharedStats(o: {
 const RELEASE = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0`;
 
 export type SessionPins = {
-  /** The endpoint (endpointKey) a workspace session is pinned to, or null. */
+  /** What a workspace session is pinned to (an endpointKey, or a model for `model` pins), or null. */
   get(session: string): Promise<string | null> | string | null;
   set(session: string, endpoint: string): void;
   /** Drops the pin if it is still `endpoint` (it failed). */
@@ -146,9 +147,10 @@ export type SessionPins = {
 
 /** `session` is `<workspace id>\0<session id>`: a session id names a pin only within its own workspace.
  * With Redis, `local` mirrors what this gateway last read or wrote, so a session that stays on its
- * endpoint costs one GET a request and a SET only every half TTL. */
+ * endpoint costs one GET a request and a SET only every half TTL. `kind` keeps the endpoint pins
+ * (`pin`, session_id) apart from the router's model pins (`model`, pin_model) of the same session. */
 export function createSessionPins(
-  o: { redis?: RedisLink; prefix?: string; log?: Logger; now?: () => number } = {},
+  o: { redis?: RedisLink; prefix?: string; kind?: 'pin' | 'model'; log?: Logger; now?: () => number } = {},
 ): SessionPins {
   const now = o.now ?? Date.now;
   const local = new Map<string, { endpoint: string; at: number }>();
@@ -164,7 +166,7 @@ export function createSessionPins(
   if (!link) return { get: (s) => local.get(s)?.endpoint ?? null, set: remember, release: forget };
   // Hashed: a session id is up to 256 characters of the client's choosing.
   const keyOf = (session: string) =>
-    `${o.prefix ?? 'cohort:'}pin:${createHash('sha256').update(session).digest('base64url')}`;
+    `${o.prefix ?? 'cohort:'}${o.kind ?? 'pin'}:${createHash('sha256').update(session).digest('base64url')}`;
   const failed = (err: unknown) => {
     link.failed(err);
     o.log?.debug({ err }, 'session pins: redis error; this gateway keeps its own');
