@@ -3,7 +3,9 @@
 // endpoint stats, session pin) called in a loop in this process on the bench's two-endpoint model
 // (bench/inference.ts), plain and with a latency sort and a session. Prints µs of CPU per call,
 // the median of BENCH_REPEAT rounds of BENCH_CALLS calls. To compare builds, run it in each tree
-// by turns (docs/performance-log.md).
+// by turns (docs/performance-log.md). It runs the sources through tsx, which names every closure
+// as it is made (a call each), so its figures are above the built gateway's; the answer path
+// (recording the endpoint's measurements) is not in it.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
