@@ -19,7 +19,7 @@
 // cohort with its workspace broadcasting every request as a span to a loopback OTLP collector
 // against cohort without, in pairs at 50 connections (docs/guides/observability.md). BENCH_NODE_ARGS adds node
 // flags to cohort's processes. BENCH_COHORT_BASELINE (another build's dist/main.js) runs that
-// build as `cohort (baseline)` beside this one, taking turns in the same runs: an A/B of a change
+// build as `cohort (baseline)` and `cohort (baseline, sorted, sticky)` beside this one, taking turns in the same runs: an A/B of a change
 // (in the broadcast section, the baseline's pair of broadcast off and on beside this build's).
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, existsSync } from 'node:fs';
@@ -194,6 +194,14 @@ async function main() {
             headers: { authorization: `Bearer ${baseline.apiKey}` },
             model: 'openai/gpt-4o-mini',
             child: baseline.child,
+          },
+          {
+            name: 'cohort (baseline, sorted, sticky)',
+            url: `http://127.0.0.1:${baselinePort}/api/v1/chat/completions`,
+            headers: { authorization: `Bearer ${baseline.apiKey}` },
+            model: 'openai/gpt-4o-mini',
+            child: baseline.child,
+            extra: PREFERENCES,
           },
         ]
       : []),
