@@ -199,11 +199,16 @@ describe('the console’s chat as a chat product', { skip: noBrowser }, () => {
     await page.keyboard.press('Enter');
     const transcript = page.locator('.transcript');
     const height = () => transcript.evaluate((el) => el.scrollHeight);
-    // Followed: once the reply overflows, the transcript stays scrolled to its end as it grows.
-    await page.waitForFunction(() => {
-      const t = document.querySelector('.transcript')!;
-      return t.scrollHeight > 2 * t.clientHeight;
-    });
+    // Followed: once the reply overflows, the transcript stays scrolled to its end as it grows. (A
+    // turn's first words may take as long as turn() allows for a whole turn on a busy machine.)
+    await page.waitForFunction(
+      () => {
+        const t = document.querySelector('.transcript')!;
+        return t.scrollHeight > 2 * t.clientHeight;
+      },
+      undefined,
+      { timeout: 60_000 },
+    );
     // Scrolled at the frame after each growth.
     await page.waitForFunction(AT_BOTTOM, undefined, { timeout: 2000 });
     assert.equal(await page.getByRole('button', { name: /Jump to latest/ }).count(), 0);
