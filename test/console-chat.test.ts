@@ -81,7 +81,8 @@ describe('the console’s chat as a chat product', { skip: noBrowser }, () => {
     await page.getByRole('heading', { name: 'Interns', level: 1 }).waitFor();
     return page;
   }
-  const shot = (page: Page, name: string) => page.screenshot({ path: join(ARTIFACTS, `${name}.png`) });
+  // A screenshot waits for the page's fonts first; on a machine at load 100 that took over the 20 s default.
+  const shot = (page: Page, name: string) => page.screenshot({ path: join(ARTIFACTS, `${name}.png`), timeout: 60_000 });
   /** Sends a prompt and waits for its turn to finish (its usage line). */
   async function turn(page: Page, prompt: string) {
     // The page opens the intern's most recent session from the gateway: its turns first.
