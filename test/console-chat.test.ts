@@ -81,7 +81,8 @@ describe('the console’s chat as a chat product', { skip: noBrowser }, () => {
     await page.getByRole('heading', { name: 'Interns', level: 1 }).waitFor();
     return page;
   }
-  const shot = (page: Page, name: string) => page.screenshot({ path: join(ARTIFACTS, `${name}.png`) });
+  // A screenshot waits for the page's fonts first; on a machine at load 100 that took over the 20 s default.
+  const shot = (page: Page, name: string) => page.screenshot({ path: join(ARTIFACTS, `${name}.png`), timeout: 60_000 });
   /** Sends a prompt and waits for its turn to finish (its usage line). */
   async function turn(page: Page, prompt: string) {
     // The page opens the intern's most recent session from the gateway: its turns first.
@@ -199,11 +200,16 @@ describe('the console’s chat as a chat product', { skip: noBrowser }, () => {
     await page.keyboard.press('Enter');
     const transcript = page.locator('.transcript');
     const height = () => transcript.evaluate((el) => el.scrollHeight);
-    // Followed: once the reply overflows, the transcript stays scrolled to its end as it grows.
-    await page.waitForFunction(() => {
-      const t = document.querySelector('.transcript')!;
-      return t.scrollHeight > 2 * t.clientHeight;
-    });
+    // Followed: once the reply overflows, the transcript stays scrolled to its end as it grows. (A
+    // turn's first words may take as long as turn() allows for a whole turn on a busy machine.)
+    await page.waitForFunction(
+      () => {
+        const t = document.querySelector('.transcript')!;
+        return t.scrollHeight > 2 * t.clientHeight;
+      },
+      undefined,
+      { timeout: 60_000 },
+    );
     // Scrolled at the frame after each growth.
     await page.waitForFunction(AT_BOTTOM, undefined, { timeout: 2000 });
     assert.equal(await page.getByRole('button', { name: /Jump to latest/ }).count(), 0);

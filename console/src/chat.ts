@@ -138,6 +138,11 @@ export const severed = (message: string): Problem => ({
 
 /** The gateway writes a keepalive after 30 s of silence; twice that without a byte is a dead connection. */
 export const SILENCE_MS = 60_000;
+/** Before its first output a turn's answer is held (so a refusal can still be a status), with no
+ * keepalive; the gateway answers within its route deadline, 300 s, with a 408 past it
+ * (docs/reference/intern-chat.md#limits). A turn that is slow to start (an agent's cold start on
+ * a busy host, a model that thinks before it speaks) is waited for that long, and 30 s more. */
+export const ANSWER_MS = 330_000;
 
 /** Streams one request. `open` runs when a stream starts (a steer that arrives after its turn
  * ended starts a turn of its own); `read` once per network read, after its chunks were applied,
@@ -148,13 +153,16 @@ export async function streamChat(
   body: ChatBody,
   on: { open?: () => void; chunk: (c: Chunk) => void; read: () => void },
   signal?: AbortSignal,
-  silenceMs = SILENCE_MS,
+  limits: { silenceMs: number; answerMs: number } = { silenceMs: SILENCE_MS, answerMs: ANSWER_MS },
 ): Promise<'ended' | 'steered'> {
+  const { silenceMs, answerMs } = limits;
   const silence = new AbortController();
   const both = signal ? AbortSignal.any([signal, silence.signal]) : silence.signal;
-  let timer = setTimeout(() => silence.abort(), silenceMs);
+  let waited = answerMs;
+  let timer = setTimeout(() => silence.abort(), answerMs);
   const alive = () => {
     clearTimeout(timer);
+    waited = silenceMs;
     timer = setTimeout(() => silence.abort(), silenceMs);
   };
   try {
@@ -164,6 +172,7 @@ export async function streamChat(
     });
     if (res.status === 202) return 'steered';
     if (!res.ok || !res.body) throw new ApiProblem(await problemOf(res));
+    alive();
     on.open?.();
     let done = false;
     const sse = new SseDecoder((data) => {
@@ -182,9 +191,7 @@ export async function streamChat(
     return 'ended';
   } catch (e) {
     if (silence.signal.aborted)
-      throw new ApiProblem(
-        severed(`nothing came from the gateway for ${silenceMs / 1000} seconds, not even a keepalive`),
-      );
+      throw new ApiProblem(severed(`nothing came from the gateway for ${waited / 1000} seconds, not even a keepalive`));
     if (e instanceof ApiProblem || signal?.aborted) throw e;
     throw new ApiProblem(
       severed(`the connection to the gateway was lost (${e instanceof Error ? e.message : String(e)})`),

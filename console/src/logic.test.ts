@@ -148,10 +148,18 @@ test('usage: days oldest first, models by total, each day’s value per model', 
   });
 });
 
-/** A fetch that answers with the given status and, for 200, streams the given pieces with pauses. */
-function scriptedFetch(status: number, pieces: (string | number)[] = [], body = '') {
+/** A fetch that answers with the given status (after `headersAfterMs`) and, for 200, streams the given pieces with pauses. */
+function scriptedFetch(status: number, pieces: (string | number)[] = [], body = '', headersAfterMs = 0) {
   globalThis.fetch = (async (_url: string, init: RequestInit) => {
     const signal = init.signal!;
+    if (headersAfterMs)
+      await new Promise<void>((resolve, reject) => {
+        const t = setTimeout(resolve, headersAfterMs);
+        signal.addEventListener('abort', () => {
+          clearTimeout(t);
+          reject(new DOMException('aborted', 'AbortError'));
+        });
+      });
     if (status !== 200)
       return new Response(body, { status, headers: { 'content-type': 'application/json', 'retry-after': '3' } });
     const enc = new TextEncoder();
@@ -229,10 +237,20 @@ test('transport: a connection cut before [DONE], or silent past the limit, is st
   );
   // Keepalives every 30 ms keep a 100 ms limit from firing; then 300 ms of silence trips it.
   scriptedFetch(200, [30, ': keepalive\n\n', 30, ': keepalive\n\n', 30, ': keepalive\n\n', 300, 'data: [DONE]\n\n']);
-  const silent = await problemOf(streamChat('i', body, collect().on, undefined, 100));
+  const limits = { silenceMs: 100, answerMs: 400 };
+  const silent = await problemOf(streamChat('i', body, collect().on, undefined, limits));
   assert.deepEqual(
     [silent.reason, silent.retryable, silent.message],
     ['stream_severed', true, 'nothing came from the gateway for 0.1 seconds, not even a keepalive'],
+  );
+  // A held answer (no headers yet) is waited for up to its own limit, longer than the silence one.
+  scriptedFetch(200, ['data: [DONE]\n\n'], '', 200);
+  assert.equal(await streamChat('i', body, collect().on, undefined, limits), 'ended');
+  scriptedFetch(200, ['data: [DONE]\n\n'], '', 600);
+  const unanswered = await problemOf(streamChat('i', body, collect().on, undefined, limits));
+  assert.deepEqual(
+    [unanswered.reason, unanswered.message],
+    ['stream_severed', 'nothing came from the gateway for 0.4 seconds, not even a keepalive'],
   );
 });
 
