@@ -248,10 +248,13 @@ export async function gitAccessFor(
 
 /** ssh as the gateway's git runs it (a shell line, as git takes GIT_SSH_COMMAND): no user or
  * system configuration, the one key and no agent, no prompt, only the credential's host keys
- * (an unknown or changed one fails), no forwarding, and a bounded connect. */
+ * (an unknown or changed one fails), no forwarding, a bounded connect, and killed at the git
+ * time limit itself (the limit on git ends git alone, and a server that stops answering would
+ * hold its ssh). */
 function sshCommand(o: { dir: string; timeoutMs: number }): string {
   const quoted = (s: string) => `'${s.replaceAll("'", "'\\''")}'`;
   return [
+    `timeout -s KILL ${Math.max(1, Math.ceil(o.timeoutMs / 1000))}`,
     'ssh',
     '-F /dev/null',
     `-i ${quoted(join(o.dir, 'key'))}`,
