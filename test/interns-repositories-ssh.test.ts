@@ -94,6 +94,7 @@ describe('repositories over SSH', { skip: noSshd || noSandbox }, () => {
         'ssh_key: not a private key ssh can use without a passphrase (OpenSSH or PEM)',
       ],
       [{ ssh_key: sshd.key, token: 'tok' }, 'ssh_key: give either token or ssh_key'],
+      [{ ssh_key: sshd.key, known_hosts: '# nothing here\n' }, 'known_hosts: holds no known_hosts line'],
       [
         { ssh_key: sshd.key, known_hosts: sshd.knownHosts, username: 'git' },
         "username: an SSH key's user is the URL's (user@host:path)",

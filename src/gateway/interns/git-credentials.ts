@@ -116,8 +116,9 @@ async function sshKeyOf(b: CreateGitCredential): Promise<{ key: string; knownHos
     .split('\n')
     .map((l) => l.trim())
     .filter((l) => l && !l.startsWith('#'));
+  if (!lines.length) throw invalidRequest('known_hosts: holds no known_hosts line');
   const bad = lines.findIndex((l) => !KNOWN_HOST.test(l));
-  if (!lines.length || bad >= 0)
+  if (bad >= 0)
     throw invalidRequest(
       `known_hosts: line ${bad + 1} is not a known_hosts line ("host key-type base64-key"; markers such as @cert-authority are refused)`,
     );
