@@ -8,25 +8,47 @@
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir, userInfo } from 'node:os';
+import { createServer, type Server, type Socket } from 'node:net';
 import { PassThrough } from 'node:stream';
 import { shellIn as shellRaw, startInternFixture, type InternFixture } from './helpers/interns.ts';
 import { noSandbox } from './helpers/sandbox.ts';
 import { noSshd, startSshServer, type SshServer } from './helpers/ssh-server.ts';
+import { waitFor } from './helpers/wait.ts';
 
 const shellIn = async (...a: Parameters<typeof shellRaw>) => (await shellRaw(...a)).replace(/\n?\[exit \d+\]$/, '');
 /** The key's secret part, as it would be found: one line of its base64 body. */
 const secretLine = (key: string) => key.split('\n')[2]!;
 const keyDirs = () => readdirSync(tmpdir()).filter((n) => n.startsWith('cohort-ssh-'));
+/** The gateway's git time limit here: short enough to wait for, long enough for a loaded machine's clone. */
+const GIT_TIMEOUT_MS = 10_000;
+/** The host processes whose command line names `needle`. */
+const processesNaming = (needle: string) =>
+  readdirSync('/proc')
+    .filter((p) => /^\d+$/.test(p))
+    .filter((p) => {
+      try {
+        return readFileSync(`/proc/${p}/cmdline`, 'utf8').includes(needle);
+      } catch {
+        return false;
+      }
+    });
 
 describe('repositories over SSH', { skip: noSshd || noSandbox }, () => {
   let f: InternFixture;
   let sshd: SshServer;
   let app: string;
   let log = '';
+  // A host that accepts connections and never says a word.
+  let silent: Server;
+  let silentHost = '';
+  const held: Socket[] = [];
 
   before(async () => {
+    silent = createServer((c) => held.push(c.on('error', () => {})));
+    await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
+    silentHost = `127.0.0.1:${(silent.address() as { port: number }).port}`;
     sshd = await startSshServer();
     app = sshd.seed('app', { 'README.md': 'hello over ssh\n' });
     const logTo = new PassThrough();
@@ -36,12 +58,19 @@ describe('repositories over SSH', { skip: noSshd || noSandbox }, () => {
     f = await startInternFixture({
       onDisk: true,
       logTo,
-      env: { COHORT_INTERN_DISK_MB: '64', COHORT_GIT_HOSTS: `${sshd.host},github.com`, LOG_LEVEL: 'debug' },
+      env: {
+        COHORT_INTERN_DISK_MB: '64',
+        COHORT_GIT_HOSTS: `${sshd.host},github.com,${silentHost}`,
+        COHORT_GIT_TIMEOUT_MS: String(GIT_TIMEOUT_MS),
+        LOG_LEVEL: 'debug',
+      },
     });
   });
   after(async () => {
     await f?.close();
     await sshd?.close();
+    for (const c of held) c.destroy();
+    silent?.close();
   });
 
   const refused = (message: string) => ({
@@ -65,6 +94,7 @@ describe('repositories over SSH', { skip: noSshd || noSandbox }, () => {
         'ssh_key: not a private key ssh can use without a passphrase (OpenSSH or PEM)',
       ],
       [{ ssh_key: sshd.key, token: 'tok' }, 'ssh_key: give either token or ssh_key'],
+      [{ ssh_key: sshd.key, known_hosts: '# nothing here\n' }, 'known_hosts: holds no known_hosts line'],
       [
         { ssh_key: sshd.key, known_hosts: sshd.knownHosts, username: 'git' },
         "username: an SSH key's user is the URL's (user@host:path)",
@@ -131,7 +161,7 @@ describe('repositories over SSH', { skip: noSshd || noSandbox }, () => {
       ],
       [
         'git@evil.example.com:o/r.git',
-        `url: host "evil.example.com" is not one this installation clones from (COHORT_GIT_HOSTS: ${sshd.host}, github.com)`,
+        `url: host "evil.example.com" is not one this installation clones from (COHORT_GIT_HOSTS: ${sshd.host}, github.com, ${silentHost})`,
       ],
     ];
     for (const [url, why] of cases) {
@@ -266,5 +296,31 @@ describe('repositories over SSH', { skip: noSshd || noSandbox }, () => {
     assert.equal(await shellIn(f, id, 'ls /intern/work | wc -l'), '0', 'nothing was placed');
     assert.deepEqual(keyDirs(), []);
     await f.gw.call('DELETE', `/git-credentials/${spoofed.body.data.id}`);
+  });
+
+  test('a host that never answers is given up at COHORT_GIT_TIMEOUT_MS, its ssh with it', async () => {
+    const cred = await f.gw.call('POST', '/git-credentials', {
+      body: {
+        name: 'silent',
+        hosts: [silentHost],
+        ssh_key: sshd.key,
+        known_hosts: sshd.knownHosts.replace(sshd.host.split(':')[1]!, silentHost.split(':')[1]!),
+      },
+    });
+    assert.equal(cred.status, 201, JSON.stringify(cred.body));
+    const port = silentHost.split(':')[1]!;
+    const started = Date.now();
+    const pending = f.gw.call('POST', '/interns', {
+      body: { name: 'silent', repositories: [{ url: `ssh://git@${silentHost}/r.git` }] },
+      key: f.gw.keys.api_key,
+    });
+    await waitFor('the ssh to the silent host runs', () => processesNaming(`\0-p\0${port}\0`).length > 0);
+    const r = await pending;
+    assert.equal(r.status, 400, JSON.stringify(r.body));
+    assert.match(r.body.error.message, /^invalid request parameters: repositories\[0\]\.url: could not clone \(.+\)$/);
+    assert.ok(Date.now() - started < GIT_TIMEOUT_MS * 3, `given up after ${Date.now() - started} ms`);
+    await waitFor('no ssh to the silent host is left', () => processesNaming(`\0-p\0${port}\0`).length === 0);
+    assert.deepEqual(keyDirs(), []);
+    await f.gw.call('DELETE', `/git-credentials/${cred.body.data.id}`);
   });
 });

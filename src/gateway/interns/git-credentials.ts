@@ -116,8 +116,9 @@ async function sshKeyOf(b: CreateGitCredential): Promise<{ key: string; knownHos
     .split('\n')
     .map((l) => l.trim())
     .filter((l) => l && !l.startsWith('#'));
+  if (!lines.length) throw invalidRequest('known_hosts: holds no known_hosts line');
   const bad = lines.findIndex((l) => !KNOWN_HOST.test(l));
-  if (!lines.length || bad >= 0)
+  if (bad >= 0)
     throw invalidRequest(
       `known_hosts: line ${bad + 1} is not a known_hosts line ("host key-type base64-key"; markers such as @cert-authority are refused)`,
     );
@@ -248,10 +249,13 @@ export async function gitAccessFor(
 
 /** ssh as the gateway's git runs it (a shell line, as git takes GIT_SSH_COMMAND): no user or
  * system configuration, the one key and no agent, no prompt, only the credential's host keys
- * (an unknown or changed one fails), no forwarding, and a bounded connect. */
+ * (an unknown or changed one fails), no forwarding, a bounded connect, and killed at the git
+ * time limit itself (the limit on git ends git alone, and a server that stops answering would
+ * hold its ssh). */
 function sshCommand(o: { dir: string; timeoutMs: number }): string {
   const quoted = (s: string) => `'${s.replaceAll("'", "'\\''")}'`;
   return [
+    `timeout -s KILL ${Math.max(1, Math.ceil(o.timeoutMs / 1000))}`,
     'ssh',
     '-F /dev/null',
     `-i ${quoted(join(o.dir, 'key'))}`,
