@@ -101,8 +101,7 @@ for (let round = 0; round < ROUNDS; round++) {
 }
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
 console.log(
-  `load average ${(await import('node:os'))
-    .loadavg()
+  `load average ${loadavg()
     .map((n) => n.toFixed(1))
     .join(' ')}`,
 );
