@@ -7,7 +7,7 @@ import { principalOf } from '../http/app.ts';
 import { defineRoute } from '../http/route.ts';
 import type { ApiError } from '../errors.ts';
 import { ChatCompletionRequest, ChatCompletionResponse } from './inference.schemas.ts';
-import type { Prepared } from './service.ts';
+import type { Prepared } from './prepare.ts';
 import type { RequestBody } from './routing.ts';
 import { WIRE_TAIL, type ChatChunk } from './types.ts';
 import { holdSlot } from '../http/slots.ts';

@@ -1,107 +1,40 @@
-// The inference router as a service: prepare() validates and resolves a model request (preset,
-// model, fallbacks, server-tool restrictions, credentials) before any byte is written; stream()
-// and complete() then try its routes, add cost to usage, and record the request in the log. A
-// request that names server tools is handed to the agent loop (tools/loop.ts), which makes its
-// turns through the same stream() and complete(), each recorded as a step of the generation.
+// The inference router as a service: prepare() (prepare.ts) validates and resolves a model request
+// before any byte is written; stream() and complete() then try its routes, add cost to usage, and
+// record the request in the log. A request that names server tools is handed to the agent loop
+// (tools/loop.ts), which makes its turns through the same stream() and complete(), each recorded as
+// a step of the generation.
 import { uuidv7 } from '../crypto/uuid7.ts';
 import type { Db } from '../store/db.ts';
 import type { Logger } from '../../shared/log.ts';
 import type { Sealer } from '../crypto/seal.ts';
 import type { Principal } from '../access/identity-store.ts';
-import {
-  ApiError,
-  badModelRequest,
-  invalidRequest,
-  noUsableCredential,
-  keyWorkspaceDeleted,
-  resourceNotFound,
-  serverToolDisabled,
-} from '../errors.ts';
-import {
-  createRegistry,
-  providerTable,
-  providerVar,
-  splitModel,
-  loadPriceTable,
-  costOf,
-  selectCredentials,
-  type ProviderInfo,
-} from './providers/index.ts';
-import { priceOf } from './prices.ts';
-import { createEndpointStats, endpointKey } from './endpoint-stats.ts';
-import { createSessionPins, createSharedStats } from './shared-stats.ts';
+import { ApiError, keyWorkspaceDeleted } from '../errors.ts';
+import { createRegistry, providerTable, loadPriceTable, costOf } from './providers/index.ts';
+import { endpointKey } from './endpoint-stats.ts';
+import { createSessionPins } from './shared-stats.ts';
 import type { RedisLink } from '../store/redis.ts';
-import { arrange, type Endpoint, preferencesOf } from './preferences.ts';
-import type { Cancel, ChatChunk, ChatRequest, Completion, Usage } from './types.ts';
-import {
-  createRoutingConfig,
-  type CredentialRow,
-  type RoutingConfig,
-  type WorkspaceRouting,
-} from './routing-config.ts';
-import {
-  applyPreset,
-  disabledToolIn,
-  PRESET_PREFIX,
-  presetSlugOf,
-  resolveRequest,
-  type RequestBody,
-} from './routing.ts';
-import { AUTO_MODEL, chooseModel } from './router.ts';
-import { ROUTER_PLUGIN, type RouterPlugin } from '../http/request-options.schemas.ts';
-import { tryRoutes, type Route, type Served } from './attempts.ts';
-import { createRequestLog, shouldStoreBodies, type RequestLogOptions } from './request-log.ts';
+import type { Cancel, ChatChunk, Completion, Usage } from './types.ts';
+import { createRoutingConfig, type RoutingConfig } from './routing-config.ts';
+import { tryRoutes, type Served } from './attempts.ts';
+import { createRequestLog, type RequestLogOptions } from './request-log.ts';
 import { recordedStream, type Outcome, rowOf } from './record.ts';
 import type { InvalidationBus } from '../access/invalidation.ts';
-import { modelEntry, SCRIPTED, type ModelEntry } from './model-list.ts';
+import { modelEntry, type ModelEntry } from './model-list.ts';
 import type { ConcurrencyLimiter } from '../access/concurrency.ts';
 import type { Ledger } from '../access/budgets.ts';
-import { guardrailRefusal } from './guardrail.ts';
-import { completeWithLoop, type LoopDeps, type LoopPlan, planLoop, streamLoop } from './tools/loop.ts';
+import { completeWithLoop, type LoopDeps, streamLoop } from './tools/loop.ts';
 import { generateImage } from './tools/images.ts';
 import { noServerTools } from './tools/env.ts';
 import type { ToolsEnv } from './tools/types.ts';
 import type { SandboxHost } from './tools/sandbox.ts';
-import { observationOf, type Observation } from '../observability/observation.ts';
 import type { Broadcaster } from '../observability/broadcast.ts';
 import { broadcastsOf } from '../observability/emit.ts';
+import { createEndpointHealth } from './endpoint-health.ts';
+import { createEndpoints } from './endpoints.ts';
+import { createAutoRouter } from './auto-route.ts';
+import { type ApiStyle, createPrepare, type Prepared } from './prepare.ts';
 
-export type ApiStyle = 'chat' | 'messages' | 'responses';
-
-const dataCollectionRefused = (slug: string) =>
-  `provider ${slug}'s shared endpoint may log or train on prompts (${providerVar(slug, 'DATA_COLLECTION')}=allow) and this workspace does not allow that: turn on is_data_discount_logging_enabled, or add a BYOK credential for ${slug}`;
-const MAX_SESSIONS = 100_000;
 const pinOf = (served: { provider: string; model: string }) => endpointKey(served.provider, served.model);
-
-const providerNotConfigured = (slug: string) =>
-  invalidRequest(
-    `model: provider ${slug} is not configured on this gateway: its operator sets ${providerVar(slug, 'BASE_URL')} or ${providerVar(slug, 'API_KEY')}, or the workspace adds a BYOK credential for it`,
-  );
-
-export type Prepared = {
-  id: string;
-  started: number;
-  style: ApiStyle;
-  stream: boolean;
-  principal: Principal;
-  requestedModel: string | null;
-  routes: Route[];
-  upstream: ChatRequest;
-  /** How the endpoints were ordered, for the log and the x-cohort-route header: `sort=price; session=sticky`. */
-  routing: string;
-  /** The workspace's session (session_id) whose endpoint is kept while it stays healthy. */
-  sessionKey: string | null;
-  /** The client's body as received, kept only when the workspace logs this request's I/O. */
-  loggedBody: unknown;
-  /** Its session, end user and metadata (observation.ts), recorded and broadcast. */
-  observation?: Observation;
-  /** Whether its workspace broadcasts (is_observability_broadcast_enabled). */
-  broadcast?: boolean;
-  /** The server-tool loop, for a request that names server tools (tools/loop.ts). */
-  loop?: LoopPlan;
-  /** A turn of a loop (or a tool's model request): its row is `<id>-<step>`, a step of generation `id`. */
-  step?: number;
-};
 
 export type InferenceOptions = {
   db: Db;
@@ -141,37 +74,23 @@ export function createInferenceService(opts: InferenceOptions) {
   const requestLog = createRequestLog({ db: opts.db, log: opts.log, ...opts.requestLog });
   const toolsEnv = opts.tools ?? noServerTools();
   opts.bus?.subscribe('routing', () => config.invalidate());
-  const shared = opts.redis ? createSharedStats({ redis: opts.redis, log: opts.log }) : null;
-  const stats_ = shared ?? createEndpointStats();
-  /** This gateway, on the endpoints channel: its own announcements are already counted. */
-  const instance = uuidv7();
-  /** A failure of an endpoint's shared capacity, counted here and announced to the other gateways. */
-  const endpointFailed = (key: string) => {
-    stats_.failure(key);
-    opts.bus
-      ?.publish('endpoints', JSON.stringify([instance, key]))
-      .catch((err: Error) => opts.log.debug({ err }, 'could not announce an endpoint failure'));
-  };
-  opts.bus?.subscribe('endpoints', (message) => {
-    if (!message) return;
-    try {
-      const [from, key] = JSON.parse(message) as [string, string];
-      if (from !== instance && typeof key === 'string') shared ? shared.heard(key) : stats_.failure(key);
-    } catch {
-      // not ours to read
-    }
-  });
+  const health = createEndpointHealth({ bus: opts.bus, redis: opts.redis, log: opts.log });
+  const stats_ = health.stats;
+  const endpointFailed = health.failed;
   /** session → the endpoint that last served it (endpointKey). */
   const sessions = createSessionPins({ redis: opts.redis, log: opts.log });
   const stick = (key: string | null, served: Served) => {
     if (key) sessions.set(key, pinOf(served));
   };
-  /** Other providers that serve a model (COHORT_PROVIDER_<SLUG>_MODELS), by model. */
-  const servedBy = new Map<string, ProviderInfo[]>();
-  /** session → the model the router pinned for it (pin_model). */
-  const pins = new Map<string, string>();
-  for (const info of providers.values())
-    for (const m of info.serves.keys()) servedBy.set(m, [...(servedBy.get(m) ?? []), info]);
+  const endpoints = createEndpoints({ registry, providers, prices, stats: stats_ });
+  const prepare = createPrepare({
+    config,
+    endpoints,
+    routeAuto: createAutoRouter({ endpoints, prices }),
+    sessions,
+    toolsEnv,
+    ledger: opts.ledger,
+  });
 
   const usageOf = (u: Usage | null | undefined, served: Served): Usage => {
     const usage = u ?? { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
@@ -188,212 +107,6 @@ export function createInferenceService(opts: InferenceOptions) {
     for (const k in usage) if (!(k in out)) (out as Record<string, unknown>)[k] = (usage as Record<string, unknown>)[k];
     return out;
   };
-
-  type RouteCtx = {
-    principal: Principal;
-    credentials: ReadonlyMap<string, CredentialRow[]>;
-    requireZdr: boolean;
-    /** The workspace's is_data_discount_logging_enabled: shared endpoints that collect data are usable. */
-    dataCollection: boolean;
-  };
-
-  /** One endpoint: `provider` serving `model` as `providerModel`; `shared`: its operator key may serve it. */
-  function routeAt(
-    model: string,
-    provider: ProviderInfo,
-    providerModel: string,
-    ctx: RouteCtx,
-    shared: boolean,
-  ): Route | ApiError {
-    const refusal = guardrailRefusal(ctx.principal.guardrail, { model, provider: provider.slug });
-    if (refusal) return refusal;
-    const adapter = registry.adapter(provider.kind);
-    if (adapter.hasModel && !adapter.hasModel(providerModel)) throw resourceNotFound(`model ${model}`);
-    const credentials = ctx.credentials.get(provider.slug) ?? [];
-    // Nothing is connected to for a provider the operator did not configure and the workspace has no key for.
-    if (!provider.configured && !credentials.some((c) => !c.disabled)) throw providerNotConfigured(provider.slug);
-    if (!provider.baseUrl && provider.kind !== 'local')
-      throw invalidRequest(
-        `model: provider ${provider.slug} has no endpoint configured (${providerVar(provider.slug, 'BASE_URL')})`,
-      );
-    const operatorKey = shared && (provider.keyless || provider.sharedKey !== null);
-    const withheld = operatorKey && provider.collectsData && !ctx.dataCollection;
-    const sel = selectCredentials({
-      provider: { slug: provider.slug, shared: operatorKey && !withheld, zdr: provider.zdr },
-      model,
-      userId: ctx.principal.userId,
-      keyHash: ctx.principal.keyHash,
-      requireZdr: ctx.requireZdr,
-      credentials,
-    });
-    if (!sel.ok && withheld && sel.why === 'no_credential')
-      return badModelRequest(dataCollectionRefused(provider.slug));
-    if (!sel.ok) return badModelRequest(sel.message);
-    return { model, provider, providerModel, adapter, candidates: sel.candidates, credentials };
-  }
-
-  function routeFor(model: string, ctx: RouteCtx): Route | ApiError {
-    const split = splitModel(model, providers);
-    if (!split?.model) throw invalidRequest(`model: ${model} names no known provider (expected provider/model)`);
-    return routeAt(model, split.provider, split.model, ctx, true);
-  }
-
-  /** Every endpoint of a model in this workspace: its own provider's, then other providers that the
-   * operator says serve it, or for which the workspace holds a credential naming it in allowed_models
-   * (those serve it with the workspace's credentials only). The first refusal is kept for when none is left. */
-  function endpointsFor(model: string, ctx: RouteCtx): { endpoints: Endpoint<Route>[]; refusal: ApiError | null } {
-    const split = splitModel(model, providers);
-    if (!split?.model) throw invalidRequest(`model: ${model} names no known provider (expected provider/model)`);
-    const own = routeAt(model, split.provider, split.model, ctx, true);
-    const endpoint = (route: Route, primary: boolean): Endpoint<Route> => ({
-      route,
-      model,
-      provider: route.provider.slug,
-      primary,
-      price: priceOf(prices, model, route.provider.slug),
-      stats: stats_.get(endpointKey(route.provider.slug, model)),
-    });
-    const endpoints = own instanceof ApiError ? [] : [endpoint(own, true)];
-    const others = new Map<string, { info: ProviderInfo; id: string; shared: boolean }>();
-    for (const info of servedBy.get(model) ?? [])
-      if (info.slug !== split.provider.slug) others.set(info.slug, { info, id: info.serves.get(model)!, shared: true });
-    for (const [slug, creds] of ctx.credentials) {
-      const info = providers.get(slug);
-      if (!info || slug === split.provider.slug || others.has(slug)) continue;
-      if (creds.some((c) => !c.disabled && c.allowedModels?.includes(model)))
-        others.set(slug, { info, id: split.model, shared: false });
-    }
-    for (const o of others.values()) {
-      try {
-        const r = routeAt(model, o.info, o.id, ctx, o.shared);
-        if (!(r instanceof ApiError)) endpoints.push(endpoint(r, false));
-      } catch {
-        // A provider that cannot serve here is no endpoint; the model's own refusal is what is reported.
-      }
-    }
-    return { endpoints, refusal: own instanceof ApiError ? own : null };
-  }
-
-  async function prepare(o: {
-    principal: Principal;
-    body: RequestBody;
-    style: ApiStyle;
-    raw: unknown;
-    /** The x-session-id header; the body's session_id wins over it. */
-    sessionHeader?: string;
-  }): Promise<Prepared> {
-    const started = performance.now();
-    const { principal } = o;
-    const space = await config.workspace({ orgId: principal.orgId, workspaceId: principal.workspaceId });
-    const ws = space.workspace;
-    // Without its workspace a request would bypass that workspace's policy (credentials, disabled tools, logging).
-    if (!ws) throw keyWorkspaceDeleted('workspace');
-    // An intern's key is served with the intern's model (or preset), whatever its agent names.
-    const asked = principal.internId
-      ? {
-          ...o.body,
-          model: principal.internModel ?? ws.defaultTextModel ?? 'local/scripted',
-          models: undefined,
-          fallbacks: undefined,
-        }
-      : o.body;
-    const slug = presetSlugOf(asked);
-    const merged = slug ? applyPreset(asked, await config.preset({ workspaceId: ws.id, slug })) : asked;
-    const session = merged.session_id ?? o.sessionHeader ?? null;
-    const sessionKey = session ? `${ws.id}\u0000${session}` : null;
-    const named = merged.model && !merged.model.startsWith(PRESET_PREFIX) ? merged.model : ws.defaultTextModel;
-    let body = merged;
-    let auto: string | null = null;
-    if (named === AUTO_MODEL) ({ body, note: auto } = routeAuto({ body: merged, space, principal, sessionKey }));
-    else {
-      const i = (merged.plugins ?? []).findIndex((p) => p.id === ROUTER_PLUGIN && p.enabled !== false);
-      if (i >= 0)
-        throw invalidRequest(
-          `plugins.${i}: the auto-router plugin chooses the model of ${AUTO_MODEL} requests, and this one names ${named ?? 'no model'}`,
-        );
-    }
-    const observation = observationOf({ raw: body, sessionHeader: o.sessionHeader, style: o.style });
-    const resolved = resolveRequest(body, { defaultModel: ws.defaultTextModel });
-    // A guardrail that enforces ZDR makes every request of its keys a `zdr` one.
-    const requireZdr = resolved.requireZdr || principal.guardrail?.enforceZdr === true;
-    const disabled = disabledToolIn(resolved.serverTools, ws.disabledServerTools);
-    if (disabled) throw serverToolDisabled(disabled);
-    const loop = resolved.serverTools.length
-      ? planLoop({
-          body,
-          rawTools: body.tools,
-          env: toolsEnv,
-          workspace: { defaultImageModel: ws.defaultImageModel ?? null, disabled: ws.disabledServerTools ?? [] },
-          routesFor: (model) => {
-            const r = routeFor(model, {
-              principal,
-              credentials: space.credentials,
-              requireZdr,
-              dataCollection: ws.isDataDiscountLoggingEnabled,
-            });
-            if (r instanceof ApiError) throw r;
-            return [r];
-          },
-        })
-      : undefined;
-    const ctx = {
-      principal,
-      credentials: space.credentials,
-      requireZdr,
-      dataCollection: ws.isDataDiscountLoggingEnabled,
-    };
-    const found = resolved.models.map((m) => endpointsFor(m, ctx));
-    const pref = preferencesOf(body, ws.defaultProviderSort);
-    const pinned = sessionKey ? await sessions.get(sessionKey) : null;
-    const at = pinned ? pinned.indexOf('\u0000') : -1;
-    const sticky = at > 0 ? { provider: pinned!.slice(0, at), model: pinned!.slice(at + 1) } : null;
-    const arranged = arrange(
-      found.map((f) => f.endpoints),
-      pref,
-      sticky,
-    );
-    if (!arranged.endpoints.length) {
-      if (arranged.excluded)
-        throw invalidRequest(
-          `provider: no endpoint of ${resolved.models.join(', ')} meets the provider preferences (only, ignore, max_price)`,
-        );
-      throw found.find((f) => f.refusal)?.refusal ?? noUsableCredential();
-    }
-    const routes = arranged.endpoints.map((e) =>
-      pref.allowFallbacks ? e.route : { ...e.route, candidates: e.route.candidates.slice(0, 1) },
-    );
-    const first = arranged.endpoints[0]!;
-    // Concatenated, not joined from arrays: this runs for every model request.
-    let routing = `${auto ? `${auto}; ` : ''}sort=${pref.sort ?? 'default'}`;
-    if (pref.order) routing += '; order';
-    if (!pref.allowFallbacks) routing += '; no-fallbacks';
-    if (sessionKey)
-      routing += `; session=${sticky && sticky.provider === first.provider && sticky.model === first.model ? 'sticky' : 'new'}`;
-    const io = {
-      enabled: ws.isObservabilityIoLoggingEnabled,
-      samplingRate: ws.ioLoggingSamplingRate,
-      apiKeyIds: ws.ioLoggingApiKeyIds ?? null,
-    };
-    const id = `gen-${uuidv7()}`;
-    // The last check, before any upstream call: a spent budget is refused (402) here.
-    if (principal.budgets.length && opts.ledger) await opts.ledger.admit({ requestId: id, scopes: principal.budgets });
-    return {
-      id,
-      started,
-      style: o.style,
-      stream: o.body.stream === true,
-      principal,
-      requestedModel: o.body.model ?? null,
-      routes,
-      routing,
-      sessionKey,
-      upstream: resolved.upstream,
-      loggedBody: shouldStoreBodies(io, { apiKeyId: principal.keyId, random: Math.random() }) ? o.raw : undefined,
-      observation,
-      broadcast: ws.isObservabilityBroadcastEnabled,
-      loop,
-    };
-  }
 
   const spans = broadcastsOf(opts.broadcast);
   const record = (p: Prepared, outcome: Outcome) => {
@@ -438,42 +151,10 @@ export function createInferenceService(opts: InferenceOptions) {
     });
   };
 
-  /** What a workspace can route to: the built-in model, priced models, models other providers
-   * serve, the workspace's default and its credentials' allowed models, each with the endpoints a
-   * request for it would find, in the order a request without preferences tries them. */
-  function routable(space: WorkspaceRouting, principal: Principal): { id: string; endpoints: Endpoint<Route>[] }[] {
-    const ws = space.workspace!;
-    const named = [...space.credentials.values()].flat().flatMap((c) => (c.disabled ? [] : (c.allowedModels ?? [])));
-    const ids = new Set<string>([
-      SCRIPTED,
-      ...[...prices.keys()].filter((k) => !k.includes('@')),
-      ...servedBy.keys(),
-      ...(ws.defaultTextModel && ws.defaultTextModel !== AUTO_MODEL ? [ws.defaultTextModel] : []),
-      ...named,
-    ]);
-    const ctx = {
-      principal,
-      credentials: space.credentials,
-      requireZdr: principal.guardrail?.enforceZdr === true,
-      dataCollection: ws.isDataDiscountLoggingEnabled,
-    };
-    const defaults = preferencesOf({}, ws.defaultProviderSort);
-    const out: { id: string; endpoints: Endpoint<Route>[] }[] = [];
-    for (const id of [...ids].sort((a, b) => (a === SCRIPTED ? -1 : b === SCRIPTED ? 1 : a.localeCompare(b)))) {
-      try {
-        const endpoints = arrange([endpointsFor(id, ctx).endpoints], defaults).endpoints;
-        if (endpoints.length) out.push({ id, endpoints });
-      } catch {
-        // not routable here
-      }
-    }
-    return out;
-  }
-
   async function models(principal: Principal): Promise<ModelEntry[]> {
     const space = await config.workspace({ orgId: principal.orgId, workspaceId: principal.workspaceId });
     if (!space.workspace) throw keyWorkspaceDeleted('workspace');
-    return routable(space, principal).map(({ id, endpoints }) =>
+    return endpoints.routable(space, principal).map(({ id, endpoints }) =>
       modelEntry(
         id,
         prices.get(id),
@@ -486,54 +167,6 @@ export function createInferenceService(opts: InferenceOptions) {
         })),
       ),
     );
-  }
-
-  /** The model the router chooses for an auto request (router.ts), with its fallbacks unless the body names its own. */
-  function routeAuto(o: {
-    body: RequestBody;
-    space: WorkspaceRouting;
-    principal: Principal;
-    sessionKey: string | null;
-  }): { body: RequestBody; note: string } {
-    const i = (o.body.plugins ?? []).findIndex((p) => p.id === ROUTER_PLUGIN);
-    const plugin = (i >= 0 ? o.body.plugins![i] : {}) as Partial<RouterPlugin>;
-    if (plugin.enabled === false)
-      throw invalidRequest(
-        `plugins.${i}.enabled: ${AUTO_MODEL} is chosen by the auto-router plugin, which this request turns off`,
-      );
-    if (plugin.pin_model && !o.sessionKey)
-      throw invalidRequest(
-        `plugins.${i}.pin_model: pinning keeps a session's model, so it needs session_id or x-session-id`,
-      );
-    const candidates = routable(o.space, o.principal).map(({ id, endpoints }) => {
-      const p = prices.get(id);
-      return { id, price: p ? p.prompt + p.completion : null, healthy: endpoints.some((e) => e.stats.healthy) };
-    });
-    const tier = plugin.cost_tier ?? 'medium';
-    const pick = chooseModel(candidates, {
-      allowed: plugin.allowed_models ?? null,
-      excluded: plugin.excluded_models ?? [],
-      tier,
-      pinned: plugin.pin_model && o.sessionKey ? (pins.get(o.sessionKey) ?? null) : null,
-    });
-    if (!pick)
-      throw invalidRequest(
-        `${i >= 0 ? `plugins.${i}.allowed_models` : 'model'}: no model this workspace can route to is left for ${AUTO_MODEL}`,
-      );
-    if (plugin.pin_model && o.sessionKey) {
-      pins.delete(o.sessionKey);
-      if (pins.size >= MAX_SESSIONS) pins.delete(pins.keys().next().value!);
-      pins.set(o.sessionKey, pick.model);
-    }
-    const ownFallbacks = o.body.models !== undefined || o.body.fallbacks !== undefined;
-    return {
-      body: {
-        ...o.body,
-        model: pick.model,
-        ...(ownFallbacks || !pick.fallbacks.length ? {} : { models: pick.fallbacks }),
-      },
-      note: `auto=${pick.model}; tier=${tier}${pick.pinned ? '; pinned' : ''}`,
-    };
   }
 
   const service = {
@@ -615,7 +248,7 @@ export function createInferenceService(opts: InferenceOptions) {
     requestLogFault: () => requestLog.writeFault(),
     requestLogPending: () => requestLog.pending(),
     async close() {
-      shared?.close();
+      health.close();
       await requestLog.close();
       await registry.close();
     },

@@ -30,7 +30,7 @@ import {
   WIRE_TAIL,
 } from '../types.ts';
 import type { Route, Served } from '../attempts.ts';
-import type { Prepared } from '../service.ts';
+import type { Prepared } from '../prepare.ts';
 import type { Outcome } from '../record.ts';
 import { boundResult, functionOf, TOOLS, toolEntries } from './index.ts';
 import { budgetOf, decide, type Limits, type Totals } from './stop.ts';
