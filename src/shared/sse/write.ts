@@ -20,6 +20,11 @@ export const dataFrame = (data: unknown, id?: number): string =>
 export const eventFrame = (event: string, data: unknown): string =>
   `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
 
+/** A chat-completion chunk from a provider's own text after its `model` field (`tail`), behind this
+ * gateway's id and model (both already JSON): the chunk is not serialised again. */
+export const tailFrame = (o: { id: string; model: string; created: number; tail: string }): string =>
+  `data: {"id":${o.id},"object":"chat.completion.chunk","created":${o.created},"model":${o.model},${o.tail}\n\n`;
+
 const KEEPALIVE = ': keepalive\n\n';
 
 export type SseWriter = {
