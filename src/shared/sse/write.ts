@@ -1,5 +1,5 @@
-// The server-sent-events writer of the gateway's streams (intern chat, model requests in every
-// API style), in src/shared so the daemon can take it too: the frames (`data:`, named events, `[DONE]`),
+// The one server-sent-events writer, for the gateway's streams (intern chat, model requests in
+// every API style) and the daemon's run streams: the frames (`data:`, named events, `[DONE]`),
 // and one object per open stream that opens the 200 with the stream headers and the caller's own
 // (request id), writes with backpressure, writes `: keepalive` after each quiet interval
 // (docs/reference/intern-chat.md#events-and-keepalive), ends once, and notices a client that went
