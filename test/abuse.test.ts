@@ -9,6 +9,7 @@ import { readFileSync } from 'node:fs';
 import { once } from 'node:events';
 import { connect, createServer, type Socket } from 'node:net';
 import { freePort, gatewayProcesses, type GatewayProcess } from './helpers/gateway-process.ts';
+import { waitFor } from './helpers/wait.ts';
 import {
   callProcess,
   parseSse,
@@ -83,12 +84,12 @@ async function holdInternStream(gw: GatewayProcess, internId: string, key: strin
       key,
       abort.signal,
     );
-  let res = await hold();
-  for (let i = 0; i < 50 && res.status === 409; i++) {
-    assert.equal((await res.json()).error.metadata.reason, 'busy');
-    await new Promise((r) => setTimeout(r, 100));
-    res = await hold();
-  }
+  const res = await waitFor('the earlier run ended and the hold was taken', async () => {
+    const r = await hold();
+    if (r.status !== 409) return r;
+    assert.equal((await r.json()).error.metadata.reason, 'busy');
+    return null;
+  });
   assert.equal(res.status, 200);
   await readUntil(res, 'held');
   return abort;

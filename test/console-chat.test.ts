@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { startInternFixture, type InternFixture } from './helpers/interns.ts';
 import { launchChromium, noBrowser } from './helpers/browser.ts';
+import { waitFor } from './helpers/wait.ts';
 import { noSandbox } from './helpers/sandbox.ts';
 import { seedSession } from './helpers/sessions.ts';
 import { CONSOLE_DIR } from '../src/gateway/console.ts';
@@ -348,12 +349,10 @@ describe('the console’s chat as a chat product', { skip: noBrowser }, () => {
     await turn(first, '/say the latest one');
     // Each transcript is written as its request ends, just after the turn shows as done.
     const key = { authorization: `Bearer ${f.gw.keys.api_key}` };
-    for (let i = 0; ; i++) {
+    await waitFor('the transcript was written', async () => {
       const list = (await (await fetch(`${f.gw.url}/interns/${id}/sessions`, { headers: key })).json()) as any;
-      if (list.data[0]?.title === '/say the latest one' && list.data[0].state === 'completed') break;
-      assert.ok(i < 200, 'the transcript was never written');
-      await new Promise((r) => setTimeout(r, 50));
-    }
+      return list.data[0]?.title === '/say the latest one' && list.data[0].state === 'completed';
+    });
 
     // Another browser, which never saw these turns: it opens at the most recent session.
     const second = await open(DESKTOP);

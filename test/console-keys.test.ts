@@ -11,6 +11,7 @@ import { startTestGateway, type TestGateway } from './helpers/gateway.ts';
 import { launchChromium, noBrowser, unlabelledControls } from './helpers/browser.ts';
 import { CONSOLE_DIR } from '../src/gateway/console.ts';
 import { hashKey } from '../src/gateway/crypto/keys.ts';
+import { waitFor } from './helpers/wait.ts';
 
 if (noBrowser) process.stderr.write(`# console browser tests skipped: ${noBrowser}\n`);
 
@@ -97,11 +98,10 @@ describe('the console: keys and guardrails', { skip: noBrowser }, () => {
     assert.deepEqual(await unlabelledControls(page), []);
     await page.getByRole('button', { name: 'Assign to team' }).click();
     const g = (await gw.call('GET', '/guardrails')).body.data[0];
-    for (let i = 0; i < 50; i++) {
-      if ((await gw.call('GET', `/guardrails/${g.id}/assignments/keys`)).body.total_count === 1) break;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    const assigned = (await gw.call('GET', `/guardrails/${g.id}/assignments/keys`)).body.data;
+    const assigned = await waitFor('the console assigned the key', async () => {
+      const r = (await gw.call('GET', `/guardrails/${g.id}/assignments/keys`)).body;
+      return r.total_count === 1 ? r.data : null;
+    });
     assert.deepEqual(
       assigned.map((a: { key_hash: string }) => a.key_hash),
       [hashKey(gw.keys.api_key)],

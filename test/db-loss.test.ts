@@ -19,9 +19,9 @@ import { createLogger } from '../src/shared/log.ts';
 import { startGateway } from '../src/gateway/server.ts';
 import { crashDatabaseThread } from './helpers/crash-thread.ts';
 import { freePort, startGatewayProcess, type GatewayProcess } from './helpers/gateway-process.ts';
+import { waitFor } from './helpers/wait.ts';
 
 const postgresUrl = process.env.DATABASE_URL;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const dirs: string[] = [];
 after(() => {
@@ -41,13 +41,10 @@ function output(child: ChildProcess) {
   };
 }
 
-/** Polls `check` every 50 ms for up to 10 s; returns its last value. */
+/** `get`'s value once `done` holds of it (waitFor: a condition, not a time). */
 async function eventually<T>(get: () => T | Promise<T>, done: (v: T) => boolean): Promise<T> {
-  let v = await get();
-  for (let i = 0; i < 200 && !done(v); i++) {
-    await sleep(50);
-    v = await get();
-  }
+  let v!: T;
+  await waitFor('the gateway reached the state the test waits for', async () => done((v = await get())));
   return v;
 }
 

@@ -13,6 +13,7 @@ import { createInterface } from 'node:readline';
 import { createServer, type AddressInfo } from 'node:net';
 import { once } from 'node:events';
 import { BIN, REPO } from './helpers/cli.ts';
+import { waitFor } from './helpers/wait.ts';
 
 const dataDir = mkdtempSync(join(tmpdir(), 'cohort-life-'));
 after(() => rmSync(dataDir, { recursive: true, force: true }));
@@ -190,10 +191,10 @@ test('on a terminal the gateway logs readable lines, not JSON', async () => {
     });
     let out = '';
     child.stdout!.on('data', (d: Buffer) => (out += d));
-    while (!out.includes('cohort gateway listening')) {
+    await waitFor('the gateway logged that it listens', () => {
       assert.equal(child.exitCode, null, out);
-      await new Promise((r) => setTimeout(r, 50));
-    }
+      return out.includes('cohort gateway listening');
+    });
     child.kill('SIGTERM');
     await once(child, 'exit');
     assert.match(out, /\] INFO: cohort gateway listening\r?\n {4}url: "http:\/\/127\.0\.0\.1:\d+\/api\/v1"/);

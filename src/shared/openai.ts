@@ -40,7 +40,8 @@ export const ChatRequest = z.looseObject({
   temperature: z.number().optional(),
   top_p: z.number().optional(),
   stop: z.union([z.string(), z.array(z.string())]).optional(),
-  user: z.string().optional(),
+  /** null: not set, as a route's body may say it (the router drops it before the provider). */
+  user: z.string().nullable().optional(),
 });
 export type ChatRequest = z.infer<typeof ChatRequest>;
 

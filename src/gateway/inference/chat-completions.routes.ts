@@ -7,11 +7,11 @@ import { principalOf } from '../http/app.ts';
 import { defineRoute } from '../http/route.ts';
 import type { ApiError } from '../errors.ts';
 import { ChatCompletionRequest, ChatCompletionResponse } from './inference.schemas.ts';
-import type { Prepared } from './service.ts';
+import type { Prepared } from './prepare.ts';
 import type { RequestBody } from './routing.ts';
 import { WIRE_TAIL, type ChatChunk } from './types.ts';
 import { holdSlot } from '../http/slots.ts';
-import { DONE, dataFrame } from '../../shared/sse/write.ts';
+import { DONE, dataFrame, tailFrame } from '../../shared/sse/write.ts';
 import { errorChunk } from '../http/sse-frames.ts';
 import { errorDocs, prepareOrRefuse, routeHeader } from './respond.ts';
 import { cancelOnClose, writeSse } from '../http/sse-reply.ts';
@@ -27,10 +27,7 @@ async function* openaiFrames(
     let frames = '';
     for (const c of batch) {
       const tail = c[WIRE_TAIL];
-      frames +=
-        tail === undefined
-          ? dataFrame(c)
-          : `data: {"id":${id},"object":"chat.completion.chunk","created":${c.created},"model":${model},${tail}\n\n`;
+      frames += tail === undefined ? dataFrame(c) : tailFrame({ id, model, created: c.created, tail });
     }
     yield frames;
   }
@@ -58,7 +55,7 @@ export const chatCompletionRoutes: RouteModule = (app, ctx) => {
       ...errorDocs,
     },
     handler: async (req, reply, input) => {
-      const body = input.body as RequestBody;
+      const body: RequestBody = input.body;
       await holdSlot(ctx, req, reply, 'model');
       const p = await prepareOrRefuse(ctx, {
         principal: principalOf(req),

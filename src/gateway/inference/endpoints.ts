@@ -21,7 +21,10 @@ import type { Endpoint } from './preferences.ts';
 import { type Price, type PriceTable, priceOf } from './prices.ts';
 import type { ProviderInfo, ProviderTable, Registry } from './providers/index.ts';
 import { providerVar, selectCredentials, splitModel } from './providers/index.ts';
-import type { CredentialRow } from './routing-config.ts';
+import type { CredentialRow, WorkspaceRouting } from './routing-config.ts';
+import { arrange, preferencesOf } from './preferences.ts';
+import { AUTO_MODEL } from './router.ts';
+import { SCRIPTED } from './model-list.ts';
 
 export type RouteCtx = {
   principal: Principal;
@@ -30,6 +33,10 @@ export type RouteCtx = {
   /** The workspace's is_data_discount_logging_enabled: shared endpoints that collect data are usable. */
   dataCollection: boolean;
 };
+
+export type Routable = { id: string; endpoints: Endpoint<Route>[] };
+
+export type Endpoints = ReturnType<typeof createEndpoints>;
 
 /** Models planned per workspace snapshot, and keys per model, before the cache starts over
  * (model ids and keys come from requests). */
@@ -198,5 +205,37 @@ export function createEndpoints(o: {
     stats: stats.get(target.key),
   });
 
-  return { routeFor, endpointsFor, servedModels: () => servedBy.keys() };
+  /** What a workspace can route to: the built-in model, priced models, models other providers
+   * serve, the workspace's default and its credentials' allowed models, each with the endpoints a
+   * request for it would find, in the order a request without preferences tries them. */
+  function routable(space: WorkspaceRouting, principal: Principal): Routable[] {
+    const ws = space.workspace!;
+    const named = [...space.credentials.values()].flat().flatMap((c) => (c.disabled ? [] : (c.allowedModels ?? [])));
+    const ids = new Set<string>([
+      SCRIPTED,
+      ...[...prices.keys()].filter((k) => !k.includes('@')),
+      ...servedBy.keys(),
+      ...(ws.defaultTextModel && ws.defaultTextModel !== AUTO_MODEL ? [ws.defaultTextModel] : []),
+      ...named,
+    ]);
+    const ctx = {
+      principal,
+      credentials: space.credentials,
+      requireZdr: principal.guardrail?.enforceZdr === true,
+      dataCollection: ws.isDataDiscountLoggingEnabled,
+    };
+    const defaults = preferencesOf({}, ws.defaultProviderSort);
+    const out: Routable[] = [];
+    for (const id of [...ids].sort((a, b) => (a === SCRIPTED ? -1 : b === SCRIPTED ? 1 : a.localeCompare(b)))) {
+      try {
+        const endpoints = arrange([endpointsFor(id, ctx).endpoints], defaults).endpoints;
+        if (endpoints.length) out.push({ id, endpoints });
+      } catch {
+        // not routable here
+      }
+    }
+    return out;
+  }
+
+  return { routeFor, endpointsFor, routable };
 }

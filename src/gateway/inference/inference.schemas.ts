@@ -41,7 +41,8 @@ const noBothIssue = { message: 'cannot be combined with models', path: ['fallbac
 
 const ToolCall = z.looseObject({
   id: z.string().min(1).max(128),
-  type: z.literal('function').optional(),
+  // Clients may leave it out; upstream it is always sent (the wire's ToolCall, src/shared/openai.ts).
+  type: z.literal('function').default('function'),
   function: z.looseObject({ name: z.string().min(1).max(256), arguments: z.string() }),
 });
 

@@ -7,7 +7,7 @@ import type { Cancel, ChatChunk, FinishReason, ToolCall, Usage } from './types.t
 import { upstreamFailure, type Served } from './attempts.ts';
 import { clientClosed } from '../errors.ts';
 import { UpstreamError, WIRE_TAIL } from './types.ts';
-import type { Prepared } from './service.ts';
+import type { Prepared } from './prepare.ts';
 
 export type Outcome = {
   status: number;

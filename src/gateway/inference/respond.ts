@@ -7,7 +7,7 @@ import { ApiError, invalidRequest } from '../errors.ts';
 import type { Served } from './attempts.ts';
 import { refusals } from '../http/openapi.ts';
 import type { Principal } from '../access/identity-store.ts';
-import type { ApiStyle, Prepared } from './service.ts';
+import type { ApiStyle, Prepared } from './prepare.ts';
 import type { RequestBody } from './routing.ts';
 
 const ChatError = z.object({

@@ -46,8 +46,8 @@ export const responsesRoutes: RouteModule = (app, ctx) => {
       ...errorDocs,
     },
     handler: async (req, reply, input) => {
-      const parsed = input.body as ResponsesBody;
-      const body = fromResponsesBody(parsed) as RequestBody;
+      const parsed: ResponsesBody = input.body;
+      const body: RequestBody = fromResponsesBody(parsed);
       await holdSlot(ctx, req, reply, 'model');
       const p = await prepareOrRefuse(ctx, {
         principal: principalOf(req),

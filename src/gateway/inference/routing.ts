@@ -87,7 +87,7 @@ export type RequestBody = ChatRequest & {
   models?: string[];
   fallbacks?: { model: string }[];
   provider?: { zdr?: boolean | null } | null;
-  plugins?: { id: string; enabled?: boolean }[];
+  plugins?: ({ id: string; enabled?: boolean } & Record<string, unknown>)[] | null;
   reasoning?: unknown;
   thinking?: unknown;
   output_config?: unknown;

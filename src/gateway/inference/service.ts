@@ -1,76 +1,40 @@
-// The inference router as a service: prepare() validates and resolves a model request (preset,
-// model, fallbacks, server-tool restrictions, credentials) before any byte is written; stream()
-// and complete() then try its routes, add cost to usage, and record the request in the log. A
-// request that names server tools is handed to the agent loop (tools/loop.ts), which makes its
-// turns through the same stream() and complete(), each recorded as a step of the generation.
+// The inference router as a service: prepare() (prepare.ts) validates and resolves a model request
+// before any byte is written; stream() and complete() then try its routes, add cost to usage, and
+// record the request in the log. A request that names server tools is handed to the agent loop
+// (tools/loop.ts), which makes its turns through the same stream() and complete(), each recorded as
+// a step of the generation.
 import { uuidv7 } from '../crypto/uuid7.ts';
 import type { Db } from '../store/db.ts';
 import type { Logger } from '../../shared/log.ts';
 import type { Sealer } from '../crypto/seal.ts';
 import type { Principal } from '../access/identity-store.ts';
-import { ApiError, invalidRequest, noUsableCredential, keyWorkspaceDeleted, serverToolDisabled } from '../errors.ts';
+import { ApiError, keyWorkspaceDeleted } from '../errors.ts';
 import { createRegistry, providerTable, loadPriceTable, costOf } from './providers/index.ts';
-import { createEndpointStats, endpointKey } from './endpoint-stats.ts';
-import { createSessionPins, createSharedStats } from './shared-stats.ts';
+import { endpointKey } from './endpoint-stats.ts';
+import { createSessionPins } from './shared-stats.ts';
 import type { RedisLink } from '../store/redis.ts';
-import { arrange, type Endpoint, preferencesOf } from './preferences.ts';
-import { createEndpoints } from './endpoints.ts';
-import type { Cancel, ChatChunk, ChatRequest, Completion, Usage } from './types.ts';
-import { createRoutingConfig, type RoutingConfig, type WorkspaceRouting } from './routing-config.ts';
-import {
-  applyPreset,
-  disabledToolIn,
-  PRESET_PREFIX,
-  presetSlugOf,
-  resolveRequest,
-  type RequestBody,
-} from './routing.ts';
-import { AUTO_MODEL, chooseModel } from './router.ts';
-import { ROUTER_PLUGIN, type RouterPlugin } from '../http/request-options.schemas.ts';
-import { tryRoutes, type Route, type Served } from './attempts.ts';
-import { createRequestLog, shouldStoreBodies, type RequestLogOptions } from './request-log.ts';
+import type { Cancel, ChatChunk, Completion, Usage } from './types.ts';
+import { createRoutingConfig, type RoutingConfig } from './routing-config.ts';
+import { tryRoutes, type Served } from './attempts.ts';
+import { createRequestLog, type RequestLogOptions } from './request-log.ts';
 import { recordedStream, type Outcome, rowOf } from './record.ts';
 import type { InvalidationBus } from '../access/invalidation.ts';
-import { modelEntry, SCRIPTED, type ModelEntry } from './model-list.ts';
+import { modelEntry, type ModelEntry } from './model-list.ts';
 import type { ConcurrencyLimiter } from '../access/concurrency.ts';
 import type { Ledger } from '../access/budgets.ts';
-import { completeWithLoop, type LoopDeps, type LoopPlan, planLoop, streamLoop } from './tools/loop.ts';
+import { completeWithLoop, type LoopDeps, streamLoop } from './tools/loop.ts';
 import { generateImage } from './tools/images.ts';
 import { noServerTools } from './tools/env.ts';
 import type { ToolsEnv } from './tools/types.ts';
 import type { SandboxHost } from './tools/sandbox.ts';
-import { observationOf, type Observation } from '../observability/observation.ts';
 import type { Broadcaster } from '../observability/broadcast.ts';
 import { broadcastsOf } from '../observability/emit.ts';
-
-export type ApiStyle = 'chat' | 'messages' | 'responses';
+import { createEndpointHealth } from './endpoint-health.ts';
+import { createEndpoints } from './endpoints.ts';
+import { createAutoRouter } from './auto-route.ts';
+import { type ApiStyle, createPrepare, type Prepared } from './prepare.ts';
 
 const pinOf = (served: { provider: string; model: string }) => endpointKey(served.provider, served.model);
-
-export type Prepared = {
-  id: string;
-  started: number;
-  style: ApiStyle;
-  stream: boolean;
-  principal: Principal;
-  requestedModel: string | null;
-  routes: Route[];
-  upstream: ChatRequest;
-  /** How the endpoints were ordered, for the log and the x-cohort-route header: `sort=price; session=sticky`. */
-  routing: string;
-  /** The workspace's session (session_id) whose endpoint is kept while it stays healthy. */
-  sessionKey: string | null;
-  /** The client's body as received, kept only when the workspace logs this request's I/O. */
-  loggedBody: unknown;
-  /** Its session, end user and metadata (observation.ts), recorded and broadcast. */
-  observation?: Observation;
-  /** Whether its workspace broadcasts (is_observability_broadcast_enabled). */
-  broadcast?: boolean;
-  /** The server-tool loop, for a request that names server tools (tools/loop.ts). */
-  loop?: LoopPlan;
-  /** A turn of a loop (or a tool's model request): its row is `<id>-<step>`, a step of generation `id`. */
-  step?: number;
-};
 
 export type InferenceOptions = {
   db: Db;
@@ -110,34 +74,28 @@ export function createInferenceService(opts: InferenceOptions) {
   const requestLog = createRequestLog({ db: opts.db, log: opts.log, ...opts.requestLog });
   const toolsEnv = opts.tools ?? noServerTools();
   opts.bus?.subscribe('routing', () => config.invalidate());
-  const shared = opts.redis ? createSharedStats({ redis: opts.redis, log: opts.log }) : null;
-  const stats_ = shared ?? createEndpointStats();
-  /** This gateway, on the endpoints channel: its own announcements are already counted. */
-  const instance = uuidv7();
-  /** A failure of an endpoint's shared capacity, counted here and announced to the other gateways. */
-  const endpointFailed = (key: string) => {
-    stats_.failure(key);
-    opts.bus
-      ?.publish('endpoints', JSON.stringify([instance, key]))
-      .catch((err: Error) => opts.log.debug({ err }, 'could not announce an endpoint failure'));
-  };
-  opts.bus?.subscribe('endpoints', (message) => {
-    if (!message) return;
-    try {
-      const [from, key] = JSON.parse(message) as [string, string];
-      if (from !== instance && typeof key === 'string') shared ? shared.heard(key) : stats_.failure(key);
-    } catch {
-      // not ours to read
-    }
-  });
-  const { routeFor, endpointsFor, servedModels } = createEndpoints({ providers, registry, prices, stats: stats_ });
+  const health = createEndpointHealth({ bus: opts.bus, redis: opts.redis, log: opts.log });
+  const stats_ = health.stats;
+  const endpointFailed = health.failed;
   /** session → the endpoint that last served it (endpointKey). */
   const sessions = createSessionPins({ redis: opts.redis, log: opts.log });
   const stick = (key: string | null, served: Served) => {
     if (key) sessions.set(key, pinOf(served));
   };
-  /** session → the model the router pinned for it (pin_model), shared like the endpoint pins. */
-  const modelPins = createSessionPins({ redis: opts.redis, log: opts.log, kind: 'model' });
+  const endpoints = createEndpoints({ registry, providers, prices, stats: stats_ });
+  const prepare = createPrepare({
+    config,
+    endpoints,
+    routeAuto: createAutoRouter({
+      endpoints,
+      prices,
+      /** session → the model the router pinned for it (pin_model), shared like the endpoint pins. */
+      pins: createSessionPins({ redis: opts.redis, log: opts.log, kind: 'model' }),
+    }),
+    sessions,
+    toolsEnv,
+    ledger: opts.ledger,
+  });
 
   const usageOf = (u: Usage | null | undefined, served: Served): Usage => {
     const usage = u ?? { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
@@ -154,129 +112,6 @@ export function createInferenceService(opts: InferenceOptions) {
     for (const k in usage) if (!(k in out)) (out as Record<string, unknown>)[k] = (usage as Record<string, unknown>)[k];
     return out;
   };
-
-  async function prepare(o: {
-    principal: Principal;
-    body: RequestBody;
-    style: ApiStyle;
-    raw: unknown;
-    /** The x-session-id header; the body's session_id wins over it. */
-    sessionHeader?: string;
-  }): Promise<Prepared> {
-    const started = performance.now();
-    const { principal } = o;
-    const space = await config.workspace({ orgId: principal.orgId, workspaceId: principal.workspaceId });
-    const ws = space.workspace;
-    // Without its workspace a request would bypass that workspace's policy (credentials, disabled tools, logging).
-    if (!ws) throw keyWorkspaceDeleted('workspace');
-    // An intern's key is served with the intern's model (or preset), whatever its agent names.
-    const asked = principal.internId
-      ? {
-          ...o.body,
-          model: principal.internModel ?? ws.defaultTextModel ?? 'local/scripted',
-          models: undefined,
-          fallbacks: undefined,
-        }
-      : o.body;
-    const slug = presetSlugOf(asked);
-    const merged = slug ? applyPreset(asked, await config.preset({ workspaceId: ws.id, slug })) : asked;
-    const session = merged.session_id ?? o.sessionHeader ?? null;
-    const sessionKey = session ? `${ws.id}\u0000${session}` : null;
-    // Asked now, awaited after routing: with Redis, its GET shares a round trip with the model pin's.
-    const pinRead = sessionKey ? sessions.get(sessionKey) : null;
-    const named = merged.model && !merged.model.startsWith(PRESET_PREFIX) ? merged.model : ws.defaultTextModel;
-    let body = merged;
-    let auto: string | null = null;
-    if (named === AUTO_MODEL) ({ body, note: auto } = await routeAuto({ body: merged, space, principal, sessionKey }));
-    else {
-      const i = (merged.plugins ?? []).findIndex((p) => p.id === ROUTER_PLUGIN && p.enabled !== false);
-      if (i >= 0)
-        throw invalidRequest(
-          `plugins.${i}: the auto-router plugin chooses the model of ${AUTO_MODEL} requests, and this one names ${named ?? 'no model'}`,
-        );
-    }
-    const observation = observationOf({ raw: body, sessionHeader: o.sessionHeader, style: o.style });
-    const resolved = resolveRequest(body, { defaultModel: ws.defaultTextModel });
-    // A guardrail that enforces ZDR makes every request of its keys a `zdr` one.
-    const requireZdr = resolved.requireZdr || principal.guardrail?.enforceZdr === true;
-    const disabled = disabledToolIn(resolved.serverTools, ws.disabledServerTools);
-    if (disabled) throw serverToolDisabled(disabled);
-    const loop = resolved.serverTools.length
-      ? planLoop({
-          body,
-          rawTools: body.tools,
-          env: toolsEnv,
-          workspace: { defaultImageModel: ws.defaultImageModel ?? null, disabled: ws.disabledServerTools ?? [] },
-          routesFor: (model) => {
-            const r = routeFor(model, {
-              principal,
-              credentials: space.credentials,
-              requireZdr,
-              dataCollection: ws.isDataDiscountLoggingEnabled,
-            });
-            if (r instanceof ApiError) throw r;
-            return [r];
-          },
-        })
-      : undefined;
-    const ctx = {
-      principal,
-      credentials: space.credentials,
-      requireZdr,
-      dataCollection: ws.isDataDiscountLoggingEnabled,
-    };
-    const found = resolved.models.map((m) => endpointsFor(m, ctx));
-    const pref = preferencesOf(body, ws.defaultProviderSort);
-    const pinned = await pinRead;
-    const at = pinned ? pinned.indexOf('\u0000') : -1;
-    const sticky = at > 0 ? { provider: pinned!.slice(0, at), model: pinned!.slice(at + 1) } : null;
-    const arranged = arrange(
-      found.map((f) => f.endpoints),
-      pref,
-      sticky,
-    );
-    if (!arranged.endpoints.length) {
-      if (arranged.excluded)
-        throw invalidRequest(
-          `provider: no endpoint of ${resolved.models.join(', ')} meets the provider preferences (only, ignore, max_price)`,
-        );
-      throw found.find((f) => f.refusal)?.refusal ?? noUsableCredential();
-    }
-    const routes = arranged.endpoints.map((e) =>
-      pref.allowFallbacks ? e.route : { ...e.route, candidates: e.route.candidates.slice(0, 1) },
-    );
-    const first = arranged.endpoints[0]!;
-    // Concatenated, not joined from arrays: this runs for every model request.
-    let routing = `${auto ? `${auto}; ` : ''}sort=${pref.sort ?? 'default'}`;
-    if (pref.order) routing += '; order';
-    if (!pref.allowFallbacks) routing += '; no-fallbacks';
-    if (sessionKey)
-      routing += `; session=${sticky && sticky.provider === first.provider && sticky.model === first.model ? 'sticky' : 'new'}`;
-    const io = {
-      enabled: ws.isObservabilityIoLoggingEnabled,
-      samplingRate: ws.ioLoggingSamplingRate,
-      apiKeyIds: ws.ioLoggingApiKeyIds ?? null,
-    };
-    const id = `gen-${uuidv7()}`;
-    // The last check, before any upstream call: a spent budget is refused (402) here.
-    if (principal.budgets.length && opts.ledger) await opts.ledger.admit({ requestId: id, scopes: principal.budgets });
-    return {
-      id,
-      started,
-      style: o.style,
-      stream: o.body.stream === true,
-      principal,
-      requestedModel: o.body.model ?? null,
-      routes,
-      routing,
-      sessionKey,
-      upstream: resolved.upstream,
-      loggedBody: shouldStoreBodies(io, { apiKeyId: principal.keyId, random: Math.random() }) ? o.raw : undefined,
-      observation,
-      broadcast: ws.isObservabilityBroadcastEnabled,
-      loop,
-    };
-  }
 
   const spans = broadcastsOf(opts.broadcast);
   const record = (p: Prepared, outcome: Outcome) => {
@@ -321,42 +156,10 @@ export function createInferenceService(opts: InferenceOptions) {
     });
   };
 
-  /** What a workspace can route to: the built-in model, priced models, models other providers
-   * serve, the workspace's default and its credentials' allowed models, each with the endpoints a
-   * request for it would find, in the order a request without preferences tries them. */
-  function routable(space: WorkspaceRouting, principal: Principal): { id: string; endpoints: Endpoint<Route>[] }[] {
-    const ws = space.workspace!;
-    const named = [...space.credentials.values()].flat().flatMap((c) => (c.disabled ? [] : (c.allowedModels ?? [])));
-    const ids = new Set<string>([
-      SCRIPTED,
-      ...[...prices.keys()].filter((k) => !k.includes('@')),
-      ...servedModels(),
-      ...(ws.defaultTextModel && ws.defaultTextModel !== AUTO_MODEL ? [ws.defaultTextModel] : []),
-      ...named,
-    ]);
-    const ctx = {
-      principal,
-      credentials: space.credentials,
-      requireZdr: principal.guardrail?.enforceZdr === true,
-      dataCollection: ws.isDataDiscountLoggingEnabled,
-    };
-    const defaults = preferencesOf({}, ws.defaultProviderSort);
-    const out: { id: string; endpoints: Endpoint<Route>[] }[] = [];
-    for (const id of [...ids].sort((a, b) => (a === SCRIPTED ? -1 : b === SCRIPTED ? 1 : a.localeCompare(b)))) {
-      try {
-        const endpoints = arrange([endpointsFor(id, ctx).endpoints], defaults).endpoints;
-        if (endpoints.length) out.push({ id, endpoints });
-      } catch {
-        // not routable here
-      }
-    }
-    return out;
-  }
-
   async function models(principal: Principal): Promise<ModelEntry[]> {
     const space = await config.workspace({ orgId: principal.orgId, workspaceId: principal.workspaceId });
     if (!space.workspace) throw keyWorkspaceDeleted('workspace');
-    return routable(space, principal).map(({ id, endpoints }) =>
+    return endpoints.routable(space, principal).map(({ id, endpoints }) =>
       modelEntry(
         id,
         prices.get(id),
@@ -369,52 +172,6 @@ export function createInferenceService(opts: InferenceOptions) {
         })),
       ),
     );
-  }
-
-  /** The model the router chooses for an auto request (router.ts), with its fallbacks unless the body names its own. */
-  async function routeAuto(o: {
-    body: RequestBody;
-    space: WorkspaceRouting;
-    principal: Principal;
-    sessionKey: string | null;
-  }): Promise<{ body: RequestBody; note: string }> {
-    const i = (o.body.plugins ?? []).findIndex((p) => p.id === ROUTER_PLUGIN);
-    const plugin = (i >= 0 ? o.body.plugins![i] : {}) as Partial<RouterPlugin>;
-    if (plugin.enabled === false)
-      throw invalidRequest(
-        `plugins.${i}.enabled: ${AUTO_MODEL} is chosen by the auto-router plugin, which this request turns off`,
-      );
-    if (plugin.pin_model && !o.sessionKey)
-      throw invalidRequest(
-        `plugins.${i}.pin_model: pinning keeps a session's model, so it needs session_id or x-session-id`,
-      );
-    const pinKey = plugin.pin_model ? o.sessionKey : null;
-    const pinned = pinKey ? await modelPins.get(pinKey) : null;
-    const candidates = routable(o.space, o.principal).map(({ id, endpoints }) => {
-      const p = prices.get(id);
-      return { id, price: p ? p.prompt + p.completion : null, healthy: endpoints.some((e) => e.stats.healthy) };
-    });
-    const tier = plugin.cost_tier ?? 'medium';
-    const pick = chooseModel(candidates, {
-      allowed: plugin.allowed_models ?? null,
-      excluded: plugin.excluded_models ?? [],
-      tier,
-      pinned,
-    });
-    if (!pick)
-      throw invalidRequest(
-        `${i >= 0 ? `plugins.${i}.allowed_models` : 'model'}: no model this workspace can route to is left for ${AUTO_MODEL}`,
-      );
-    if (pinKey) modelPins.set(pinKey, pick.model);
-    const ownFallbacks = o.body.models !== undefined || o.body.fallbacks !== undefined;
-    return {
-      body: {
-        ...o.body,
-        model: pick.model,
-        ...(ownFallbacks || !pick.fallbacks.length ? {} : { models: pick.fallbacks }),
-      },
-      note: `auto=${pick.model}; tier=${tier}${pick.pinned ? '; pinned' : ''}`,
-    };
   }
 
   const service = {
@@ -496,7 +253,7 @@ export function createInferenceService(opts: InferenceOptions) {
     requestLogFault: () => requestLog.writeFault(),
     requestLogPending: () => requestLog.pending(),
     async close() {
-      shared?.close();
+      health.close();
       await requestLog.close();
       await registry.close();
     },

@@ -9,7 +9,7 @@ import { defineRoute } from '../http/route.ts';
 import { keyWorkspaceDeleted } from '../errors.ts';
 import { managementRefusals, Pagination, PresetSlug } from '../http/common.schemas.ts';
 import { Preset, PresetVersion, PresetWithVersion, VersionParam } from './presets.schemas.ts';
-import { STYLES, type BodyStyle } from './preset-body.ts';
+import { STYLES, type BodyStyle, type PresetDraft } from './preset-body.ts';
 import {
   createPresetVersion,
   findPreset,
@@ -45,28 +45,28 @@ export const presetRoutes: RouteModule = (app, ctx) => {
   const onSend = dropsRoutingCache(ctx);
   const db = ctx.store.db;
 
-  for (const style of Object.keys(PATHS) as BodyStyle[]) {
-    const { schema, toDraft } = STYLES[style];
+  /** One creation route per body style, its body typed by its own schema. */
+  const draftRoute = <T>(style: BodyStyle, body: z.ZodType<T>, toDraft: (b: T) => PresetDraft) =>
     defineRoute(app, ctx, {
       ...common,
       method: 'POST',
       path: `/presets/:slug/${PATHS[style]}`,
       summary: `Create a preset or a new version of it from a ${style}-style request body`,
       params: NewSlug,
-      body: schema as z.ZodType,
+      body,
       onSend,
       before,
       responses: {
         200: { description: 'the preset with its new designated version', schema: One },
         ...managementRefusals(400, 401, 403, 404, 409, 500),
       },
-      handler: async (req, _reply, { params, body }) => {
+      handler: async (req, _reply, input) => {
         const p = principalOf(req);
-        const draft = toDraft(body as never);
+        const draft = toDraft(input.body);
         return {
           data: await createPresetVersion(db, {
             workspaceId: workspaceOf(req),
-            slug: params.slug,
+            slug: input.params.slug,
             orgId: p.orgId,
             userId: p.userId,
             draft,
@@ -74,7 +74,9 @@ export const presetRoutes: RouteModule = (app, ctx) => {
         };
       },
     });
-  }
+  draftRoute('messages', STYLES.messages.schema, STYLES.messages.toDraft);
+  draftRoute('chat', STYLES.chat.schema, STYLES.chat.toDraft);
+  draftRoute('responses', STYLES.responses.schema, STYLES.responses.toDraft);
 
   defineRoute(app, ctx, {
     ...common,

@@ -12,59 +12,45 @@ import {
   type RefusalKind,
   type RunEvent,
 } from '../../shared/daemon-protocol.ts';
+import { openSse, type SseWriter } from '../../shared/sse/write.ts';
 import type { Intern } from './intern.ts';
 import type { Sink } from './run.ts';
 import { daemonRoutes, matcher, type Reply } from './routes.ts';
 
-/** An SSE response that sends its headers with the first event, so a refusal can still be JSON. */
+/** An SSE response opened at the first event (so a refusal can still be JSON), on the one SSE writer. */
 class SseSink implements Sink {
-  private open = false;
-  private timer: NodeJS.Timeout | null = null;
+  private sse: SseWriter | null = null;
   constructor(
     private readonly res: ServerResponse,
     private readonly keepaliveMs: number,
   ) {}
 
   begin(): void {
-    if (this.open) return;
-    this.open = true;
-    this.res.writeHead(200, {
-      'content-type': 'text/event-stream',
-      'cache-control': 'no-cache',
-      connection: 'keep-alive',
-    });
+    if (this.sse) return;
+    this.sse = openSse(this.res, { keepaliveMs: this.keepaliveMs });
+    // The gateway holds its client's status until the run's first event: the 200 leaves now.
     this.res.flushHeaders();
-    this.keepalive();
   }
 
   write(e: RunEvent): void {
     if (this.res.writableEnded || this.res.destroyed) return;
     this.begin();
-    this.res.write(formatRunEvent(e));
-    this.keepalive();
+    // The gateway reads at its own pace through its own backpressure; a run's events are few.
+    this.sse!.send(formatRunEvent(e), noop);
   }
 
   end(): void {
     this.begin();
-    if (this.timer) clearTimeout(this.timer);
-    this.res.end();
+    this.sse!.end('');
   }
 
   onClose(cb: () => void): void {
     if (this.res.destroyed || this.res.writableFinished) return cb();
     this.res.on('close', cb);
   }
-
-  private keepalive(): void {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = setTimeout(() => {
-      if (this.res.writableEnded || this.res.destroyed) return;
-      this.res.write(': keepalive\n\n');
-      this.keepalive();
-    }, this.keepaliveMs);
-    this.timer.unref();
-  }
 }
+
+const noop = () => {};
 
 function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   if (res.headersSent) return void res.end();

@@ -5,6 +5,7 @@ export {
   bwrapArgv,
   confinedArgv,
   FILTER_FD,
+  PRIVATE_NAMESPACES,
   SYSTEM_ETC,
   userlandArgv,
   type BwrapOptions,

@@ -1,5 +1,5 @@
-// The server-sent-events writer of the gateway's streams (intern chat, model requests in every
-// API style), in src/shared so the daemon can take it too: the frames (`data:`, named events, `[DONE]`),
+// The one server-sent-events writer, for the gateway's streams (intern chat, model requests in
+// every API style) and the daemon's run streams: the frames (`data:`, named events, `[DONE]`),
 // and one object per open stream that opens the 200 with the stream headers and the caller's own
 // (request id), writes with backpressure, writes `: keepalive` after each quiet interval
 // (docs/reference/intern-chat.md#events-and-keepalive), ends once, and notices a client that went
@@ -19,6 +19,11 @@ export const dataFrame = (data: unknown, id?: number): string =>
 /** One named event (`event:` then `data:`), as Anthropic and the Responses API stream them. */
 export const eventFrame = (event: string, data: unknown): string =>
   `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
+
+/** A chat-completion chunk from a provider's own text after its `model` field (`tail`), behind this
+ * gateway's id and model (both already JSON): the chunk is not serialised again. */
+export const tailFrame = (o: { id: string; model: string; created: number; tail: string }): string =>
+  `data: {"id":${o.id},"object":"chat.completion.chunk","created":${o.created},"model":${o.model},${o.tail}\n\n`;
 
 const KEEPALIVE = ': keepalive\n\n';
 

@@ -88,7 +88,7 @@ const defined = (o: Record<string, unknown>) =>
 
 type Body = {
   tools?: { type?: string; parameters?: unknown }[];
-  plugins?: ({ id: string } & Record<string, unknown>)[];
+  plugins?: ({ id: string } & Record<string, unknown>)[] | null;
 };
 
 /** The server tools a (validated) request names, each once: its `tools` first, then its plugins. */

@@ -30,8 +30,9 @@ import {
   WIRE_TAIL,
 } from '../types.ts';
 import type { Route, Served } from '../attempts.ts';
-import type { Prepared } from '../service.ts';
+import type { Prepared } from '../prepare.ts';
 import type { Outcome } from '../record.ts';
+import type { RequestBody } from '../routing.ts';
 import { boundResult, functionOf, TOOLS, toolEntries } from './index.ts';
 import { budgetOf, decide, type Limits, type Totals } from './stop.ts';
 import { type ServerTool, type ServerToolType, ToolError, type ToolsEnv } from './types.ts';
@@ -62,7 +63,7 @@ function refusal(type: ServerToolType, field: string, why: string): ApiError {
 export function planLoop(o: {
   body: {
     tools?: ChatTool[];
-    plugins?: { id: string }[];
+    plugins?: RequestBody['plugins'];
     stop_server_tools_when?: StopCondition[];
     max_tool_calls?: number;
   };
@@ -72,7 +73,7 @@ export function planLoop(o: {
   routesFor: (model: string) => Route[];
 }): LoopPlan {
   const tools = new Map<string, Offered>();
-  const entries = toolEntries({ tools: o.rawTools, plugins: o.body.plugins as never });
+  const entries = toolEntries({ tools: o.rawTools, plugins: o.body.plugins });
   /** Where a setting of an entry is: `tools.0.parameters.model`, `plugins.1.model`. */
   const at = (field: string, name: string) =>
     field.startsWith('tools') ? `${field}.parameters.${name}` : `${field}.${name}`;

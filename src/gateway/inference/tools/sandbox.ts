@@ -13,7 +13,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
-import { FILTER_FD, userlandArgv, writeFilter } from '../../../runtime/sandbox/index.ts';
+import { FILTER_FD, PRIVATE_NAMESPACES, userlandArgv, writeFilter } from '../../../runtime/sandbox/index.ts';
 import { type Sandbox, ToolError, type ToolsEnv } from './types.ts';
 
 /** What the gateway lends the sandboxes: uids of the interns' range, and the tenant's seccomp program. */
@@ -101,9 +101,7 @@ export function sandboxArgv(o: { diskMb: number; nodePath: string }): string[] {
   return [
     '--unshare-user',
     '--unshare-pid',
-    '--unshare-net',
-    '--unshare-ipc',
-    '--unshare-uts',
+    ...PRIVATE_NAMESPACES,
     '--unshare-cgroup-try',
     '--hostname',
     'sandbox',

@@ -65,7 +65,7 @@ function convertMessage(m: AnthropicMessage): ChatMessage[] {
 }
 
 function convertTool(t: AnthropicTool): ChatTool {
-  if (t.type && t.type !== 'custom') return t as ChatTool;
+  if (t.type && t.type !== 'custom') return { ...t, type: t.type };
   return {
     type: 'function',
     function: {

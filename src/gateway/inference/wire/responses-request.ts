@@ -4,39 +4,16 @@
 // function tools as chat function tools (server tools, `type: "service:…"`, stay as they are for
 // the router). Reasoning items are dropped: chat-completions providers take no reasoning back.
 // Pure; the body was validated with ../inference.schemas.ts ResponsesRequest.
-// May import: ../types.ts.
+// May import: ../types.ts, ../inference.schemas.ts (types).
+import type { ResponsesRequest } from '../inference.schemas.ts';
 import type { ChatMessage, ChatRequest, ChatTool, ToolCall } from '../types.ts';
 
-type ContentPart = { type: string; text?: string; refusal?: string; image_url?: string; detail?: string };
-type InputItem = {
-  type?: string;
-  role?: 'user' | 'assistant' | 'system' | 'developer';
-  content?: string | ContentPart[];
-  call_id?: string;
-  name?: string;
-  arguments?: string;
-  output?: string | ContentPart[];
-};
-type ResponsesTool = {
-  type: string;
-  name?: string;
-  description?: string;
-  parameters?: unknown;
-  strict?: boolean | null;
-};
-export type ResponsesBody = {
-  input: string | InputItem[];
-  instructions?: string | null;
-  tools?: ResponsesTool[];
-  tool_choice?: string | { type: string; name?: string };
-  max_output_tokens?: number | null;
-  reasoning?: { effort?: string | null } | null;
-  text?: {
-    format?: { type: string; name?: string; schema?: unknown; strict?: boolean | null; description?: string };
-    verbosity?: string | null;
-  } | null;
-  [k: string]: unknown;
-};
+/** The body as its schema parsed it. */
+export type ResponsesBody = ResponsesRequest;
+type InputItem = Exclude<ResponsesBody['input'], string>[number];
+type Message = Extract<InputItem, { role: string }>;
+type ContentPart = Exclude<Message['content'], string>[number];
+type ResponsesTool = NonNullable<ResponsesBody['tools']>[number];
 
 /** Fields converted here. */
 const CONVERTED = new Set(['input', 'instructions', 'tools', 'tool_choice', 'max_output_tokens', 'reasoning', 'text']);
@@ -46,7 +23,8 @@ const CONVERTED = new Set(['input', 'instructions', 'tools', 'tool_choice', 'max
  * (`max_tool_calls` passes to the router: it bounds the server-tool loop.) */
 const DROPPED = new Set(['store', 'include', 'truncation', 'background', 'top_logprobs', 'stream_options']);
 
-const partText = (p: ContentPart): string => p.text ?? p.refusal ?? '';
+const partText = (p: ContentPart): string =>
+  p.type === 'refusal' ? p.refusal : p.type === 'input_image' ? '' : p.text;
 
 /** Text only: a string, as every chat provider takes it; with an image, chat content parts. */
 function contentOf(content: string | ContentPart[]): ChatMessage['content'] {
@@ -64,9 +42,9 @@ function convertInput(items: InputItem[]): ChatMessage[] {
   for (const item of items) {
     if (item.type === 'function_call') {
       const call: ToolCall = {
-        id: item.call_id!,
+        id: item.call_id,
         type: 'function',
-        function: { name: item.name!, arguments: item.arguments! },
+        function: { name: item.name, arguments: item.arguments },
       };
       // Calls made in one turn belong to the assistant message before them (parallel calls are
       // consecutive items), as chat providers expect the tool messages to follow one such message.
@@ -74,22 +52,22 @@ function convertInput(items: InputItem[]): ChatMessage[] {
       if (last?.role === 'assistant') last.tool_calls = [...(last.tool_calls ?? []), call];
       else out.push({ role: 'assistant', content: null, tool_calls: [call] });
     } else if (item.type === 'function_call_output') {
-      const output = item.output!;
+      const output = item.output;
       out.push({
         role: 'tool',
-        tool_call_id: item.call_id!,
+        tool_call_id: item.call_id,
         content: typeof output === 'string' ? output : output.map(partText).join(''),
       });
     } else if (item.type === undefined || item.type === 'message') {
-      const role = item.role!;
+      const role = item.role;
       out.push({
         role,
         content:
           role === 'user'
-            ? contentOf(item.content!)
+            ? contentOf(item.content)
             : typeof item.content === 'string'
               ? item.content
-              : item.content!.map(partText).join(''),
+              : item.content.map(partText).join(''),
       });
     }
   }
@@ -97,7 +75,7 @@ function convertInput(items: InputItem[]): ChatMessage[] {
 }
 
 function convertTool(t: ResponsesTool): ChatTool {
-  if (t.type !== 'function') return t as ChatTool;
+  if (t.type !== 'function') return t;
   const fn = {
     name: t.name!,
     ...(t.description !== undefined ? { description: t.description } : {}),

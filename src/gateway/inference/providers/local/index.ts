@@ -3,13 +3,7 @@
 // would, before any output. May import: this folder, ../../types.ts.
 import { plan } from './scripted.ts';
 import { completion, streamChunks, SCRIPTED_MODEL } from './play.ts';
-import {
-  UpstreamError,
-  type ChatChunk,
-  type Completion,
-  type ProviderAdapter,
-  type UpstreamCall,
-} from '../../types.ts';
+import { UpstreamError, type ChatChunk, type ProviderAdapter, type UpstreamCall } from '../../types.ts';
 import { randomUUID } from 'node:crypto';
 
 /** The scripted model's chunks, each its own batch (sleeps come between chunks). */
@@ -30,6 +24,6 @@ export const localAdapter: ProviderAdapter = {
     return batches(streamChunks(p, { id: `gen-${randomUUID()}`, cancel: call.cancel }) as AsyncIterable<ChatChunk>);
   },
   async complete(call) {
-    return (await completion(planOf(call), { id: `gen-${randomUUID()}`, cancel: call.cancel })) as Completion;
+    return await completion(planOf(call), { id: `gen-${randomUUID()}`, cancel: call.cancel });
   },
 };
