@@ -11,7 +11,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { execFileSync } from 'node:child_process';
 import { type IncomingMessage, request as httpRequest } from 'node:http';
 import { create as tarCreate, Header, list as tarList } from 'tar';
-import { shellIn as shellRaw, startInternFixture, type InternFixture } from './helpers/interns.ts';
+import { shellOut as shellIn, startInternFixture, type InternFixture } from './helpers/interns.ts';
 import { noSandbox } from './helpers/sandbox.ts';
 import { createTestAccount } from './helpers/accounts.ts';
 import { getInternById } from '../src/gateway/interns/interns.ts';
@@ -22,7 +22,6 @@ const IDLE_MS = 4000;
 /** COHORT_FILES_IDLE_MS: a download's client that takes nothing for this long is cut off. */
 const READER_IDLE_MS = 2000;
 /** The shell's output without its exit line. */
-const shellIn = async (...a: Parameters<typeof shellRaw>) => (await shellRaw(...a)).replace(/\n?\[exit \d+\]$/, '');
 
 describe('files API', { skip: noSandbox }, () => {
   let f: InternFixture;

@@ -12,12 +12,11 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir, userInfo } from 'node:os';
 import { createServer, type Server, type Socket } from 'node:net';
 import { PassThrough } from 'node:stream';
-import { shellIn as shellRaw, startInternFixture, type InternFixture } from './helpers/interns.ts';
+import { secretSeenInside, shellOut as shellIn, startInternFixture, type InternFixture } from './helpers/interns.ts';
 import { noSandbox } from './helpers/sandbox.ts';
 import { noSshd, startSshServer, type SshServer } from './helpers/ssh-server.ts';
 import { waitFor } from './helpers/wait.ts';
 
-const shellIn = async (...a: Parameters<typeof shellRaw>) => (await shellRaw(...a)).replace(/\n?\[exit \d+\]$/, '');
 /** The key's secret part, as it would be found: one line of its base64 body. */
 const secretLine = (key: string) => key.split('\n')[2]!;
 const keyDirs = () => readdirSync(tmpdir()).filter((n) => n.startsWith('cohort-ssh-'));
@@ -197,25 +196,15 @@ describe('repositories over SSH', { skip: noSshd || noSandbox }, () => {
     const base = sshd.git('app', ['rev-parse', 'HEAD']).trim();
     assert.deepEqual(repo, { id: repo.id, url: app, ref: 'main', path: 'app', commit: base });
 
-    // The key's secret line looked for from inside without being sent whole (the chat is on the
-    // intern's disk): its halves joined into a pattern file in the intern's private /tmp.
     const secret = secretLine(sshd.key);
-    const half = Math.floor(secret.length / 2);
-    const seen = await shellIn(
-      f,
-      id,
-      [
-        `printf '%s%s' '${secret.slice(0, half)}' '${secret.slice(half)}' > /tmp/p`,
-        'cd /intern/work/app && cat README.md && git remote get-url origin',
-        'grep -rlaF -f /tmp/p /intern 2>/dev/null | wc -l',
-        'cat /proc/*/environ 2>/dev/null | grep -caF -f /tmp/p',
-        'ps -eo args | grep -caF -f /tmp/p',
-        'echo change >> README.md && git -c user.name=i -c user.email=i@example.com commit -qam "over ssh" && git rev-parse HEAD',
-      ].join('; '),
-    );
-    const lines = seen.split('\n');
+    const { seen, lines, commit } = await secretSeenInside(f, id, {
+      secret,
+      folder: 'app',
+      file: 'README.md',
+      message: 'over ssh',
+    });
+    // The plain remote; no file, no environment, no process holding the key.
     assert.deepEqual(lines.slice(0, 5), ['hello over ssh', app, '0', '0', '0'], seen);
-    const commit = lines.at(-1)!;
 
     const diff = await f.gw.call('GET', `/interns/${id}/repositories/${repo.id}/diff`, { key: f.gw.keys.api_key });
     assert.equal(diff.status, 200, JSON.stringify(diff.body));

@@ -9,14 +9,12 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { shellIn as shellRaw, startInternFixture, type InternFixture } from './helpers/interns.ts';
+import { secretSeenInside, shellOut as shellIn, startInternFixture, type InternFixture } from './helpers/interns.ts';
 import { noSandbox } from './helpers/sandbox.ts';
 import { startGitServer, type GitServer } from './helpers/git-server.ts';
 import { createSpawner } from '../src/shared/spawner.ts';
 import { tenantJob } from '../src/gateway/interns/provisioner/tenant-job.ts';
 import { createTestAccount } from './helpers/accounts.ts';
-
-const shellIn = async (...a: Parameters<typeof shellRaw>) => (await shellRaw(...a)).replace(/\n?\[exit \d+\]$/, '');
 
 describe('repositories', { skip: noSandbox }, () => {
   const TOKEN = `tok-${process.pid}-${Date.now()}-secret`;
@@ -301,25 +299,14 @@ describe('repositories', { skip: noSandbox }, () => {
 
     const id = await f.intern('private-work', { repositories: [{ url }] });
     const [repo] = (await f.gw.call('GET', `/interns/${id}/repositories`, { key: f.gw.keys.api_key })).body.data;
-    // The token is looked for from inside without being sent whole (the chat itself is on the
-    // intern's disk): its two halves are joined into a pattern file in the intern's private /tmp.
-    const half = Math.floor(TOKEN.length / 2);
-    const seen = await shellIn(
-      f,
-      id,
-      [
-        `printf '%s%s' '${TOKEN.slice(0, half)}' '${TOKEN.slice(half)}' > /tmp/p`,
-        'cd /intern/work/private && cat PLAN.md && git remote get-url origin',
-        'grep -rlaF -f /tmp/p /intern 2>/dev/null | wc -l',
-        'cat /proc/*/environ 2>/dev/null | grep -caF -f /tmp/p',
-        'ps -eo args | grep -caF -f /tmp/p',
-        'echo change >> PLAN.md && git -c user.name=i -c user.email=i@example.com commit -qam edit && git rev-parse HEAD',
-      ].join('; '),
-    );
-    const lines = seen.split('\n');
-    // The plan, the plain remote; no file, no environment, no process holding the token.
+    const { seen, lines, commit } = await secretSeenInside(f, id, {
+      secret: TOKEN,
+      folder: 'private',
+      file: 'PLAN.md',
+      message: 'edit',
+    });
+    // The plain remote; no file, no environment, no process holding the token.
     assert.deepEqual(lines.slice(0, 5), ['the plan', url, '0', '0', '0'], seen);
-    const commit = lines.at(-1)!;
 
     const outside = await f.gw.call('POST', `/interns/${id}/repositories/${repo.id}/push`, {
       body: { branch: 'cohort/x' },

@@ -237,6 +237,36 @@ export async function shellIn(
   return out.slice('shell: '.length);
 }
 
+/** shellIn's output without the shell's closing `[exit N]` line. */
+export const shellOut = async (...a: Parameters<typeof shellIn>) =>
+  (await shellIn(...a)).replace(/\n?\[exit \d+\]$/, '');
+
+/** From inside intern `id`, in its repository at /intern/work/<folder>: `file` and the remote's
+ * address, then how many files, process environments and process arguments hold `secret`, then a
+ * commit of a change to `file`. The secret is looked for without being sent whole (the chat itself
+ * is on the intern's disk): its two halves are joined into a pattern file in the intern's /tmp. */
+export async function secretSeenInside(
+  f: InternFixture,
+  id: string,
+  o: { secret: string; folder: string; file: string; message: string },
+): Promise<{ seen: string; lines: string[]; commit: string }> {
+  const half = Math.floor(o.secret.length / 2);
+  const seen = await shellOut(
+    f,
+    id,
+    [
+      `printf '%s%s' '${o.secret.slice(0, half)}' '${o.secret.slice(half)}' > /tmp/p`,
+      `cd /intern/work/${o.folder} && cat ${o.file} && git remote get-url origin`,
+      'grep -rlaF -f /tmp/p /intern 2>/dev/null | wc -l',
+      'cat /proc/*/environ 2>/dev/null | grep -caF -f /tmp/p',
+      'ps -eo args | grep -caF -f /tmp/p',
+      `echo change >> ${o.file} && git -c user.name=i -c user.email=i@example.com commit -qam "${o.message}" && git rev-parse HEAD`,
+    ].join('; '),
+  );
+  const lines = seen.split('\n');
+  return { seen, lines, commit: lines.at(-1)! };
+}
+
 /** What an intern's daemon says of its runs and turn lock (its status route), asked with the intern's daemon secret. */
 export async function daemonStatus(f: InternFixture, id: string): Promise<StatusResponse> {
   const row = (await getInternById(f.gw.ctx.store.db, id))!;
