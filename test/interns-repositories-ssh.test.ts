@@ -12,7 +12,13 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir, userInfo } from 'node:os';
 import { createServer, type Server, type Socket } from 'node:net';
 import { PassThrough } from 'node:stream';
-import { secretSeenInside, shellOut as shellIn, startInternFixture, type InternFixture } from './helpers/interns.ts';
+import {
+  pushInScope,
+  secretSeenInside,
+  shellOut as shellIn,
+  startInternFixture,
+  type InternFixture,
+} from './helpers/interns.ts';
 import { noSandbox } from './helpers/sandbox.ts';
 import { noSshd, startSshServer, type SshServer } from './helpers/ssh-server.ts';
 import { waitFor } from './helpers/wait.ts';
@@ -211,22 +217,7 @@ describe('repositories over SSH', { skip: noSshd || noSandbox }, () => {
     assert.deepEqual([diff.body.base, diff.body.commit], [base, commit]);
     assert.match(diff.body.diff, /^ hello over ssh\n\+change$/m);
 
-    const outside = await f.gw.call('POST', `/interns/${id}/repositories/${repo.id}/push`, {
-      body: { branch: 'cohort/x' },
-      key: f.gw.keys.api_key,
-    });
-    assert.deepEqual(
-      [outside.status, outside.body.error.message],
-      [
-        400,
-        'invalid request parameters: branch: "cohort/x" is outside the credential\'s scope: pushes create branches under agent/',
-      ],
-    );
-    const pushed = await f.gw.call('POST', `/interns/${id}/repositories/${repo.id}/push`, {
-      body: { branch: 'agent/ssh' },
-      key: f.gw.keys.api_key,
-    });
-    assert.equal(pushed.status, 200, JSON.stringify(pushed.body));
+    const pushed = await pushInScope(f, id, repo.id, 'agent/ssh');
     assert.deepEqual(pushed.body, { id: repo.id, path: 'app', base, commit, branch: 'agent/ssh' });
     assert.equal(sshd.git('app', ['rev-parse', 'agent/ssh']).trim(), commit);
     assert.equal(sshd.git('app', ['show', 'agent/ssh:README.md']), 'hello over ssh\nchange\n');

@@ -9,7 +9,13 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { secretSeenInside, shellOut as shellIn, startInternFixture, type InternFixture } from './helpers/interns.ts';
+import {
+  pushInScope,
+  secretSeenInside,
+  shellOut as shellIn,
+  startInternFixture,
+  type InternFixture,
+} from './helpers/interns.ts';
 import { noSandbox } from './helpers/sandbox.ts';
 import { startGitServer, type GitServer } from './helpers/git-server.ts';
 import { createSpawner } from '../src/shared/spawner.ts';
@@ -308,22 +314,7 @@ describe('repositories', { skip: noSandbox }, () => {
     // The plain remote; no file, no environment, no process holding the token.
     assert.deepEqual(lines.slice(0, 5), ['the plan', url, '0', '0', '0'], seen);
 
-    const outside = await f.gw.call('POST', `/interns/${id}/repositories/${repo.id}/push`, {
-      body: { branch: 'cohort/x' },
-      key: f.gw.keys.api_key,
-    });
-    assert.deepEqual(
-      [outside.status, outside.body.error.message],
-      [
-        400,
-        'invalid request parameters: branch: "cohort/x" is outside the credential\'s scope: pushes create branches under agent/',
-      ],
-    );
-    const pushed = await f.gw.call('POST', `/interns/${id}/repositories/${repo.id}/push`, {
-      body: { branch: 'agent/plan' },
-      key: f.gw.keys.api_key,
-    });
-    assert.equal(pushed.status, 200, JSON.stringify(pushed.body));
+    const pushed = await pushInScope(f, id, repo.id, 'agent/plan');
     assert.equal(priv.git('private', ['rev-parse', 'agent/plan']).trim(), commit);
     assert.ok(
       priv.hits.every((h) => h.authorized || h.authorization === undefined),

@@ -267,6 +267,28 @@ export async function secretSeenInside(
   return { seen, lines, commit: lines.at(-1)! };
 }
 
+/** A push of repository `repoId` to a branch outside the credential's scope (`agent/`) is refused
+ * with the documented message; then `branch` (inside it) is pushed and its answer returned. */
+export async function pushInScope(f: InternFixture, id: string, repoId: string, branch: string) {
+  const outside = await f.gw.call('POST', `/interns/${id}/repositories/${repoId}/push`, {
+    body: { branch: 'cohort/x' },
+    key: f.gw.keys.api_key,
+  });
+  assert.deepEqual(
+    [outside.status, outside.body.error.message],
+    [
+      400,
+      'invalid request parameters: branch: "cohort/x" is outside the credential\'s scope: pushes create branches under agent/',
+    ],
+  );
+  const pushed = await f.gw.call('POST', `/interns/${id}/repositories/${repoId}/push`, {
+    body: { branch },
+    key: f.gw.keys.api_key,
+  });
+  assert.equal(pushed.status, 200, JSON.stringify(pushed.body));
+  return pushed;
+}
+
 /** What an intern's daemon says of its runs and turn lock (its status route), asked with the intern's daemon secret. */
 export async function daemonStatus(f: InternFixture, id: string): Promise<StatusResponse> {
   const row = (await getInternById(f.gw.ctx.store.db, id))!;
