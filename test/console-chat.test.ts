@@ -197,6 +197,8 @@ describe('the console’s chat as a chat product', { skip: noBrowser }, () => {
     t.after(() => page.context().close());
     await page.goto(`${origin()}/#/interns/${id}`);
     const prompt = Array.from({ length: 80 }, () => '/repeat 30 word\n/sleep 60').join('\n');
+    // A message sent while the session loads is not sent (the transcript is about to be replaced).
+    await page.locator('section.chat[aria-busy="false"]').waitFor();
     await page.getByLabel('Message').fill(prompt);
     await page.keyboard.press('Enter');
     const transcript = page.locator('.transcript');
