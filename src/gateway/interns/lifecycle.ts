@@ -4,22 +4,21 @@
 // A provision or a delete runs in the background of the gateway that accepted it, under a lease
 // on the intern's record that the gateway renews; when the gateway dies, another takes the work
 // over within seconds (leases.ts, docs/failure-modes.md).
-// This module runs the transitions; daemon-spec.ts, daemon-checks.ts and lifecycle-work.ts hold
-// what they use.
+// This module claims the transitions and runs the short ones; lifecycle-runs.ts runs a provision and
+// a delete; daemon-spec.ts, daemon-checks.ts and lifecycle-work.ts hold what they use.
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../store/db.ts';
 import type { Logger } from '../../shared/log.ts';
-import { scrub } from '../../shared/log.ts';
 import type { Sealer } from '../crypto/seal.ts';
 import type { InternRow } from '../store/schema-interns.ts';
-import { revokeKey } from '../access/identity-store.ts';
 import type { DaemonSpec, Provisioner } from './provisioner/index.ts';
 import { internDeleting } from '../errors.ts';
 import type { Catalogue } from './agent-catalogue.ts';
 import { daemonSpecOf } from './daemon-spec.ts';
 import { failIfGone, readoptRow } from './daemon-checks.ts';
 import { createBackgroundWork } from './lifecycle-work.ts';
-import { deleteInternRow, getInternById, internsWithDaemons, setInternState } from './interns.ts';
+import { getInternById, internsWithDaemons, setInternState } from './interns.ts';
+import { message, runDestroy, runProvision, type RunContext } from './lifecycle-runs.ts';
 import { claimLapsed, keepLeases, takeoverOf, type LeaseKeeper } from './leases.ts';
 const QUEUED = { step_label: 'queued', step_number: 1, total_steps: 3 };
 
@@ -47,15 +46,6 @@ export type InternLifecycle = {
   judging(): boolean;
 };
 
-/** Thrown from a provision step when the intern is no longer provisioning (deleted or suspended). */
-class Superseded extends Error {
-  constructor() {
-    super('the intern was deleted or suspended while it started');
-  }
-}
-
-const message = (err: unknown) => scrub(err instanceof Error ? err.message : String(err)).slice(0, 1000);
-
 export function createInternLifecycle(opts: {
   db: Db;
   sealer: Sealer;
@@ -73,78 +63,21 @@ export function createInternLifecycle(opts: {
   const work = createBackgroundWork(log);
   const { background, provisioning, deleting, wakeOf } = work;
   const probing = new Set<string>();
-
-  /** A provision whose intern was deleted or suspended meanwhile: what it started must not linger,
-   * and for a deleted intern neither may what it made (its directory, made again after the delete
-   * removed it). Taken over by another gateway (this one's lease lapsed), it stops only its own
-   * daemon: what runs besides is the other gateway's start. */
-  async function abandon(id: string, pid: number | null) {
-    const now = await getInternById(db, id);
-    if (now?.status === 'provisioning' && now.leaseOwner !== lease.owner) {
-      if (pid) await provisioner.stop({ id, pid, alone: true });
-    } else if (!now || now.status === 'destroying' || now.status === 'destroy_failed')
-      await provisioner.destroy({ id, pid });
-    else await provisioner.stop({ id, pid });
-  }
+  const runs = (): RunContext => ({ db, provisioner, owner: lease.owner, wakeOf, provisioning, daemonSpec });
 
   const daemonSpec = (row: InternRow) =>
     daemonSpecOf({ db, sealer: opts.sealer, agents: opts.agents, gatewayUrl }, row);
 
-  async function runProvision(row: InternRow) {
-    try {
-      // A wake here that lost its claim to this provision stops what it started first.
-      await wakeOf(row.id);
-      await provisioner.stop({ id: row.id, pid: (await getInternById(db, row.id))?.daemonPid ?? row.daemonPid });
-      // Each step re-checks the claim, so a delete or suspend stops the start at the next step
-      // (the provisioner stops a daemon it already spawned) instead of after it is up.
-      const spec = await daemonSpec(row);
-      const handle = await provisioner.start(spec, async (s) => {
-        const still = await setInternState(db, {
-          id: row.id,
-          from: ['provisioning'],
-          leaseOwner: lease.owner,
-          patch: { progress: { step_label: s.label, step_number: s.number, total_steps: s.total } },
-        });
-        if (!still) throw new Superseded();
-      });
-      const done = await setInternState(db, {
-        id: row.id,
-        from: ['provisioning'],
-        leaseOwner: lease.owner,
-        lease: null,
-        patch: {
-          status: 'running',
-          progress: null,
-          hostname: handle.hostname,
-          daemonPid: handle.pid,
-          lastFailureMessage: null,
-          power: 'awake',
-          powerAt: null,
-        },
-      });
-      if (!done) await abandon(row.id, handle.pid);
-    } catch (err) {
-      const failed = await setInternState(db, {
-        id: row.id,
-        from: ['provisioning'],
-        leaseOwner: lease.owner,
-        lease: null,
-        patch: { status: 'failed', progress: null, hostname: null, daemonPid: null, lastFailureMessage: message(err) },
-      });
-      if (!failed) await abandon(row.id, null);
-    }
-  }
-
   /** Runs a provision in the background of this process. */
   function startProvision(row: InternRow) {
-    const t = background('provision', row.id, () => runProvision(row));
+    const t = background('provision', row.id, () => runProvision(runs(), row));
     provisioning.set(row.id, t);
     void t.finally(() => provisioning.get(row.id) === t && provisioning.delete(row.id));
   }
 
   function startDestroy(row: InternRow) {
     deleting.add(row.id);
-    void background('delete', row.id, () => runDestroy(row)).finally(() => deleting.delete(row.id));
+    void background('delete', row.id, () => runDestroy(runs(), row)).finally(() => deleting.delete(row.id));
   }
 
   /** Takes over held work whose gateway died (its lease lapsed), once: a provision starts again
@@ -171,24 +104,6 @@ export function createInternLifecycle(opts: {
     if (work === 'provision') startProvision(claimed);
     else startDestroy(claimed);
     return true;
-  }
-
-  async function runDestroy(row: InternRow) {
-    try {
-      // A provision of this intern here first sees its claim lost and stops what it started; the
-      // directory is removed after that, not under a daemon still starting in it.
-      await provisioning.get(row.id);
-      await wakeOf(row.id);
-      await provisioner.destroy({ id: row.id, pid: (await getInternById(db, row.id))?.daemonPid ?? row.daemonPid });
-      if (row.apiKeyId) await revokeKey(db, row.apiKeyId);
-      await deleteInternRow(db, row.id);
-    } catch (err) {
-      await setInternState(db, {
-        id: row.id,
-        lease: null,
-        patch: { status: 'destroy_failed', progress: null, lastFailureMessage: message(err) },
-      });
-    }
   }
 
   return {
