@@ -8,7 +8,8 @@ import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import { SseDecoder } from '../shared/sse/read.ts';
-import type { InternChunk } from '../gateway/interns/chat.schemas.ts';
+import { InternChunk } from '../gateway/interns/chat.schemas.ts';
+import { parseJson } from '../shared/parse.ts';
 import type { ToolCall } from '../shared/openai.ts';
 import { askAnswer, describeError, type Asker } from './chat-prompts.ts';
 
@@ -101,7 +102,7 @@ export async function runChat(argv: string[]): Promise<number> {
     let inReasoning = false;
     const parser = new SseDecoder((data) => {
       if (data === '[DONE]') return;
-      const c = JSON.parse(data) as InternChunk;
+      const c = parseJson(InternChunk, data, 'a chunk of the stream');
       const choice = c.choices[0];
       if (!choice) {
         outcome.sessionId = c.session_id ?? outcome.sessionId;
