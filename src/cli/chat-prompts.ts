@@ -124,7 +124,7 @@ export function describeError(
   const e = body?.error;
   if (status === 401) return 'error: the API key was not accepted (401)';
   if (!e) return `error: the service answered ${status}`;
-  const reason = e.metadata?.reason as string | undefined;
+  const reason = e.metadata?.reason;
   const words = (reason && WORDS[reason]) || 'request failed';
   const retry = e.metadata?.retryable ? ` — you can retry${retryAfter ? ` in ${retryAfter}s` : ''}` : '';
   return `error: ${words}: ${e.message} (${status}${reason ? ` ${reason}` : ''})${retry}`;
