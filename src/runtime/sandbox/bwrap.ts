@@ -162,7 +162,7 @@ export const USERLAND: Mount[] = [
   ...SYSTEM_ETC.map((p): Mount => ({ kind: 'bind', src: p, mode: 'ro', optional: true })),
 ];
 
-/** node's own prefix (above bin/node) where it is not under /usr (the userland has that). */
+/** node's own prefix (two levels above its executable) where it is not under /usr (the userland has that). */
 export function nodePrefix(execPath: string): string | null {
   const prefix = dirname(dirname(execPath));
   return prefix === '/usr' || prefix.startsWith('/usr/') ? null : prefix;
