@@ -1,6 +1,8 @@
 // The console's only way to the gateway: /api/v1 on the page's own origin, with the key the user
 // pasted. The key lives in this tab's sessionStorage (gone when the tab closes), is sent only in
 // the Authorization header, and never goes into a URL, localStorage or a log line.
+import { isErrorBody } from './wire.ts';
+
 const KEY = 'cohort.key';
 
 export const storedKey = () => sessionStorage.getItem(KEY);
@@ -39,7 +41,8 @@ export function fieldErrors(message: string): Record<string, string> {
 export async function problemOf(res: Response): Promise<Problem> {
   let error: { message?: string; metadata?: { reason?: string; retryable?: boolean } } = {};
   try {
-    error = ((await res.json()) as { error?: typeof error }).error ?? {};
+    const body: unknown = await res.json();
+    if (isErrorBody(body)) error = body.error;
   } catch {}
   const message = error.message ?? `the gateway answered ${res.status}`;
   const retryAfter = Number(res.headers.get('retry-after')) || undefined;

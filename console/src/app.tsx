@@ -4,6 +4,7 @@ import { Component, type ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { forgetKey, problemOf, request, storedKey, storeKey, whenKeyRefused } from './api.ts';
 import { Text, useDrawer } from './ui.tsx';
+import { isAgentList } from './wire.ts';
 import { Interns } from './screens/interns.tsx';
 import { Chat } from './screens/chat.tsx';
 import { Files } from './screens/files.tsx';
@@ -30,7 +31,9 @@ async function probe(key: string): Promise<Access | string> {
     request('GET', '/workspaces?limit=1', undefined, { key }),
     request('GET', '/interns?limit=1', undefined, { key }),
   ]);
-  return { management: workspaces.ok, interns: interns.ok, agents: ((await agents.json()) as { data: Agent[] }).data };
+  const list: unknown = await agents.json();
+  if (!isAgentList(list)) return 'the gateway answered with an agent list the console cannot read';
+  return { management: workspaces.ok, interns: interns.ok, agents: list.data };
 }
 
 /** A screen that throws shows so, in words, instead of leaving the whole console unresponsive. */

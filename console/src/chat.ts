@@ -2,6 +2,7 @@
 // stream's chunks (applyChunk, pure but for mutating the turn it is given), and the transport
 // that streams a turn, steers it and answers its questions (docs/reference/intern-chat.md).
 import { ApiProblem, problemOf, request, type Problem } from './api.ts';
+import { isChunk, isInteraction } from './wire.ts';
 import { SseDecoder } from '../../src/shared/sse/read.ts';
 import type { ToolActivity } from '../../src/shared/daemon-protocol.ts';
 import type { Usage } from '../../src/shared/openai.ts';
@@ -75,16 +76,13 @@ function append(turn: Turn, type: 'text' | 'reasoning', text: string) {
 }
 
 function parseArgs(raw: string): PermissionArgs | QuestionArgs {
+  let args: unknown;
   try {
-    return JSON.parse(raw);
-  } catch {
-    return {
-      kind: 'permission',
-      operation: null,
-      options: [],
-      title: 'The intern asked for input the console cannot read',
-    };
-  }
+    args = JSON.parse(raw);
+  } catch {}
+  return isInteraction(args)
+    ? args
+    : { kind: 'permission', operation: null, options: [], title: 'The intern asked for input the console cannot read' };
 }
 
 /** A tool call's first event adds its block; later ones change the fields they carry. */
@@ -177,7 +175,11 @@ export async function streamChat(
     let done = false;
     const sse = new SseDecoder((data) => {
       if (data === '[DONE]') done = true;
-      else on.chunk(JSON.parse(data) as Chunk);
+      else {
+        const chunk: unknown = JSON.parse(data);
+        if (!isChunk(chunk)) throw new ApiProblem(severed('the gateway sent a chunk the console cannot read'));
+        on.chunk(chunk);
+      }
     }, alive);
     const reader = res.body.getReader();
     for (;;) {

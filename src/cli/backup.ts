@@ -14,7 +14,11 @@ import { DataDirBusy, lockDataDir } from '../gateway/store/lock.ts';
 import { findMasterKey } from '../gateway/crypto/seal.ts';
 import { createLocalProvisioner } from '../gateway/interns/provisioner/index.ts';
 import { adminSocketPath } from '../gateway/admin-socket.ts';
-import type { Output } from './admin.ts';
+import { z } from 'zod';
+import { parseJson } from '../shared/parse.ts';
+
+/** What the admin socket answers a command line with (admin.ts's Output). */
+const Output = z.object({ json: z.unknown(), lines: z.array(z.string()) });
 
 export const BACKUP_USAGE = [
   "  cohort backup FILE             a consistent archive of the store and every intern's files (also while the gateway runs)",
@@ -52,8 +56,27 @@ async function withStore<T>(
   }
 }
 
-/** Asks the gateway that holds the data dir, through its admin socket, to act; `what` names the act in refusals. */
-function throughGateway<T>(dataDir: string, path: string, body: unknown, what: string): Promise<T> {
+/** A refusal of the admin socket (admin-socket.ts). */
+const Refused = z.object({ error: z.string() });
+
+/** The reason of a refusal, where the answer gives one. */
+function refusalOf(text: string): string | undefined {
+  try {
+    return Refused.safeParse(JSON.parse(text)).data?.error;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Asks the gateway that holds the data dir, through its admin socket, to act; `what` names the act
+ * in refusals, and `answer` is the schema of its answer. */
+function throughGateway<S extends z.ZodType>(
+  dataDir: string,
+  path: string,
+  body: unknown,
+  what: string,
+  answer: S,
+): Promise<z.output<S>> {
   return new Promise((resolvePromise, reject) => {
     const req = request(
       { socketPath: adminSocketPath(dataDir), method: 'POST', path, headers: { 'content-type': 'application/json' } },
@@ -61,9 +84,15 @@ function throughGateway<T>(dataDir: string, path: string, body: unknown, what: s
         let text = '';
         res.setEncoding('utf8').on('data', (d: string) => (text += d));
         res.on('end', () => {
-          const answer = JSON.parse(text || '{}') as { error?: string };
-          if (res.statusCode === 200) resolvePromise(answer as T);
-          else reject(new CliRefusal(`the running gateway could not ${what}: ${answer.error ?? res.statusCode}`));
+          if (res.statusCode !== 200)
+            return reject(
+              new CliRefusal(`the running gateway could not ${what}: ${refusalOf(text) ?? res.statusCode}`),
+            );
+          try {
+            resolvePromise(parseJson(answer, text, "the running gateway's answer"));
+          } catch (err) {
+            reject(err);
+          }
         });
       },
     );
@@ -79,11 +108,11 @@ function throughGateway<T>(dataDir: string, path: string, body: unknown, what: s
 }
 
 const backupThroughGateway = (dataDir: string, file: string) =>
-  throughGateway<unknown>(dataDir, '/backup', { file }, 'make the backup');
+  throughGateway(dataDir, '/backup', { file }, 'make the backup', z.unknown());
 
 /** Runs an admin command line in the gateway that holds the data dir (admin-socket.ts). */
 export const adminThroughGateway = (dataDir: string, argv: string[]) =>
-  throughGateway<Output>(dataDir, '/admin', { argv }, 'run the command');
+  throughGateway(dataDir, '/admin', { argv }, 'run the command', Output);
 
 export async function backupCommand(config: Config, fileArg: string, out: Out): Promise<void> {
   const file = resolve(fileArg);

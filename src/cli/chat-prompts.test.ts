@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { whatWillRun } from './chat-prompts.ts';
 
-const base = { kind: 'permission' as const, operation: 'shell', options: ['allow_once'] };
+const base = { kind: 'permission' as const, operation: 'shell', options: ['allow_once' as const] };
 for (const [name, it, shown] of [
   [
     'a sandboxed command',

@@ -1,5 +1,9 @@
 // The terminal client's conversation pieces: a permission request as a numbered choice of the
 // offered options, a question as one prompt per field (typed), and refusals in words.
+import { z } from 'zod';
+import { type FieldDescriptor, Interaction } from '../shared/daemon-protocol.ts';
+import { parseJson } from '../shared/parse.ts';
+
 export type Asker = (question: string) => Promise<string | null>;
 
 const OPTION_WORDS: Record<string, string> = {
@@ -9,8 +13,6 @@ const OPTION_WORDS: Record<string, string> = {
   reject_always: 'always reject',
   cancel: 'cancel the run',
 };
-
-type Field = { name: string; type: string; required: boolean; options: string[] };
 
 async function choose(options: string[], ask: Asker, out: (s: string) => void): Promise<string | null> {
   for (const [i, o] of options.entries()) out(`  ${i + 1}) ${OPTION_WORDS[o] ?? o}\n`);
@@ -25,7 +27,7 @@ async function choose(options: string[], ask: Asker, out: (s: string) => void): 
   }
 }
 
-function convert(f: Field, raw: string): unknown {
+function convert(f: FieldDescriptor, raw: string): unknown {
   if (f.type === 'number' || f.type === 'integer') return Number(raw);
   if (f.type === 'boolean') return /^(y|yes|true|1)$/i.test(raw);
   if (f.type === 'array')
@@ -36,21 +38,21 @@ function convert(f: Field, raw: string): unknown {
   return raw;
 }
 
-type Permission = {
-  kind: 'permission';
-  operation: string | null;
-  options: string[];
-  title?: string | null;
-  input?: Record<string, unknown> | null;
-  sandbox?: 'inner' | 'escalated' | null;
-};
+/** The interaction a tool call's arguments carry; an older daemon's permission lacks cohort's
+ * extension (title, input, sandbox). */
+const Asked = z.discriminatedUnion('kind', [
+  Interaction.options[0].partial({ title: true, input: true, sandbox: true }),
+  Interaction.options[1],
+]);
+type Permission = Extract<z.infer<typeof Asked>, { kind: 'permission' }>;
 
 const WHERE = {
   inner: "inside the intern's sandbox (no network, writes only in its work directory)",
   escalated: "OUTSIDE the sandbox, with everything the intern's machine may do",
 };
 
-/** What the permission would let run, as cohort's extension of the interaction says it (docs/isolation.md). */
+/** What the permission would let run, as cohort's extension of the interaction says it (docs/isolation.md;
+ * absent from an older daemon's). */
 export function whatWillRun(it: Permission): string {
   const lines: string[] = [];
   const command = it.input?.command;
@@ -63,7 +65,7 @@ export function whatWillRun(it: Permission): string {
 
 /** Returns the `tool` message content for the interaction, or null when input ended. */
 export async function askAnswer(args: string, ask: Asker, out: (s: string) => void): Promise<string | null> {
-  const it = JSON.parse(args) as Permission | { kind: 'elicitation'; message: string; fields: Field[] };
+  const it = parseJson(Asked, args, "the intern's question");
   if (it.kind === 'permission') {
     out(`The intern asks permission${it.operation ? ` to use ${it.operation}` : ''}:\n${whatWillRun(it)}`);
     return choose([...it.options, 'cancel'], ask, out);
@@ -122,7 +124,7 @@ export function describeError(
   const e = body?.error;
   if (status === 401) return 'error: the API key was not accepted (401)';
   if (!e) return `error: the service answered ${status}`;
-  const reason = e.metadata?.reason as string | undefined;
+  const reason = e.metadata?.reason;
   const words = (reason && WORDS[reason]) || 'request failed';
   const retry = e.metadata?.retryable ? ` — you can retry${retryAfter ? ` in ${retryAfter}s` : ''}` : '';
   return `error: ${words}: ${e.message} (${status}${reason ? ` ${reason}` : ''})${retry}`;

@@ -7,9 +7,11 @@ import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
+import { z } from 'zod';
 import { SseDecoder } from '../shared/sse/read.ts';
-import type { InternChunk } from '../gateway/interns/chat.schemas.ts';
-import type { ToolCall } from '../shared/openai.ts';
+import { InternChunk } from '../gateway/interns/chat.schemas.ts';
+import { parseJson } from '../shared/parse.ts';
+import { StreamError, type ToolCall } from '../shared/openai.ts';
 import { askAnswer, describeError, type Asker } from './chat-prompts.ts';
 
 const USAGE =
@@ -30,6 +32,9 @@ function bootstrapKey(): string | undefined {
     return undefined;
   }
 }
+
+/** A refusal's body (docs/reference/errors.md). */
+const Refusal = z.object({ error: StreamError });
 
 type Outcome = { sessionId: string | null; call: ToolCall | null };
 
@@ -90,7 +95,8 @@ export async function runChat(argv: string[]): Promise<number> {
       return null;
     }
     if (res.status !== 200) {
-      out(describeError(res.status, await res.json().catch(() => null), res.headers.get('retry-after')) + '\n');
+      const refusal = Refusal.safeParse(await res.json().catch(() => null)).data;
+      out(describeError(res.status, refusal, res.headers.get('retry-after')) + '\n');
       return null;
     }
     return readStream(res);
@@ -101,7 +107,7 @@ export async function runChat(argv: string[]): Promise<number> {
     let inReasoning = false;
     const parser = new SseDecoder((data) => {
       if (data === '[DONE]') return;
-      const c = JSON.parse(data) as InternChunk;
+      const c = parseJson(InternChunk, data, 'a chunk of the stream');
       const choice = c.choices[0];
       if (!choice) {
         outcome.sessionId = c.session_id ?? outcome.sessionId;

@@ -22,6 +22,7 @@ import { Alert, Badge, useDrawer } from '../ui.tsx';
 import type { Intern } from './interns.tsx';
 import { Permission, Question, optionLabel } from './interaction.tsx';
 import { ToolBlock } from './tool.tsx';
+import { isAnswer } from '../wire.ts';
 
 /** Turns rendered when a session opens, and added by each "Show earlier turns". */
 const WINDOW = 50;
@@ -34,7 +35,12 @@ const QUESTION_GONE = new Set(['interaction_not_pending', 'interaction_unknown',
 
 function answerLabel(part: Extract<Part, { type: 'interaction' }>, answer: string): string {
   if (part.args.kind === 'permission') return answer === 'cancel' ? 'Cancel the turn' : optionLabel(answer);
-  const a = JSON.parse(answer) as { action: string; content?: Record<string, unknown> };
+  let a: unknown;
+  try {
+    a = JSON.parse(answer);
+  } catch {}
+  // Another client may have answered in words of its own: they are shown as they are.
+  if (!isAnswer(a)) return answer;
   if (a.action !== 'accept') return a.action === 'decline' ? 'Declined' : 'Cancelled';
   return `Accepted (${
     Object.entries(a.content ?? {})

@@ -6,6 +6,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, problem, problemOf, request, type Problem } from '../api.ts';
 import { Alert, Loading, Page, Text } from '../ui.tsx';
+import { isListing } from '../wire.ts';
 
 type Entry = {
   name: string;
@@ -13,7 +14,7 @@ type Entry = {
   size: number | null;
   modified_at: number;
 };
-type Listing = { path: string; entries: Entry[]; truncated: boolean };
+export type Listing = { path: string; entries: Entry[]; truncated: boolean };
 type Repository = { id: string; url: string; ref: string; path: string; commit: string };
 
 const filesPath = (path: string) =>
@@ -153,7 +154,15 @@ export function Files({ internId, path }: { internId: string; path: string }) {
     if (!res.ok) return setError(await problemOf(res));
     if (res.headers.get('content-type')?.startsWith('application/json')) {
       setIsFile(false);
-      setListing((await res.json()) as Listing);
+      const listing: unknown = await res.json();
+      if (isListing(listing)) setListing(listing);
+      else
+        setError({
+          status: 502,
+          message: 'the gateway answered with a listing the console cannot read',
+          retryable: false,
+          fields: {},
+        });
     } else setIsFile(true);
   };
   useEffect(() => void load(), [path]);

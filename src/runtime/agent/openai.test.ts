@@ -101,3 +101,51 @@ test('an error chunk after output fails the call with its classification; the te
     server.close();
   }
 });
+
+test("a chunk's parts are read where they have their type and left out where not; a chunk that is no object is skipped", async () => {
+  const chunks = [
+    42,
+    { model: 7, usage: 'lots', choices: 'none' },
+    {
+      model: 'm/x',
+      choices: [{ delta: { content: 'a', reasoning: 5, reasoning_details: [{ type: 'reasoning.text' }] } }],
+    },
+    {
+      choices: [
+        { delta: { content: 'b', tool_calls: [{ index: 0, id: 'c1', function: { name: 'ls', arguments: '{}' } }] } },
+      ],
+    },
+    {
+      choices: [],
+      usage: { prompt_tokens: 1, completion_tokens: 2, total_tokens: 3, completion_tokens_details: null },
+    },
+  ];
+  const server = createServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    res.end(chunks.map((c) => `data: ${JSON.stringify(c)}\n\n`).join('') + 'data: [DONE]\n\n');
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  try {
+    const said: string[] = [];
+    const r = await streamChat({
+      baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+      apiKey: 'k',
+      body: {},
+      signal: new AbortController().signal,
+      onContent: (t) => said.push(t),
+      onReasoning: (t) => said.push(`reasoning ${t}`),
+    });
+    assert.deepEqual(said.join(''), 'ab');
+    assert.deepEqual(r, {
+      message: {
+        role: 'assistant',
+        content: 'ab',
+        tool_calls: [{ id: 'c1', type: 'function', function: { name: 'ls', arguments: '{}' } }],
+      },
+      usage: { prompt_tokens: 1, completion_tokens: 2, total_tokens: 3 },
+      model: 'm/x',
+    });
+  } finally {
+    server.close();
+  }
+});

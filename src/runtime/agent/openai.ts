@@ -1,8 +1,9 @@
 // One streamed OpenAI chat-completions call: deltas are handed out as they arrive, the assembled
 // assistant message, usage and model id come back at the end. Failures are values with a
 // retryable classification (`turn_failed`, docs/guides/interns.md); the API key never appears in them.
+import { z } from 'zod';
 import { SseDecoder } from '../../shared/sse/read.ts';
-import type { ChatChunk, ChatMessage, ToolCall, Usage } from '../../shared/openai.ts';
+import { type ChatMessage, ChunkToolCall, type ToolCall, Usage } from '../../shared/openai.ts';
 
 /** The messages of the agent's conversations: plain text, of the shared wire shape. */
 export type ConversationMessage = ChatMessage &
@@ -41,8 +42,18 @@ export type ChatCallOptions = {
 
 const RETRYABLE_STATUS = new Set([408, 409, 425, 429]);
 
-type ErrorObject = { code?: unknown; message?: unknown; metadata?: { retryable?: unknown } };
-type ErrorBody = { error?: ErrorObject };
+/** A field read as it is where it has its type, as absent where it has another: an endpoint
+ * (any OpenAI-compatible one) is taken at its word where its word has the right type, and
+ * otherwise not at all. */
+const lenient = <T extends z.ZodType>(t: T) => t.optional().catch(undefined);
+
+const ErrorObject = z.object({
+  code: z.unknown().optional(),
+  message: z.unknown().optional(),
+  metadata: lenient(z.object({ retryable: z.unknown().optional() })),
+});
+type ErrorObject = z.infer<typeof ErrorObject>;
+const ErrorBody = z.object({ error: lenient(ErrorObject) });
 
 /** An endpoint's own classification when it gives one, else the status's. */
 function retryableOf(status: number, error: ErrorObject | undefined): boolean {
@@ -56,9 +67,9 @@ function retryableOf(status: number, error: ErrorObject | undefined): boolean {
  * malformed answer stays not retryable; otherwise the status decides.
  */
 export function failureOf(status: number, text: string): ModelCallError {
-  let body: ErrorBody | null = null;
+  let body: z.infer<typeof ErrorBody> | undefined;
   try {
-    body = JSON.parse(text) as ErrorBody;
+    body = ErrorBody.safeParse(JSON.parse(text)).data;
   } catch {
     // not JSON: the text itself is the detail
   }
@@ -82,11 +93,35 @@ export function streamFailureOf(error: ErrorObject): ModelCallError {
   );
 }
 
-/** A chunk as read from the endpoint: the shared shape, with nothing taken for granted. */
-type Chunk = Partial<Pick<ChatChunk, 'model' | 'usage'>> & {
-  error?: ErrorObject;
-  choices?: { delta?: ChatChunk['choices'][number]['delta'] }[];
-};
+/** A chunk as read from the endpoint: the parts of the shared shape (ChatChunk) the agent reads,
+ * with nothing taken for granted. */
+const Chunk = z.object({
+  model: lenient(z.string()),
+  // What the agent sums (usage.ts): a provider's other fields, in whatever shape, are not read.
+  usage: lenient(
+    Usage.pick({
+      prompt_tokens: true,
+      completion_tokens: true,
+      total_tokens: true,
+      cost: true,
+      prompt_tokens_details: true,
+    }).nullable(),
+  ),
+  error: lenient(ErrorObject),
+  choices: lenient(
+    z.array(
+      z.object({
+        delta: lenient(
+          z.object({
+            content: lenient(z.string().nullable()),
+            reasoning: lenient(z.string().nullable()),
+            tool_calls: lenient(z.array(ChunkToolCall)),
+          }),
+        ),
+      }),
+    ),
+  ),
+});
 
 export async function streamChat(opts: ChatCallOptions): Promise<ChatResult> {
   let res: Response;
@@ -129,8 +164,10 @@ export async function streamChat(opts: ChatCallOptions): Promise<ChatResult> {
   };
   const parser = new SseDecoder((data) => {
     if (data === '[DONE]') return;
-    const chunk = JSON.parse(data) as Chunk;
-    if (chunk.error && typeof chunk.error === 'object') failed ??= streamFailureOf(chunk.error);
+    const chunk = Chunk.safeParse(JSON.parse(data)).data;
+    // Not an object: nothing of a chunk in it.
+    if (!chunk) return;
+    if (chunk.error) failed ??= streamFailureOf(chunk.error);
     if (chunk.model && chunk.model !== model) flush();
     model = chunk.model ?? model;
     if (chunk.usage) usage = chunk.usage;

@@ -3,15 +3,20 @@
 // and environment. It takes them before it reads anything else, so no request of the intern's (and
 // nothing a tenant runs) ever meets the process before it is the intern's uid, without capabilities.
 import type { Readable } from 'node:stream';
+import { z } from 'zod';
 import { firstLine } from '../../shared/first-line.ts';
 
-type AgentAssignment = { uid: number; cwd: string; env: Record<string, string> };
+const AgentAssignment = z.object({
+  uid: z.number().int().positive(),
+  cwd: z.string(),
+  env: z.record(z.string(), z.string()),
+});
 
-function parse(line: string): AgentAssignment {
-  const a = JSON.parse(line) as Partial<AgentAssignment>;
-  if (!Number.isInteger(a.uid) || (a.uid as number) <= 0 || typeof a.cwd !== 'string' || typeof a.env !== 'object')
+function parse(line: string): z.infer<typeof AgentAssignment> {
+  const a = AgentAssignment.safeParse(JSON.parse(line));
+  if (!a.success)
     throw new Error('the spare agent\'s assignment must be {"uid": a positive integer, "cwd": …, "env": {…}}');
-  return a as AgentAssignment;
+  return a.data;
 }
 
 /** Becomes the intern's agent: its uid and gid (dropping every capability, and with them the

@@ -5,10 +5,9 @@
 // provisioner (src/gateway/interns/provisioner/local.ts) runs it. See docs/isolation.md for what
 // an intern can and cannot reach. Not exported from index.ts: the daemon, bundled into one file,
 // has no scripts/ beside it and never starts a runtime.
-// May import: node built-ins, ./bwrap.ts (the host userland's binds).
+// May import: node built-ins, ./bwrap.ts (the builder, the host userland's binds).
 import { readFileSync } from 'node:fs';
-import { dirname } from 'node:path';
-import { PRIVATE_NAMESPACES, SYSTEM_ETC, userlandArgv } from './bwrap.ts';
+import { bwrapArgs, type Mount, nodePrefix, type SandboxSpec, SYSTEM_ETC, USERLAND } from './bwrap.ts';
 
 /** The descriptor the launcher passes bubblewrap the runtime's seccomp program on (the provisioner writes it). */
 export const RUNTIME_FILTER_FD = 4;
@@ -68,80 +67,48 @@ export type RuntimeOptions = {
 /** Host paths every runtime reads: the OS userland and the files programs expect in /etc. */
 const SYSTEM_RO = ['/usr', ...SYSTEM_ETC];
 
-/** The programs that start an intern: [file, args] for spawn. */
-export function runtimeCommand(o: RuntimeOptions): [string, string[]] {
-  const bwrap = [
-    o.bwrapPath,
-    '--unshare-pid',
-    ...PRIVATE_NAMESPACES,
-    '--unshare-cgroup-try',
-    '--hostname',
-    'intern',
-    '--die-with-parent',
-    '--new-session',
+/** The intern's runtime, as a spec of bwrap.ts's builder. */
+export function runtimeSpec(o: RuntimeOptions): SandboxSpec {
+  return {
+    unshare: ['pid', 'private', 'cgroup'],
+    hostname: 'intern',
+    newSession: true,
     // Root inside keeps only what starting the agent as the intern's uid needs; no_new_privs is bwrap's.
-    '--cap-drop',
-    'ALL',
-    '--cap-add',
-    'CAP_SETUID',
-    '--cap-add',
-    'CAP_SETGID',
-    '--cap-add',
-    'CAP_KILL',
-    // Mounted before the binds: a project (or data dir) under /tmp is bound over the private /tmp, not hidden by it.
-    '--proc',
-    '/proc',
-    '--dev',
-    '/dev',
-    '--size',
-    String(o.tmpBytes),
-    '--perms',
-    '1777',
-    '--tmpfs',
-    '/tmp',
-    // bwrap makes the parents of a mount point 0700; the intern's uid must pass through them.
-    // (Not /tmp itself, which keeps its 1777.)
-    ...parents([...SYSTEM_RO, '/etc/passwd', IN_SANDBOX.gateways, ...o.runtimePaths])
-      .filter((d) => d !== '/tmp')
-      .flatMap((d) => ['--perms', '0755', '--dir', d]),
-    ...userlandArgv(),
-    '--ro-bind',
-    o.etc.passwd,
-    '/etc/passwd',
-    '--ro-bind',
-    o.etc.group,
-    '/etc/group',
-    '--ro-bind',
-    o.etc.hosts,
-    '/etc/hosts',
-    ...unique(o.runtimePaths).flatMap((p) => ['--ro-bind', p, p]),
-    '--bind',
-    o.internRoot,
-    IN_SANDBOX.intern,
-    '--bind',
-    o.runDir,
-    IN_SANDBOX.run,
-    '--ro-bind',
-    o.gatewaysDir,
-    IN_SANDBOX.gateways,
-    '--chmod',
-    '0700',
-    IN_SANDBOX.run,
-    '--chdir',
-    IN_SANDBOX.intern,
+    caps: ['CAP_SETUID', 'CAP_SETGID', 'CAP_KILL'],
+    mounts: [
+      // Mounted before the binds: a project (or data dir) under /tmp is bound over the private /tmp, not hidden by it.
+      { kind: 'proc', dest: '/proc' },
+      { kind: 'dev', dest: '/dev' },
+      { kind: 'tmpfs', dest: '/tmp', bytes: o.tmpBytes, perms: '1777' },
+      // bwrap makes the parents of a mount point 0700; the intern's uid must pass through them.
+      // (Not /tmp itself, which keeps its 1777.)
+      ...parents([...SYSTEM_RO, '/etc/passwd', IN_SANDBOX.gateways, ...o.runtimePaths])
+        .filter((d) => d !== '/tmp')
+        .map((d): Mount => ({ kind: 'dir', dest: d, perms: '0755' })),
+      ...USERLAND,
+      { kind: 'bind', src: o.etc.passwd, dest: '/etc/passwd', mode: 'ro' },
+      { kind: 'bind', src: o.etc.group, dest: '/etc/group', mode: 'ro' },
+      { kind: 'bind', src: o.etc.hosts, dest: '/etc/hosts', mode: 'ro' },
+      ...unique(o.runtimePaths).map((p): Mount => ({ kind: 'bind', src: p, mode: 'ro' })),
+      { kind: 'bind', src: o.internRoot, dest: IN_SANDBOX.intern },
+      { kind: 'bind', src: o.runDir, dest: IN_SANDBOX.run },
+      { kind: 'bind', src: o.gatewaysDir, dest: IN_SANDBOX.gateways, mode: 'ro' },
+      { kind: 'chmod', dest: IN_SANDBOX.run, perms: '0700' },
+    ],
+    chdir: IN_SANDBOX.intern,
     // The launcher's cd would otherwise tell the intern where its disk is on the host.
-    '--unsetenv',
-    'OLDPWD',
-    '--setenv',
-    'PWD',
-    IN_SANDBOX.intern,
+    unsetenv: ['OLDPWD'],
+    setenv: { PWD: IN_SANDBOX.intern },
     // Every process of the intern runs under this filter; what a tenant runs, under the tenant's
     // too (docs/isolation.md, "System calls").
-    '--seccomp',
-    String(RUNTIME_FILTER_FD),
-    '--',
-    ...o.command,
-  ];
+    seccomp: { fd: RUNTIME_FILTER_FD, disableUserns: false },
+    command: o.command,
+  };
+}
+
+/** The programs that start an intern: [file, args] for spawn. */
+export function runtimeCommand(o: RuntimeOptions): [string, string[]] {
+  const bwrap = [o.bwrapPath, ...bwrapArgs(runtimeSpec(o))];
   const namespace = ['--mount', '--propagation', 'private', '--', '/bin/sh', '-c'];
   if (o.uid === null)
     return ['/usr/bin/unshare', [...namespace, SPARE_LAUNCH_SCRIPT, 'cohort-spare', o.internRoot, ...bwrap]];
@@ -178,8 +145,8 @@ function unique(paths: string[]): string[] {
 
 /** The read-only paths a daemon needs: node's own prefix where it is not under /usr, and the project paths its code loads from. */
 export function runtimePathsFor(opts: { execPath: string; codePaths: string[] }): string[] {
-  const nodePrefix = dirname(dirname(opts.execPath));
-  return unique([...(nodePrefix === '/usr' || nodePrefix.startsWith('/usr/') ? [] : [nodePrefix]), ...opts.codePaths]);
+  const node = nodePrefix(opts.execPath);
+  return unique([...(node ? [node] : []), ...opts.codePaths]);
 }
 
 /** /etc/passwd, /etc/group and /etc/hosts for a sandbox whose agent runs as `uid`. */

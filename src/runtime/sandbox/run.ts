@@ -1,7 +1,7 @@
 // Runs one shell command, sandboxed with bubblewrap or not, collecting its output with a cap.
 import { type ChildProcessByStdio, spawn, spawnSync } from 'node:child_process';
 import type { Readable, Writable } from 'node:stream';
-import { BWRAP_PATH, bwrapArgv, confinedArgv, FILTER_FD } from './bwrap.ts';
+import { BWRAP_PATH, innerArgv, confinedArgv, FILTER_FD } from './bwrap.ts';
 
 export type ShellResult = {
   exitCode: number | null;
@@ -26,7 +26,7 @@ export type RunShellOptions = {
    * user namespace that can make no other. Inside an intern's runtime only (an unprivileged uid). */
   filter?: Buffer;
   /** Called with the pid of the process started, which leads a session of its own (the sandbox's
-   * command included: bwrapArgv makes no second one). */
+   * command included: innerArgv makes no second one). */
   onStart?: (pid: number) => void;
 };
 
@@ -36,7 +36,7 @@ const probed = new Map<string, boolean>();
 export function sandboxAvailable(bwrapPath = BWRAP_PATH): boolean {
   let ok = probed.get(bwrapPath);
   if (ok === undefined) {
-    ok = spawnSync(bwrapPath, bwrapArgv({ workDir: '/', command: 'true' }), { stdio: 'ignore' }).status === 0;
+    ok = spawnSync(bwrapPath, innerArgv({ workDir: '/', command: 'true' }), { stdio: 'ignore' }).status === 0;
     probed.set(bwrapPath, ok);
   }
   return ok;
@@ -57,7 +57,7 @@ export function runShell(opts: RunShellOptions): Promise<ShellResult> {
   const bwrap = opts.bwrapPath ?? BWRAP_PATH;
   const filtered = opts.filter !== undefined;
   const [file, args]: [string, string[]] = opts.sandboxed
-    ? [bwrap, bwrapArgv({ workDir: opts.workDir, command: script, filtered })]
+    ? [bwrap, innerArgv({ workDir: opts.workDir, command: script, filtered })]
     : filtered
       ? [bwrap, confinedArgv({ workDir: opts.workDir, argv: ['/bin/sh', '-c', script] })]
       : ['/bin/sh', ['-c', script]];

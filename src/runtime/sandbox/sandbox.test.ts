@@ -4,7 +4,6 @@ import { mkdtempSync, mkdirSync, existsSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createServer, type Server } from 'node:net';
-import { bwrapArgv } from './bwrap.ts';
 import { runShell, sandboxAvailable } from './run.ts';
 import { noSandbox } from '../../../test/helpers/sandbox.ts';
 
@@ -31,22 +30,6 @@ after(async () => {
 });
 
 const env = { PATH: process.env.PATH ?? '/usr/bin:/bin' };
-
-test('argv: read-only root, writable work dir, no network, command last', () => {
-  const argv = bwrapArgv({ workDir: '/w', command: 'ls', nested: false });
-  assert.deepEqual(argv.slice(0, 3), ['--ro-bind', '/', '/']);
-  assert.ok(argv.join(' ').includes('--proc /proc --unshare-pid'));
-  assert.ok(argv.join(' ').includes('--bind /w /w --chdir /w --unshare-net'));
-  assert.deepEqual(argv.slice(-4), ['--', '/bin/sh', '-c', 'ls']);
-});
-
-test('argv nested in an intern runtime: through a user namespace, reusing the runtime /proc', () => {
-  const argv = bwrapArgv({ workDir: '/w', command: 'ls', nested: true });
-  assert.deepEqual(argv.slice(0, 4), ['--unshare-user', '--ro-bind', '/', '/']);
-  assert.ok(argv.join(' ').includes('--dev /dev --ro-bind /proc /proc --tmpfs /tmp'));
-  assert.equal(argv.includes('--unshare-pid'), false);
-  assert.ok(argv.join(' ').includes('--bind /w /w --chdir /w --unshare-net'));
-});
 
 test('a missing bubblewrap is detected', () => {
   assert.equal(sandboxAvailable('/nonexistent/bwrap'), false);

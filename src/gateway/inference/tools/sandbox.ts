@@ -1,19 +1,17 @@
 // The ephemeral sandbox of one request's bash, shell and apply_patch calls (docs/isolation.md,
 // "Server tools"): opened at the request's first such call, shared by its later ones, destroyed
-// when the request ends. Isolated as an intern is: a uid of the installation's intern range
-// claimed for it (and quarantined after, as an intern's), no capabilities and no_new_privs, its
-// own user, PID, network (no loopback reachable: an empty namespace), IPC and UTS namespaces, a
-// root of only the OS userland read-only and a memory-backed /work and /tmp of
-// COHORT_TOOL_SANDBOX_MB each, the interns' rlimits, and the tenant's seccomp filter over
-// everything inside. Inside, a small runner (Node, the host's) takes one request a line on
-// stdin: run a command, read, write or remove a file under /work; it answers a line each.
+// when the request ends. Isolated as an intern is, on a uid of the installation's intern range
+// claimed for it (and quarantined after, as an intern's); what the sandbox is, is
+// src/runtime/sandbox/tool.ts. Inside, its runner takes one request a line on stdin: run a
+// command, read, write or remove a file under /work; it answers a line each.
 // May import: node built-ins, ../../../runtime/sandbox, ./types.ts.
 import { type ChildProcessByStdio, spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
-import { FILTER_FD, PRIVATE_NAMESPACES, userlandArgv, writeFilter } from '../../../runtime/sandbox/index.ts';
+import { FILTER_FD, writeFilter } from '../../../runtime/sandbox/index.ts';
+import { toolSandboxCommand } from '../../../runtime/sandbox/tool.ts';
 import { type Sandbox, ToolError, type ToolsEnv } from './types.ts';
 
 /** What the gateway lends the sandboxes: uids of the interns' range, and the tenant's seccomp program. */
@@ -27,112 +25,6 @@ export type SandboxHost = {
 
 /** Bytes of a command's stdout and stderr (together) that are kept. */
 export const EXEC_MAX_BYTES = 256 * 1024;
-
-const RUNNER = String.raw`
-const { spawn } = require('node:child_process');
-const fs = require('node:fs');
-const path = require('node:path');
-const kills = new Map();
-const send = (m) => process.stdout.write(JSON.stringify(m) + '\n');
-const inside = (p) => {
-  const r = path.resolve('/work', p);
-  if (r !== '/work' && !r.startsWith('/work/')) throw new Error('outside /work: ' + p);
-  return r;
-};
-function exec(m) {
-  return new Promise((resolve) => {
-    let child;
-    try {
-      child = spawn(m.argv[0], m.argv.slice(1), { cwd: '/work', detached: true, stdio: ['ignore', 'pipe', 'pipe'],
-        env: { PATH: '/usr/local/bin:/usr/bin:/bin', HOME: '/work', LANG: 'C.UTF-8', TMPDIR: '/tmp' } });
-    } catch (e) {
-      return resolve({ exitCode: 127, stdout: '', stderr: String(e.message), truncated: false, timedOut: false });
-    }
-    const out = { stdout: [], stderr: [] };
-    let size = 0, truncated = false, timedOut = false;
-    const take = (k) => (b) => {
-      if (size >= m.max) { truncated = true; return; }
-      out[k].push(b.subarray(0, m.max - size));
-      truncated = truncated || b.length > m.max - size;
-      size += Math.min(b.length, m.max - size);
-    };
-    child.stdout.on('data', take('stdout'));
-    child.stderr.on('data', take('stderr'));
-    const kill = () => { try { process.kill(-child.pid, 'SIGKILL'); } catch {} };
-    const timer = setTimeout(() => { timedOut = true; kill(); }, m.timeoutMs);
-    kills.set(m.id, kill);
-    child.on('error', (e) => { clearTimeout(timer); kills.delete(m.id);
-      resolve({ exitCode: 127, stdout: '', stderr: String(e.message), truncated: false, timedOut: false }); });
-    child.on('close', (code, sig) => {
-      clearTimeout(timer); kills.delete(m.id); kill();
-      const text = (k) => Buffer.concat(out[k]).toString('utf8');
-      resolve({ exitCode: code === null ? null : code, signal: sig, stdout: text('stdout'), stderr: text('stderr'), truncated, timedOut });
-    });
-  });
-}
-async function handle(m) {
-  if (m.op === 'exec') return exec(m);
-  if (m.op === 'kill') { (kills.get(m.target) || (() => {}))(); return {}; }
-  if (m.op === 'read') {
-    try { return { content: fs.readFileSync(inside(m.path), 'utf8') }; }
-    catch (e) { if (e.code === 'ENOENT') return { content: null }; throw e; }
-  }
-  if (m.op === 'write') { const p = inside(m.path); fs.mkdirSync(path.dirname(p), { recursive: true }); fs.writeFileSync(p, m.content); return {}; }
-  if (m.op === 'remove') { fs.rmSync(inside(m.path)); return {}; }
-  throw new Error('unknown op');
-}
-let buf = '';
-process.stdin.setEncoding('utf8');
-process.stdin.on('data', (d) => {
-  buf += d;
-  for (let i = buf.indexOf('\n'); i >= 0; i = buf.indexOf('\n')) {
-    const line = buf.slice(0, i); buf = buf.slice(i + 1);
-    let m; try { m = JSON.parse(line); } catch { continue; }
-    handle(m).then((r) => send({ id: m.id, ...r }), (e) => send({ id: m.id, error: String((e && e.message) || e) }));
-  }
-});
-process.stdin.on('end', () => process.exit(0));
-`;
-
-/** bubblewrap's argv for the sandbox, as data (sandbox.test.ts checks it). */
-export function sandboxArgv(o: { diskMb: number; nodePath: string }): string[] {
-  const bytes = String(o.diskMb * 1024 * 1024);
-  const nodePrefix = dirname(dirname(o.nodePath));
-  return [
-    '--unshare-user',
-    '--unshare-pid',
-    ...PRIVATE_NAMESPACES,
-    '--unshare-cgroup-try',
-    '--hostname',
-    'sandbox',
-    '--die-with-parent',
-    '--new-session',
-    ...userlandArgv(),
-    ...(nodePrefix === '/usr' || nodePrefix.startsWith('/usr/') ? [] : ['--ro-bind', nodePrefix, nodePrefix]),
-    '--proc',
-    '/proc',
-    '--dev',
-    '/dev',
-    '--size',
-    bytes,
-    '--tmpfs',
-    '/tmp',
-    '--size',
-    bytes,
-    '--tmpfs',
-    '/work',
-    '--chdir',
-    '/work',
-    '--disable-userns',
-    '--seccomp',
-    String(FILTER_FD),
-    '--',
-    o.nodePath,
-    '--max-old-space-size=64',
-    '-e',
-    RUNNER,
-  ];
-}
 
 /** The owner recorded on a sandbox's uid claim: this host and process, so a dead gateway's claims can be released. */
 const ownerOf = (id: string) => `tool-sandbox ${hostname()} ${process.pid} ${id}`;
@@ -175,28 +67,10 @@ export async function openSandbox(o: {
 }): Promise<OpenSandbox> {
   const owner = ownerOf(o.id);
   const uid = o.host.claimUid(owner);
-  const { limits } = o.env;
-  const argv = [
-    `--reuid=${uid}`,
-    `--regid=${uid}`,
-    '--clear-groups',
-    '--inh-caps=-all',
-    '--bounding-set=-all',
-    '--no-new-privs',
-    '--',
-    '/usr/bin/prlimit',
-    `--nproc=${limits.processes}`,
-    `--data=${limits.memoryMb * 1024 * 1024}`,
-    `--fsize=${limits.fileMb * 1024 * 1024}`,
-    `--nofile=${limits.openFiles}`,
-    '--core=0',
-    '--',
-    o.env.bwrapPath,
-    ...sandboxArgv({ diskMb: o.env.diskMb, nodePath: process.execPath }),
-  ];
+  const [file, args] = toolSandboxCommand({ ...o.env, uid, nodePath: process.execPath });
   let child: ChildProcessByStdio<Writable, Readable, Readable>;
   try {
-    child = spawn('/usr/bin/setpriv', argv, {
+    child = spawn(file, args, {
       env: {},
       cwd: '/',
       detached: true,
