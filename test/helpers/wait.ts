@@ -1,6 +1,7 @@
 // Waiting for a condition rather than for time: a test polls what it waits for until it holds, up to
 // a deadline that only a broken build reaches (a loaded machine is slow, not wrong), and then
-// fails saying what never happened.
+// fails saying what never happened. Its deadline is on the monotonic clock, so a test that mocks
+// Date (node:test's mock.timers) still times out.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { inspect } from 'node:util';
 
@@ -18,11 +19,11 @@ export async function waitForValue<T>(
   done: (value: T) => boolean,
   { timeoutMs = 20_000, everyMs = 20 }: WaitOptions = {},
 ): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
+  const deadline = performance.now() + timeoutMs;
   for (;;) {
     const value = await get();
     if (done(value)) return value;
-    if (Date.now() >= deadline)
+    if (performance.now() >= deadline)
       throw new Error(
         `timed out after ${timeoutMs} ms waiting until ${what} (last read: ${inspect(value, { depth: 4 })})`,
       );
