@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import { once } from 'node:events';
 import { connect, createServer, type Socket } from 'node:net';
 import { freePort, gatewayProcesses, type GatewayProcess } from './helpers/gateway-process.ts';
-import { waitFor } from './helpers/wait.ts';
+import { waitFor, waitForValue } from './helpers/wait.ts';
 import {
   callProcess,
   parseSse,
@@ -95,6 +95,19 @@ async function holdInternStream(gw: GatewayProcess, internId: string, key: strin
   return abort;
 }
 
+/** `n` model streams of `key` held at once, once that many of its slots are free: a slot comes back a
+ * moment after its client lets go (the gateway notices the closed connection), so a try that finds
+ * one still taken lets go of what it got and tries again. */
+function holdAll(gw: GatewayProcess, key: string, n: number, what: string): Promise<AbortController[]> {
+  return waitFor(what, async () => {
+    const tries = await Promise.allSettled(Array.from({ length: n }, () => holdModelStream(gw, key)));
+    const holders = tries.flatMap((t) => (t.status === 'fulfilled' ? [t.value] : []));
+    if (holders.length === n) return holders;
+    for (const h of holders) h.abort();
+    return null;
+  });
+}
+
 const contentOf = (r: ChatResult) => r.chunks.map((c) => c.choices[0]?.delta?.content ?? '').join('');
 
 /** Another key's model request and intern turn, both whole and as scripted. */
@@ -115,7 +128,14 @@ async function victimSucceeds(gw: GatewayProcess, internId: string) {
 
 /** Opens one slow socket from `from`: a request line, then one header a second; records whether and how the gateway closed it. */
 function slowSocket(port: number, from: string) {
-  const s = { socket: null as unknown as Socket, got: '', closed: false, drip: null as NodeJS.Timeout | null };
+  const s = {
+    socket: null as unknown as Socket,
+    got: '',
+    closed: false,
+    drip: null as NodeJS.Timeout | null,
+    /** Settles once the socket is connected (the gateway's backlog holds it) or closed. */
+    settled: null as unknown as Promise<unknown>,
+  };
   s.socket = connect({ port, host: '127.0.0.1', localAddress: from }, () => {
     s.socket.write('POST /api/v1/chat/completions HTTP/1.1\r\nhost: x\r\n');
     s.drip = setInterval(() => s.socket.write('x-drip: 1\r\n'), 1000);
@@ -126,6 +146,7 @@ function slowSocket(port: number, from: string) {
     s.closed = true;
     clearInterval(s.drip!);
   });
+  s.settled = Promise.race([once(s.socket, 'connect'), once(s.socket, 'close')]);
   return s;
 }
 
@@ -220,8 +241,14 @@ describe('abuse resistance (a real gateway process)', { timeout: 180_000 }, () =
         await post(gw, '/chat/completions', { model: 'local/scripted', messages: user('/say local') }, k.api_key),
       );
       assert.equal(local.body.choices[0].message.content, 'local');
-      await new Promise((r) => setTimeout(r, 200));
-      assert.equal(seen.length, 0);
+      // A connection the gateway made while answering is ahead of one made now in the listener's
+      // accept queue: once this probe is accepted, every earlier one has been seen.
+      const probe = connect(11434, '127.0.0.1');
+      await once(probe, 'connect');
+      const from = probe.localPort;
+      await waitFor('the listener accepted the probe', () => seen.some((s) => s.remotePort === from));
+      probe.destroy();
+      assert.equal(seen.filter((s) => s.remotePort !== from).length, 0);
     } finally {
       for (const s of seen) s.destroy();
       listener.close();
@@ -233,17 +260,19 @@ describe('abuse resistance (a real gateway process)', { timeout: 180_000 }, () =
   }, async () => {
     const port = Number(new URL(gw.url).port);
     const slow: ReturnType<typeof slowSocket>[] = [];
-    // In batches, so the listen backlog is not what refuses them.
+    // In batches, each connected before the next, so the listen backlog is not what refuses them.
     for (let i = 0; i < SLOW_SOCKETS; i += 250) {
       for (let j = i; j < Math.min(SLOW_SOCKETS, i + 250); j++) slow.push(slowSocket(port, '127.0.0.2'));
-      await new Promise((r) => setTimeout(r, 20));
+      await Promise.all(slow.slice(i).map((s) => s.settled));
     }
     const started = Date.now();
     try {
       // The address's cap was taken and the rest refused as the gateway accepts them from its backlog.
       const open = () => slow.filter((s) => !s.closed).length;
-      while (open() > DEFAULT_PER_ADDRESS && Date.now() - started < 3_000) await new Promise((r) => setTimeout(r, 50));
-      assert.equal(open(), DEFAULT_PER_ADDRESS);
+      const left = await waitForValue('the address holds at most its cap', open, (n) => n <= DEFAULT_PER_ADDRESS, {
+        timeoutMs: 3_000,
+      });
+      assert.equal(left, DEFAULT_PER_ADDRESS);
       assert.ok(
         slow.filter((s) => s.closed).every((s) => s.got === ''),
         'a refused socket gets no bytes',
@@ -294,9 +323,9 @@ describe('abuse resistance (a real gateway process)', { timeout: 180_000 }, () =
 
       await victimSucceeds(gw, victimIntern);
 
-      // The account: the api key's 4, the held turn's own model request (the intern's key) and 3 of the management key's make 8.
-      await new Promise((r) => setTimeout(r, 100));
-      const mine = await Promise.all([1, 2, 3].map(() => holdModelStream(gw, k.management_key)));
+      // The account: the api key's 4, the held turn's own model request (the intern's key) and 3 of the
+      // management key's make 8 (once the victim's requests have given theirs back).
+      const mine = await holdAll(gw, k.management_key, 3, 'three streams of the management key are held');
       const over = await post(
         gw,
         '/chat/completions',
@@ -323,19 +352,7 @@ describe('abuse resistance (a real gateway process)', { timeout: 180_000 }, () =
   test('slots are given back on every ending: finish, refusal, client abort', async () => {
     const key = gw.keys().api_key;
     /** The key's whole allowance can be held again, at once (the slots of what ended are free). */
-    const refill = async () => {
-      let holders: AbortController[] = [];
-      // A closed connection is noticed by the gateway a moment after the client lets go.
-      for (let i = 0; i < 20; i++) {
-        const tries = await Promise.allSettled(Array.from({ length: PER_KEY_MODEL }, () => holdModelStream(gw, key)));
-        holders = tries.flatMap((t) => (t.status === 'fulfilled' ? [t.value] : []));
-        if (holders.length === PER_KEY_MODEL) break;
-        for (const h of holders) h.abort();
-        await new Promise((r) => setTimeout(r, 100));
-      }
-      assert.equal(holders.length, PER_KEY_MODEL);
-      return holders;
-    };
+    const refill = () => holdAll(gw, key, PER_KEY_MODEL, "the key's whole allowance is held again");
     // Finished: streamed and not.
     const done = await Promise.all(
       Array.from({ length: PER_KEY_MODEL }, (_, i) =>
@@ -354,18 +371,13 @@ describe('abuse resistance (a real gateway process)', { timeout: 180_000 }, () =
     for (const h of await refill()) h.abort();
     // Refused by the provider (the scripted model failing as a provider answering 400 would).
     // The refill's holders were just aborted: on a busy machine their slots come back a moment later.
-    const failOnce = async () => {
-      let r = await post(gw, '/chat/completions', { model: 'local/scripted', messages: user('/fail 400') }, key).then(
-        readChat,
+    const failOnce = () =>
+      waitForValue(
+        'a slot of the key is free for the request',
+        () =>
+          post(gw, '/chat/completions', { model: 'local/scripted', messages: user('/fail 400') }, key).then(readChat),
+        (r) => r.status !== 429,
       );
-      for (let i = 0; i < 20 && r.status === 429; i++) {
-        await new Promise((w) => setTimeout(w, 100));
-        r = await post(gw, '/chat/completions', { model: 'local/scripted', messages: user('/fail 400') }, key).then(
-          readChat,
-        );
-      }
-      return r;
-    };
     const refused = await Promise.all(Array.from({ length: PER_KEY_MODEL }, failOnce));
     for (const r of refused)
       assert.deepEqual(
@@ -378,20 +390,21 @@ describe('abuse resistance (a real gateway process)', { timeout: 180_000 }, () =
     // An intern stream the client abandoned frees its slot: the key may open another at once.
     const abandoned = await holdInternStream(gw, heldIntern, key);
     abandoned.abort();
-    let turn: ChatResult | null = null;
-    for (let i = 0; i < 20 && turn?.status !== 200; i++) {
-      if (turn) await new Promise((r) => setTimeout(r, 100));
-      turn = await readChat(
-        await post(
-          gw,
-          `/interns/${victimIntern}/chat/completions`,
-          { stream: true, messages: user('/say again') },
-          key,
+    const turn = await waitForValue(
+      "the abandoned stream's slot is given back",
+      async () =>
+        readChat(
+          await post(
+            gw,
+            `/interns/${victimIntern}/chat/completions`,
+            { stream: true, messages: user('/say again') },
+            key,
+          ),
         ),
-      );
-    }
-    assert.equal(turn!.status, 200, turn!.text);
-    assert.equal(contentOf(turn!), 'again');
+      (r) => r.status === 200,
+    );
+    assert.equal(turn.status, 200, turn.text);
+    assert.equal(contentOf(turn), 'again');
   });
 
   test('a gateway that shuts down with streams open gives their slots back to Redis', {

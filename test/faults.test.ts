@@ -26,10 +26,10 @@ import { redisServerMissing, startOwnRedis, type OwnRedis } from './helpers/redi
 import { sharedStore } from './helpers/cli.ts';
 import { openStore } from '../src/gateway/store/db.ts';
 import { inferenceRequests } from '../src/gateway/store/schema-inference.ts';
+import { waitFor, waitForValue } from './helpers/wait.ts';
 
 const postgresUrl = process.env.DATABASE_URL;
 const noPostgres = postgresUrl ? false : 'DATABASE_URL is not set';
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** Isolated interns where this host can run them, as an operator's would be. */
 const isolation: Record<string, string> = noSandbox ? { COHORT_UNSAFE_NO_ISOLATION: '1' } : {};
 if (redisServerMissing) process.stderr.write(`# frozen-Redis and slot tests skipped: ${redisServerMissing}\n`);
@@ -40,17 +40,6 @@ function logOf(child: ChildProcess): () => Line[] {
   let text = '';
   child.stdout!.on('data', (d: Buffer) => (text += d));
   return () => text.split('\n').flatMap((l) => (l.startsWith('{') ? [JSON.parse(l) as Line] : []));
-}
-
-/** Polls `get` until `done` holds or `ms` pass; returns the last value. */
-async function until<T>(get: () => Promise<T> | T, done: (v: T) => boolean, ms = 15_000): Promise<T> {
-  const end = Date.now() + ms;
-  let v = await get();
-  while (!done(v) && Date.now() < end) {
-    await sleep(100);
-    v = await get();
-  }
-  return v;
 }
 
 /** A PostgreSQL schema for the test's gateways, its connections named so that cuts end only theirs. */
@@ -138,10 +127,11 @@ describe('provisioning survives its gateway', { skip: noPostgres }, () => {
     assert.equal(created.body.status, 'provisioning');
     const id = created.body.id as string;
     const started = Date.now();
-    const rec = await until(
+    const rec = await waitForValue(
+      'the intern runs or failed',
       async () => (await callProcess(g2, 'GET', `/interns/${id}`)).body,
       (r) => r.status === 'running' || r.status === 'failed',
-      30_000,
+      { timeoutMs: 30_000 },
     );
     assert.ok(Date.now() - started <= 30_000);
     assert.deepEqual([rec.status, rec.progress, rec.last_failure_message], ['running', null, null]);
@@ -166,22 +156,20 @@ describe('provisioning survives its gateway', { skip: noPostgres }, () => {
     });
     const id = (await callProcess(g3, 'POST', '/interns', { name: 'half-started', provision: true })).body.id as string;
     // Its launcher is recorded on disk before the daemon is waited for.
-    const recorded = await until(
-      () => {
-        try {
-          return Number(readFileSync(join(g3.dataDir, 'interns', id, 'launcher.pid'), 'utf8'));
-        } catch {
-          return 0;
-        }
-      },
-      (pid) => pid > 0,
-    );
+    const recorded = await waitFor('the launcher is recorded', () => {
+      try {
+        return Number(readFileSync(join(g3.dataDir, 'interns', id, 'launcher.pid'), 'utf8'));
+      } catch {
+        return 0;
+      }
+    });
     await g3.kill('SIGKILL');
     assert.deepEqual(launchersOf(g3.dataDir, id), [recorded]);
-    const rec = await until(
+    const rec = await waitForValue(
+      'the intern runs or failed',
       async () => (await callProcess(g2, 'GET', `/interns/${id}`)).body,
       (r) => r.status === 'running' || r.status === 'failed',
-      30_000,
+      { timeoutMs: 30_000 },
     );
     assert.deepEqual([rec.status, rec.last_failure_message], ['running', null]);
     assert.equal(tookOver(id).length, 1);
@@ -205,10 +193,11 @@ describe('provisioning survives its gateway', { skip: noPostgres }, () => {
       const r = await callProcess(g2, 'POST', `/interns/${id}/provision`);
       assert.deepEqual([r.status, r.body], [202, { provisioning: true }]);
     }
-    const rec = await until(
+    const rec = await waitForValue(
+      'the stranded intern runs or failed',
       async () => (await callProcess(g2, 'GET', `/interns/${dead}`)).body,
       (r) => r.status === 'running' || r.status === 'failed',
-      30_000,
+      { timeoutMs: 30_000 },
     );
     assert.deepEqual([rec.status, rec.last_failure_message], ['running', null]);
     assert.equal(tookOver(dead).length, 1);
@@ -279,7 +268,7 @@ describe('no usage record lost: two connection cuts (PostgreSQL)', { skip: noPos
         0;
       // An operator's pg_terminate_backend of every connection the gateway holds, once it holds one.
       const cut = async () => {
-        await until(backends, (n) => n > 0, 5_000);
+        await waitFor('the gateway holds a connection', backends, { timeoutMs: 5_000 });
         const ended = await admin.query(
           'select pg_terminate_backend(pid) from pg_stat_activity where application_name = $1',
           [store.appName],
@@ -315,7 +304,11 @@ describe('no usage record lost: two connection cuts (PostgreSQL)', { skip: noPos
         (
           await admin.query(`select id from ${store.schema}.inference_requests where id = any($1::text[])`, [served])
         ).rows.map((r) => r.id as string);
-      const found = await until(logged, (ids) => ids.length === served.length);
+      const found = await waitForValue(
+        'every served generation is logged',
+        logged,
+        (ids) => ids.length === served.length,
+      );
       assert.equal(found.length, served.length);
       assert.deepEqual(new Set(found), new Set(served));
       const metrics = await (await fetch(gw.url.replace('/api/v1', '/metrics'))).text();
@@ -420,13 +413,15 @@ describe('a hung PostgreSQL', { skip: noPostgres }, () => {
       assert.deepEqual([cli.code, cli.stdout], [1, '']);
       assert.equal(cli.stderr, 'cohort: failed: PostgreSQL at DATABASE_URL did not answer within 1500 ms\n');
       assert.equal(
-        await until(
+        await waitForValue(
+          'the gateway is ready again',
           () => fetch(`${root}/ready`).then((r) => r.status),
           (s) => s === 200,
         ),
         200,
       );
-      const logged = await until(
+      const logged = await waitForValue(
+        'the generation served while PostgreSQL hung is logged',
         async () =>
           (await admin.query(`select id from ${store.schema}.inference_requests where id = $1`, [served])).rows.length,
         (n) => n === 1,
@@ -526,16 +521,18 @@ describe('a full disk (PGlite on a small tmpfs)', () => {
     await serve(30);
     // The store refuses the request log now (it is kept and retried), so the disk really is full for it.
     assert.ok(
-      (await until(
+      (await waitForValue(
+        'the request log counts a write error',
         () => metric('cohort_request_log_write_errors_total'),
         (n) => n > 0,
       )) > 0,
     );
 
     rmSync(filler);
-    assert.equal((await until(ready, (r) => r.status === 200)).status, 200);
+    assert.equal((await waitForValue('the store can write again', ready, (r) => r.status === 200)).status, 200);
     await serve(10);
-    await until(
+    await waitForValue(
+      'the request log holds no row in memory',
       () => metric('cohort_request_log_pending_rows\\{where="memory"\\}'),
       (n) => n === 0,
     );
@@ -607,7 +604,8 @@ describe('a frozen Redis', { skip: redisServerMissing ?? false }, () => {
     } finally {
       redis.thaw();
     }
-    const back = await until(
+    const back = await waitForValue(
+      'the gateway is ready again',
       () => fetch(`${root}/ready`).then((r) => r.status),
       (s) => s === 200,
     );
@@ -699,18 +697,21 @@ describe('slots that die with their gateway', { skip: noPostgres || redisServerM
 
     await g1.kill('SIGKILL');
     for (const c of holds) c.abort();
-    const crashed = Date.now();
     const seen: { status: number; retryAfter: string | null; message: string }[] = [];
-    for (;;) {
-      const r = await generate(g2, { stream: false, key });
-      seen.push({
-        status: r.status,
-        retryAfter: r.headers.get('retry-after'),
-        message: r.status === 200 ? '' : JSON.parse(r.body).error.message,
-      });
-      if (r.status === 200 || Date.now() - crashed > 15_000) break;
-      await sleep(250);
-    }
+    // Every answer is kept: the refusals until the one served are what is checked below.
+    await waitFor(
+      'the other gateway serves the key',
+      async () => {
+        const r = await generate(g2, { stream: false, key });
+        seen.push({
+          status: r.status,
+          retryAfter: r.headers.get('retry-after'),
+          message: r.status === 200 ? '' : JSON.parse(r.body).error.message,
+        });
+        return r.status === 200;
+      },
+      { timeoutMs: 15_000, everyMs: 250 },
+    ).catch((err: Error) => assert.fail(`${err.message}: ${JSON.stringify(seen)}`));
     assert.equal(seen.at(-1)!.status, 200, JSON.stringify(seen));
     const refusals = seen.slice(0, -1);
     const why =

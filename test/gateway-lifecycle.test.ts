@@ -73,6 +73,8 @@ test('first start bootstraps, says where in one line without the keys, and shuts
     assert.ok(!text.includes(boot.management_key) && !text.includes(boot.api_key), 'no key in a log line');
 
   // A request whose body is still arriving when SIGTERM comes completes, then the process exits 0.
+  // Its `Expect: 100-continue` has the gateway say when it holds the request's head: then it is
+  // asked to stop, and the body's rest is sent once it says it is shutting down.
   const body = JSON.stringify({ name: 'Late', slug: 'late' });
   const response = new Promise<{ status: number; body: string }>((resolve, reject) => {
     const req = request(`${gw.url}/workspaces`, {
@@ -81,6 +83,7 @@ test('first start bootstraps, says where in one line without the keys, and shuts
         authorization: `Bearer ${boot.management_key}`,
         'content-type': 'application/json',
         'content-length': Buffer.byteLength(body),
+        expect: '100-continue',
       },
     });
     req.on('response', (res) => {
@@ -89,16 +92,12 @@ test('first start bootstraps, says where in one line without the keys, and shuts
       res.on('end', () => resolve({ status: res.statusCode!, body: text }));
     });
     req.on('error', reject);
-    req.write(body.slice(0, 10));
-    req.on('socket', (socket) =>
-      socket.on('connect', () =>
-        // the request line and headers are on the wire; now the gateway is asked to stop
-        setTimeout(() => {
-          gw.child.kill('SIGTERM');
-          void gw.waitFor('shutting down').then(() => req.end(body.slice(10)));
-        }, 300),
-      ),
-    );
+    req.on('continue', () => {
+      req.write(body.slice(0, 10));
+      gw.child.kill('SIGTERM');
+      void gw.waitFor('shutting down').then(() => req.end(body.slice(10)));
+    });
+    req.flushHeaders();
   });
   const res = await response;
   assert.equal(res.status, 201, res.body);

@@ -8,6 +8,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSyn
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { waitFor, waitForValue } from './helpers/wait.ts';
 import { execFileSync } from 'node:child_process';
 import { type IncomingMessage, request as httpRequest } from 'node:http';
 import { create as tarCreate, Header, list as tarList } from 'tar';
@@ -74,14 +75,26 @@ describe('files API', { skip: noSandbox }, () => {
     const pad = Buffer.alloc((512 - (data.length % 512)) % 512);
     return Buffer.concat([h.block!, data, pad, Buffer.alloc(1024)]);
   }
-  const spoolEmpty = () => {
-    const dir = join(f.gw.dataDir, 'run', 'files');
-    let left: string[] = [];
+  const spoolFiles = () => {
     try {
-      left = readdirSync(dir);
-    } catch {}
-    assert.deepEqual(left, [], 'no spool file is left behind');
+      return readdirSync(join(f.gw.dataDir, 'run', 'files'));
+    } catch {
+      return [];
+    }
   };
+  const spoolEmpty = () => assert.deepEqual(spoolFiles(), [], 'no spool file is left behind');
+  /** The intern's record once a sweep finds it idle past COHORT_INTERN_IDLE_MS and puts it to sleep
+   * (its daemon judges idleness, on its own clock). */
+  const fallenAsleep = () =>
+    waitForValue(
+      'the intern is asleep',
+      async () => {
+        await f.gw.ctx.fleet.sweep();
+        return getInternById(f.gw.ctx.store.db, id);
+      },
+      (r) => r?.power === 'asleep',
+      { timeoutMs: 30_000, everyMs: 100 },
+    );
 
   before(async () => {
     scratch = mkdtempSync(join(tmpdir(), 'cohort-files-'));
@@ -270,14 +283,11 @@ describe('files API', { skip: noSandbox }, () => {
     );
     assert.equal(status, 200);
     assert.ok(received < MAX_MB * 1048576);
+    // A fixed wait: what is checked is that the tar does not run to its end by itself meanwhile.
     await sleep(300);
     assert.equal(packers().length > 0, true, 'the tar is still running, held by the unread stream');
     request.destroy();
-    let left = packers();
-    for (let i = 0; i < 100 && left.length; i++) {
-      await sleep(100);
-      left = packers();
-    }
+    const left = await waitForValue('the tar stopped when its client went away', packers, (l) => l.length === 0);
     assert.deepEqual(left, [], 'the tar stopped when its client went away');
     // The next download of the same folder is whole.
     const again = await req('GET', '/stream?format=tar');
@@ -296,12 +306,7 @@ describe('files API', { skip: noSandbox }, () => {
         .filter((l) => Number(l.trim().split(/\s+/)[0]) === uid && /tar --create|files-op\.mjs pack/.test(l));
     // Asleep, its disk is read in a mount of the download's own: nothing but the idle limit ends
     // that tar (a hibernation would end one run in its daemon's namespaces).
-    let row = await getInternById(f.gw.ctx.store.db, id);
-    for (let i = 0; i < 300 && row?.power !== 'asleep'; i++) {
-      await sleep(100);
-      await f.gw.ctx.fleet.sweep();
-      row = await getInternById(f.gw.ctx.store.db, id);
-    }
+    const row = await fallenAsleep();
     assert.equal(row?.power, 'asleep');
     const started = Date.now();
     const res = await new Promise<IncomingMessage>((resolve, reject) => {
@@ -316,11 +321,9 @@ describe('files API', { skip: noSandbox }, () => {
     });
     assert.equal(res.statusCode, 200);
     assert.equal(packers().length > 0, true, 'the tar is held by the unread stream');
-    let left = packers();
-    for (let i = 0; i < 600 && left.length; i++) {
-      await sleep(100);
-      left = packers();
-    }
+    const left = await waitForValue('the tar stopped with the idle client', packers, (l) => l.length === 0, {
+      timeoutMs: 60_000,
+    });
     assert.deepEqual(left, [], 'the tar stopped with the idle client');
     assert.ok(Date.now() - started >= READER_IDLE_MS, 'not before the idle limit');
     // What the client reads from now on ends short: the response was aborted, not ended.
@@ -422,9 +425,13 @@ describe('files API', { skip: noSandbox }, () => {
     assert.equal((await f.gw.call('POST', `/interns/${id}/provision`)).status, 202);
     await f.gw.ctx.interns.idle();
     // Running again before the tests after this one (a start on a loaded machine can take a while).
-    for (let i = 0; i < 600 && (await getInternById(f.gw.ctx.store.db, id))?.status !== 'running'; i++)
-      await sleep(100);
-    assert.equal((await getInternById(f.gw.ctx.store.db, id))?.status, 'running');
+    const again = await waitForValue(
+      'the intern runs again',
+      () => getInternById(f.gw.ctx.store.db, id),
+      (r) => r?.status === 'running',
+      { timeoutMs: 60_000 },
+    );
+    assert.equal(again?.status, 'running');
     spoolEmpty();
   });
 
@@ -503,7 +510,8 @@ describe('files API', { skip: noSandbox }, () => {
     assert.ok(sent < MAX_MB * 1048576 * 4, `the gateway stopped reading early (${sent} bytes sent)`);
     assert.equal((await req('GET', '/big.bin')).status, 404);
     assert.equal((await req('GET', '/endless.bin')).status, 404);
-    await sleep(100);
+    // The refused bodies' spool files are removed as their requests end, a moment after the answer.
+    await waitFor('no spool file is left', () => spoolFiles().length === 0);
     spoolEmpty();
   });
 
@@ -523,12 +531,7 @@ describe('files API', { skip: noSandbox }, () => {
 
   test('asleep, it is read without being woken; a write wakes it', async () => {
     await req('PUT', '/sleepy.txt', 'zzz');
-    let row = await getInternById(f.gw.ctx.store.db, id);
-    for (let i = 0; i < 300 && row?.power !== 'asleep'; i++) {
-      await sleep(100);
-      await f.gw.ctx.fleet.sweep();
-      row = await getInternById(f.gw.ctx.store.db, id);
-    }
+    const row = await fallenAsleep();
     assert.deepEqual([row?.status, row?.power, row?.daemonPid], ['running', 'asleep', null]);
     assert.equal((await req('GET', '/sleepy.txt')).buf.toString(), 'zzz');
     assert.deepEqual((await req('GET', '')).body.entries.map((e: any) => e.name).includes('sleepy.txt'), true);

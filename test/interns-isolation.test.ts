@@ -13,6 +13,7 @@ import { getInternById, openSecrets } from '../src/gateway/interns/interns.ts';
 import { noSandbox } from './helpers/sandbox.ts';
 import { revokeKey } from '../src/gateway/access/identity-store.ts';
 import { user, tool, text, callOf } from './helpers/chat.ts';
+import { waitForValue } from './helpers/wait.ts';
 
 const MODES = ['self-drive', 'manual'] as const;
 type Mode = (typeof MODES)[number];
@@ -166,9 +167,10 @@ describe('a hostile tenant inside its intern', { skip: noSandbox }, () => {
   const autogroup = existsSync('/proc/self/autogroup');
   test("CPU priority: a tenant's first command already runs at nice 10; the daemon and agent lower themselves after the first turn", async () => {
     const c = await f.intern('tenant-c');
-    // The command's group is lowered by the agent just after it starts, hence the wait; in manual
-    // mode the command runs in the inner sandbox, in the same session.
-    const group = "; sleep 1; sed 's/.* nice //' /proc/self/autogroup";
+    // The command's group is lowered by the agent just after it starts, hence the wait for it (up to
+    // 10 s); in manual mode the command runs in the inner sandbox, in the same session.
+    const group =
+      "; for i in $(seq 1 200); do grep -q ' nice 10$' /proc/self/autogroup && break; sleep 0.05; done; sed 's/.* nice //' /proc/self/autogroup";
     for (const mode of MODES)
       assert.equal(
         await shell(c, `awk '{print $19}' /proc/self/stat${autogroup ? group : ''}`, mode),
@@ -178,11 +180,7 @@ describe('a hostile tenant inside its intern', { skip: noSandbox }, () => {
     const launcher = (await getInternById(f.gw.ctx.store.db, c))!.daemonPid!;
     const lowered = ({ threads, groups }: { threads: number[]; groups: number[] }) =>
       [...threads, ...groups].every((n) => n === 10);
-    let nices = nodeNices(launcher);
-    for (let i = 0; i < 100 && !lowered(nices); i++) {
-      await new Promise((r) => setTimeout(r, 20));
-      nices = nodeNices(launcher);
-    }
+    const nices = await waitForValue('the daemon and the agent lowered themselves', () => nodeNices(launcher), lowered);
     assert.ok(nices.threads.length >= 4, `the daemon's and the agent's threads: ${nices.threads}`);
     assert.deepEqual([...new Set(nices.threads)], [10]);
     assert.deepEqual([...new Set(nices.groups)], autogroup ? [10] : []);
@@ -232,15 +230,20 @@ describe('a hostile tenant inside its intern', { skip: noSandbox }, () => {
     const tasks = internTasks(a);
     assert.ok(tasks <= 96, `the intern's uid holds at most its limit of tasks: ${tasks}`);
     assert.equal((await f.gw.call('GET', '/interns')).status, 200);
-    let alive = '';
-    for (let i = 0; i < 20 && alive !== 'alive\n[exit 0]'; i++) {
-      await new Promise((r) => setTimeout(r, 500));
-      alive = await shell(a, 'echo alive');
-    }
+    const alive = await waitForValue(
+      'the intern runs a command again',
+      () => shell(a, 'echo alive'),
+      (out) => out === 'alive\n[exit 0]',
+      { timeoutMs: 30_000, everyMs: 500 },
+    );
     assert.equal(alive, 'alive\n[exit 0]');
     // Its sleeps end within 3 s; the next tests need the room (a Node that cannot start its threads hangs).
-    for (let i = 0; i < 100 && internTasks(a) > before + 4; i++) await new Promise((r) => setTimeout(r, 100));
-    assert.ok(internTasks(a) <= before + 4, `the sleeps ended: ${internTasks(a)} tasks against ${before} before`);
+    const tasksLeft = await waitForValue(
+      'the sleeps ended',
+      () => internTasks(a),
+      (n) => n <= before + 4,
+    );
+    assert.ok(tasksLeft <= before + 4, `the sleeps ended: ${tasksLeft} tasks against ${before} before`);
   });
 
   test('a background process does not outlive delete (or suspend)', async () => {
@@ -293,17 +296,18 @@ describe('a hostile tenant inside its intern', { skip: noSandbox }, () => {
     });
     assert.equal((await f.gw.call('DELETE', `/interns/${id}`)).status, 202);
     await f.gw.ctx.interns.idle();
-    // The key cache's TTL is what is waited out: a key revoked in the store is refused once it passes.
-    await new Promise((r) => setTimeout(r, Number(f.gw.ctx.config.keyCacheMs) + 50));
-    assert.equal(
-      (
-        await f.gw.call('POST', '/chat/completions', {
+    // A key revoked in the store is refused once the key cache's TTL (COHORT_KEY_CACHE_MS, short
+    // here) has passed: served until then, then refused.
+    const refused = await waitForValue(
+      'the revoked key is refused',
+      () =>
+        f.gw.call('POST', '/chat/completions', {
           key,
           body: { model: 'local/scripted', messages: [{ role: 'user', content: '/say ok' }] },
-        })
-      ).status,
-      401,
+        }),
+      (r) => r.status !== 200,
     );
+    assert.equal(refused.status, 401);
   });
 
   test("an intern's key dies with the key that created the intern", async () => {
@@ -323,9 +327,9 @@ describe('a hostile tenant inside its intern', { skip: noSandbox }, () => {
       });
     assert.equal((await ask()).status, 200);
     await revokeKey(f.gw.ctx.store.db, creator.key.id);
-    // The key cache's TTL is what is waited out (the revoke is the store's, not this gateway's).
-    await new Promise((r) => setTimeout(r, Number(f.gw.ctx.config.keyCacheMs) + 50));
-    assert.deepEqual((await ask()).body, { error: { code: 401, message: 'invalid or revoked API key' } });
+    // Served until the key cache's TTL passes (the revoke is the store's, not this gateway's), then refused.
+    const refused = await waitForValue('the dead key is refused', ask, (r) => r.status !== 200);
+    assert.deepEqual(refused.body, { error: { code: 401, message: 'invalid or revoked API key' } });
     assert.equal((await f.gw.call('DELETE', `/interns/${created.body.id}`)).status, 202);
     await f.gw.ctx.interns.idle();
   });

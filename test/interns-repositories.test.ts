@@ -21,6 +21,7 @@ import { startGitServer, type GitServer } from './helpers/git-server.ts';
 import { createSpawner } from '../src/shared/spawner.ts';
 import { tenantJob } from '../src/gateway/interns/provisioner/tenant-job.ts';
 import { createTestAccount } from './helpers/accounts.ts';
+import { waitFor } from './helpers/wait.ts';
 
 describe('repositories', { skip: noSandbox }, () => {
   const TOKEN = `tok-${process.pid}-${Date.now()}-secret`;
@@ -219,20 +220,20 @@ describe('repositories', { skip: noSandbox }, () => {
       ].join(' && '),
     );
     const diff = f.gw.call('GET', `/interns/${id}/repositories/${repo.id}/diff`, { key: f.gw.keys.api_key });
-    let status = '';
-    let gitPid = 0;
-    for (let i = 0; i < 600 && !status; i++) {
-      for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p)))
-        try {
-          const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
-          const s = readFileSync(`/proc/${pid}/status`, 'utf8');
-          if (cmd[0] === 'git' && cmd.includes('bundle') && new RegExp(`^Uid:\\t${uid}\\t`, 'm').test(s)) {
-            status = s;
-            gitPid = Number(pid);
-          }
-        } catch {}
-      if (!status) await new Promise((r) => setTimeout(r, 50));
-    }
+    const [gitPid, status] = await waitFor(
+      "the bundle's git waits on the fifo",
+      () => {
+        for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p)))
+          try {
+            const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+            const s = readFileSync(`/proc/${pid}/status`, 'utf8');
+            if (cmd[0] === 'git' && cmd.includes('bundle') && new RegExp(`^Uid:\\t${uid}\\t`, 'm').test(s))
+              return [Number(pid), s] as const;
+          } catch {}
+        return null;
+      },
+      { timeoutMs: 30_000, everyMs: 50 },
+    );
     const field = (name: string) => status.match(new RegExp(`^${name}:\\s*(.*)$`, 'm'))?.[1];
     assert.deepEqual(
       [field('Seccomp'), field('Seccomp_filters'), field('NoNewPrivs'), field('CapEff'), field('CapBnd')],

@@ -8,6 +8,7 @@ import { startInternFixture, type InternFixture } from './helpers/interns.ts';
 import { callOf, tool, user } from './helpers/chat.ts';
 import { createTestAccount, type TestAccount } from './helpers/accounts.ts';
 import { noSandbox } from './helpers/sandbox.ts';
+import { waitFor } from './helpers/wait.ts';
 
 describe('sessions kept by the gateway', { skip: noSandbox }, () => {
   let f: InternFixture;
@@ -30,14 +31,15 @@ describe('sessions kept by the gateway', { skip: noSandbox }, () => {
     return { status: res.status, body: (await res.json()) as any };
   };
   /** The transcript is written as the request ends, just after its [DONE]: read until it holds `entries`. */
-  const transcript = async (session: string, entries: number, query = '') => {
-    for (let i = 0; i < 200; i++) {
-      const r = await get(`/interns/${id}/sessions/${encodeURIComponent(session)}${query}`);
-      if (r.status === 200 && r.body.session.entries >= entries) return r;
-      await new Promise((res) => setTimeout(res, 50));
-    }
-    throw new Error(`session ${session} never reached ${entries} entries`);
-  };
+  const transcript = (session: string, entries: number, query = '') =>
+    waitFor(
+      `session ${session} holds ${entries} entries`,
+      async () => {
+        const r = await get(`/interns/${id}/sessions/${encodeURIComponent(session)}${query}`);
+        return r.status === 200 && r.body.session.entries >= entries ? r : null;
+      },
+      { everyMs: 50 },
+    );
   const shape = (entries: any[]) => entries.map(({ at, seq, ...rest }) => rest);
 
   test('a turn, a command and a question: each request’s entries, in order, with how it ended', async () => {

@@ -9,12 +9,12 @@ import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { startInternFixture, type InternFixture } from './helpers/interns.ts';
 import { startTestGateway, type TestGateway } from './helpers/gateway.ts';
 import { noSandbox } from './helpers/sandbox.ts';
 import { getInternById } from '../src/gateway/interns/interns.ts';
 import { user, text } from './helpers/chat.ts';
+import { waitFor, waitForValue } from './helpers/wait.ts';
 
 const ENV = {
   COHORT_WARM_SPARES: '1',
@@ -37,24 +37,24 @@ const read = (file: string) => {
 
 /** Waits until a spare is up and waiting for an intern; returns its directory. A spare starts
  * below every intern, so on a loaded machine that may take a while. */
-async function spareWaiting(gw: TestGateway): Promise<string> {
-  for (let i = 0; i < 1200; i++) {
-    for (const name of existsSync(sparesDir(gw)) ? readdirSync(sparesDir(gw)) : []) {
-      const dir = join(sparesDir(gw), name);
-      if (!existsSync(join(dir, 'claimed')) && read(join(dir, 'daemon.log')).includes('{"spare":"waiting"}'))
-        return dir;
-    }
-    await sleep(50);
-  }
-  throw new Error('no spare was waiting within 60 s');
+function spareWaiting(gw: TestGateway): Promise<string> {
+  return waitFor(
+    'a spare is waiting for an intern',
+    () =>
+      (existsSync(sparesDir(gw)) ? readdirSync(sparesDir(gw)) : [])
+        .map((name) => join(sparesDir(gw), name))
+        .find(
+          (dir) => !existsSync(join(dir, 'claimed')) && read(join(dir, 'daemon.log')).includes('{"spare":"waiting"}'),
+        ),
+    { timeoutMs: 60_000, everyMs: 50 },
+  );
 }
 
 async function asleep(gw: TestGateway, id: string): Promise<void> {
-  for (let i = 0; i < 600; i++) {
-    if ((await getInternById(gw.ctx.store.db, id))?.power === 'asleep') return;
-    await sleep(50);
-  }
-  throw new Error('the intern did not fall asleep within 30 s');
+  await waitFor('the intern fell asleep', async () => (await getInternById(gw.ctx.store.db, id))?.power === 'asleep', {
+    timeoutMs: 30_000,
+    everyMs: 50,
+  });
 }
 
 const cmdline = (pid: number) => read(`/proc/${pid}/cmdline`).split('\0').join(' ');
@@ -170,10 +170,16 @@ describe('warm spares', { skip: noSandbox }, () => {
     // Raised for its first turn, lowered to the intern's priority once it ended (the daemon lowers
     // itself as the run ends, which may be a moment after the stream's last byte).
     const nices = () => JSON.stringify([threadNices(daemon), threadNices(agent)]);
-    for (let i = 0; i < 40 && nices() !== '[[10],[10]]'; i++) await sleep(50);
-    assert.equal(nices(), '[[10],[10]]');
+    assert.equal(
+      await waitForValue('the daemon and the agent are lowered', nices, (n) => n === '[[10],[10]]'),
+      '[[10],[10]]',
+    );
     if (autogroup) {
-      for (let i = 0; i < 40 && groupNice(daemon) !== '10'; i++) await sleep(50);
+      await waitForValue(
+        "the daemon's group is lowered",
+        () => groupNice(daemon),
+        (n) => n === '10',
+      );
       assert.deepEqual([groupNice(daemon), groupNice(agent)], ['10', '10']);
     }
     assert.equal(status(agent, 'Uid'), `${uid}\t${uid}\t${uid}\t${uid}`);
@@ -246,7 +252,7 @@ describe('warm spares', { skip: noSandbox }, () => {
     const deleted = await f.gw.call('DELETE', `/interns/${id}`);
     assert.deepEqual([deleted.status, deleted.body], [202, { deleting: true }]);
     await f.gw.ctx.interns.idle();
-    for (let i = 0; i < 200 && (processesNaming(again).length || existsSync(again)); i++) await sleep(50);
+    await waitFor('nothing of the spare is left', () => !processesNaming(again).length && !existsSync(again));
     assert.deepEqual(processesNaming(again), []);
     assert.equal(existsSync(again), false);
   });
@@ -275,7 +281,7 @@ describe('warm spares', { skip: noSandbox }, () => {
     assert.ok(processesNaming(left).includes(stray.pid!));
     const next = await startTestGateway({ dataDir, env: { COHORT_WARM_SPARES: '1' } });
     try {
-      for (let i = 0; i < 200 && existsSync(left); i++) await sleep(50);
+      await waitFor("the dead gateway's spare is swept", () => !existsSync(left));
       assert.equal(existsSync(left), false);
       assert.deepEqual(processesNaming(left), []);
     } finally {

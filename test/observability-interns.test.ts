@@ -60,6 +60,8 @@ describe('broadcast: intern turns', () => {
       body: { is_observability_broadcast_enabled: true },
     });
     assert.equal(on.status, 200);
+    // A fixed wait of a few ms: the workspace's broadcast setting is cached for COHORT_ROUTING_CACHE_MS
+    // (1 ms here) and a workspace change does not drop it, so the reading before the change must age out.
     await new Promise((r) => setTimeout(r, 5));
     const r = await f.chat(id, user('/say hello world'));
     assert.equal(r.status, 200);

@@ -9,6 +9,7 @@ import { createServer, type Server } from 'node:http';
 import { connect, type AddressInfo, type Socket } from 'node:net';
 import { freePort, gatewayProcesses, type GatewayProcess } from './helpers/gateway-process.ts';
 import { startFakeUpstream, type FakeUpstream } from './helpers/fake-upstream.ts';
+import { waitFor } from './helpers/wait.ts';
 
 type Proxy = { url: string; tunnels: string[]; refused: string[]; close(): Promise<void> };
 
@@ -146,7 +147,7 @@ describe('provider egress through an HTTP proxy', () => {
     );
     await open.body!.getReader().read();
     ctl.abort();
-    for (let i = 0; i < 200 && !up.received[from]?.aborted; i++) await new Promise((r) => setTimeout(r, 10));
+    await waitFor('the provider saw the request aborted', () => up.received[from]?.aborted);
     assert.equal(up.received[from]!.aborted, true);
     // Every connection to the provider was a tunnel through the proxy (kept alive and reused), and nothing else was asked of it.
     assert.ok(proxy.tunnels.length >= 1 && proxy.tunnels.every((t) => t === upHost), proxy.tunnels.join());

@@ -12,6 +12,7 @@ import { startTestGateway, type TestGateway } from './helpers/gateway.ts';
 import { FAKE_IMAGE_B64, startFakeUpstream, type FakeUpstream } from './helpers/fake-upstream.ts';
 import { space, upstreamEnv, user } from './helpers/inference-fixtures.ts';
 import { startFakeSearch, startFakeWeb, type SearchHit } from './helpers/fake-web.ts';
+import { waitFor } from './helpers/wait.ts';
 
 type Step = { tool_name: string; status: string; result: string; images?: unknown[] };
 
@@ -40,14 +41,6 @@ function processesOf(uid: number): number[] {
       }
     })
     .map(Number);
-}
-
-async function until(what: string, ok: () => boolean, ms = 5000) {
-  const end = Date.now() + ms;
-  while (!ok()) {
-    if (Date.now() > end) assert.fail(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
 }
 
 describe('server tools', () => {
@@ -300,7 +293,7 @@ describe('server tools', () => {
     assert.equal(r[6].exit_code, 0);
     assert.match(r[6].stdout, /^x+…\[cut: \d+ more characters\]$/);
     // The sandbox is gone with the request, and its uid is released.
-    await until('the sandbox processes to end', () => processesOf(Number(uid)).length === 0);
+    await waitFor('the sandbox processes end', () => processesOf(Number(uid)).length === 0);
     const uids = readdirSync(join(gw.dataDir, 'run', 'uids'));
     assert.ok(!uids.includes(uid!), 'the uid is no longer claimed');
     assert.ok(
@@ -332,8 +325,8 @@ describe('server tools', () => {
     });
     assert.equal(res.status, 200);
     let uid = 0;
-    await until(
-      'the command to start',
+    await waitFor(
+      'the command starts',
       () => {
         const claimed = readdirSync(join(gw.dataDir, 'run', 'uids')).filter((f) => /^\d+$/.test(f));
         for (const f of claimed)
@@ -342,10 +335,10 @@ describe('server tools', () => {
           uid > 0 && processesOf(uid).some((pid) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').startsWith('sleep'))
         );
       },
-      10_000,
+      { timeoutMs: 10_000 },
     );
     ctl.abort();
-    await until('the sandbox to be gone', () => processesOf(uid).length === 0);
+    await waitFor('the sandbox is gone', () => processesOf(uid).length === 0);
   });
 
   test('subagent: a nested request with its own bounded loop, recorded as steps of the generation', async () => {

@@ -6,11 +6,11 @@
 // (pin_model), which without Redis each gateway keeps for itself.
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { postgresUrl, startTestGateway, type TestGateway } from './helpers/gateway.ts';
 import { startFakeUpstream, type FakeUpstream } from './helpers/fake-upstream.ts';
 import { redisServerMissing, startOwnRedis, type OwnRedis } from './helpers/redis-server.ts';
 import { SHARED_OPENAI_KEY, space, user, type Space } from './helpers/inference-fixtures.ts';
+import { waitForValue } from './helpers/wait.ts';
 
 const MODEL = 'openai/gpt-4o-mini';
 /** Another model of openai's, whose first measurement marks that a later sync has reached the other gateway. */
@@ -20,17 +20,6 @@ const AUTO = 'cohort/auto';
 /** The cheapest and dearest priced models these gateways route to (openai's and the built-in one). */
 const CHEAPEST = 'openai/gpt-4o-mini';
 const DEAREST = 'openai/gpt-4o';
-
-/** Polls `get` until `done` holds or `ms` pass; returns the last value. */
-async function until<T>(get: () => Promise<T>, done: (v: T) => boolean, ms = 15_000): Promise<T> {
-  const end = Date.now() + ms;
-  let v = await get();
-  while (!done(v) && Date.now() < end) {
-    await sleep(50);
-    v = await get();
-  }
-  return v;
-}
 
 describe('endpoint measurements and session pins shared by two gateways', {
   skip: (!postgresUrl && 'DATABASE_URL is needed') || redisServerMissing || false,
@@ -96,7 +85,8 @@ describe('endpoint measurements and session pins shared by two gateways', {
     assert.deepEqual([cold.status, cold.names], [200, ['openai']]);
     for (let i = 0; i < 2; i++)
       assert.equal((await ask(a, { stream: true, provider: { only: ['groq'] } })).status, 200);
-    const seen = await until(
+    const seen = await waitForValue(
+      'B sees the latency A measured of groq',
       () => endpointsOn(b, MODEL),
       (e) => e.groq?.latency !== null,
     );
@@ -119,7 +109,8 @@ describe('endpoint measurements and session pins shared by two gateways', {
       body: { model: MARKER, messages: [user('/say hi')] },
     });
     assert.equal(marker.status, 200);
-    const synced = await until(
+    const synced = await waitForValue(
+      'B sees the marker call',
       () => endpointsOn(b, MARKER),
       (e) => e.openai?.latency !== null && e.openai?.latency !== undefined,
     );

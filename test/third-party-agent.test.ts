@@ -4,10 +4,10 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { daemonPaths, type RunEvent } from '../src/shared/daemon-protocol.ts';
 import { shape } from './helpers/daemon-client.ts';
 import { miniAgent, SECRET, startFixture, type Fixture } from './helpers/daemon-fixture.ts';
+import { waitFor } from './helpers/wait.ts';
 
 let f: Fixture;
 
@@ -15,11 +15,6 @@ before(async () => {
   f = await startFixture({ agent: miniAgent, replayBufferEvents: 8 });
 });
 after(() => f.close());
-
-async function until(cond: () => boolean): Promise<void> {
-  for (let i = 0; i < 2000 && !cond(); i++) await sleep(10);
-  assert.ok(cond(), 'condition never held');
-}
 
 function interactionOf(events: RunEvent[]) {
   const e = events.at(-1);
@@ -97,7 +92,10 @@ test('replay overflow: output past the buffer while paused makes the resume fail
   const a = await f.client.turn({ approval_mode: 'manual', prompt: 'chatter 20' });
   const ask = interactionOf(a.events);
   const runId = (a.events[0] as { run_id: string }).run_id;
-  await until(() => (f.daemon.status().runs[0]?.last_seq ?? 0) >= ask.seq + 20);
+  await waitFor(
+    'the run went 20 events past the question',
+    () => (f.daemon.status().runs[0]?.last_seq ?? 0) >= ask.seq + 20,
+  );
   const lost = {
     error: {
       code: 410,
@@ -107,7 +105,7 @@ test('replay overflow: output past the buffer while paused makes the resume fail
   };
   assert.deepEqual((await f.client.collect('GET', daemonPaths.events(runId, ask.seq))).json, lost);
   assert.deepEqual((await f.client.answer(sessionOf(a.events), ask.interaction_id, 'allow_once')).json, lost);
-  await until(() => f.daemon.status().runs.length === 0);
+  await waitFor('no run is left', () => f.daemon.status().runs.length === 0);
   assert.equal((await f.client.answer(sessionOf(a.events), ask.interaction_id, 'allow_once')).status, 409);
 });
 
@@ -117,7 +115,7 @@ test('interaction deadline: the paused run is cancelled and the ending confirmed
     const a = await d.client.turn({ approval_mode: 'manual', prompt: 'permission' });
     const ask = interactionOf(a.events);
     const runId = (a.events[0] as { run_id: string }).run_id;
-    for (let i = 0; i < 2000 && d.daemon.status().runs.length > 0; i++) await sleep(10);
+    await waitFor('the paused run was cancelled', () => d.daemon.status().runs.length === 0);
     const replay = await d.client.collect('GET', daemonPaths.events(runId, ask.seq));
     assert.deepEqual(replay.events, [
       {
@@ -149,7 +147,7 @@ test('steering an agent without the extension is refused busy', async () => {
   assert.equal(s.status, 409);
   assert.deepEqual((s.json as { error: { metadata: unknown } }).error.metadata, { reason: 'busy', retryable: true });
   a.close();
-  await until(() => f.daemon.status().runs.length === 0);
+  await waitFor('no run is left', () => f.daemon.status().runs.length === 0);
 });
 
 test('an agent that ignores a cancel is restarted after the grace: the run ends, the intern is free again', async () => {
@@ -161,7 +159,7 @@ test('an agent that ignores a cancel is restarted after the grace: the run ends,
     const runId = (first.value as { run_id: string }).run_id;
     const pid = d.daemon.status().agent.pid;
     a.close();
-    await until(() => d.daemon.status().runs.length === 0);
+    await waitFor('no run is left', () => d.daemon.status().runs.length === 0);
     const replay = await d.client.collect('GET', daemonPaths.events(runId, 0));
     assert.deepEqual(shape(replay.events), ['run', 'usage', 'failed']);
     assert.deepEqual(replay.events.at(-1), {

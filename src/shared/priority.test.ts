@@ -9,7 +9,8 @@ const module = new URL('./priority.ts', import.meta.url).href;
 const start = getPriority();
 
 /** Runs `body` in a child with the module imported as `p`; returns its printed JSON. `session`:
- * the child leads a session (an autogroup) of its own, as an intern's sandbox does. */
+ * the child leads a session (an autogroup) of its own, as an intern's sandbox does. In the child,
+ * `until(ok)` polls `ok` until it holds or 10 s pass (what is printed then shows what went wrong). */
 function child(body: string, { session = false } = {}): unknown {
   const code = `
     import * as p from ${JSON.stringify(module)};
@@ -18,6 +19,9 @@ function child(body: string, { session = false } = {}): unknown {
       const s = readFileSync('/proc/self/task/' + t + '/stat', 'utf8');
       return Number(s.slice(s.lastIndexOf(')') + 2).split(' ')[16]);
     });
+    const until = async (ok) => {
+      for (const end = Date.now() + 10_000; !ok() && Date.now() < end; ) await new Promise((r) => setTimeout(r, 10));
+    };
     ${body}`;
   const argv = [process.execPath, '--import', 'tsx', '--input-type=module', '-e', code];
   const [file, ...args] = session ? ['/usr/bin/setsid', '--wait', ...argv] : argv;
@@ -55,7 +59,7 @@ test('lowerPriorityLater: at the first call, once; or when its time passes; neve
     p.lowerPriorityLater(${start + 4}, { afterMs: 30 });
     const unset = p.lowerPriorityLater(undefined, { afterMs: 1 });
     unset();
-    await new Promise((r) => setTimeout(r, 200));
+    await until(() => nices().every((n) => n === ${start + 4}));
     console.log(JSON.stringify({ before, after, timed: [...new Set(nices())] }));
   `);
   assert.deepEqual(out, { before: [start], after: [start + 2], timed: [start + 4] });
@@ -82,7 +86,8 @@ test("setGroupPriority sets its own session's group, not its parent's; lowerPrio
     const set = await p.setGroupPriority(7);
     const after = read();
     p.lowerPriorityLater(${start + 4}, { group: true })();
-    await new Promise((r) => setTimeout(r, 100));
+    const niceNow = () => Number(/ nice (-?\\d+)/.exec(read())?.[1]);
+    await until(() => niceNow() === ${start + 4});
     console.log(JSON.stringify({ set, before, after, lowered: read(), threads: [...new Set(nices())] }));
   `,
     { session: true },
@@ -110,7 +115,8 @@ test("groupLikeMe gives a command in a session of its own the caller's priority,
     p.lowerPriority(${start + 3});
     const lowered = started();
     p.groupLikeMe(lowered.pid);
-    await new Promise((r) => setTimeout(r, 100));
+    const niceOf = (pid) => Number(/ nice (-?\\d+)/.exec(read(pid))?.[1]);
+    await until(() => niceOf(atStart.pid) === ${Math.max(0, start)} && niceOf(lowered.pid) === ${start + 3});
     console.log(JSON.stringify({ atStart: read(atStart.pid), lowered: read(lowered.pid) }));
     atStart.kill();
     lowered.kill();

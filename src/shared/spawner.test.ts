@@ -4,6 +4,7 @@ import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createSpawner } from './spawner.ts';
+import { waitFor } from '../../test/helpers/wait.ts';
 
 test('jobs run through the helper: stdin and stdout files, working directory, exit code, stderr, and none of our environment', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'cohort-spawner-'));
@@ -92,16 +93,16 @@ test('a job reads the bytes it is given on descriptor 3, and one past its time l
     assert.equal(slow.code, null);
     const grandchild = Number(slow.stderr.trim());
     assert.ok(grandchild > 0, slow.stderr);
-    let gone = false;
-    for (let i = 0; i < 200 && !gone; i++) {
+    const gone = () => {
       try {
         process.kill(grandchild, 0);
-        await new Promise((r) => setTimeout(r, 25));
+        return false;
       } catch {
-        gone = true;
+        return true;
       }
-    }
-    assert.ok(gone, 'the sleep outlived its job');
+    };
+    await waitFor('the sleep is gone with its job', gone, { timeoutMs: 5_000, everyMs: 25 });
+    assert.ok(gone(), 'the sleep outlived its job');
   } finally {
     spawner.close();
     rmSync(dir, { recursive: true, force: true });

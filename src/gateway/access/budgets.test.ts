@@ -109,12 +109,14 @@ describe('the ledger in Redis', { skip: redisServerMissing ?? false }, () => {
       const s = [scope()];
       await a.admit({ requestId: 'r1', scopes: s });
       a.settle({ requestId: 'r1', scopes: s, cost: 0.3, isByok: false });
-      await new Promise((r) => setTimeout(r, 50)); // the settle is sent without waiting
+      // The settle is sent without waiting; Redis answers a link's commands in order, so once a
+      // ping on the same link is answered the settle has been applied.
+      await links[0]!.client.ping();
       await b.admit({ requestId: 'r2', scopes: s }); // 0.8 spent: admitted, reserving 0.3
       const err = await refused(a.admit({ requestId: 'r3', scopes: s })); // b's reservation counts here
       assert.equal(err.status, 402);
       b.settle({ requestId: 'r2', scopes: s, cost: 0.1, isByok: false });
-      await new Promise((r) => setTimeout(r, 50));
+      await links[1]!.client.ping();
       await a.admit({ requestId: 'r4', scopes: s }); // 0.9 spent, nothing reserved
       own.freeze();
       const started = Date.now();

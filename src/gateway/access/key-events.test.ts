@@ -3,26 +3,24 @@
 // promptly, which only the invalidation channel can explain. Same for a departing creator.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Gateway } from '../server.ts';
 import { postgresUrl } from '../../../test/helpers/gateway.ts';
 import { get, sharedStore, type SharedStore } from '../../../test/helpers/cli.ts';
 import * as identity from './identity.ts';
+import { waitForValue } from '../../../test/helpers/wait.ts';
 
 const redisUrl = process.env.REDIS_URL;
 const skip = !postgresUrl ? 'DATABASE_URL is not set' : !redisUrl ? 'REDIS_URL is not set' : false;
 if (skip) process.stderr.write(`# cross-gateway key invalidation skipped: ${skip}\n`);
 
-/** Polls until the gateway answers the key with `status` (bounded, so a failure does not hang). */
-async function until(gw: Gateway, key: string, status: number): Promise<number> {
-  let last = 0;
-  for (let i = 0; i < 200; i++) {
-    last = (await get(gw, '/workspaces', key)).status;
-    if (last === status) return last;
-    await sleep(25);
-  }
-  return last;
-}
+/** The status the gateway answers the key with, once it is `status` (within 5 s: promptly). */
+const until = (gw: Gateway, key: string, status: number): Promise<number> =>
+  waitForValue(
+    `the gateway answers the key ${status}`,
+    async () => (await get(gw, '/workspaces', key)).status,
+    (s) => s === status,
+    { timeoutMs: 5_000, everyMs: 25 },
+  );
 
 describe('key invalidation across gateways', { skip }, () => {
   let s: SharedStore;

@@ -32,12 +32,12 @@ import { daemonPaths, type StatusResponse } from '../../shared/daemon-protocol.t
 import { nodeArgsFor } from '../../shared/entry.ts';
 import { miniAgent } from '../../../test/helpers/daemon-fixture.ts';
 import { user, tool, text, callOf, finish, final } from '../../../test/helpers/chat.ts';
+import { waitFor } from '../../../test/helpers/wait.ts';
 
 const REPLAY_BUFFER_EVENTS = 5;
 const ENV = { COHORT_REPLAY_BUFFER_EVENTS: String(REPLAY_BUFFER_EVENTS), COHORT_KEEPALIVE_MS: '300' };
 
 const answer = (a: string) => JSON.stringify({ action: 'accept', content: { answer: a } });
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const ALREADY_ATTACHED = {
   error: {
@@ -67,10 +67,6 @@ async function daemonStatus(d: { hostname: string; secret: string }): Promise<St
   const res = await daemonRequest(d.hostname, daemonPaths.status, { headers: { authorization: `Bearer ${d.secret}` } });
   assert.equal(res.status, 200);
   return JSON.parse(res.text) as StatusResponse;
-}
-async function until(what: string, cond: () => Promise<boolean>, ms = 10_000) {
-  for (const end = Date.now() + ms; Date.now() < end; await sleep(25)) if (await cond()) return;
-  throw new Error(`timed out waiting until ${what}`);
 }
 
 describe('attachment_failed, end to end', () => {
@@ -199,7 +195,7 @@ describe('attachment_failed, end to end', () => {
     const sid = final(paused).session_id;
 
     // run, usage and interaction events, then CHATTER text events while paused: more than the buffer holds.
-    await until(
+    await waitFor(
       'the agent chattered while paused',
       async () => ((await daemonStatus(d)).runs[0]?.last_seq ?? 0) >= 3 + CHATTER,
     );
@@ -209,7 +205,7 @@ describe('attachment_failed, end to end', () => {
     assert.deepEqual(lost.body, REPLAY_LOST);
 
     // The run can never resume, so the daemon ended it; a retry finds nothing pending.
-    await until('the refused run ended', async () => (await daemonStatus(d)).runs.length === 0);
+    await waitFor('the refused run ended', async () => (await daemonStatus(d)).runs.length === 0);
     const retry = await f.chat(swapped, tool(sid, call.id, 'allow_once'));
     assert.equal(retry.status, 409);
     assert.deepEqual(retry.body, {

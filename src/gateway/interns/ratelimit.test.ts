@@ -11,6 +11,7 @@ import { setInternState } from './interns.ts';
 import { createKey } from '../access/identity-store.ts';
 import { openRedis } from '../store/redis.ts';
 import { redisServerMissing, startOwnRedis } from '../../../test/helpers/redis-server.ts';
+import { waitFor } from '../../../test/helpers/wait.ts';
 
 const redisUrl = process.env.REDIS_URL;
 if (!redisUrl) process.stderr.write('# Redis rate-limit variant skipped: REDIS_URL is not set\n');
@@ -65,7 +66,7 @@ describe('turn rate limiter and a frozen Redis', { skip: redisServerMissing ?? f
       // In process the subject has had two turns: the limit holds there too.
       assert.equal((await refusal(l.consume('org'))).status, 429);
       own.thaw();
-      for (let i = 0; i < 200 && !link.usable(); i++) await new Promise((r) => setTimeout(r, 25));
+      await waitFor('the link to Redis is usable again', () => link.usable(), { everyMs: 25 });
       // Redis counts again: its count is one, and the turn sent while it was frozen reached it on waking.
       await refusal(l.consume('org'));
     } finally {

@@ -5,11 +5,11 @@
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { eq } from 'drizzle-orm';
-import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { postgresUrl, startTestGateway, storeMatrix, type TestGateway } from '../../../test/helpers/gateway.ts';
 import { addMember, createKey, createOrganization, createUser, setDefaultWorkspace } from '../access/identity-store.ts';
 import { createWorkspace } from './workspaces.ts';
+import { waitForValue } from '../../../test/helpers/wait.ts';
 import { workspaces } from '../store/schema.ts';
 
 const DEFAULT_GONE = {
@@ -223,15 +223,17 @@ describe('a workspace deleted during a BYOK insert (postgres)', {
     const pending = gw.call('POST', '/byok', { key: a.mgmt, body: { key: 'sk-race-0000000000', provider: 'openai' } });
     // Reads never wait on a writer, so a request blocked by this transaction is at its insert's
     // foreign-key check (pg_stat_activity's query text can lag behind the statement it runs).
-    let waiting = 0;
-    for (let i = 0; i < 200 && !waiting; i++) {
-      await sleep(10);
-      waiting = (
-        await client.query(
-          'select count(*)::int as n from pg_stat_activity where pg_backend_pid() = any(pg_blocking_pids(pid))',
-        )
-      ).rows[0].n;
-    }
+    const waiting = await waitForValue(
+      'the insert waits on the deleted row',
+      async () =>
+        (
+          await client.query(
+            'select count(*)::int as n from pg_stat_activity where pg_backend_pid() = any(pg_blocking_pids(pid))',
+          )
+        ).rows[0].n as number,
+      (n) => n > 0,
+      { timeoutMs: 2_000, everyMs: 10 },
+    );
     assert.equal(waiting, 1, 'the insert waits on the deleted row');
     await client.query('commit');
     const res = await pending;
@@ -261,8 +263,13 @@ describe('a deleted workspace across gateways', { skip: busSkip }, () => {
     const cached = (key: string) => b.ctx.auth.known(`Bearer ${key}`) !== undefined;
     assert.deepEqual([cached(acc.mgmt), cached(acc.std), cached(acc.w2Std)], [true, true, true]);
     assert.equal((await a.call('DELETE', '/workspaces/default', { key: acc.mgmt })).status, 200);
-    for (let i = 0; i < 100 && (cached(acc.mgmt) || cached(acc.std)); i++) await sleep(10);
-    assert.deepEqual([cached(acc.mgmt), cached(acc.std), cached(acc.w2Std)], [false, false, true]);
+    const kept = await waitForValue(
+      "B dropped the deleted workspace's keys",
+      () => [cached(acc.mgmt), cached(acc.std), cached(acc.w2Std)],
+      ([mgmt, std]) => !mgmt && !std,
+      { timeoutMs: 1_000, everyMs: 10 },
+    );
+    assert.deepEqual(kept, [false, false, true]);
     const res = await b.call('POST', '/presets/via-b/messages', { key: acc.mgmt, body: { model: 'a/b' } });
     assert.deepEqual([res.status, res.body.error.message], [400, keyGone('workspace')]);
   });

@@ -48,15 +48,20 @@ test('PGlite in its thread: queries, errors with their fields, transactions, COP
   await t.test('a query from outside waits for an open transaction to end', async () => {
     let release!: () => void;
     const held = new Promise<void>((r) => (release = r));
+    let inside!: (h: Parameters<Parameters<typeof db.transaction>[0]>[0]) => void;
+    const open = new Promise<Parameters<typeof inside>[0]>((r) => (inside = r));
     const tx = db.transaction(async (h) => {
       await h.query('update t set name = $1 where id = 1', ['uno']);
+      inside(h);
       await held;
     });
-    await new Promise((r) => setTimeout(r, 50));
+    const h = await open;
     const outside = db.query<{ name: string }>('select name from t where id = 1');
     let answered = false;
     void outside.then(() => (answered = true));
-    await new Promise((r) => setTimeout(r, 50));
+    // The thread answers in order: a query of the transaction's sent after the outside one is
+    // answered, and the outside one is not (it waits for the transaction to end).
+    await h.query('select 1');
     assert.equal(answered, false);
     release();
     await tx;

@@ -4,13 +4,9 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { openRedis, RedisUnreachable } from './redis.ts';
 import { redisServerMissing, startOwnRedis, type OwnRedis } from '../../../test/helpers/redis-server.ts';
+import { waitFor } from '../../../test/helpers/wait.ts';
 
 if (redisServerMissing) process.stderr.write(`# frozen-Redis tests skipped: ${redisServerMissing}\n`);
-
-async function until(check: () => boolean): Promise<boolean> {
-  for (let i = 0; i < 200 && !check(); i++) await new Promise((r) => setTimeout(r, 25));
-  return check();
-}
 
 describe('the Redis link', { skip: redisServerMissing ?? false }, () => {
   let redis: OwnRedis;
@@ -34,7 +30,7 @@ describe('the Redis link', { skip: redisServerMissing ?? false }, () => {
       link.failed(err);
       assert.equal(link.usable(), false);
       redis.thaw();
-      assert.equal(await until(link.usable), true);
+      assert.equal(await waitFor('the link is usable again', link.usable, { everyMs: 25 }), true);
       assert.equal(await link.client.get('k'), 'v');
     } finally {
       redis.thaw();

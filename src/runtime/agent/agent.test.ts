@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { AgentProcess, toAgentCallError, type SessionNotification } from '../acp/index.ts';
 import { startScriptedServer, type ScriptedServer } from '../../../test/helpers/scripted-server.ts';
+import { waitFor } from '../../../test/helpers/wait.ts';
 
 let model: ScriptedServer;
 let root: string;
@@ -180,8 +181,9 @@ test('cancel mid-stream ends the turn cancelled and leaves no trace of it in the
     const s = await a.newSession(work);
     updates.length = 0;
     const turn = a.prompt(s, '/say going\n/sleep 60000');
-    while (!updates.some((n) => n.update.sessionUpdate === 'agent_message_chunk'))
-      await new Promise((r) => setTimeout(r, 5));
+    await waitFor('the first words streamed', () =>
+      updates.some((n) => n.update.sessionUpdate === 'agent_message_chunk'),
+    );
     await a.cancel(s);
     assert.equal(await turn, 'cancelled');
     await said(a, s, 'after');

@@ -4,11 +4,11 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { daemonPaths, type RunEvent } from '../../shared/daemon-protocol.ts';
 import { noSandbox } from '../../../test/helpers/sandbox.ts';
 import { shape } from '../../../test/helpers/daemon-client.ts';
 import { startFixture, SECRET, type Fixture } from '../../../test/helpers/daemon-fixture.ts';
+import { waitFor } from '../../../test/helpers/wait.ts';
 
 // Manual-mode shell calls need bubblewrap; where it cannot run they are refused (agent.test.ts).
 
@@ -23,11 +23,6 @@ after(async () => {
   await f.close();
   rmSync(outside, { recursive: true, force: true });
 });
-
-async function until(cond: () => boolean | Promise<boolean>): Promise<void> {
-  for (let i = 0; i < 2000 && !(await cond()); i++) await sleep(10);
-  assert.ok(await cond(), 'condition never held');
-}
 
 /** Reads a live stream until an event matches, returning everything read so far. */
 async function readUntil(it: AsyncGenerator<RunEvent>, pred: (e: RunEvent) => boolean): Promise<RunEvent[]> {
@@ -181,7 +176,7 @@ test('a client disconnecting from a running turn cancels it; the ending is confi
   const head = await readUntil(a.events, (e) => e.type === 'text');
   const runId = (head[0] as { run_id: string }).run_id;
   a.close();
-  await until(() => f.daemon.status().runs.length === 0);
+  await waitFor('no run is left', () => f.daemon.status().runs.length === 0);
   const replay = await f.client.collect('GET', daemonPaths.events(runId));
   assert.deepEqual(shape(replay.events), ['run', 'model', 'text:started', 'ended']);
   assert.equal((replay.events.at(-1) as { cause: string }).cause, 'cancelled');
@@ -425,7 +420,7 @@ test('one attachment per run: a reply while another request is attached gets 409
   const runId = (a.events[0] as { run_id: string }).run_id;
   const watcher = await f.client.open('GET', daemonPaths.events(runId, ask.seq));
   assert.equal(watcher.status, 200);
-  await until(() => runOf('att')?.attached === true);
+  await waitFor('a client is attached to the run', () => runOf('att')?.attached === true);
   const r = await f.client.answer('att', ask.interaction_id, 'allow_once');
   assert.deepEqual(r.json, {
     error: {
@@ -436,7 +431,7 @@ test('one attachment per run: a reply while another request is attached gets 409
   });
   assert.equal((await f.client.collect('GET', daemonPaths.events(runId, ask.seq))).status, 409);
   watcher.close();
-  await until(() => runOf('att')?.attached === false);
+  await waitFor('no client is attached to the run', () => runOf('att')?.attached === false);
   assert.equal(runOf('att')?.phase, 'paused');
   assert.deepEqual(shape((await f.client.answer('att', ask.interaction_id, 'allow_once')).events), [
     'model',
@@ -523,7 +518,7 @@ test('the agent dying while a run is paused fails that run; the session lives on
   const ask = interactionOf(a.events);
   const runId = (a.events[0] as { run_id: string }).run_id;
   process.kill(f.daemon.status().agent.pid!, 'SIGKILL');
-  await until(() => f.daemon.status().runs.length === 0);
+  await waitFor('no run is left', () => f.daemon.status().runs.length === 0);
   const replay = await f.client.collect('GET', daemonPaths.events(runId, ask.seq));
   assert.deepEqual(shape(replay.events), ['failed']);
   assert.equal((replay.events[0] as { reason: string }).reason, 'stream_severed');

@@ -5,9 +5,9 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { daemonPaths, type RunEvent } from '../../shared/daemon-protocol.ts';
 import { startFixture, type Fixture } from '../../../test/helpers/daemon-fixture.ts';
+import { waitFor } from '../../../test/helpers/wait.ts';
 
 let f: Fixture;
 before(async () => {
@@ -36,7 +36,7 @@ test('a sleep is refused while a run is paused (until its deadline) and before t
   assert.equal(ask.type, 'interaction');
   // Paused: the question keeps the intern awake, whatever the idle time asked.
   assert.deepEqual(await hibernate(0), notIdle);
-  for (let i = 0; i < 200 && f.daemon.status().runs.length; i++) await sleep(10);
+  await waitFor('no run is left', () => f.daemon.status().runs.length === 0);
   assert.deepEqual(f.daemon.status().runs, []);
   assert.deepEqual(await hibernate(0), { status: 200, json: { hibernating: true } });
   // Asked again (another gateway's sweep), the answer is the same.
@@ -96,7 +96,7 @@ test('a running turn keeps the intern awake; the idle time counts from when it e
   await a.events.next();
   assert.deepEqual(await hibernate(0), notIdle);
   a.close();
-  for (let i = 0; i < 200 && f.daemon.status().runs.length; i++) await sleep(10);
+  await waitFor('no run is left', () => f.daemon.status().runs.length === 0);
   assert.deepEqual(await hibernate(60_000), notIdle);
   assert.deepEqual(await hibernate(0), { status: 200, json: { hibernating: true } });
   await f.restart();
