@@ -1,22 +1,25 @@
 // npm run bench:files — an intern's files and repositories against the same work done by hand on
 // this machine: upload and download of a folder of 5,000 files (50 MB) as a tar stream through
-// the files API, beside GNU tar unpacking and packing the same folder; and giving an intern a
+// the files API, beside GNU tar unpacking and packing the same folder (the download by `curl -o`,
+// a client of its own, 3 times a round, with an A/B row: downloads()); and giving an intern a
 // 100 MB repository (the gateway's clone, then its placing in the intern's disk), beside a plain
 // `git clone` of it from the same loopback git server. Median of BENCH_ROUNDS (3) rounds, taken in
-// turn. Prints a markdown table. Needs the sandbox (bubblewrap) and root, as interns do.
+// turn. Prints a markdown table and the load average. Needs the sandbox (bubblewrap), root and curl,
+// as interns do.
 import { execFile, execFileSync } from 'node:child_process';
 import { promisify } from 'node:util';
-import { createReadStream, createWriteStream, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
-import { tmpdir } from 'node:os';
+import { createReadStream, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { startInternFixture } from '../test/helpers/interns.ts';
 import { startGitServer } from '../test/helpers/git-server.ts';
+import { packSocket } from '../src/gateway/interns/provisioner/files.ts';
 
 const run = promisify(execFile);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const DOWNLOADS = 3;
+const SEND_BYTES = packSocket.sendBytes;
 const FILES = 5_000;
 const FILE_BYTES = 10 * 1024;
 const REPO_MB = 100;
@@ -51,11 +54,42 @@ const f = await startInternFixture({
   env: { COHORT_GIT_HOSTS: git.host, COHORT_INTERN_DISK_MB: '2048' },
 });
 const auth = { authorization: `Bearer ${f.gw.keys.api_key}` };
+const DOWNLOAD = 'download it (tar; curl -o, beside tar -c -f)';
+const DOWNLOAD_DEFAULT = "the same, tar's socket at the kernel's default buffer (A/B)";
+
 const rows: Record<string, { ours: number[]; by_hand: number[] }> = {
   'upload a 50 MB folder of 5,000 files (tar)': { ours: [], by_hand: [] },
-  'download it (tar)': { ours: [], by_hand: [] },
+  [DOWNLOAD]: { ours: [], by_hand: [] },
+  [DOWNLOAD_DEFAULT]: { ours: [], by_hand: [] },
   'clone a 100 MB repository into an intern': { ours: [], by_hand: [] },
 };
+
+/** DOWNLOADS times, in turns: the folder downloaded by `curl -o` (a client in a process of its
+ * own writing the file, as `tar -c -f` does by hand: the gateway runs in this process), with the
+ * socket tar writes into at the gateway's send buffer and at the kernel's default (the A/B of
+ * provisioner/files.ts's packSocket), beside `tar -c -f` of the same folder on this host. */
+async function downloads(o: { url: string; folder: string; round: number }) {
+  const out = join(scratch, 'out.tar');
+  const curl = async (row: string, sendBytes: number) => {
+    packSocket.sendBytes = sendBytes;
+    rmSync(out, { force: true });
+    rows[row]!.ours.push(
+      await ms(() => run('curl', ['-sS', '-f', '-o', out, '-H', `authorization: ${auth.authorization}`, o.url])),
+    );
+    if (statSync(out).size < FILES * FILE_BYTES) throw new Error('the download is short');
+  };
+  for (let i = 0; i < DOWNLOADS; i++) {
+    const turn = [() => curl(DOWNLOAD, SEND_BYTES), () => curl(DOWNLOAD_DEFAULT, 0)];
+    if ((o.round + i) % 2) turn.reverse();
+    await turn[0]!();
+    const hand = await ms(() => run('tar', ['-c', '-f', join(scratch, 'hand.tar'), '-C', o.folder, '.']));
+    rows[DOWNLOAD]!.by_hand.push(hand);
+    rows[DOWNLOAD_DEFAULT]!.by_hand.push(hand);
+    await turn[1]!();
+  }
+  packSocket.sendBytes = SEND_BYTES;
+}
+
 try {
   for (let round = 0; round < ROUNDS; round++) {
     const id = await f.intern(`bench-${round}`);
@@ -78,20 +112,7 @@ try {
       await ms(() => execFileSync('tar', ['-x', '-f', tarFile, '-C', untar])),
     );
 
-    const out = join(scratch, `out-${round}.tar`);
-    rows['download it (tar)']!.ours.push(
-      await ms(async () => {
-        const res = await fetch(`${base}/files/up?format=tar`, { headers: auth });
-        if (res.status !== 200 || !res.body) throw new Error(`download: ${res.status}`);
-        // Written as it arrives, as `curl -o` would (and as tar by hand writes its file).
-        await pipeline(Readable.fromWeb(res.body as never), createWriteStream(out));
-      }),
-    );
-    if (statSync(out).size < FILES * FILE_BYTES) throw new Error('the download is short');
-    rows['download it (tar)']!.by_hand.push(
-      await ms(() => execFileSync('tar', ['-c', '-f', join(scratch, `hand-${round}.tar`), '-C', untar, '.'])),
-    );
-
+    await downloads({ url: `${base}/files/up?format=tar`, folder: untar, round });
     rows['clone a 100 MB repository into an intern']!.ours.push(
       await ms(async () => {
         const res = await fetch(`${base}/repositories`, {
@@ -111,6 +132,11 @@ try {
     await f.gw.call('DELETE', `/interns/${id}`);
     await f.gw.ctx.interns.idle();
   }
+  console.log(
+    `load average ${loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ')}`,
+  );
   const line = (cells: (string | number)[]) => `| ${cells.join(' | ')} |`;
   console.log(line(['operation', 'files API / gateway (ms)', 'tar / git clone by hand (ms)', 'ratio']));
   console.log(line(['---', '---', '---', '---']));
