@@ -143,12 +143,13 @@ function resultOf(r: JobResult): FileOpResult {
 
 const PERL = '/usr/bin/perl';
 
-/** The send buffer of the socket a folder's download is written into (withSendBuffer): 4 MiB,
- * which Linux doubles, so a 50 MB stream takes some 6 turns between tar and the gateway instead
- * of some 250; a slow client holds that much of the kernel's memory per download. 0 (or no
- * /usr/bin/perl, which Debian always has) leaves the kernel's default: bench:files sets it so
- * for its row beside. */
-export const packSocket = { sendBytes: 4 << 20 };
+/** The send buffer of the socket a folder's download is written into (withSendBuffer): 1 MiB,
+ * which Linux doubles, so a 50 MB stream takes some 25 turns between tar and the gateway instead
+ * of some 250; a slow client holds that much of the kernel's memory per download, and a client
+ * that reads nothing still holds the tar back (a larger buffer would let a folder of a few MB
+ * out whole). 0 (or no /usr/bin/perl, which Debian always has) leaves the kernel's default:
+ * bench:files sets it so for its row beside. */
+export const packSocket = { sendBytes: 1 << 20 };
 
 /** Packs the folder `rel` of the work folder in `view` as `uid` (files-pack.ts), its tar stream
  * on `stdout` as it is written (spawner.ts): `stdout` ends when the stream does; destroying it
