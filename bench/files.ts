@@ -1,11 +1,11 @@
 // npm run bench:files — an intern's files and repositories against the same work done by hand on
 // this machine: upload and download of a folder of 5,000 files (50 MB) as a tar stream through
 // the files API, beside GNU tar unpacking and packing the same folder (the download by `curl -o`,
-// a client of its own, 3 times a round, with an A/B row: downloads()); and giving an intern a
+// a client of its own, 3 times a round: downloads()); and giving an intern a
 // 100 MB repository (the gateway's clone, then its placing in the intern's disk), beside a plain
 // `git clone` of it from the same loopback git server. Median of BENCH_ROUNDS (3) rounds, taken in
-// turn. Prints a markdown table and the load average. Needs the sandbox (bubblewrap), root and curl,
-// as interns do.
+// turn. Prints a markdown table and the load average. Needs the sandbox (bubblewrap) and root, as
+// interns do, and curl.
 import { execFile, execFileSync } from 'node:child_process';
 import { promisify } from 'node:util';
 import { createReadStream, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -14,12 +14,10 @@ import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { startInternFixture } from '../test/helpers/interns.ts';
 import { startGitServer } from '../test/helpers/git-server.ts';
-import { packSocket } from '../src/gateway/interns/provisioner/files.ts';
 
 const run = promisify(execFile);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const DOWNLOADS = 3;
-const SEND_BYTES = packSocket.sendBytes;
 const FILES = 5_000;
 const FILE_BYTES = 10 * 1024;
 const REPO_MB = 100;
@@ -55,39 +53,27 @@ const f = await startInternFixture({
 });
 const auth = { authorization: `Bearer ${f.gw.keys.api_key}` };
 const DOWNLOAD = 'download it (tar; curl -o, beside tar -c -f)';
-const DOWNLOAD_DEFAULT = "the same, tar's socket at the kernel's default buffer (A/B)";
 
 const rows: Record<string, { ours: number[]; by_hand: number[] }> = {
   'upload a 50 MB folder of 5,000 files (tar)': { ours: [], by_hand: [] },
   [DOWNLOAD]: { ours: [], by_hand: [] },
-  [DOWNLOAD_DEFAULT]: { ours: [], by_hand: [] },
   'clone a 100 MB repository into an intern': { ours: [], by_hand: [] },
 };
 
 /** DOWNLOADS times, in turns: the folder downloaded by `curl -o` (a client in a process of its
- * own writing the file, as `tar -c -f` does by hand: the gateway runs in this process), with the
- * socket tar writes into at the gateway's send buffer and at the kernel's default (the A/B of
- * provisioner/files.ts's packSocket), beside `tar -c -f` of the same folder on this host. */
-async function downloads(o: { url: string; folder: string; round: number }) {
+ * own writing the file, as `tar -c -f` does by hand: the gateway runs in this process, and a
+ * client in it would compete with it), then `tar -c -f` of the same folder on this host. */
+async function downloads(o: { url: string; folder: string }) {
   const out = join(scratch, 'out.tar');
-  const curl = async (row: string, sendBytes: number) => {
-    packSocket.sendBytes = sendBytes;
-    rmSync(out, { force: true });
-    rows[row]!.ours.push(
-      await ms(() => run('curl', ['-sS', '-f', '-o', out, '-H', `authorization: ${auth.authorization}`, o.url])),
-    );
-    if (statSync(out).size < FILES * FILE_BYTES) throw new Error('the download is short');
-  };
   for (let i = 0; i < DOWNLOADS; i++) {
-    const turn = [() => curl(DOWNLOAD, SEND_BYTES), () => curl(DOWNLOAD_DEFAULT, 0)];
-    if ((o.round + i) % 2) turn.reverse();
-    await turn[0]!();
-    const hand = await ms(() => run('tar', ['-c', '-f', join(scratch, 'hand.tar'), '-C', o.folder, '.']));
-    rows[DOWNLOAD]!.by_hand.push(hand);
-    rows[DOWNLOAD_DEFAULT]!.by_hand.push(hand);
-    await turn[1]!();
+    rmSync(out, { force: true });
+    const header = `authorization: ${auth.authorization}`;
+    rows[DOWNLOAD]!.ours.push(await ms(() => run('curl', ['-sS', '-f', '-o', out, '-H', header, o.url])));
+    if (statSync(out).size < FILES * FILE_BYTES) throw new Error('the download is short');
+    rows[DOWNLOAD]!.by_hand.push(
+      await ms(() => run('tar', ['-c', '-f', join(scratch, 'hand.tar'), '-C', o.folder, '.'])),
+    );
   }
-  packSocket.sendBytes = SEND_BYTES;
 }
 
 try {
@@ -112,7 +98,7 @@ try {
       await ms(() => execFileSync('tar', ['-x', '-f', tarFile, '-C', untar])),
     );
 
-    await downloads({ url: `${base}/files/up?format=tar`, folder: untar, round });
+    await downloads({ url: `${base}/files/up?format=tar`, folder: untar });
     rows['clone a 100 MB repository into an intern']!.ours.push(
       await ms(async () => {
         const res = await fetch(`${base}/repositories`, {

@@ -4,11 +4,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { packArgv, withSendBuffer } from './files-pack.ts';
+import { packArgv } from './files-pack.ts';
 
 const pack = (root: string, rel: string, maxBytes: number, maxEntries: number, asNobody = false) => {
   const argv = packArgv(rel, { maxBytes, maxEntries });
@@ -57,33 +56,4 @@ test('the script packs within the bounds of the stream GNU tar writes, and refus
   } finally {
     rmSync(root, { recursive: true, force: true });
   }
-});
-
-test("withSendBuffer: the command runs with its stdout socket's send buffer set, by root past wmem_max, else within it", () => {
-  // The command reports its own stdout's send buffer (Linux doubles what is set); node's pipes to a
-  // child are Unix sockets, as the spawner's stream is.
-  const probe = {
-    file: '/usr/bin/perl',
-    args: ['-MSocket', '-e', 'print unpack("i", getsockopt(STDOUT, SOL_SOCKET, SO_SNDBUF))'],
-  };
-  const run = (job: { file: string; args: string[] }, asNobody = false) => {
-    const [file, args] = asNobody
-      ? ['/usr/bin/setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', job.file, ...job.args]]
-      : [job.file, job.args];
-    const r = spawnSync(file, args);
-    return { code: r.status, out: r.stdout.toString(), err: r.stderr.toString() };
-  };
-  const byDefault = Number(readFileSync('/proc/sys/net/core/wmem_default', 'utf8'));
-  const max = Number(readFileSync('/proc/sys/net/core/wmem_max', 'utf8'));
-  const wrapped = (bytes: number) => withSendBuffer(probe, { bytes, perl: '/usr/bin/perl' });
-  assert.deepEqual(run(probe), { code: 0, out: String(byDefault), err: '' });
-  const expected = process.getuid?.() === 0 ? 2 * (8 << 20) : 2 * Math.min(8 << 20, max);
-  assert.deepEqual(run(wrapped(8 << 20)), { code: 0, out: String(expected), err: '' });
-  if (process.getuid?.() === 0)
-    assert.deepEqual(run(wrapped(8 << 20), true), { code: 0, out: String(2 * Math.min(8 << 20, max)), err: '' });
-  assert.deepEqual(run(withSendBuffer({ file: '/nonexistent', args: [] }, { bytes: 1 << 20, perl: '/usr/bin/perl' })), {
-    code: 2,
-    out: '',
-    err: 'exec /nonexistent: No such file or directory\n',
-  });
 });

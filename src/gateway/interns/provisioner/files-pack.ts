@@ -78,24 +78,6 @@ if [ "$code" -le 1 ]; then printf '\\n{"ok":true,"type":"tar"}\\n' >&2; exit 0; 
 printf '\\n{"ok":false,"kind":"tar","path":"","detail":"tar exited %s"}\\n' "$code" >&2
 exit 3`;
 
-/** Sets the send buffer of the command's stdout (a socket) to $1 bytes, root's way
- * (SO_SNDBUFFORCE, past net.core.wmem_max) or else as far as that allows (SO_SNDBUF), then
- * becomes the command: Linux's values, which Perl's Socket module does not all name (the
- * buffer packed as a C int: a string would be passed as its bytes). */
-const SEND_BUFFER_SCRIPT = `my $n = pack("i", shift); setsockopt(STDOUT, 1, 32, $n) or setsockopt(STDOUT, 1, 7, $n); exec { $ARGV[0] } @ARGV or die "exec $ARGV[0]: $!\\n"`;
-
-/** A command whose stdout is a socket, run behind Perl (`perl`, on the host, before the command
- * drops anything) with that socket's send buffer set to `bytes`: GNU tar then writes a folder's
- * stream in a few turns rather than one per buffer of the kernel's default (208 KB), each of
- * which blocks it and wakes the gateway (docs/performance-log.md). */
-export const withSendBuffer = (
-  job: { file: string; args: string[] },
-  o: { bytes: number; perl: string },
-): { file: string; args: string[] } => ({
-  file: o.perl,
-  args: ['-e', SEND_BUFFER_SCRIPT, '--', String(o.bytes), job.file, ...job.args],
-});
-
 /** The argv that packs folder `rel` of the work folder, within the bounds. */
 export const packArgv = (rel: string, o: { maxBytes: number; maxEntries: number }): string[] => [
   '/bin/sh',

@@ -16,7 +16,7 @@
 import { spawn } from 'node:child_process';
 import { createSpawner, type Job, type JobResult } from '../../../shared/spawner.ts';
 import { tenantJob } from './tenant-job.ts';
-import { packArgv, withSendBuffer } from './files-pack.ts';
+import { packArgv } from './files-pack.ts';
 import type { Readable } from 'node:stream';
 import { chmodSync, chownSync, createReadStream, existsSync, lstatSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -141,16 +141,6 @@ function resultOf(r: JobResult): FileOpResult {
   return { ok: false, kind: 'failed', path: '', detail: lastLines(r.stderr) || `exit ${r.code}` };
 }
 
-const PERL = '/usr/bin/perl';
-
-/** The send buffer of the socket a folder's download is written into (withSendBuffer): 1 MiB,
- * which Linux doubles, so a 50 MB stream takes some 25 turns between tar and the gateway instead
- * of some 250; a slow client holds that much of the kernel's memory per download, and a client
- * that reads nothing still holds the tar back (a larger buffer would let a folder of a few MB
- * out whole). 0 (or no /usr/bin/perl, which Debian always has) leaves the kernel's default:
- * bench:files sets it so for its row beside. */
-export const packSocket = { sendBytes: 1 << 20 };
-
 /** Packs the folder `rel` of the work folder in `view` as `uid` (files-pack.ts), its tar stream
  * on `stdout` as it is written (spawner.ts): `stdout` ends when the stream does; destroying it
  * stops the tar (its next write fails). `result` never rejects. */
@@ -162,11 +152,7 @@ export async function packStream(o: {
   maxEntries: number;
 }): Promise<{ stdout: Readable; result: Promise<FileOpResult> }> {
   const argv = packArgv(o.rel, { maxBytes: o.maxBytes, maxEntries: o.maxEntries });
-  const job = jobIn({ view: o.view, uid: o.uid, argv });
-  const bytes = packSocket.sendBytes;
-  const s = await spawner.stream(
-    bytes > 0 && existsSync(PERL) ? { ...job, ...withSendBuffer(job, { bytes, perl: PERL }) } : job,
-  );
+  const s = await spawner.stream(jobIn({ view: o.view, uid: o.uid, argv }));
   const result = s.result.then(resultOf, (err: Error) => ({
     ok: false as const,
     kind: 'failed',
