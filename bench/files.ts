@@ -60,10 +60,16 @@ const rows: Record<string, { ours: number[]; by_hand: number[] }> = {
   'clone a 100 MB repository into an intern': { ours: [], by_hand: [] },
 };
 
+/** What the step before wrote (50–100 MB) written back to the disk, outside the time of the
+ * next: each operation here or by hand then starts with no writeback of another's under way,
+ * which would slow whichever came next (an unsettled run read tar -x at 0.2–5 s). */
+const settled = () => run('sync');
+
 /** DOWNLOADS times, in turns: the folder downloaded by `curl -o` (a client in a process of its
  * own writing the file, as `tar -c -f` does by hand: the gateway runs in this process, and a
  * client in it would compete with it), then `tar -c -f` of the same folder on this host. */
 async function downloads(o: { url: string; folder: string }) {
+  await settled();
   const out = join(scratch, 'out.tar');
   for (let i = 0; i < DOWNLOADS; i++) {
     rmSync(out, { force: true });
@@ -81,6 +87,7 @@ try {
     const id = await f.intern(`bench-${round}`);
     const base = `${f.gw.url}/interns/${id}`;
 
+    await settled();
     rows['upload a 50 MB folder of 5,000 files (tar)']!.ours.push(
       await ms(async () => {
         const res = await fetch(`${base}/files/up?format=tar`, {
@@ -94,11 +101,13 @@ try {
     );
     const untar = join(scratch, `untar-${round}`);
     mkdirSync(untar);
+    await settled();
     rows['upload a 50 MB folder of 5,000 files (tar)']!.by_hand.push(
       await ms(() => execFileSync('tar', ['-x', '-f', tarFile, '-C', untar])),
     );
 
     await downloads({ url: `${base}/files/up?format=tar`, folder: untar });
+    await settled();
     rows['clone a 100 MB repository into an intern']!.ours.push(
       await ms(async () => {
         const res = await fetch(`${base}/repositories`, {
@@ -109,6 +118,7 @@ try {
         if (res.status !== 201) throw new Error(`clone: ${res.status} ${await res.text()}`);
       }),
     );
+    await settled();
     // Asynchronously: the git server is this process's own.
     rows['clone a 100 MB repository into an intern']!.by_hand.push(
       await ms(() => run('git', ['clone', '-q', url, join(scratch, `clone-${round}`)])),
@@ -130,6 +140,10 @@ try {
     const a = median(r.ours);
     const b = median(r.by_hand);
     console.log(line([name, a.toFixed(0), b.toFixed(0), `${(a / b).toFixed(2)}×`]));
+  }
+  for (const [name, r] of Object.entries(rows)) {
+    const all = (xs: number[]) => xs.map((x) => x.toFixed(0)).join(' ');
+    console.log(`${name}: ${all(r.ours)} against ${all(r.by_hand)}`);
   }
 } finally {
   await f.close();
