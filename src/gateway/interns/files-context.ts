@@ -4,7 +4,7 @@
 // provisioner/files-op.mjs there), never by this process following a path the tenant controls.
 // Reads work on a sleeping or stopped intern without waking it (its disk mounted read-only);
 // writes wake a sleeping one and refuse a stopped one.
-// May import: the provisioner interface, the fleet, the store's interns, the error registry, node built-ins.
+// May import: files-checks.ts, the provisioner interface, the fleet, the store's interns, the error registry, types of the logger and the sealer, node built-ins.
 import { randomBytes } from 'node:crypto';
 import { createReadStream, createWriteStream, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';

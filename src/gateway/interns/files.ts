@@ -11,7 +11,7 @@
 //   download goes to its client;
 // - files-repositories.ts: repositories cloned, placed, diffed and pushed (repositories.ts does
 //   the gateway's git).
-// May import: its parts above, the store's interns, node built-ins.
+// May import: its parts above, repositories.ts (the pure checks), the store's interns, node built-ins.
 import type { Readable } from 'node:stream';
 import type { InternRow } from '../store/schema-interns.ts';
 import type { FilesContext } from './files-context.ts';
