@@ -1,15 +1,15 @@
 // npm run bench:files — an intern's files and repositories against the same work done by hand on
 // this machine: upload and download of a folder of 5,000 files (50 MB) as a tar stream through
-// the files API, beside GNU tar unpacking and packing the same folder; and giving an intern a
+// the files API by curl (a client of its own, as tar is; each 3 times a round: uploads(),
+// downloads()), beside GNU tar unpacking and packing the same folder; and giving an intern a
 // 100 MB repository (the gateway's clone, then its placing in the intern's disk), beside a plain
 // `git clone` of it from the same loopback git server. Median of BENCH_ROUNDS (3) rounds, taken in
-// turn. Prints a markdown table. Needs the sandbox (bubblewrap) and root, as interns do.
+// turn. Prints a markdown table and the load average. Needs the sandbox (bubblewrap) and root, as
+// interns do, and curl.
 import { execFile, execFileSync } from 'node:child_process';
 import { promisify } from 'node:util';
-import { createReadStream, createWriteStream, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
-import { tmpdir } from 'node:os';
+import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { startInternFixture } from '../test/helpers/interns.ts';
@@ -17,6 +17,8 @@ import { startGitServer } from '../test/helpers/git-server.ts';
 
 const run = promisify(execFile);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+/** Uploads and downloads a round, each beside tar by hand. */
+const TRIES = 3;
 const FILES = 5_000;
 const FILE_BYTES = 10 * 1024;
 const REPO_MB = 100;
@@ -51,47 +53,62 @@ const f = await startInternFixture({
   env: { COHORT_GIT_HOSTS: git.host, COHORT_INTERN_DISK_MB: '2048' },
 });
 const auth = { authorization: `Bearer ${f.gw.keys.api_key}` };
+const header = `authorization: ${auth.authorization}`;
+const UPLOAD = 'upload a 50 MB folder of 5,000 files (tar; curl -T, beside tar -x)';
+const DOWNLOAD = 'download it (tar; curl -o, beside tar -c -f)';
+
 const rows: Record<string, { ours: number[]; by_hand: number[] }> = {
-  'upload a 50 MB folder of 5,000 files (tar)': { ours: [], by_hand: [] },
-  'download it (tar)': { ours: [], by_hand: [] },
+  [UPLOAD]: { ours: [], by_hand: [] },
+  [DOWNLOAD]: { ours: [], by_hand: [] },
   'clone a 100 MB repository into an intern': { ours: [], by_hand: [] },
 };
+
+/** What the step before wrote (50–100 MB) written back to the disk, outside the time of the
+ * next: each operation here or by hand then starts with no writeback of another's under way,
+ * which would slow whichever came next (an unsettled run read tar -x at 0.2–5 s). */
+const settled = () => run('sync');
+
+/** TRIES times, in turns: the folder uploaded by `curl -T` to a folder of its own (up-<i>), then
+ * unpacked by `tar -x` to one of this host's (<untar>-<i>, the path returned). */
+async function uploads(o: { base: string; round: number }): Promise<string> {
+  const untar = join(scratch, `untar-${o.round}`);
+  for (let i = 0; i < TRIES; i++) {
+    await settled();
+    const url = `${o.base}/files/up-${i}?format=tar`;
+    rows[UPLOAD]!.ours.push(
+      await ms(() => run('curl', ['-sS', '-f', '-o', '/dev/null', '-H', 'expect:', '-H', header, '-T', tarFile, url])),
+    );
+    mkdirSync(`${untar}-${i}`);
+    await settled();
+    rows[UPLOAD]!.by_hand.push(await ms(() => run('tar', ['-x', '-f', tarFile, '-C', `${untar}-${i}`])));
+  }
+  return untar;
+}
+
+/** TRIES times, in turns: the folder downloaded by `curl -o` (a client in a process of its
+ * own writing the file, as `tar -c -f` does by hand: the gateway runs in this process, and a
+ * client in it would compete with it), then `tar -c -f` of the same folder on this host. */
+async function downloads(o: { url: string; folder: string }) {
+  await settled();
+  const out = join(scratch, 'out.tar');
+  for (let i = 0; i < TRIES; i++) {
+    rmSync(out, { force: true });
+    rows[DOWNLOAD]!.ours.push(await ms(() => run('curl', ['-sS', '-f', '-o', out, '-H', header, o.url])));
+    if (statSync(out).size < FILES * FILE_BYTES) throw new Error('the download is short');
+    rows[DOWNLOAD]!.by_hand.push(
+      await ms(() => run('tar', ['-c', '-f', join(scratch, 'hand.tar'), '-C', o.folder, '.'])),
+    );
+  }
+}
+
 try {
   for (let round = 0; round < ROUNDS; round++) {
     const id = await f.intern(`bench-${round}`);
     const base = `${f.gw.url}/interns/${id}`;
 
-    rows['upload a 50 MB folder of 5,000 files (tar)']!.ours.push(
-      await ms(async () => {
-        const res = await fetch(`${base}/files/up?format=tar`, {
-          method: 'PUT',
-          headers: auth,
-          body: createReadStream(tarFile) as unknown as BodyInit,
-          duplex: 'half',
-        } as RequestInit);
-        if (res.status !== 200) throw new Error(`upload: ${res.status} ${await res.text()}`);
-      }),
-    );
-    const untar = join(scratch, `untar-${round}`);
-    mkdirSync(untar);
-    rows['upload a 50 MB folder of 5,000 files (tar)']!.by_hand.push(
-      await ms(() => execFileSync('tar', ['-x', '-f', tarFile, '-C', untar])),
-    );
-
-    const out = join(scratch, `out-${round}.tar`);
-    rows['download it (tar)']!.ours.push(
-      await ms(async () => {
-        const res = await fetch(`${base}/files/up?format=tar`, { headers: auth });
-        if (res.status !== 200 || !res.body) throw new Error(`download: ${res.status}`);
-        // Written as it arrives, as `curl -o` would (and as tar by hand writes its file).
-        await pipeline(Readable.fromWeb(res.body as never), createWriteStream(out));
-      }),
-    );
-    if (statSync(out).size < FILES * FILE_BYTES) throw new Error('the download is short');
-    rows['download it (tar)']!.by_hand.push(
-      await ms(() => execFileSync('tar', ['-c', '-f', join(scratch, `hand-${round}.tar`), '-C', untar, '.'])),
-    );
-
+    const untar = await uploads({ base, round });
+    await downloads({ url: `${base}/files/up-0?format=tar`, folder: `${untar}-0` });
+    await settled();
     rows['clone a 100 MB repository into an intern']!.ours.push(
       await ms(async () => {
         const res = await fetch(`${base}/repositories`, {
@@ -102,15 +119,21 @@ try {
         if (res.status !== 201) throw new Error(`clone: ${res.status} ${await res.text()}`);
       }),
     );
+    await settled();
     // Asynchronously: the git server is this process's own.
     rows['clone a 100 MB repository into an intern']!.by_hand.push(
       await ms(() => run('git', ['clone', '-q', url, join(scratch, `clone-${round}`)])),
     );
-    rmSync(untar, { recursive: true, force: true });
+    for (let i = 0; i < TRIES; i++) rmSync(`${untar}-${i}`, { recursive: true, force: true });
     rmSync(join(scratch, `clone-${round}`), { recursive: true, force: true });
     await f.gw.call('DELETE', `/interns/${id}`);
     await f.gw.ctx.interns.idle();
   }
+  console.log(
+    `load average ${loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ')}`,
+  );
   const line = (cells: (string | number)[]) => `| ${cells.join(' | ')} |`;
   console.log(line(['operation', 'files API / gateway (ms)', 'tar / git clone by hand (ms)', 'ratio']));
   console.log(line(['---', '---', '---', '---']));
@@ -118,6 +141,10 @@ try {
     const a = median(r.ours);
     const b = median(r.by_hand);
     console.log(line([name, a.toFixed(0), b.toFixed(0), `${(a / b).toFixed(2)}×`]));
+  }
+  for (const [name, r] of Object.entries(rows)) {
+    const all = (xs: number[]) => xs.map((x) => x.toFixed(0)).join(' ');
+    console.log(`${name}: ${all(r.ours)} against ${all(r.by_hand)}`);
   }
 } finally {
   await f.close();

@@ -85,8 +85,16 @@ const rowFor = (ctx: Ctx, req: FastifyRequest, id: string) =>
   findInternForChat(ctx.store.db, { principal: principalOf(req), id });
 
 export const internFileRoutes: RouteModule = (app, ctx) => {
-  const files = ctx.files;
+  readRoutes(app, ctx);
+  writeRoutes(app, ctx);
+  removeRoute(app, ctx);
+  repositoryRoutes(app, ctx);
+  workRoutes(app, ctx);
+  moveRoute(app, ctx);
+};
 
+/** GET of a file, a folder's listing, or a folder's tar. */
+const readRoutes: RouteModule = (app, ctx) => {
   for (const [path, params] of paths)
     defineRoute(app, ctx, {
       ...common,
@@ -104,7 +112,7 @@ export const internFileRoutes: RouteModule = (app, ctx) => {
       },
       handler: async (req, reply, { params, query }) => {
         const rel = checkedPath('*' in params ? params['*'] : '');
-        const got = await files.get(await rowFor(ctx, req, params.id), rel, { tar: query.format === 'tar' });
+        const got = await ctx.files.get(await rowFor(ctx, req, params.id), rel, { tar: query.format === 'tar' });
         if (got.type === 'directory') return got.body;
         reply
           .type(got.type === 'tar' ? 'application/x-tar' : 'application/octet-stream')
@@ -114,8 +122,11 @@ export const internFileRoutes: RouteModule = (app, ctx) => {
         return reply.send(got.stream);
       },
     });
+};
 
-  // PUT takes any body as bytes: its own scope, where every content type is passed on as a stream.
+/** PUT of a file or a folder's tar. It takes any body as bytes: its own scope, where every
+ * content type is passed on as a stream. */
+const writeRoutes: RouteModule = (app, ctx) => {
   app.register(async (raw) => {
     raw.removeAllContentTypeParsers();
     raw.addContentTypeParser('*', (_req, payload, done) => done(null, payload));
@@ -140,7 +151,7 @@ export const internFileRoutes: RouteModule = (app, ctx) => {
           try {
             if (Number(req.headers['content-length'] ?? 0) > ctx.config.files.maxBytes)
               throw bodyTooLarge(ctx.config.files.maxBytes);
-            return await files.put(row, rel, body, {
+            return await ctx.files.put(row, rel, body, {
               tar: query.format === 'tar',
               account: principal.orgId,
               signal: goneSignal(reply),
@@ -154,7 +165,9 @@ export const internFileRoutes: RouteModule = (app, ctx) => {
         },
       });
   });
+};
 
+const removeRoute: RouteModule = (app, ctx) => {
   defineRoute(app, ctx, {
     ...common,
     method: 'DELETE',
@@ -171,11 +184,14 @@ export const internFileRoutes: RouteModule = (app, ctx) => {
     handler: async (req, reply, { params }) => {
       const rel = checkedPath(params['*'] ?? '');
       const row = await rowFor(ctx, req, params.id);
-      const r = await files.remove(row, rel, { account: principalOf(req).orgId, signal: goneSignal(reply) });
+      const r = await ctx.files.remove(row, rel, { account: principalOf(req).orgId, signal: goneSignal(reply) });
       return { ...r, deleted: true as const };
     },
   });
+};
 
+/** A repository given to the intern, and the list of those it has. */
+const repositoryRoutes: RouteModule = (app, ctx) => {
   defineRoute(app, ctx, {
     ...common,
     tags: ['repositories'],
@@ -190,7 +206,7 @@ export const internFileRoutes: RouteModule = (app, ctx) => {
     },
     handler: async (req, reply, { params, body }) => {
       const row = await rowFor(ctx, req, params.id);
-      const [placed] = await files.addRepositories(row, [body], {
+      const [placed] = await ctx.files.addRepositories(row, [body], {
         account: principalOf(req).orgId,
         signal: goneSignal(reply),
         created: false,
@@ -200,7 +216,6 @@ export const internFileRoutes: RouteModule = (app, ctx) => {
     },
   });
 
-  const RepoParams = Id.extend({ repo: z.string().max(64).describe('repository id') });
   defineRoute(app, ctx, {
     ...common,
     tags: ['repositories'],
@@ -213,10 +228,15 @@ export const internFileRoutes: RouteModule = (app, ctx) => {
       ...errors(401, 403, 404, 500),
     },
     handler: async (req, _reply, { params }) => ({
-      data: await files.listRepositories(await rowFor(ctx, req, params.id)),
+      data: await ctx.files.listRepositories(await rowFor(ctx, req, params.id)),
     }),
   });
+};
 
+const RepoParams = Id.extend({ repo: z.string().max(64).describe('repository id') });
+
+/** The intern's work in a repository: its diff, and its push to a new branch. */
+const workRoutes: RouteModule = (app, ctx) => {
   defineRoute(app, ctx, {
     ...common,
     tags: ['repositories'],
@@ -229,7 +249,7 @@ export const internFileRoutes: RouteModule = (app, ctx) => {
       ...errors(401, 403, 404, 409, 500, 502, 503),
     },
     handler: async (req, reply, { params }) =>
-      files.diff(await rowFor(ctx, req, params.id), params.repo, {
+      ctx.files.diff(await rowFor(ctx, req, params.id), params.repo, {
         account: principalOf(req).orgId,
         signal: goneSignal(reply),
       }),
@@ -252,13 +272,15 @@ export const internFileRoutes: RouteModule = (app, ctx) => {
       ...errors(400, 401, 403, 404, 409, 500, 502, 503),
     },
     handler: async (req, reply, { params, body }) =>
-      files.push(await rowFor(ctx, req, params.id), params.repo, {
+      ctx.files.push(await rowFor(ctx, req, params.id), params.repo, {
         account: principalOf(req).orgId,
         signal: goneSignal(reply),
         branch: body?.branch,
       }),
   });
+};
 
+const moveRoute: RouteModule = (app, ctx) => {
   defineRoute(app, ctx, {
     ...common,
     method: 'POST',
@@ -274,7 +296,7 @@ export const internFileRoutes: RouteModule = (app, ctx) => {
       const from = checkedPath(body.from);
       const to = checkedPath(body.to);
       const row = await rowFor(ctx, req, params.id);
-      return files.move(row, from, to, { account: principalOf(req).orgId, signal: goneSignal(reply) });
+      return ctx.files.move(row, from, to, { account: principalOf(req).orgId, signal: goneSignal(reply) });
     },
   });
 };

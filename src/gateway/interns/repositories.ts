@@ -6,14 +6,14 @@
 // folder upload is. The URL is checked first (repositoryRefusal, pure): one carrying a credential
 // is refused, since it would stay in the intern's .git/config. What reaches the remote (a token,
 // an SSH key and its pinned host keys) is the caller's `env` (git-credentials.ts, gitAccessFor).
-// May import: the error registry, ./files.ts (path checks), ./git-url.ts, node built-ins.
+// May import: the error registry, ./files-checks.ts (path checks), ./git-url.ts, node built-ins.
 import { execFile } from 'node:child_process';
 import { lstatSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Repository } from './repositories.schemas.ts';
 import { scrub } from '../../shared/log.ts';
 import { fileTooLarge, invalidRequest } from '../errors.ts';
-import { pathRefusal } from './files.ts';
+import { pathRefusal } from './files-checks.ts';
 import { gitRemoteOf } from './git-url.ts';
 
 /** A ref git accepts as a branch or tag name, and nothing an option parser could take. */

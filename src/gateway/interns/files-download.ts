@@ -1,0 +1,128 @@
+// A folder's download (docs/guides/files.md, "A folder's download"): a script of C programs
+// (provisioner/files-pack.ts) walks the folder in the intern's view first (bounds, refused before
+// a byte), then GNU tar writes it to a socket this process reads and passes on as it comes
+// (tarOut); its first byte means the operation was not refused. And how any download goes to a
+// client once its response has begun (outbound): failed rather than short, stopped when idle.
+// May import: files-context.ts, files-checks.ts, the provisioner's pack, the error registry, node built-ins.
+import { pipeline as pipelineCb, Transform, type Readable } from 'node:stream';
+import { fileTooLarge, internalError } from '../errors.ts';
+import type { InternRow } from '../store/schema-interns.ts';
+import { refusalOf } from './files-checks.ts';
+import { type FilesContext, freshReadableView, readableView } from './files-context.ts';
+import type { InternView } from './provisioner/index.ts';
+import { packStream, type FileOpResult } from './provisioner/files.ts';
+
+/** A download as it goes to a client: `from` passed on, failed (which aborts a response that
+ * has begun, instead of ending it) when `check` refuses a chunk, when `end` says the source did
+ * not end well, or when the client has taken nothing for `idleMs` while bytes waited for it (a
+ * reader too slow to hold anything for ever: its source stopped with it). Destroyed (the client
+ * went away, or any of these), it destroys `from`. */
+export function outbound(
+  from: Readable,
+  o: { idleMs: number; check?(chunk: Buffer): Error | null; end?(): Promise<Error | null> },
+): Readable {
+  let idle: NodeJS.Timeout | undefined;
+  const out = new Transform({
+    transform(chunk: Buffer, _enc, cb) {
+      clearTimeout(idle);
+      const refused = o.check?.(chunk);
+      if (refused) return cb(refused);
+      // Its buffer full: the next chunk is taken only once the client reads (_read below).
+      if (!this.push(chunk))
+        idle = setTimeout(
+          () =>
+            out.destroy(new Error(`the client took nothing of the download for ${o.idleMs} ms (COHORT_FILES_IDLE_MS)`)),
+          o.idleMs,
+        );
+      cb();
+    },
+    flush(cb) {
+      if (!o.end) return cb();
+      o.end().then((err) => cb(err));
+    },
+  });
+  const read = out._read.bind(out);
+  out._read = (n) => {
+    clearTimeout(idle);
+    read(n);
+  };
+  out.once('close', () => clearTimeout(idle));
+  pipelineCb(from, out, () => {});
+  return out;
+}
+
+/** The tar stream `from` as it goes to a client whose response has begun (its status cannot change
+ * any more): past `maxBytes` (the folder grew since it was walked) or with an operation that did not
+ * end well (`result`), it fails (outbound), so the client sees a failed download, never a short
+ * one. Destroyed (the client went away, or idle), it destroys `from`, which stops the tar that
+ * writes it. */
+export function tarOut(
+  from: Readable,
+  o: { maxBytes: number; idleMs: number; result: Promise<FileOpResult> },
+): Readable {
+  let total = 0;
+  return outbound(from, {
+    idleMs: o.idleMs,
+    check(chunk) {
+      total += chunk.length;
+      return total > o.maxBytes
+        ? new Error(`the tar stream passed ${o.maxBytes} bytes (COHORT_FILES_MAX_MB) while it was sent`)
+        : null;
+    },
+    end: () =>
+      o.result.then((r) =>
+        r.ok ? null : new Error(`the tar stream failed while it was sent (${r.detail ?? r.kind})`),
+      ),
+  });
+}
+
+type Packing = { started: true; stream: Readable } | { started: false; r: FileOpResult };
+
+/** The folder `path` as a tar stream made while it is sent, or the refusal of its walk. */
+export async function downloadFolder(
+  c: FilesContext,
+  { row, path }: { row: InternRow; path: string },
+): Promise<Readable> {
+  let op = await packing(c, { view: await readableView(c, row), rel: path });
+  // Its daemon stopped between the look and the read (it fell asleep): read its disk instead.
+  if (!op.started && !op.r.ok && op.r.kind === 'failed')
+    op = await packing(c, { view: await freshReadableView(c, row), rel: path });
+  if (op.started) return op.stream;
+  if (op.r.ok) throw internalError();
+  const { maxBytes, maxEntries } = c.limits;
+  if (op.r.kind === 'too_large')
+    throw fileTooLarge(
+      `the folder "${op.r.path || '.'}" as a tar stream exceeds the files API's limit of ${maxBytes} bytes (COHORT_FILES_MAX_MB)`,
+    );
+  if (op.r.kind === 'too_many')
+    throw fileTooLarge(
+      `the folder "${op.r.path || '.'}" holds more than ${maxEntries} entries (COHORT_FILES_MAX_ENTRIES)`,
+    );
+  throw refusalOf(op.r, { fallback: path, maxBytes, log: c.log });
+}
+
+/** Starts the pack in the view (released when it ends) and waits for its first byte or its end. */
+async function packing(c: FilesContext, { view, rel }: { view: InternView; rel: string }): Promise<Packing> {
+  let op: Awaited<ReturnType<typeof packStream>>;
+  try {
+    op = await packStream({ view: view.view, uid: view.uid, rel, ...c.limits });
+  } catch (err) {
+    await view.release();
+    throw err;
+  }
+  const { stdout, result } = op;
+  void result
+    .then(() => view.release())
+    .catch((err: Error) => c.log.error({ err: err.message }, "releasing an intern's view failed"));
+  await new Promise<void>((resolve) => {
+    const go = () => {
+      stdout.off('readable', go).off('error', go);
+      resolve();
+    };
+    stdout.on('readable', go).on('error', go);
+  });
+  if (stdout.readableLength > 0)
+    return { started: true, stream: tarOut(stdout, { maxBytes: c.limits.maxBytes, idleMs: c.limits.idleMs, result }) };
+  stdout.destroy();
+  return { started: false, r: await result };
+}
