@@ -3,8 +3,11 @@
 // (src/gateway/inference/request-log.ts); here batches of a model request's row go into tables
 // that differ only in their indexes, in one PGlite, taking turns, and the process's CPU time
 // around each COPY (its main thread waits meanwhile) is divided by the rows. Prints the median
-// µs per row of each table after five warm-up rounds. BENCH_ROUNDS (40), BENCH_BATCHES (1000;
-// a comma-separated list compares batch sizes on the migrated schema's indexes).
+// µs per row of each table after five warm-up rounds, with each batch sent in both of the forms
+// the request log writes on PGlite: PostgreSQL's binary COPY format (its form since 2026-11-27)
+// and CSV (the fallback for a batch a value of which only the text form carries); the encoding on
+// the main thread is included. BENCH_ROUNDS (40), BENCH_BATCHES (1000; a comma-separated list
+// compares batch sizes on the migrated schema's indexes).
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -13,7 +16,7 @@ import { getTableColumns } from 'drizzle-orm';
 import { openStore } from '../src/gateway/store/db.ts';
 import { migrate } from '../src/gateway/store/migrate.ts';
 import type { PgliteThread } from '../src/gateway/store/pglite-thread.ts';
-import { toCsv } from '../src/gateway/inference/request-log.ts';
+import { toCopyBinary, toCsv } from '../src/gateway/inference/request-log.ts';
 import { inferenceRequests, type InferenceRequestRow } from '../src/gateway/store/schema-inference.ts';
 import { uuidv7 } from '../src/gateway/crypto/uuid7.ts';
 
@@ -85,16 +88,18 @@ const row = (): InferenceRequestRow => ({
   step: null,
 });
 
-const cases =
+const sizes =
   BATCHES.length > 1
     ? BATCHES.map((b) => ({ table: 1, batch: b }))
     : names.map((_, t) => ({ table: t, batch: BATCHES[0]! }));
+const cases = sizes.flatMap((c) => (['binary', 'csv'] as const).map((format) => ({ ...c, format })));
 const perRow = cases.map(() => [] as number[]);
 for (let round = 0; round < ROUNDS; round++) {
   for (const [i, c] of cases.entries()) {
-    const blob = new Blob([toCsv(Array.from({ length: c.batch }, row))]);
+    const rows = Array.from({ length: c.batch }, row);
     const before = process.cpuUsage();
-    await client.query(`copy r${c.table} (${COLUMNS}) from '/dev/blob' with (format csv)`, [], { blob });
+    const blob = new Blob([c.format === 'csv' ? toCsv(rows) : toCopyBinary(rows)!]);
+    await client.query(`copy r${c.table} (${COLUMNS}) from '/dev/blob' with (format ${c.format})`, [], { blob });
     const used = process.cpuUsage(before);
     if (round >= 5) perRow[i]!.push((used.user + used.system) / c.batch);
   }
@@ -105,8 +110,8 @@ console.log(
     .map((n) => n.toFixed(1))
     .join(' ')}`,
 );
-console.log('| indexes | rows a batch | CPU µs per row (median) |\n|---|---:|---:|');
+console.log('| indexes | rows a batch | form | CPU µs per row (median) |\n|---|---:|---|---:|');
 for (const [i, c] of cases.entries())
-  console.log(`| ${names[c.table]} | ${c.batch} | ${median(perRow[i]!).toFixed(1)} |`);
+  console.log(`| ${names[c.table]} | ${c.batch} | ${c.format} | ${median(perRow[i]!).toFixed(1)} |`);
 await store.close();
 rmSync(dir, { recursive: true, force: true });
