@@ -5,6 +5,7 @@ import { startTestGateway, storeMatrix, type TestGateway } from '../../../test/h
 import { startFakeUpstream, type FakeUpstream } from '../../../test/helpers/fake-upstream.ts';
 import { space, upstreamEnv, user } from '../../../test/helpers/inference-fixtures.ts';
 import { createKey } from '../access/identity-store.ts';
+import { waitFor } from '../../../test/helpers/wait.ts';
 
 /** The `data:` payloads of an SSE body, parsed (the terminator kept as the string `[DONE]`). */
 function events(text: string): any[] {
@@ -359,9 +360,9 @@ for (const store of storeMatrix) {
       const reader = res.body!.getReader();
       await reader.read();
       ctl.abort();
-      for (let i = 0; i < 100 && !up.received[from]?.aborted; i++) await new Promise((r) => setTimeout(r, 10));
+      await waitFor('the upstream request is aborted', () => up.received[from]?.aborted);
       assert.equal(up.received[from]!.aborted, true);
-      for (let i = 0; i < 100 && !(await s.log()).length; i++) await new Promise((r) => setTimeout(r, 10));
+      await waitFor('the request is logged', async () => (await s.log()).length);
       assert.equal((await s.log())[0]!.status, 499);
     });
 
@@ -376,12 +377,12 @@ for (const store of storeMatrix) {
         body: JSON.stringify({ model: 'openai/gpt-4o', messages: [user('/sleep 300\n/say never')] }),
         signal: ctl.signal,
       }).catch((e: Error) => e.name);
-      for (let i = 0; i < 100 && !up.received[from]; i++) await new Promise((r) => setTimeout(r, 10));
+      await waitFor('the upstream has the request', () => up.received[from]);
       ctl.abort();
       assert.equal(await pending, 'AbortError');
-      for (let i = 0; i < 100 && !up.received[from]!.aborted; i++) await new Promise((r) => setTimeout(r, 10));
+      await waitFor('the upstream request is aborted', () => up.received[from]!.aborted);
       assert.equal(up.received[from]!.aborted, true);
-      for (let i = 0; i < 100 && !(await s.log()).length; i++) await new Promise((r) => setTimeout(r, 10));
+      await waitFor('the request is logged', async () => (await s.log()).length);
       const [row] = await s.log();
       assert.deepEqual([row!.status, row!.attempts, row!.error], [499, 1, 'the client closed the request']);
       assert.deepEqual(

@@ -4,6 +4,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import { startTestGateway, type TestGateway } from '../../../test/helpers/gateway.ts';
 import { startFakeUpstream, type FakeUpstream } from '../../../test/helpers/fake-upstream.ts';
 import { anthropicFrames, space, upstreamEnv, user, type Space } from '../../../test/helpers/inference-fixtures.ts';
+import { waitFor } from '../../../test/helpers/wait.ts';
 
 const tools = [
   { name: 'shell', input_schema: { type: 'object' } },
@@ -233,9 +234,9 @@ describe('POST /messages', () => {
     assert.equal(res.status, 200);
     await res.body!.getReader().read();
     ctl.abort();
-    for (let i = 0; i < 100 && !up.received[from]!.aborted; i++) await new Promise((r) => setTimeout(r, 10));
+    await waitFor('the upstream request is aborted', () => up.received[from]!.aborted);
     assert.equal(up.received[from]!.aborted, true);
-    for (let i = 0; i < 100 && (await s.log()).length === logged; i++) await new Promise((r) => setTimeout(r, 10));
+    await waitFor('the request is logged', async () => (await s.log()).length > logged);
     const row = (await s.log())[logged]!;
     assert.deepEqual(
       [row.status, row.apiStyle, row.model, row.streamed],

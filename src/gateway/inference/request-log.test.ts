@@ -20,6 +20,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { getTableColumns, sql } from 'drizzle-orm';
+import { waitFor } from '../../../test/helpers/wait.ts';
 
 const row = (over: Partial<InferenceRequestRow>): InferenceRequestRow => ({
   id: `gen-${randomUUID()}`,
@@ -213,7 +214,9 @@ test('a database that is gone: the rows are kept and retried (one line, not one 
   for (const r of rows) first.add(r);
   await first.flush(); // resolves once refused: the rows stay queued
   assert.deepEqual(first.pending(), { memory: 10, disk: 0 });
-  await new Promise((r) => setTimeout(r, 100)); // several retries
+  // A fixed wait on purpose: the retries are invisible from outside (that they log nothing more is
+  // what is asserted), so the test gives them time to happen.
+  await new Promise((r) => setTimeout(r, 100));
   await first.close();
   assert.deepEqual(first.pending(), { memory: 0, disk: 0 });
   assert.deepEqual(lostRows, []);
@@ -233,7 +236,7 @@ test('a database that is gone: the rows are kept and retried (one line, not one 
   await migrate(store);
   const next = createRequestLog({ db: store.db, log: createLogger({ level: 'silent' }), spillDir: dir });
   assert.deepEqual(next.pending(), { memory: 0, disk: 10 });
-  for (let i = 0; i < 100 && next.pending().disk; i++) await new Promise((r) => setTimeout(r, 20));
+  await waitFor('the spilled rows are written', () => next.pending().disk === 0);
   const stored = await store.db.select().from(inferenceRequests);
   assert.deepEqual(stored.map((r) => r.id).sort(), rows.map((r) => r.id).sort());
   assert.deepEqual(new Map(stored.map((r) => [r.id, r])).get(rows[3]!.id), rows[3]);
@@ -255,7 +258,7 @@ test('rows already in the store (a write whose answer was lost) are written once
   const lostRows: unknown[] = [];
   const { out, log } = lines();
   const replaying = createRequestLog({ db: store.db, log, spillDir: dir, onLost: (...a) => lostRows.push(a) });
-  for (let i = 0; i < 100 && replaying.pending().disk; i++) await new Promise((r) => setTimeout(r, 20));
+  await waitFor('the spilled rows are replayed', () => replaying.pending().disk === 0);
   const stored = await store.db.select({ id: inferenceRequests.id }).from(inferenceRequests);
   assert.deepEqual(stored.map((r) => r.id).sort(), rows.map((r) => r.id).sort());
   assert.deepEqual([lostRows, out], [[], []]);
@@ -285,7 +288,8 @@ test('rows neither the store nor the disk takes: kept up to twice the queue boun
   const rows = Array.from({ length: 12 }, () => row({ requestBody: { content: 'private prompt' } }));
   for (const r of rows.slice(0, 4)) l.add(r);
   await l.flush();
-  await new Promise((r) => setTimeout(r, 60)); // a retry, and a spill the disk refuses
+  // A fixed wait on purpose, as above: a retry and a refused spill, neither visible from outside.
+  await new Promise((r) => setTimeout(r, 60));
   for (const r of rows.slice(4)) l.add(r);
   assert.deepEqual(lostRows, [
     ['overflow', 1],
@@ -325,9 +329,6 @@ test('PostgreSQL: a batch whose connection is cut mid-write is written again, an
     for (let i = 0; i < n; i++) rows.push(row({ requestedModel: `m${rows.length}` }));
     for (const r of rows.slice(-n)) requestLog.add(r);
   };
-  const until = async (what: () => Promise<boolean> | boolean) => {
-    for (let i = 0; i < 500 && !(await what()); i++) await new Promise((r) => setTimeout(r, 10));
-  };
   try {
     add(100);
     await requestLog.flush();
@@ -344,13 +345,13 @@ test('PostgreSQL: a batch whose connection is cut mid-write is written again, an
             [schema],
           )
         ).rows as { pid: number }[];
-      await until(async () => (await waiting()).length > 0);
+      await waitFor('the insert waits on the lock', async () => (await waiting()).length > 0);
       const [held] = await waiting();
       assert.ok(held);
       await admin.query('select pg_terminate_backend($1)', [held.pid]);
       await admin.query('rollback');
       await flushed;
-      await until(() => requestLog.pending().memory === 0);
+      await waitFor('the rows are written', () => requestLog.pending().memory === 0);
     }
     add(100);
     await requestLog.close();

@@ -5,6 +5,7 @@ import { startTestGateway, type TestGateway } from '../../../test/helpers/gatewa
 import { startFakeUpstream, type FakeUpstream } from '../../../test/helpers/fake-upstream.ts';
 import { responseFrames, space, upstreamEnv, type Space } from '../../../test/helpers/inference-fixtures.ts';
 import { createKey } from '../access/identity-store.ts';
+import { waitFor } from '../../../test/helpers/wait.ts';
 
 const tools = [
   { type: 'function' as const, name: 'shell', parameters: { type: 'object' }, strict: false },
@@ -20,9 +21,6 @@ const usageOf = (input: number, output: number, cost: number, isByok = false) =>
   is_byok: isByok,
 });
 const text = (t: string) => [{ type: 'output_text', text: t, annotations: [], logprobs: [] }];
-const waitFor = async (ok: () => boolean | Promise<boolean>) => {
-  for (let i = 0; i < 200 && !(await ok()); i++) await new Promise((r) => setTimeout(r, 10));
-};
 
 describe('POST /responses', () => {
   let gw: TestGateway;
@@ -478,9 +476,9 @@ describe('POST /responses', () => {
     assert.equal(res.status, 200);
     await res.body!.getReader().read();
     ctl.abort();
-    await waitFor(() => up.received[from]?.aborted === true);
+    await waitFor('the upstream request is aborted', () => up.received[from]?.aborted === true);
     assert.equal(up.received[from]!.aborted, true);
-    await waitFor(async () => (await t.log()).length > 0);
+    await waitFor('the request is logged', async () => (await t.log()).length > 0);
     const [row] = await t.log();
     assert.deepEqual(
       [row!.apiStyle, row!.status, row!.error, row!.streamed],
@@ -529,7 +527,7 @@ test('POST /responses holds a model-request slot: over the per-key limit it is 4
     );
     assert.equal(over.body.error.code, 429);
     ctl.abort();
-    await waitFor(() => gw.ctx.slots.held === 0);
+    await waitFor('every slot is released', () => gw.ctx.slots.held === 0);
     const after = await s.responses({ model: 'local/scripted', input: '/say free' });
     assert.deepEqual([after.status, after.body.output_text], [200, 'free']);
   } finally {
