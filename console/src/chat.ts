@@ -6,6 +6,7 @@ import { isChunk, isInteraction } from './wire.ts';
 import { SseDecoder } from '../../src/shared/sse/read.ts';
 import type { ToolActivity } from '../../src/shared/daemon-protocol.ts';
 import type { Usage } from '../../src/shared/openai.ts';
+import type { InternChunk } from '../../src/gateway/interns/chat.schemas.ts';
 
 export type ApprovalMode = 'manual' | 'self-drive';
 export type ToolCall = { index: number; id: string; type: 'function'; function: { name: string; arguments: string } };
@@ -57,13 +58,11 @@ export type Turn = {
 };
 export type Session = { id: string; title: string; updated: number; turns: Turn[] };
 
-export type Chunk = {
-  model?: string;
-  choices: { delta: { content?: string; reasoning?: string; tool_calls?: ToolCall[] }; finish_reason: string | null }[];
-  error?: { code: number; message: string; metadata: { reason: string; retryable: boolean } };
-  session_id?: string | null;
-  usage?: Usage | null;
-  cohort_tool?: ToolEvent;
+/** What the console reads of a chunk: the wire contract's own type (the gateway's schema), less
+ * the fields it does not read, so a test's chunk may leave those out. */
+type Choice = InternChunk['choices'][number];
+export type Chunk = Partial<Pick<InternChunk, 'model' | 'error' | 'session_id' | 'usage' | 'cohort_tool'>> & {
+  choices: Pick<Choice, 'delta' | 'finish_reason'>[];
 };
 
 /** The model field names the intern's runtime model, or `service/intern` on the API's own chunks. */

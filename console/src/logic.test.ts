@@ -17,7 +17,11 @@ const turn = (): Turn => ({
   last: answerBody('s', { index: 0, id: 'c', type: 'function', function: { name: 'n', arguments: '{}' } }, 'x'),
   rev: 0,
 });
-const delta = (d: Chunk['choices'][0]['delta'], finish: string | null = null, model = 'local/scripted'): Chunk => ({
+const delta = (
+  d: Chunk['choices'][0]['delta'],
+  finish: Chunk['choices'][0]['finish_reason'] = null,
+  model = 'local/scripted',
+): Chunk => ({
   model,
   choices: [{ delta: d, finish_reason: finish }],
 });
@@ -29,7 +33,7 @@ test('a turn gathers text and reasoning in order, pauses on a tool call, keeps t
     id: 'call_1',
     type: 'function' as const,
     function: {
-      name: 'service.provide_input',
+      name: 'service.provide_input' as const,
       arguments: JSON.stringify({
         kind: 'permission',
         operation: 'shell',

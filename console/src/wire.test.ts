@@ -32,6 +32,9 @@ test('chunks: what an intern stream sends passes; a part of the wrong shape fail
     [{ choices: [choice({}, 'error')], error: { code: 502, message: 'gone' } }, false],
     [{ choices: [choice({})], cohort_tool: { ...tool, status: 'running' } }, false],
     [{ choices: [], model: 42 }, false],
+    // An intern's turn ends only in these (docs/reference/intern-chat.md#stream-chunks).
+    [{ choices: [choice({}, 'length')] }, false],
+    [{ choices: [choice({ tool_calls: [{ ...call, function: { name: 'shell', arguments: '{}' } }] })] }, false],
   ];
   for (const [v, want] of cases) assert.equal(isChunk(v), want, JSON.stringify(v));
 });

@@ -34,7 +34,12 @@ const shape =
     Object.keys(fields).every((k) => fields[k]!(v[k])) &&
     Object.keys(optional).every((k) => v[k] === undefined || optional[k]!(v[k]));
 
-const toolCall = shape({ index: num, id: str, type: is('function'), function: shape({ name: str, arguments: str }) });
+const toolCall = shape({
+  index: num,
+  id: str,
+  type: is('function'),
+  function: shape({ name: is('service.provide_input'), arguments: str }),
+});
 const usage = shape({ prompt_tokens: num, completion_tokens: num, total_tokens: num }, { cost: num });
 const toolEvent = shape({
   id: str,
@@ -49,7 +54,7 @@ const chunk = shape(
     choices: list(
       shape({
         delta: shape({}, { content: str, reasoning: str, tool_calls: list(toolCall) }),
-        finish_reason: orNull(str),
+        finish_reason: orNull(is('stop', 'tool_calls', 'error')),
       }),
     ),
   },
