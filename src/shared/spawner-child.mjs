@@ -1,8 +1,7 @@
 // The helper of spawner.ts: runs the jobs its parent sends over IPC ({id, job}, a Job of
 // spawner.ts), each a child of this small process, and answers {id, code, stderr} or {id, error}.
 // A job's stdout is a file, nothing, or (stdoutSocket) a Unix socket its parent listens on: this
-// process connects to it, gives the command the connection as its stdout, and keeps no copy; its
-// stdin likewise a file, nothing, or (stdinSocket) such a connection.
+// process connects to it, gives the command the connection as its stdout, and keeps no copy.
 // It exits when its parent lets go of it. Plain JavaScript with node built-ins only, so that it
 // starts in some 40 ms from the source tree and from dist/ alike (no TypeScript loader).
 import { spawn } from 'node:child_process';
@@ -13,9 +12,8 @@ import { connect } from 'node:net';
 const ENV = { PATH: '/usr/local/bin:/usr/bin:/bin', LANG: 'C.UTF-8' };
 
 function run(id, job) {
-  const path = job.stdoutSocket ?? job.stdinSocket;
-  if (!path) return start(id, job, null);
-  const socket = connect(path);
+  if (!job.stdoutSocket) return start(id, job, null);
+  const socket = connect(job.stdoutSocket);
   socket.once('error', (err) => process.send({ id, error: err.message }));
   socket.once('connect', () => {
     socket.removeAllListeners('error');
@@ -32,8 +30,8 @@ function start(id, job, socket) {
     return fds.at(-1);
   };
   try {
-    const stdin = job.stdinSocket ? socket : open(job.stdin, 'r');
-    const stdout = job.stdoutSocket ? socket : open(job.stdout, 'w');
+    const stdin = open(job.stdin, 'r');
+    const stdout = socket ?? open(job.stdout, 'w');
     const ids = job.uid === undefined ? {} : { uid: job.uid, gid: job.gid ?? job.uid };
     const stdio = [stdin, stdout, 'pipe', ...(job.fd3 ? ['pipe'] : [])];
     // detached: a group of its own, which a timeout kills whole (nsenter's child with it).

@@ -5,8 +5,7 @@
 // given: command, working directory, uid and gid, and files for its stdin and stdout, or (stream)
 // a Unix socket for its stdout that this process reads while the command writes: the command's
 // output reaches this process as it is made, with the socket's backpressure, and closing this
-// end stops a command that is still writing (EPIPE); or (feed) a Unix socket for its stdin that
-// this process writes while the command reads, its end the end of the command's input. A job may also be given bytes to read on
+// end stops a command that is still writing (EPIPE). A job may also be given bytes to read on
 // descriptor 3 (a seccomp program for bubblewrap) and a time limit (its process group killed).
 // The helper is let go of after IDLE_MS without a job; nothing of it holds this process open.
 // May import: node built-ins.
@@ -33,8 +32,6 @@ export type Job = {
   stdout?: string;
   /** A Unix socket (listening) that the helper connects the command's stdout to (stream). */
   stdoutSocket?: string;
-  /** A Unix socket (listening) that the helper connects the command's stdin to (feed). */
-  stdinSocket?: string;
   /** Bytes (base64) the command reads on descriptor 3, a pipe: bubblewrap's --seccomp 3. */
   fd3?: string;
   /** The command's process group is killed (SIGKILL) after this long; its result says so. */
@@ -48,13 +45,10 @@ export type JobReply = { id: number } & (JobResult | { error: string });
 
 /** A job whose stdout is read as it is written; `result` settles when the command has ended. */
 export type Streamed = { stdout: Socket; result: Promise<JobResult> };
-/** A job whose stdin is written as it reads it; `result` settles when the command has ended. */
-export type Fed = { stdin: Socket; result: Promise<JobResult> };
 
 export type Spawner = {
   run(job: Job): Promise<JobResult>;
-  stream(job: Omit<Job, 'stdout' | 'stdoutSocket' | 'stdinSocket'>): Promise<Streamed>;
-  feed(job: Omit<Job, 'stdin' | 'stdoutSocket' | 'stdinSocket'>): Promise<Fed>;
+  stream(job: Omit<Job, 'stdout' | 'stdoutSocket'>): Promise<Streamed>;
   close(): void;
 };
 
@@ -131,32 +125,23 @@ export function createSpawner(): Spawner {
       helper!.send({ id, job });
     });
   };
-  /** Runs `job` with a socket of its own connected to its stdin (`side`) or stdout. */
-  const connected = async (job: Job, side: 'stdinSocket' | 'stdoutSocket') => {
-    const path = socketPath();
-    // One connection, the helper's, taken before the command starts; then the path is gone.
-    const server = createServer({ pauseOnConnect: true });
-    await new Promise<void>((resolve, reject) => server.once('error', reject).listen(path, resolve));
-    const connection = new Promise<Socket>((resolve) => server.once('connection', resolve));
-    const result = run({ ...job, [side]: path });
-    try {
-      // The helper connects before it starts the command: once the command has ended, the
-      // connection has been made; a job that failed before it never connects.
-      return { socket: await Promise.race([connection, result.then(() => connection)]), result };
-    } finally {
-      server.close();
-      rmSync(path, { force: true });
-    }
-  };
   return {
     run,
     async stream(job) {
-      const { socket, result } = await connected(job, 'stdoutSocket');
-      return { stdout: socket, result };
-    },
-    async feed(job) {
-      const { socket, result } = await connected(job, 'stdinSocket');
-      return { stdin: socket, result };
+      const path = socketPath();
+      // One connection, the helper's, taken before the command starts; then the path is gone.
+      const server = createServer({ pauseOnConnect: true });
+      await new Promise<void>((resolve, reject) => server.once('error', reject).listen(path, resolve));
+      const connected = new Promise<Socket>((resolve) => server.once('connection', resolve));
+      const result = run({ ...job, stdoutSocket: path });
+      try {
+        // The helper connects before it starts the command: once the command has ended, the
+        // connection has been made; a job that failed before it never connects.
+        return { stdout: await Promise.race([connected, result.then(() => connected)]), result };
+      } finally {
+        server.close();
+        rmSync(path, { force: true });
+      }
     },
     close,
   };

@@ -20,7 +20,6 @@ import {
   readdirSync,
   readSync,
   renameSync,
-  rmdirSync,
   rmSync,
   unlinkSync,
   writeSync,
@@ -203,119 +202,20 @@ function unpack(rel, fresh) {
   if (t && fresh) throw new Refusal('exists', rel);
   if (t && t.type !== 'directory') throw new Refusal('not_folder', rel);
   if (!t) mkdirSync(abs(rel), { mode: 0o755 });
-  tar([...UNPACK, '-C', abs(rel)], [0]);
-}
-
-const UNPACK = [
-  '--extract',
-  '--file=-',
-  ...TAR,
-  '--no-same-owner',
-  '--no-same-permissions',
-  '--no-overwrite-dir',
-  '--delay-directory-restore',
-];
-
-/** Moves what the folder `from` holds into the folder `to`: a name `to` lacks is renamed there;
- * a folder into a folder of the same name, merged; anything else replaces what was there, as GNU
- * tar unpacking into `to` would (a link or a file where a folder comes is removed first, never
- * followed). */
-function merge(from, to) {
-  for (const name of readdirSync(from)) {
-    const src = `${from}/${name}`;
-    const dst = `${to}/${name}`;
-    const there = lstat(dst);
-    const folder = lstatSync(src).isDirectory();
-    if (folder && there?.isDirectory()) {
-      merge(src, dst);
-      rmdirSync(src);
-      continue;
-    }
-    if (folder && there) unlinkSync(dst);
-    renameSync(src, dst);
-  }
-}
-
-/** Unpacks, into the folder `rel` (made as needed), the tar stream the gateway sends on stdin in
- * frames as it checks it (files-ops.ts): 'D', a 4-byte length and that many of the stream's
- * bytes; then 'K' once the whole stream has passed. GNU tar unpacks it as it comes into a staging
- * folder beside `rel` (inside it for the work folder itself); on 'K' and tar's success what it
- * made becomes `rel` (renamed, or merged into the folder there). A stream that ends without 'K'
- * (the gateway refused it) or that tar fails on leaves nothing: the staging folder is removed. */
-function unpackStream(rel) {
-  const t = target(rel, { create: true });
-  if (t && t.type !== 'directory') throw new Refusal('not_folder', rel);
-  const p = parts(rel);
-  const tag = `cohort-unpack-${randomBytes(6).toString('hex')}`;
-  const staging = rel === '' ? `${WORK}/.${tag}` : `${abs(p.slice(0, -1).join('/'))}/.${p.at(-1).slice(0, 200)}.${tag}`;
-  mkdirSync(staging, { mode: 0o755 });
-  const child = spawn('tar', [...UNPACK, '-C', staging], { stdio: ['pipe', 'inherit', 'pipe'] });
-  let err = '';
-  child.stderr.setEncoding('utf8').on('data', (d) => (err += d));
-  child.stdin.on('error', () => {});
-  const committed = readFrames(process.stdin, child.stdin);
-  child.on('close', async (code) => {
-    if (code !== 0) process.stdin.destroy();
-    const ok = code === 0 && (await committed);
-    process.stdin.destroy();
-    try {
-      if (!ok) {
-        rmSync(staging, { recursive: true, force: true });
-        if (code !== 0) throw new TarFailure(err);
-        throw new Refusal('aborted', rel);
-      }
-      const now = lstat(abs(rel));
-      if (!now) renameSync(staging, abs(rel));
-      else if (now.isDirectory()) {
-        merge(staging, abs(rel));
-        rmdirSync(staging);
-      } else throw new Refusal('not_folder', rel);
-      done({ ok: true, type: 'tar', warnings: err.trim().split('\n').filter(Boolean).slice(0, 20) });
-    } catch (e) {
-      rmSync(staging, { recursive: true, force: true });
-      fail(e, rel);
-    }
-  });
-}
-
-/** Copies the data frames of `input` to `out`, with its backpressure; resolves true at 'K',
- * false if `input` ends (or breaks) before it. */
-function readFrames(input, out) {
-  return new Promise((resolve) => {
-    let buf = Buffer.alloc(0);
-    let left = 0;
-    input.on('data', (chunk) => {
-      buf = buf.length ? Buffer.concat([buf, chunk]) : chunk;
-      while (buf.length) {
-        if (left > 0) {
-          const part = buf.subarray(0, left);
-          left -= part.length;
-          buf = buf.subarray(part.length);
-          if (!out.write(part)) {
-            input.pause();
-            out.once('drain', () => input.resume());
-          }
-          continue;
-        }
-        if (buf[0] === 0x4b) {
-          input.removeAllListeners('end');
-          out.end();
-          return resolve(true);
-        }
-        if (buf[0] !== 0x44 || buf.length < 5) break;
-        left = buf.readUInt32BE(1);
-        buf = buf.subarray(5);
-      }
-      if (buf.length && buf[0] !== 0x44 && left === 0) input.destroy();
-    });
-    const cut = () => {
-      out.end();
-      resolve(false);
-    };
-    input.once('end', cut);
-    input.once('close', cut);
-    input.once('error', cut);
-  });
+  tar(
+    [
+      '--extract',
+      '--file=-',
+      ...TAR,
+      '--no-same-owner',
+      '--no-same-permissions',
+      '--no-overwrite-dir',
+      '--delay-directory-restore',
+      '-C',
+      abs(rel),
+    ],
+    [0],
+  );
 }
 
 const ERRNO = {
@@ -328,26 +228,7 @@ const ERRNO = {
   ELOOP: 'symlink',
   ENAMETOOLONG: 'too_long',
   EINVAL: 'into_itself',
-  EISDIR: 'is_folder',
 };
-
-/** tar's failure, its last lines the detail. */
-class TarFailure extends Error {}
-
-/** Reports why the operation on `path` failed (its outcome: see the header). */
-function fail(err, path) {
-  process.exitCode = 3;
-  if (err instanceof Refusal) done({ ok: false, kind: err.kind, path: err.path });
-  else if (err instanceof TarFailure)
-    done({
-      ok: false,
-      kind: 'tar',
-      path: '',
-      detail: err.message.trim().split('\n').slice(-3).join('; ').slice(0, 500),
-    });
-  else if (ERRNO[err.code]) done({ ok: false, kind: ERRNO[err.code], path });
-  else done({ ok: false, kind: 'failed', path: '', detail: String(err.message).slice(0, 300) });
-}
 
 // What it makes is the intern's as `git clone` or an editor would make it (files 0644, folders
 // 0755), whatever the gateway's umask.
@@ -359,8 +240,10 @@ try {
   else if (op === 'delete') remove(args[0]);
   else if (op === 'move') move(args[0], args[1]);
   else if (op === 'unpack') unpack(args[0], args[1] === 'fresh');
-  else if (op === 'unpack-stream') unpackStream(args[0]);
   else throw new Error(`unknown operation ${op}`);
 } catch (err) {
-  fail(err, args[0] ?? '');
+  process.exitCode = 3;
+  if (err instanceof Refusal) done({ ok: false, kind: err.kind, path: err.path });
+  else if (ERRNO[err.code]) done({ ok: false, kind: ERRNO[err.code], path: args[0] ?? '' });
+  else done({ ok: false, kind: 'failed', path: '', detail: String(err.message).slice(0, 300) });
 }

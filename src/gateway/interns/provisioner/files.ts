@@ -17,7 +17,7 @@ import { spawn } from 'node:child_process';
 import { createSpawner, type Job, type JobResult } from '../../../shared/spawner.ts';
 import { tenantJob } from './tenant-job.ts';
 import { packArgv } from './files-pack.ts';
-import type { Readable, Writable } from 'node:stream';
+import type { Readable } from 'node:stream';
 import { chmodSync, chownSync, createReadStream, existsSync, lstatSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -131,19 +131,6 @@ export async function fileOp(o: {
   );
 }
 
-/** Starts one files-op.mjs operation in `view` as `uid` that reads its input from `stdin` as
- * this process writes it (spawner.ts's feed); `result` never rejects. */
-export async function fileOpFed(o: {
-  view: DiskView;
-  uid: number | null;
-  args: string[];
-}): Promise<{ stdin: Writable; result: Promise<FileOpResult> }> {
-  const s = await spawner.feed(jobIn({ view: o.view, uid: o.uid, argv: [process.execPath, FILES_OP, ...o.args] }));
-  return { stdin: s.stdin, result: s.result.then(resultOf, failedWith) };
-}
-
-const failedWith = (err: Error): FileOpResult => ({ ok: false, kind: 'failed', path: '', detail: err.message });
-
 /** An operation's outcome: the last line of its stderr. */
 function resultOf(r: JobResult): FileOpResult {
   const last = r.stderr.trim().split('\n').at(-1) ?? '';
@@ -166,7 +153,13 @@ export async function packStream(o: {
 }): Promise<{ stdout: Readable; result: Promise<FileOpResult> }> {
   const argv = packArgv(o.rel, { maxBytes: o.maxBytes, maxEntries: o.maxEntries });
   const s = await spawner.stream(jobIn({ view: o.view, uid: o.uid, argv }));
-  return { stdout: s.stdout, result: s.result.then(resultOf, failedWith) };
+  const result = s.result.then(resultOf, (err: Error) => ({
+    ok: false as const,
+    kind: 'failed',
+    path: '',
+    detail: err.message,
+  }));
+  return { stdout: s.stdout, result };
 }
 
 /** Makes a git bundle of the commits on the intern's HEAD since `base` in its repository at
