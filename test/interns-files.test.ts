@@ -541,4 +541,35 @@ describe('files API', { skip: noSandbox }, () => {
     assert.equal((await getInternById(f.gw.ctx.store.db, id))?.power, 'awake');
     assert.equal(await shellIn(f, id, 'cat /intern/work/awake.txt'), 'up');
   });
+
+  test("a folder's upload merges into a folder that exists, and one refused after megabytes of good entries leaves nothing, wherever it goes", async () => {
+    await shellIn(
+      f,
+      id,
+      'mkdir -p /intern/work/merge/sub && echo keep > /intern/work/merge/keep.txt && echo old > /intern/work/merge/sub/over.txt',
+    );
+    const merged = await req('PUT', '/merge?format=tar', await tarOf({ 'sub/over.txt': 'new', 'sub/add.txt': 'add' }));
+    assert.deepEqual([merged.status, merged.body], [200, { path: 'merge', type: 'directory' }]);
+    const tree = 'cd /intern/work/merge && find . | sort && cat keep.txt sub/over.txt sub/add.txt';
+    const before = await shellIn(f, id, tree);
+    assert.equal(before, '.\n./keep.txt\n./sub\n./sub/add.txt\n./sub/over.txt\nkeep\nnewadd');
+
+    // Megabytes of good entries, then one that climbs out: none of them is written.
+    const good = await tarOf({ 'big.bin': 'x'.repeat(2 * 1024 * 1024), 'late.txt': 'late' });
+    const bad = Buffer.concat([good.subarray(0, good.length - 1024), crafted('../evil', 'File', { body: 'x' })]);
+    const why =
+      'invalid request parameters: body: tar entry "../evil" is a path that climbs out of the work folder with ..';
+    for (const path of ['/half', '/merge', '/']) {
+      const r = await req('PUT', `${path}?format=tar`, bad);
+      assert.deepEqual([r.status, r.body], [400, refused(400, why, 'bad_request')], path);
+    }
+    assert.equal((await req('GET', '/half')).status, 404);
+    assert.equal(await shellIn(f, id, tree), before);
+    const left = await shellIn(f, id, 'find /intern/work -name big.bin -o -name late.txt');
+    assert.equal(left.trim(), '', 'none of the refused entries is written');
+
+    const root = await req('PUT', '/?format=tar', await tarOf({ 'rootfile.txt': 'at the root' }));
+    assert.deepEqual([root.status, root.body], [200, { path: '', type: 'directory' }]);
+    assert.equal(await shellIn(f, id, 'cat /intern/work/rootfile.txt'), 'at the root');
+  });
 });

@@ -97,15 +97,21 @@ export function drain(file: string): Readable {
   return s;
 }
 
-/** The request body into a spool file (0600), refused past `maxBytes`. */
-export async function takeBody(o: { body: Readable | undefined; spoolDir: string; maxBytes: number }): Promise<string> {
+/** The request body into a spool file (0600), refused past `maxBytes`; `inspect` sees each
+ * chunk before it is written, and a refusal it answers stops the body there. */
+export async function takeBody(o: {
+  body: Readable | undefined;
+  spoolDir: string;
+  maxBytes: number;
+  inspect?: (chunk: Buffer) => Error | null;
+}): Promise<string> {
   const file = spoolPath(o.spoolDir);
   let total = 0;
   const bound = new Transform({
     transform(chunk: Buffer, _enc, cb) {
       total += chunk.length;
       if (total > o.maxBytes) return cb(bodyTooLarge(o.maxBytes));
-      cb(null, chunk);
+      cb(o.inspect?.(chunk), chunk);
     },
   });
   const out = createWriteStream(file, { mode: 0o600, flags: 'wx' });
@@ -113,6 +119,9 @@ export async function takeBody(o: { body: Readable | undefined; spoolDir: string
     if (o.body) await pipeline(o.body, bound, out);
     else await new Promise<void>((resolve, reject) => out.once('error', reject).end(resolve));
   } catch (err) {
+    // A body refused at its first chunk may end the pipeline before the file is even open: it is
+    // removed once closed, not before (where its late open would make it again).
+    if (!out.closed) await new Promise<void>((resolve) => out.once('close', () => resolve()));
     rmSync(file, { force: true });
     throw err;
   }

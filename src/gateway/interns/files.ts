@@ -6,7 +6,9 @@
 // - files-context.ts: the dependencies, the intern's view for a read or a change, one operation
 //   run in it (provisioner/files-op.mjs, as the intern's uid: never this process following a path
 //   the tenant controls), and the spool files bytes cross in;
-// - files-ops.ts: a file or a listing read, a file written or a folder's tar unpacked, removed, moved;
+// - files-ops.ts: a file or a listing read, a file written, removed, moved;
+// - files-upload.ts: a folder's upload, its tar checked entry by entry as it is spooled, then
+//   unpacked;
 // - files-download.ts: a folder's download, read from GNU tar as it writes it, and how any
 //   download goes to its client;
 // - files-repositories.ts: repositories cloned, placed, diffed and pushed (repositories.ts does
