@@ -1,5 +1,6 @@
 // Assembles and starts one gateway process: store, migrations, bootstrap, services, HTTP.
 import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import type { Config } from './config.ts';
 import { createLogger, scrub, type Logger } from '../shared/log.ts';
@@ -12,7 +13,7 @@ import { lockDataDir } from './store/lock.ts';
 import { createSealer, loadMasterKey } from './crypto/seal.ts';
 import { seedIfEmpty, writeBootstrapFile, type Bootstrap } from './access/bootstrap.ts';
 import { createInternLifecycle } from './interns/lifecycle.ts';
-import { createLocalProvisioner } from './interns/provisioner/index.ts';
+import { createLocalProvisioner, type Provisioner } from './interns/provisioner/index.ts';
 import { createTurnLimiter } from './interns/ratelimit.ts';
 import { createConcurrencyLimiter } from './access/concurrency.ts';
 import { createLedger } from './access/budgets.ts';
@@ -103,14 +104,9 @@ function listenProblem(err: unknown, config: Config): Error {
   return err instanceof Error ? err : new Error(String(err));
 }
 
-export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
-  const { config } = opts;
-  // Everything the gateway writes is its own (docs/internals/architecture.md#principles, 5): the data dir
-  // 0700, files 0600.
-  process.umask(0o077);
-  mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
-  chmodSync(config.dataDir, 0o700);
-  const log = opts.log ?? createLogger({ level: config.logLevel });
+/** The store (migrated, seeded on first start), and Redis with its invalidation bus where configured. */
+async function openBackends(o: { config: Config; log: Logger; opts: GatewayOptions }) {
+  const { config, log, opts } = o;
   const storeOpts = opts.store ?? {
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
@@ -153,6 +149,70 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
         throw err;
       })
     : undefined;
+  return { store, storeOpts, unlock, redis, bus, bootstrap };
+}
+
+/** Guards the server's connections by the caps; a flood of refused connections is one line a
+ * minute, not one a connection. Returns the report's timer. */
+function countRefusals(o: { server: Server; config: Config; log: Logger }) {
+  const refusals = { gateway: 0, address: 0 };
+  guardConnections(o.server, o.config.connections, (why: Refused) => refusals[why]++);
+  return setInterval(() => {
+    if (!refusals.gateway && !refusals.address) return;
+    o.log.warn(
+      { overGatewayCap: refusals.gateway, overAddressCap: refusals.address },
+      'refused connections over the connection caps in the last minute',
+    );
+    refusals.gateway = refusals.address = 0;
+  }, 60_000).unref();
+}
+
+/** The gateway's local doors: the interns' socket (their model requests and egress tunnels) and
+ * the operator's (backup and admin commands from the CLI). */
+async function listenLocally(o: {
+  config: Config;
+  app: FastifyInstance;
+  ctx: Ctx;
+  provisioner: Provisioner;
+  masterKey: Buffer;
+}) {
+  const { config, app, ctx, provisioner, masterKey } = o;
+  const internSocket = await listenForInterns({ dataDir: config.dataDir, server: app.server });
+  const operator = await listenForOperator({
+    dataDir: config.dataDir,
+    actions: {
+      backup: (file) => createBackup({ store: ctx.store, provisioner, masterKey, file }).then(summary),
+      admin: (argv) =>
+        runAdminHere(argv, {
+          db: ctx.store.db,
+          // The change is made; a lost announcement leaves other gateways to their key cache TTL.
+          announce: (hash) =>
+            ctx.auth
+              .invalidate(hash ?? undefined)
+              .catch((err: Error) => ctx.log.warn({ err }, 'could not announce a key change to other gateways')),
+        }),
+    },
+  });
+  app.server.on(
+    'connect',
+    egressHandler({
+      policy: config.egress,
+      fromIntern,
+      onTunnel: (target, allowed) => ctx.log.info({ target, allowed }, 'intern egress'),
+    }),
+  );
+  return { internSocket, operator };
+}
+
+export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
+  const { config } = opts;
+  // Everything the gateway writes is its own (docs/internals/architecture.md#principles, 5): the data dir
+  // 0700, files 0600.
+  process.umask(0o077);
+  mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
+  chmodSync(config.dataDir, 0o700);
+  const log = opts.log ?? createLogger({ level: config.logLevel });
+  const { store, storeOpts, unlock, redis, bus, bootstrap } = await openBackends({ config, log, opts });
   const masterKey = loadMasterKey({ dataDir: config.dataDir, configured: config.masterKey });
   const sealer = createSealer(masterKey);
   const daemonEnv = {
@@ -287,17 +347,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
       .type('application/json')
       .send({ error: { code: 404, message: 'resource not found' } });
   });
-  const refusals = { gateway: 0, address: 0 };
-  guardConnections(app.server, config.connections, (why: Refused) => refusals[why]++);
-  // A flood of refused connections is one line a minute, not one a connection.
-  const refusalReport = setInterval(() => {
-    if (!refusals.gateway && !refusals.address) return;
-    log.warn(
-      { overGatewayCap: refusals.gateway, overAddressCap: refusals.address },
-      'refused connections over the connection caps in the last minute',
-    );
-    refusals.gateway = refusals.address = 0;
-  }, 60_000).unref();
+  const refusalReport = countRefusals({ server: app.server, config, log });
   /** What the gateway holds besides its HTTP server, let go of last (after a failed listen, or at close). */
   const release = async () => {
     clearInterval(refusalReport);
@@ -321,30 +371,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     await release();
     throw listenProblem(err, config);
   }
-  const internSocket = await listenForInterns({ dataDir: config.dataDir, server: app.server });
-  const operator = await listenForOperator({
-    dataDir: config.dataDir,
-    actions: {
-      backup: (file) => createBackup({ store, provisioner, masterKey, file }).then(summary),
-      admin: (argv) =>
-        runAdminHere(argv, {
-          db: store.db,
-          // The change is made; a lost announcement leaves other gateways to their key cache TTL.
-          announce: (hash) =>
-            ctx.auth
-              .invalidate(hash ?? undefined)
-              .catch((err: Error) => log.warn({ err }, 'could not announce a key change to other gateways')),
-        }),
-    },
-  });
-  app.server.on(
-    'connect',
-    egressHandler({
-      policy: config.egress,
-      fromIntern,
-      onTunnel: (target, allowed) => log.info({ target, allowed }, 'intern egress'),
-    }),
-  );
+  const { internSocket, operator } = await listenLocally({ config, app, ctx, provisioner, masterKey });
   const { port } = app.server.address() as AddressInfo;
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
   ctx.interns.setGatewayUrl(config.publicUrl ?? `http://${host}:${port}/api/v1`);
