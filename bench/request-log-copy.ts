@@ -6,9 +6,7 @@
 // µs per row of each table after five warm-up rounds, with each batch sent in both of the forms
 // the request log writes on PGlite: PostgreSQL's binary COPY format (its form since 2026-11-27)
 // and CSV (the fallback for a batch a value of which only the text form carries); the encoding on
-// the main thread is included. `binary, by row` is the request log's way since 2026-11-28: each row
-// appended to its batch's buffer as it arrives (the appends timed with the COPY), where `binary`
-// encodes a batch of row objects at once. BENCH_ROUNDS (40), BENCH_BATCHES (1000; a comma-separated list
+// the main thread is included. BENCH_ROUNDS (40), BENCH_BATCHES (1000; a comma-separated list
 // compares batch sizes on the migrated schema's indexes).
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -18,7 +16,7 @@ import { getTableColumns } from 'drizzle-orm';
 import { openStore } from '../src/gateway/store/db.ts';
 import { migrate } from '../src/gateway/store/migrate.ts';
 import type { PgliteThread } from '../src/gateway/store/pglite-thread.ts';
-import { copyBinary, toCopyBinary, toCsv } from '../src/gateway/inference/request-log.ts';
+import { toCopyBinary, toCsv } from '../src/gateway/inference/request-log.ts';
 import { inferenceRequests, type InferenceRequestRow } from '../src/gateway/store/schema-inference.ts';
 import { uuidv7 } from '../src/gateway/crypto/uuid7.ts';
 
@@ -94,24 +92,14 @@ const sizes =
   BATCHES.length > 1
     ? BATCHES.map((b) => ({ table: 1, batch: b }))
     : names.map((_, t) => ({ table: t, batch: BATCHES[0]! }));
-const FORMS = ['binary, by row', 'binary', 'csv'] as const;
-const cases = sizes.flatMap((c) => FORMS.map((form) => ({ ...c, form })));
-/** The batch's COPY input in its form. */
-function encode(rows: InferenceRequestRow[], form: (typeof FORMS)[number]): Uint8Array<ArrayBuffer> | string {
-  if (form === 'csv') return toCsv(rows);
-  if (form === 'binary') return toCopyBinary(rows)!;
-  const batch = copyBinary.open();
-  for (const r of rows) copyBinary.append(batch, r);
-  return copyBinary.finish(batch);
-}
+const cases = sizes.flatMap((c) => (['binary', 'csv'] as const).map((format) => ({ ...c, format })));
 const perRow = cases.map(() => [] as number[]);
 for (let round = 0; round < ROUNDS; round++) {
   for (const [i, c] of cases.entries()) {
     const rows = Array.from({ length: c.batch }, row);
     const before = process.cpuUsage();
-    const blob = new Blob([encode(rows, c.form)]);
-    const format = c.form === 'csv' ? 'csv' : 'binary';
-    await client.query(`copy r${c.table} (${COLUMNS}) from '/dev/blob' with (format ${format})`, [], { blob });
+    const blob = new Blob([c.format === 'csv' ? toCsv(rows) : toCopyBinary(rows)!]);
+    await client.query(`copy r${c.table} (${COLUMNS}) from '/dev/blob' with (format ${c.format})`, [], { blob });
     const used = process.cpuUsage(before);
     if (round >= 5) perRow[i]!.push((used.user + used.system) / c.batch);
   }
@@ -124,6 +112,6 @@ console.log(
 );
 console.log('| indexes | rows a batch | form | CPU µs per row (median) |\n|---|---:|---|---:|');
 for (const [i, c] of cases.entries())
-  console.log(`| ${names[c.table]} | ${c.batch} | ${c.form} | ${median(perRow[i]!).toFixed(1)} |`);
+  console.log(`| ${names[c.table]} | ${c.batch} | ${c.format} | ${median(perRow[i]!).toFixed(1)} |`);
 await store.close();
 rmSync(dir, { recursive: true, force: true });

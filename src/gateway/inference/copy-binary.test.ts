@@ -10,7 +10,6 @@ import { migrate } from '../store/migrate.ts';
 import type { PgliteThread } from '../store/pglite-thread.ts';
 import { inferenceRequests, type InferenceRequestRow } from '../store/schema-inference.ts';
 import { toCopyBinary, toCsv } from './request-log.ts';
-import { binaryCopyEncoder } from './copy-binary.ts';
 
 const COLUMNS = Object.values(getTableColumns(inferenceRequests))
   .map((c) => c.name)
@@ -103,43 +102,4 @@ test('a value only the text form carries makes the batch go as CSV, where the st
     assert.equal(toCopyBinary([row({}), row(bad)]), null, JSON.stringify(bad));
   assert.ok(toCopyBinary([row({}), row({})]));
   assert.ok(toCopyBinary([]));
-});
-
-/** A uuid as PostgreSQL gives it back: lower case, with its hyphens. */
-const canonical = (u: string | null | undefined) =>
-  u ? u.toLowerCase().replace(/^(.{8})-?(.{4})-?(.{4})-?(.{4})-?(.{12})$/, '$1-$2-$3-$4-$5') : null;
-
-test('rows appended one at a time read back from the batch as they were, and a row the binary form cannot carry leaves the batch as it was', () => {
-  const columns = Object.entries(getTableColumns(inferenceRequests)).map(([key, c]) => ({
-    key,
-    sqlType: c.getSQLType(),
-  }));
-  const copy = binaryCopyEncoder(columns, { text: (s) => s, json: (v) => JSON.stringify(v) });
-  const rows = [
-    row({}),
-    row({ createdAt: new Date('1999-12-31T23:59:59.999Z'), cost: -0.5, isByok: false, externalUser: '' }),
-    row({ createdAt: new Date('1970-01-01T00:00:00.000Z'), promptTokens: -2_147_483_648, requestBody: 'text' }),
-    row({ workspaceId: null, apiKeyId: undefined, requestBody: null, metadata: null, step: null }),
-  ];
-  const batch = copy.open();
-  for (const [i, r] of rows.entries()) {
-    assert.equal(copy.append(batch, r), true);
-    assert.equal(copy.append(batch, row({ latencyMs: 1.5 })), false, 'refused after row ' + i);
-  }
-  const expected = rows.map((r) => {
-    const out: Record<string, unknown> = {};
-    for (const { key } of columns) out[key] = r[key as keyof InferenceRequestRow] ?? null;
-    for (const key of ['orgId', 'workspaceId', 'apiKeyId', 'credentialId', 'chargedKeyId', 'guardrailId'])
-      out[key] = canonical(out[key] as string | null);
-    return out;
-  });
-  assert.deepEqual(copy.rows(batch), expected);
-  const whole = copy.finish(batch);
-  assert.deepEqual(whole, copy.batch(rows), 'the same bytes as the batch encoded whole');
-  assert.deepEqual(copy.rows(batch), expected, 'read back after its trailer too');
-  assert.deepEqual(copy.rows(copy.open()), []);
-  const reused = copy.open(batch);
-  assert.equal(reused, batch, 'the same buffer, begun again');
-  assert.equal(copy.append(reused, rows[3]!), true);
-  assert.deepEqual(copy.rows(reused), [expected[3]]);
 });

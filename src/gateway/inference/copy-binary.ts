@@ -164,34 +164,6 @@ function field(out: Bytes, kind: Kind, v: unknown, text: (s: string) => string, 
   }
 }
 
-/** A batch's bytes so far: the header, then one tuple per row appended. */
-export type Tuples = Bytes;
-
-const UUID_HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'));
-
-/** One field back as the caller's row would hold it (a Date, a uuid's canonical text, JSON parsed). */
-function decodeField(b: Buffer, at: number, len: number, kind: Kind): unknown {
-  switch (kind) {
-    case 'text':
-      return b.toString('utf8', at, at + len);
-    case 'jsonb':
-      return JSON.parse(b.toString('utf8', at + 1, at + len));
-    case 'uuid': {
-      let s = '';
-      for (let i = 0; i < 16; i++) s += (i === 4 || i === 6 || i === 8 || i === 10 ? '-' : '') + UUID_HEX[b[at + i]!];
-      return s;
-    }
-    case 'bool':
-      return b[at] === 1;
-    case 'int4':
-      return b.readInt32BE(at);
-    case 'float8':
-      return b.readDoubleBE(at);
-    case 'timestamptz':
-      return new Date((b.readInt32BE(at) * 0x1_0000_0000 + b.readUInt32BE(at + 4)) / 1000 + PG_EPOCH_MS);
-  }
-}
-
 /** An encoder for rows of `columns`, in order; `text` and `json` make a value storable (request-log.ts). */
 export function binaryCopyEncoder(
   columns: BinaryColumn[],
@@ -199,53 +171,19 @@ export function binaryCopyEncoder(
 ) {
   const kinds = columns.map((c) => kindOf(c.sqlType));
   const keys = columns.map((c) => c.key);
-  /** An empty batch: in `reuse`'s buffer when given (no new memory), else a new one. */
-  const open = (reuse?: Tuples): Tuples => {
-    const out = reuse ?? new Bytes();
-    out.at = 0;
+  /** The batch as one COPY … (format binary) input, or null when a value needs the text form. */
+  return (rows: readonly object[]): Uint8Array<ArrayBuffer> | null => {
+    const out = new Bytes();
+    out.room(SIGNATURE.length + 8);
     out.at += SIGNATURE.copy(out.buf, out.at);
     out.int32(0);
     out.int32(0);
-    return out;
-  };
-  /** Appends a row's tuple; false, with the batch as it was, when a value needs the text form. */
-  const append = (out: Tuples, row: object): boolean => {
-    const start = out.at;
-    out.int16(kinds.length);
-    for (let i = 0; i < kinds.length; i++)
-      if (!field(out, kinds[i]!, (row as Record<string, unknown>)[keys[i]!], o.text, o.json)) {
-        out.at = start;
-        return false;
-      }
-    return true;
-  };
-  /** The batch as one COPY … (format binary) input: its trailer appended, so once only. */
-  const finish = (out: Tuples): Uint8Array<ArrayBuffer> => {
+    for (const row of rows) {
+      out.int16(kinds.length);
+      for (let i = 0; i < kinds.length; i++)
+        if (!field(out, kinds[i]!, (row as Record<string, unknown>)[keys[i]!], o.text, o.json)) return null;
+    }
     out.int16(-1);
     return new Uint8Array(out.buf.buffer as ArrayBuffer, out.buf.byteOffset, out.at);
   };
-  /** The rows appended, read back (a NULL as null): what a retry, a split or a spill needs of them. */
-  const rows = (out: Tuples): Record<string, unknown>[] => {
-    const b = out.buf;
-    const got: Record<string, unknown>[] = [];
-    for (let at = SIGNATURE.length + 8; at < out.at && b.readInt16BE(at) !== -1; ) {
-      at += 2;
-      const row: Record<string, unknown> = {};
-      for (let i = 0; i < kinds.length; i++) {
-        const len = b.readInt32BE(at);
-        at += 4;
-        row[keys[i]!] = len < 0 ? null : decodeField(b, at, len, kinds[i]!);
-        if (len > 0) at += len;
-      }
-      got.push(row);
-    }
-    return got;
-  };
-  /** A whole batch as one COPY input, or null when a value needs the text form. */
-  const batch = (all: readonly object[]): Uint8Array<ArrayBuffer> | null => {
-    const out = open();
-    for (const row of all) if (!append(out, row)) return null;
-    return finish(out);
-  };
-  return { open, append, finish, rows, batch };
 }

@@ -22,7 +22,7 @@ import type { Db } from '../store/db.ts';
 import { scrub, type Logger } from '../../shared/log.ts';
 import { readSpilled, removeSpilled, spilledFiles, spillRows } from './request-log-spill.ts';
 import { inferenceRequests, type InferenceRequestRow } from '../store/schema-inference.ts';
-import { binaryCopyEncoder, type Tuples } from './copy-binary.ts';
+import { binaryCopyEncoder } from './copy-binary.ts';
 
 const FLUSH_MS = 500;
 const BATCH = 1000;
@@ -99,70 +99,24 @@ export function toCsv(rows: InferenceRequestRow[]): string {
   return out;
 }
 
-/** Batches in the binary form, encoded whole or a row at a time. Exported for its bench. */
-export const copyBinary = binaryCopyEncoder(COLUMNS, { text: storableText, json: storableJson });
 /** A batch in the binary form, or null when a value needs the text form. Exported for its test. */
-export const toCopyBinary = copyBinary.batch;
-
-const pgliteOf = (db: Db) => {
-  const client = (db as unknown as { $client: unknown }).$client;
-  return client instanceof PgliteThread ? client : null;
-};
-const copyInto = (format: 'binary' | 'csv') =>
-  `copy inference_requests (${COLUMN_LIST}) from '/dev/blob' with (format ${format})`;
-
-/** Up to BATCH rows waiting. On PGlite each row is encoded as it arrives, appended to its batch's
- * one buffer in the binary COPY form, so no row object waits the up to 500 ms for its flush (long
- * enough to be promoted out of V8's young generation, which lengthens every scavenge: the pause
- * p99 at one connection meets; docs/performance-log.md). The rows themselves are kept on
- * PostgreSQL, for a batch holding a value only the text form carries, and once a write of the
- * batch failed (a retry, a split and a spill work on rows, read back from the buffer). */
-type Batch = { count: number; tuples: Tuples | null; rows: InferenceRequestRow[] | null };
-
-/** Buffers of batches written (or read back), for the next batches: a batch's buffer outlives a
- * scavenge and so is promoted, and only a full collection would free it, which V8 starts when
- * external memory has grown by tens of MB; reused, the log allocates none once warm. */
-const spare: Tuples[] = [];
-const SPARE = { buffers: 4, bytes: 2 * 1024 * 1024 };
-
-/** Gives the batch's buffer back: its bytes are in a Blob (which copies them) or read back. */
-function release(batch: Batch): void {
-  const t = batch.tuples;
-  batch.tuples = null;
-  if (t && spare.length < SPARE.buffers && t.buf.length <= SPARE.bytes) spare.push(t);
-}
-
-/** The batch's rows, read back from its buffer once (it then keeps them, not the buffer). */
-function rowsOf(batch: Batch): InferenceRequestRow[] {
-  if (!batch.rows) {
-    batch.rows = copyBinary.rows(batch.tuples!) as InferenceRequestRow[];
-    release(batch);
-  }
-  return batch.rows;
-}
-
-const rowBatch = (rows: InferenceRequestRow[]): Batch => ({ count: rows.length, tuples: null, rows });
-
-/** Adds a row to the batch: encoded while it can be, else kept as it is. */
-function append(batch: Batch, row: InferenceRequestRow): void {
-  if (batch.tuples && !copyBinary.append(batch.tuples, row)) rowsOf(batch);
-  if (batch.rows) batch.rows.push(row);
-  batch.count++;
-}
+export const toCopyBinary = binaryCopyEncoder(COLUMNS, { text: storableText, json: storableJson });
 
 /** Once a row may already be in the store (a retry, a replay), it is skipped there by id. On
  * PGlite, a batch goes in PostgreSQL's binary form, which its thread takes for about a third less
  * than CSV (docs/performance-log.md); a batch holding a value only the text form carries goes as CSV. */
-function insertMany(db: Db, batch: Batch, idempotent: boolean): Promise<unknown> {
-  const pglite = pgliteOf(db);
-  if (pglite && !idempotent) {
-    if (batch.tuples)
-      return pglite.query(copyInto('binary'), [], { blob: new Blob([copyBinary.finish(batch.tuples)]) });
-    const binary = toCopyBinary(batch.rows!);
-    return pglite.query(copyInto(binary ? 'binary' : 'csv'), [], { blob: new Blob([binary ?? toCsv(batch.rows!)]) });
+function insertMany(db: Db, rows: InferenceRequestRow[], idempotent: boolean): Promise<unknown> {
+  const client = (
+    db as unknown as { $client: PgliteThread | { query(text: string, params: unknown[]): Promise<unknown> } }
+  ).$client;
+  if (client instanceof PgliteThread && !idempotent) {
+    const binary = toCopyBinary(rows);
+    const format = binary ? 'binary' : 'csv';
+    return client.query(`copy inference_requests (${COLUMN_LIST}) from '/dev/blob' with (format ${format})`, [], {
+      blob: new Blob([binary ?? toCsv(rows)]),
+    });
   }
-  const client = (db as unknown as { $client: { query(text: string, params: unknown[]): Promise<unknown> } }).$client;
-  return client.query(UNNEST, columnArrays(rowsOf(batch)));
+  return client.query(UNNEST, columnArrays(rows));
 }
 
 const codeOf = (err: unknown): string | undefined => {
@@ -231,12 +185,9 @@ export function createRequestLog(o: RequestLogOptions): RequestLog {
   const closeMs = o.closeMs ?? 5_000;
   const spillAfterMs = o.spillAfterMs ?? 5_000;
   const retry = o.retry ?? { firstMs: 250, maxMs: 2_000 };
-  const encode = pgliteOf(db) !== null;
-  let queue: Batch[] = [];
-  /** Rows in `queue`. */
-  let queued = 0;
+  let queue: InferenceRequestRow[] = [];
   /** The batch being written (kept for the shutdown to spill if it never gets through). */
-  let current: Batch | null = null;
+  let current: InferenceRequestRow[] | null = null;
   let timer: NodeJS.Timeout | null = null;
   let pumping: Promise<void> | null = null;
   let urgent = false;
@@ -281,7 +232,7 @@ export function createRequestLog(o: RequestLogOptions): RequestLog {
     if (failingSince !== null) return;
     failingSince = Date.now();
     log.warn(
-      { reason: message, code: codeOf(err), rows: rows + queued },
+      { reason: message, code: codeOf(err), rows: rows + queue.length },
       'the store did not take the inference request log; its rows are kept and retried',
     );
   }
@@ -298,8 +249,8 @@ export function createRequestLog(o: RequestLogOptions): RequestLog {
   function spillIfDue(): void {
     if (!o.spillDir || !queue.length) return;
     const longFailing = failingSince !== null && Date.now() - failingSince >= spillAfterMs;
-    if (queued < maxQueued && !longFailing) return;
-    const rows = queue.flatMap(rowsOf);
+    if (queue.length < maxQueued && !longFailing) return;
+    const rows = queue;
     try {
       spillRows(o.spillDir, rows);
     } catch (err) {
@@ -311,8 +262,7 @@ export function createRequestLog(o: RequestLogOptions): RequestLog {
       spillRefused = true;
       return;
     }
-    queue = [];
-    queued = 0;
+    queue = queue === rows ? [] : queue.slice(rows.length);
     onDisk += rows.length;
     replayDue = true;
     settle(rows.length);
@@ -330,14 +280,13 @@ export function createRequestLog(o: RequestLogOptions): RequestLog {
     }).finally(() => (wake = null));
 
   /** Writes the rows: true once each is written or lost for good, false if the shutdown gave up on them. */
-  async function persist(batch: Batch, idempotent: boolean): Promise<boolean> {
+  async function persist(rows: InferenceRequestRow[], idempotent: boolean): Promise<boolean> {
     for (let attempt = 0; ; attempt++) {
       try {
-        await insertMany(db, batch, idempotent || attempt > 0);
+        await insertMany(db, rows, idempotent || attempt > 0);
         recovered();
         return true;
       } catch (err) {
-        const rows = rowsOf(batch);
         if (isRowFault(err)) {
           recovered();
           if (rows.length === 1) {
@@ -352,8 +301,8 @@ export function createRequestLog(o: RequestLogOptions): RequestLog {
           }
           const half = rows.length >> 1;
           return (
-            (await persist(rowBatch(rows.slice(0, half)), idempotent || attempt > 0)) &&
-            (await persist(rowBatch(rows.slice(half)), idempotent || attempt > 0))
+            (await persist(rows.slice(0, half), idempotent || attempt > 0)) &&
+            (await persist(rows.slice(half), idempotent || attempt > 0))
           );
         }
         failed(err, rows.length);
@@ -383,7 +332,7 @@ export function createRequestLog(o: RequestLogOptions): RequestLog {
       );
     }
     for (let i = 0; got && i < got.rows.length; i += BATCH) {
-      if (!(await persist(rowBatch(got.rows.slice(i, i + BATCH)), true))) return;
+      if (!(await persist(got.rows.slice(i, i + BATCH), true))) return;
     }
     removeSpilled(file);
     onDisk = Math.max(0, onDisk - (got?.rows.length ?? 0));
@@ -394,20 +343,18 @@ export function createRequestLog(o: RequestLogOptions): RequestLog {
   /** One round: the rows queued when it began, in batches; then, with none waiting, one spilled file. */
   async function run(): Promise<void> {
     // A store slower than the rows come (none failing): past its bound the queue waits on disk.
-    if (queued >= maxQueued) spillIfDue();
-    for (let n = queue.length; n > 0 && queue.length; n--) {
-      const batch = queue.shift()!;
-      queued -= batch.count;
+    if (queue.length >= maxQueued) spillIfDue();
+    for (let n = queue.length; n > 0 && queue.length; ) {
+      const batch = queue.splice(0, Math.min(BATCH, n));
+      n -= batch.length;
       current = batch;
       const done = await persist(batch, false);
       current = null;
-      release(batch);
       if (!done) {
-        queue.unshift(batch);
-        queued += batch.count;
+        queue = batch.concat(queue);
         return;
       }
-      settle(batch.count);
+      settle(batch.length);
     }
     if (replayDue && !queue.length && !closing && failingSince === null) await replayOne();
   }
@@ -425,7 +372,7 @@ export function createRequestLog(o: RequestLogOptions): RequestLog {
       .finally(() => {
         pumping = null;
         if (closing) return;
-        if (urgent || queued >= BATCH || (replayDue && failingSince === null)) kick();
+        if (urgent || queue.length >= BATCH || (replayDue && failingSince === null)) kick();
         else if (queue.length) timer ??= setTimeout(kick, FLUSH_MS);
       });
   }
@@ -434,20 +381,14 @@ export function createRequestLog(o: RequestLogOptions): RequestLog {
 
   return {
     add(row) {
-      if (queued + (current?.count ?? 0) >= 2 * maxQueued) {
+      if (queue.length + (current?.length ?? 0) >= 2 * maxQueued) {
         lost('overflow', [row], {}, 'the inference request log queue is full and the disk refused it; a row is lost');
         return;
       }
-      let open = queue.at(-1);
-      if (!open || open.count >= BATCH) {
-        open = encode ? { count: 0, tuples: copyBinary.open(spare.pop()), rows: null } : rowBatch([]);
-        queue.push(open);
-      }
-      append(open, row);
-      queued++;
+      queue.push(row);
       added++;
       if (pumping) return;
-      if (queued >= BATCH) kick();
+      if (queue.length >= BATCH) kick();
       else timer ??= setTimeout(kick, FLUSH_MS);
     },
     flush() {
@@ -471,9 +412,8 @@ export function createRequestLog(o: RequestLogOptions): RequestLog {
       clearTimeout(t);
       wake?.();
       // What the store did not take in time: a batch under way may still land, so its replay skips what did.
-      const left = [...(current ? rowsOf(current) : []), ...queue.flatMap(rowsOf)];
+      const left = [...(current ?? []), ...queue];
       queue = [];
-      queued = 0;
       releaseWaiters();
       if (!left.length) return;
       try {
@@ -493,6 +433,6 @@ export function createRequestLog(o: RequestLogOptions): RequestLog {
       }
     },
     writeFault: () => fault,
-    pending: () => ({ memory: queued + (current?.count ?? 0), disk: onDisk }),
+    pending: () => ({ memory: queue.length + (current?.length ?? 0), disk: onDisk }),
   };
 }
