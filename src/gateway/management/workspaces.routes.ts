@@ -77,6 +77,9 @@ export const workspaceRoutes: RouteModule = (app, ctx) => {
     responses: { 200: { description: 'updated', schema: One }, ...managementRefusals(400, 401, 403, 404, 500) },
     handler: async (req, _reply, { params, body }) => {
       const row = await updateWorkspace(db, { orgId: principalOf(req).orgId, idOrSlug: params.id, body });
+      // Whether the workspace broadcasts is cached with its destinations: a change here applies to
+      // this gateway's next request (others see it within COHORT_ROUTING_CACHE_MS).
+      if (body.is_observability_broadcast_enabled !== undefined) ctx.broadcast.invalidate(row.id);
       // Both decide the guardrail and budgets cached key resolutions carry.
       if (body.default_guardrail_id !== undefined || body.include_byok_in_budgets !== undefined)
         await ctx.auth
