@@ -38,7 +38,7 @@ export async function uploadFolder(
 /** A tar stream's check, written a chunk at a time: uncompressed, at most `maxEntries` entries,
  * each refused by tarRefusal naming it. write() answers the refusal found so far (null while
  * none); end() the stream's whole verdict. */
-export function tarCheck(maxEntries: number): { write(chunk: Buffer): Error | null; end(): Promise<Error | null> } {
+function tarCheck(maxEntries: number): { write(chunk: Buffer): Error | null; end(): Promise<Error | null> } {
   const dirs = new Set<string>();
   let entries = 0;
   let refusal: Error | null = null;

@@ -15,7 +15,7 @@ import type { Ctx } from '../context.ts';
 import { clientClosed } from '../errors.ts';
 import { LifecycleError } from './interns.schemas.ts';
 import { findInternForChat } from './interns.ts';
-import { bodyTooLarge, checkedPath } from './files.ts';
+import { bodyTooLarge, checkedPath } from './files-checks.ts';
 import { Repository } from './repositories.schemas.ts';
 
 const errors = (...codes: number[]) => refusals(LifecycleError, ...codes);

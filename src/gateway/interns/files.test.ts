@@ -4,7 +4,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { PassThrough, Readable } from 'node:stream';
 import { finished } from 'node:stream/promises';
-import { checkedPath, outbound, pathRefusal, tarOut, tarRefusal } from './files.ts';
+import { checkedPath, pathRefusal, tarRefusal } from './files-checks.ts';
+import { outbound, tarOut } from './files-download.ts';
 
 test('pathRefusal: what a path relative to the work folder may be', () => {
   const table: [string, string | null][] = [

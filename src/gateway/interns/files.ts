@@ -34,19 +34,6 @@ import {
 import { checkRepositories } from './repositories.ts';
 import type { Repository } from './repositories.schemas.ts';
 
-export {
-  bodyTooLarge,
-  checkedPath,
-  MAX_DEPTH,
-  MAX_NAME_BYTES,
-  MAX_PATH_BYTES,
-  pathRefusal,
-  tarRefusal,
-} from './files-checks.ts';
-export type { FilesContext, FilesLimits, GitOptions } from './files-context.ts';
-export { outbound, tarOut } from './files-download.ts';
-export type { ClonedSet, PlacedRepository, RepositoryWork, Workspace } from './files-repositories.ts';
-
 export type Got =
   | { type: 'directory'; body: unknown }
   | { type: 'file' | 'tar'; stream: Readable; size: number | null };
