@@ -1,7 +1,8 @@
 // The helper of spawner.ts: runs the jobs its parent sends over IPC ({id, job}, a Job of
 // spawner.ts), each a child of this small process, and answers {id, code, stderr} or {id, error}.
-// A job's stdout is a file, nothing, or (stdoutSocket) a Unix socket its parent listens on: this
-// process connects to it, gives the command the connection as its stdout, and keeps no copy.
+// A job's stdin and stdout are each a file, nothing, or (sockets) a Unix socket its parent listens
+// on, as its descriptor 3 may be: this process connects to each, gives the command the
+// connections, and keeps no copy.
 // It exits when its parent lets go of it. Plain JavaScript with node built-ins only, so that it
 // starts in some 40 ms from the source tree and from dist/ alike (no TypeScript loader).
 import { spawn } from 'node:child_process';
@@ -11,18 +12,33 @@ import { connect } from 'node:net';
 /** A job sees nothing of the gateway's environment (nor does this helper: spawner.ts). */
 const ENV = { PATH: '/usr/local/bin:/usr/bin:/bin', LANG: 'C.UTF-8' };
 
+/** Connects to each of the job's sockets (its parent listens on them), then starts it. */
 function run(id, job) {
-  if (!job.stdoutSocket) return start(id, job, null);
-  const socket = connect(job.stdoutSocket);
-  socket.once('error', (err) => process.send({ id, error: err.message }));
-  socket.once('connect', () => {
-    socket.removeAllListeners('error');
-    socket.on('error', () => {});
-    start(id, job, socket);
-  });
+  const ends = Object.entries(job.sockets ?? {});
+  const sockets = {};
+  let waiting = ends.length;
+  if (!waiting) return start(id, job, sockets);
+  let failed = false;
+  for (const [end, path] of ends) {
+    // Paused from the start: what the parent writes to a stdin is the command's to read, and
+    // nothing of it is taken into this process before the command holds the connection.
+    const socket = connect(path).pause();
+    sockets[end] = socket;
+    socket.once('error', (err) => {
+      if (failed) return;
+      failed = true;
+      for (const s of Object.values(sockets)) s.destroy();
+      process.send({ id, error: err.message });
+    });
+    socket.once('connect', () => {
+      socket.removeAllListeners('error');
+      socket.on('error', () => {});
+      if (--waiting === 0 && !failed) start(id, job, sockets);
+    });
+  }
 }
 
-function start(id, job, socket) {
+function start(id, job, sockets) {
   const fds = [];
   const open = (path, flags) => {
     if (!path) return 'ignore';
@@ -30,14 +46,15 @@ function start(id, job, socket) {
     return fds.at(-1);
   };
   try {
-    const stdin = open(job.stdin, 'r');
-    const stdout = socket ?? open(job.stdout, 'w');
+    const stdin = sockets.stdin ?? open(job.stdin, 'r');
+    const stdout = sockets.stdout ?? open(job.stdout, 'w');
     const ids = job.uid === undefined ? {} : { uid: job.uid, gid: job.gid ?? job.uid };
-    const stdio = [stdin, stdout, 'pipe', ...(job.fd3 ? ['pipe'] : [])];
+    const fd3 = sockets.fd3 ?? (job.fd3 ? 'pipe' : null);
+    const stdio = [stdin, stdout, 'pipe', ...(fd3 ? [fd3] : [])];
     // detached: a group of its own, which a timeout kills whole (nsenter's child with it).
     const child = spawn(job.file, job.args, { cwd: job.cwd, env: ENV, stdio, detached: true, ...ids });
     for (const fd of fds.splice(0)) closeSync(fd);
-    if (job.fd3) {
+    if (job.fd3 && !sockets.fd3) {
       // A command that fails before reading closes the pipe unread; its exit says why.
       child.stdio[3].on('error', () => {});
       child.stdio[3].end(Buffer.from(job.fd3, 'base64'));
@@ -51,8 +68,8 @@ function start(id, job, socket) {
           } catch {}
         }, job.timeoutMs)
       : null;
-    // The command holds the connection now: its end is the end of the stream.
-    socket?.destroy();
+    // The command holds the connections now: their ends are the ends of the streams.
+    for (const s of Object.values(sockets)) s.destroy();
     let stderr = '';
     child.stderr.setEncoding('utf8').on('data', (d) => (stderr += d));
     let done = false;
@@ -66,7 +83,7 @@ function start(id, job, socket) {
     child.on('close', (code) => finish({ id, code, stderr, ...(timedOut ? { timedOut } : {}) }));
   } catch (err) {
     for (const fd of fds.splice(0)) closeSync(fd);
-    socket?.destroy();
+    for (const s of Object.values(sockets)) s.destroy();
     process.send({ id, error: err.message });
   }
 }

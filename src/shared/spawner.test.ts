@@ -108,3 +108,30 @@ test('a job reads the bytes it is given on descriptor 3, and one past its time l
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('a connected job reads its stdin from us as we write it, nothing of it lost before it starts, and answers on descriptor 3', async () => {
+  const spawner = createSpawner();
+  try {
+    const job = await spawner.connect({ file: '/bin/sh', args: ['-c', 'sha256sum; wc -c <&3 >&2'], cwd: '/' }, [
+      'stdin',
+      'stdout',
+      'fd3',
+    ]);
+    // Written at once, before the command can have started: the helper must take none of it.
+    const data = Buffer.alloc(4 << 20, 'ab');
+    job.ends.stdin.end(data);
+    job.ends.fd3.end('twelve bytes');
+    const out: Buffer[] = [];
+    for await (const c of job.ends.stdout) out.push(c as Buffer);
+    const { createHash } = await import('node:crypto');
+    assert.equal(Buffer.concat(out).toString(), `${createHash('sha256').update(data).digest('hex')}  -\n`);
+    assert.deepEqual(await job.result, { code: 0, stderr: '12\n' });
+
+    // A job that cannot start: its ends are connected, and its result is why.
+    const bad = await spawner.connect({ file: '/nonexistent/program', args: [], cwd: '/' }, ['stdin']);
+    await assert.rejects(bad.result, { message: 'spawn /nonexistent/program ENOENT' });
+    bad.ends.stdin.destroy();
+  } finally {
+    spawner.close();
+  }
+});

@@ -2,11 +2,12 @@
 // forking costs in proportion to the memory the forking process has touched (about 11 ms at
 // 640 MB, 1.4 ms for a fresh Node), and a gateway with an embedded database has touched hundreds of
 // MB. The helper (spawner-child.mjs) is started on first use, stops when idle, and runs each job as
-// given: command, working directory, uid and gid, and files for its stdin and stdout, or (stream)
-// a Unix socket for its stdout that this process reads while the command writes: the command's
-// output reaches this process as it is made, with the socket's backpressure, and closing this
-// end stops a command that is still writing (EPIPE). A job may also be given bytes to read on
-// descriptor 3 (a seccomp program for bubblewrap) and a time limit (its process group killed).
+// given: command, working directory, uid and gid, and files for its stdin and stdout, or
+// (connect) Unix sockets for its stdin, its stdout or its descriptor 3 that this process holds the
+// other end of while the command runs: bytes cross as they are made, with the socket's
+// backpressure, and closing this end stops a command that is still writing (EPIPE) or ends what it
+// reads. A job may also be given bytes to read on descriptor 3 (a seccomp program for bubblewrap)
+// and a time limit (its process group killed).
 // The helper is let go of after IDLE_MS without a job; nothing of it holds this process open.
 // May import: node built-ins.
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -30,8 +31,9 @@ export type Job = {
   /** A file for the command's stdin (read) or its stdout (written, 0600); otherwise nothing. */
   stdin?: string;
   stdout?: string;
-  /** A Unix socket (listening) that the helper connects the command's stdout to (stream). */
-  stdoutSocket?: string;
+  /** Unix sockets (listening) that the helper connects the command's stdin, stdout or descriptor
+   * 3 to (connect). */
+  sockets?: Partial<Record<End, string>>;
   /** Bytes (base64) the command reads on descriptor 3, a pipe: bubblewrap's --seccomp 3. */
   fd3?: string;
   /** The command's process group is killed (SIGKILL) after this long; its result says so. */
@@ -43,12 +45,18 @@ export type JobResult = { code: number | null; stderr: string; timedOut?: true }
 /** What the helper sends back for job `id`: its result, or why it could not start. */
 export type JobReply = { id: number } & (JobResult | { error: string });
 
-/** A job whose stdout is read as it is written; `result` settles when the command has ended. */
-export type Streamed = { stdout: Socket; result: Promise<JobResult> };
+/** The command's descriptors that connect() can hand this process the other end of. */
+export type End = 'stdin' | 'stdout' | 'fd3';
+
+/** A job connected to this process by its ends; `result` settles when the command has ended. */
+export type Connected<E extends End> = { ends: Record<E, Socket>; result: Promise<JobResult> };
 
 export type Spawner = {
   run(job: Job): Promise<JobResult>;
-  stream(job: Omit<Job, 'stdout' | 'stdoutSocket'>): Promise<Streamed>;
+  /** Runs `job` with each of `ends` a socket whose other end this process holds. */
+  connect<E extends End>(job: Omit<Job, 'sockets'>, ends: E[]): Promise<Connected<E>>;
+  /** connect() with the stdout only: the command's output read as it is written. */
+  stream(job: Omit<Job, 'stdout' | 'sockets'>): Promise<{ stdout: Socket; result: Promise<JobResult> }>;
   close(): void;
 };
 
@@ -125,23 +133,39 @@ export function createSpawner(): Spawner {
       helper!.send({ id, job });
     });
   };
+  const connect = async <E extends End>(job: Omit<Job, 'sockets'>, ends: E[]): Promise<Connected<E>> => {
+    // One connection per end, the helper's, taken before the command starts; then the paths are
+    // gone.
+    const listening = await Promise.all(
+      ends.map(async (end) => {
+        const path = socketPath();
+        const server = createServer({ pauseOnConnect: true });
+        await new Promise<void>((resolve, reject) => server.once('error', reject).listen(path, resolve));
+        const connected = new Promise<Socket>((resolve) => server.once('connection', resolve));
+        return { end, path, server, connected };
+      }),
+    );
+    const result = run({ ...job, sockets: Object.fromEntries(listening.map((l) => [l.end, l.path])) });
+    try {
+      // The helper connects before it starts the command: once the command has ended, every
+      // connection has been made; a job that failed before it never connects.
+      const sockets = await Promise.all(
+        listening.map((l) => Promise.race([l.connected, result.then(() => l.connected)])),
+      );
+      return { ends: Object.fromEntries(ends.map((end, i) => [end, sockets[i]!])) as Record<E, Socket>, result };
+    } finally {
+      for (const l of listening) {
+        l.server.close();
+        rmSync(l.path, { force: true });
+      }
+    }
+  };
   return {
     run,
+    connect,
     async stream(job) {
-      const path = socketPath();
-      // One connection, the helper's, taken before the command starts; then the path is gone.
-      const server = createServer({ pauseOnConnect: true });
-      await new Promise<void>((resolve, reject) => server.once('error', reject).listen(path, resolve));
-      const connected = new Promise<Socket>((resolve) => server.once('connection', resolve));
-      const result = run({ ...job, stdoutSocket: path });
-      try {
-        // The helper connects before it starts the command: once the command has ended, the
-        // connection has been made; a job that failed before it never connects.
-        return { stdout: await Promise.race([connected, result.then(() => connected)]), result };
-      } finally {
-        server.close();
-        rmSync(path, { force: true });
-      }
+      const { ends, result } = await connect(job, ['stdout']);
+      return { stdout: ends.stdout, result };
     },
     close,
   };

@@ -97,26 +97,31 @@ export function drain(file: string): Readable {
   return s;
 }
 
-/** The request body into a spool file (0600), refused past `maxBytes`; `inspect` sees each
- * chunk before it is written, and a refusal it answers stops the body there. */
-export async function takeBody(o: {
-  body: Readable | undefined;
-  spoolDir: string;
-  maxBytes: number;
-  inspect?: (chunk: Buffer) => Error | null;
-}): Promise<string> {
-  const file = spoolPath(o.spoolDir);
+/** A stream of the request body that refuses it past `maxBytes` and stops it at the refusal
+ * `inspect` answers, which sees each chunk before it is passed on (a refused chunk is not);
+ * `refusal()` tells its own refusal from what else stopped the stream. */
+export function boundedBody(o: { maxBytes: number; inspect?: (chunk: Buffer) => Error | null }): {
+  stream: Transform;
+  refusal(): Error | null;
+} {
   let total = 0;
-  const bound = new Transform({
+  let refusal: Error | null = null;
+  const stream = new Transform({
     transform(chunk: Buffer, _enc, cb) {
       total += chunk.length;
-      if (total > o.maxBytes) return cb(bodyTooLarge(o.maxBytes));
-      cb(o.inspect?.(chunk), chunk);
+      refusal = total > o.maxBytes ? bodyTooLarge(o.maxBytes) : (o.inspect?.(chunk) ?? null);
+      cb(refusal, chunk);
     },
   });
+  return { stream, refusal: () => refusal };
+}
+
+/** The request body into a spool file (0600), refused past `maxBytes`. */
+export async function takeBody(o: { body: Readable | undefined; spoolDir: string; maxBytes: number }): Promise<string> {
+  const file = spoolPath(o.spoolDir);
   const out = createWriteStream(file, { mode: 0o600, flags: 'wx' });
   try {
-    if (o.body) await pipeline(o.body, bound, out);
+    if (o.body) await pipeline(o.body, boundedBody({ maxBytes: o.maxBytes }).stream, out);
     else await new Promise<void>((resolve, reject) => out.once('error', reject).end(resolve));
   } catch (err) {
     // A body refused at its first chunk may end the pipeline before the file is even open: it is

@@ -1,37 +1,49 @@
 // A folder's upload (PUT ?format=tar): the request's tar stream checked entry by entry
-// (tarRefusal) as it is written to its spool file, in the one pass that receives it, then
-// unpacked by GNU tar from that file in the intern's view (files-op.mjs's unpack). A refused
-// stream is cut where its refusal is found, and nothing of it is unpacked.
-// May import: files-context.ts, files-checks.ts, the error registry, the store's intern type, node built-ins, tar.
-import { rmSync } from 'node:fs';
-import type { Readable } from 'node:stream';
+// (tarRefusal) as it arrives, each chunk passed on to GNU tar only once checked, which unpacks it
+// meanwhile into a staging folder of the intern's disk (provisioner/files.ts's stageUpload); its
+// entries are moved into the target only once the whole stream has passed. A refused stream is cut
+// where its refusal is found, and the staging folder goes with everything in it.
+// May import: files-context.ts, files-checks.ts, the error registry, the store's intern type, the provisioner's files, node built-ins, tar.
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { Parser } from 'tar';
 import { invalidRequest } from '../errors.ts';
 import type { InternRow } from '../store/schema-interns.ts';
 import { refusalOf, tarRefusal } from './files-checks.ts';
-import { type FilesContext, runIn, takeBody, writableView } from './files-context.ts';
+import { boundedBody, type FilesContext, writableView } from './files-context.ts';
+import { stageUpload } from './provisioner/files.ts';
 
-/** Unpacks the request's tar stream into the folder `path` (made as needed), checked as it is
- * spooled. */
+/** Unpacks the request's tar stream into the folder `path` (made as needed), checked as it
+ * arrives. The intern is woken (if asleep) before the body is read. */
 export async function uploadFolder(
   c: FilesContext,
   o: { row: InternRow; account: string; signal: AbortSignal; path: string; body: Readable | undefined },
 ): Promise<{ path: string; type: 'directory' }> {
-  const check = tarCheck(c.limits.maxEntries);
-  const input = await takeBody({
-    body: o.body,
-    spoolDir: c.spoolDir,
-    maxBytes: c.limits.maxBytes,
-    inspect: check.write,
-  });
+  const view = await writableView(c, o);
   try {
-    const refusal = await check.end();
+    const up = await stageUpload({ view: view.view, uid: view.uid, rel: o.path });
+    const check = tarCheck(c.limits.maxEntries);
+    // What stops the stream other than the body's own refusal (its bound, an entry: ours) is told
+    // by the outcome below: the target refused, tar gone, the client gone.
+    let refusal: Error | null = null;
+    let failure: unknown = null;
+    const stop = new AbortController();
+    void up.refused.then(() => stop.abort());
+    const body = boundedBody({ maxBytes: c.limits.maxBytes, inspect: check.write });
+    try {
+      await pipeline(o.body ?? Readable.from([]), body.stream, up.stdin, { signal: stop.signal });
+      refusal = await check.end();
+    } catch (err) {
+      refusal = body.refusal();
+      failure = err;
+    }
+    const r = await up.finish(!refusal && !failure);
     if (refusal) throw refusal;
-    const r = await runIn(await writableView(c, o), { args: ['unpack', o.path], stdin: input });
     if (!r.ok) throw refusalOf(r, { fallback: o.path, maxBytes: c.limits.maxBytes, log: c.log });
+    if (failure) throw failure;
     return { path: o.path, type: 'directory' };
   } finally {
-    rmSync(input, { force: true });
+    await view.release();
   }
 }
 

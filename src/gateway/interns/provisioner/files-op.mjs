@@ -10,6 +10,7 @@
 // Plain JavaScript with node built-ins only: it runs from the source tree and from dist/ alike.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { Socket } from 'node:net';
 import {
   closeSync,
   constants,
@@ -20,6 +21,7 @@ import {
   readdirSync,
   readSync,
   renameSync,
+  rmdirSync,
   rmSync,
   unlinkSync,
   writeSync,
@@ -51,7 +53,7 @@ const parts = (rel) => (rel === '' ? [] : rel.split('/'));
 const abs = (rel) => (rel === '' ? WORK : `${WORK}/${rel}`);
 
 /** Checks the folders leading to `rel` (not `rel` itself): each a real folder, made if missing
- * when `create`. */
+ * when `create`; with `probe`, those that exist (a missing one ends the look). */
 function parents(rel, o) {
   const p = parts(rel);
   const root = lstat(WORK);
@@ -67,6 +69,7 @@ function parents(rel, o) {
       }
       st = lstat(abs(sub));
     }
+    if (!st && o.probe) return;
     if (!st) throw new Refusal('missing', sub);
     if (st.isSymbolicLink()) throw new Refusal('symlink', sub);
     if (!st.isDirectory()) throw new Refusal(st.isFile() ? 'not_folder' : 'special', sub);
@@ -218,6 +221,83 @@ function unpack(rel, fresh) {
   );
 }
 
+/** The staging folders of folder uploads: the disk root's, which the gateway makes (root's,
+ * 0711: the tenant can neither list nor swap what is in it), one per upload (the intern's). */
+const UPLOADS = '.uploads';
+
+/** A folder's upload, which GNU tar unpacks (as the intern's uid, started beside this) into the
+ * staging folder .uploads/<name> while the gateway checks the same stream: moved into the folder
+ * `rel` (made as needed) once the gateway's verdict on descriptor 3 is `commit`, removed on any
+ * other. `rel` is looked at first, and a refusal of it is said on descriptor 3 at once (the
+ * gateway then stops the upload) and answered once the verdict has come (the tar has ended). */
+function commit(name, rel) {
+  if (!/^[0-9a-f]{24}$/.test(name)) throw new Error(`bad staging folder ${name}`);
+  const staged = `${UPLOADS}/${name}`;
+  let refusal = null;
+  try {
+    const t = target(rel, { probe: true });
+    if (t && t.type !== 'directory') throw new Refusal('not_folder', rel);
+  } catch (err) {
+    refusal = err;
+  }
+  const control = new Socket({ fd: 3, readable: true, writable: true });
+  control.on('error', () => {});
+  if (refusal) control.write('refused\n');
+  let verdict = '';
+  control.setEncoding('utf8').on('data', (d) => (verdict += d));
+  control.on('end', () => {
+    try {
+      if (refusal) throw refusal;
+      if (verdict !== 'commit') throw new Refusal('aborted', rel);
+      const t = target(rel, { create: true });
+      if (!t) mkdirSync(abs(rel), { mode: 0o755 });
+      else if (t.type !== 'directory') throw new Refusal('not_folder', rel);
+      const conflict = mergeConflict(staged, abs(rel), rel);
+      if (conflict) throw new Refusal('is_folder', conflict);
+      merge(staged, abs(rel));
+      done({ ok: true, type: 'directory' });
+    } catch (err) {
+      fail(err, rel);
+    } finally {
+      for (const entry of readdirSync(staged)) rmSync(`${staged}/${entry}`, { recursive: true, force: true });
+    }
+  });
+}
+
+/** The first entry of the folder `from` that cannot take the place of what `to` holds (a file
+ * where a folder with something in it is), named below the upload's `rel`; null if none. */
+function mergeConflict(from, to, rel) {
+  for (const name of readdirSync(from)) {
+    const here = lstat(`${to}/${name}`);
+    if (!here?.isDirectory()) continue;
+    const path = rel === '' ? name : `${rel}/${name}`;
+    if (lstatSync(`${from}/${name}`).isDirectory()) {
+      const deeper = mergeConflict(`${from}/${name}`, `${to}/${name}`, path);
+      if (deeper) return deeper;
+    } else if (readdirSync(`${to}/${name}`).length > 0) return path;
+  }
+  return null;
+}
+
+/** Moves the entries of the folder `from` into the folder `to`, as GNU tar would unpack them
+ * there: a folder into a folder merges; a file replaces what is there (an empty folder too); a
+ * folder where a file or a link is replaces it, so that nothing is written through a link. */
+function merge(from, to) {
+  for (const name of readdirSync(from)) {
+    const src = `${from}/${name}`;
+    const dst = `${to}/${name}`;
+    const here = lstat(dst);
+    if (here && lstatSync(src).isDirectory()) {
+      if (here.isDirectory()) {
+        merge(src, dst);
+        continue;
+      }
+      unlinkSync(dst);
+    } else if (here?.isDirectory()) rmdirSync(dst);
+    renameSync(src, dst);
+  }
+}
+
 const ERRNO = {
   ENOSPC: 'no_space',
   EDQUOT: 'no_space',
@@ -240,10 +320,16 @@ try {
   else if (op === 'delete') remove(args[0]);
   else if (op === 'move') move(args[0], args[1]);
   else if (op === 'unpack') unpack(args[0], args[1] === 'fresh');
+  else if (op === 'commit') commit(args[0], args[1]);
   else throw new Error(`unknown operation ${op}`);
 } catch (err) {
+  fail(err, args[0] ?? '');
+}
+
+/** Answers an operation's failure: a refusal by its kind, an error by its errno's, naming `path`. */
+function fail(err, path) {
   process.exitCode = 3;
   if (err instanceof Refusal) done({ ok: false, kind: err.kind, path: err.path });
-  else if (ERRNO[err.code]) done({ ok: false, kind: ERRNO[err.code], path: args[0] ?? '' });
+  else if (ERRNO[err.code]) done({ ok: false, kind: ERRNO[err.code], path });
   else done({ ok: false, kind: 'failed', path: '', detail: String(err.message).slice(0, 300) });
 }

@@ -17,8 +17,19 @@ import { spawn } from 'node:child_process';
 import { createSpawner, type Job, type JobResult } from '../../../shared/spawner.ts';
 import { tenantJob } from './tenant-job.ts';
 import { packArgv } from './files-pack.ts';
-import type { Readable } from 'node:stream';
-import { chmodSync, chownSync, createReadStream, existsSync, lstatSync, mkdirSync } from 'node:fs';
+import type { Readable, Writable } from 'node:stream';
+import { randomBytes } from 'node:crypto';
+import {
+  chmodSync,
+  chownSync,
+  createReadStream,
+  existsSync,
+  lchownSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  rmSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { create as tarCreate, extract as tarExtract, Parser } from 'tar';
@@ -160,6 +171,100 @@ export async function packStream(o: {
     detail: err.message,
   }));
   return { stdout: s.stdout, result };
+}
+
+/** The staging folders of folder uploads, at the disk's root (files-op.mjs's UPLOADS). */
+const UPLOADS = '.uploads';
+/** A staging folder older than this is an upload's whose gateway went away mid-way. */
+const STALE_UPLOAD_MS = 24 * 3600_000;
+const TAR_UNPACK = [
+  'tar',
+  '--extract',
+  '--file=-',
+  ...TAR_OPTIONS,
+  '--no-same-owner',
+  '--no-same-permissions',
+  '--delay-directory-restore',
+];
+
+/** A folder's upload under way (stageUpload): the tar stream is written to `stdin`; `refused`
+ * settles if the target cannot take it (the upload is then best stopped); `finish` says the
+ * gateway's verdict and answers the outcome: GNU tar's failure, the target's refusal, or the move's. */
+export type StagedUpload = {
+  stdin: Writable;
+  refused: Promise<void>;
+  finish(commit: boolean): Promise<FileOpResult>;
+};
+
+/** Starts a folder's upload into the folder `rel` of the work folder in `view` (a running
+ * intern's, its uid's): GNU tar, as `uid`, unpacks what is written to `stdin` into a staging
+ * folder of the disk's own (.uploads/<name>, beside work/: on the same disk, so that its entries
+ * are moved, not copied), while files-op.mjs's `commit` looks at the target and waits for the
+ * verdict. Both start before the first byte, so that neither start is waited for once it flows.
+ * .uploads is root's (0711, made here through the host's way to the disk root, which is root's
+ * too): the tenant can neither list it nor swap a staging folder for a link. */
+export async function stageUpload(o: { view: DiskView; uid: number | null; rel: string }): Promise<StagedUpload> {
+  const uploads = join(o.view.host, UPLOADS);
+  mkdirSync(uploads, { recursive: true, mode: 0o711 });
+  const seen = lstatSync(uploads);
+  if (!seen.isDirectory() || seen.uid !== process.getuid?.())
+    throw new Error(`${UPLOADS} on the intern's disk is not this process's folder`);
+  // Whatever this process's umask.
+  if ((seen.mode & 0o777) !== 0o711) chmodSync(uploads, 0o711);
+  sweepStale(uploads);
+  const name = randomBytes(12).toString('hex');
+  const staged = join(uploads, name);
+  mkdirSync(staged, { mode: 0o700 });
+  if (o.uid !== null) lchownSync(staged, o.uid, o.uid);
+  const removeStaged = () => rmSync(staged, { recursive: true, force: true });
+  try {
+    const tarView = { ...o.view, wd: `${o.view.wd}/${UPLOADS}/${name}` };
+    const [tar, op] = await Promise.all([
+      spawner.connect(jobIn({ view: tarView, uid: o.uid, argv: TAR_UNPACK }), ['stdin']),
+      spawner.connect(jobIn({ view: o.view, uid: o.uid, argv: [process.execPath, FILES_OP, 'commit', name, o.rel] }), [
+        'fd3',
+      ]),
+    ]);
+    const control = op.ends.fd3;
+    control.on('error', () => {});
+    tar.ends.stdin.on('error', () => {});
+    const refused = new Promise<void>((resolve) => control.once('data', () => resolve()));
+    return {
+      stdin: tar.ends.stdin,
+      refused,
+      async finish(commit) {
+        const unpacked = await tar.result.catch((err: Error) => ({ code: null, stderr: err.message }));
+        control.end(commit && unpacked.code === 0 ? 'commit' : 'discard');
+        const moved = await op.result.then(resultOf, (err: Error) => ({
+          ok: false as const,
+          kind: 'failed',
+          path: '',
+          detail: err.message,
+        }));
+        removeStaged();
+        return unpacked.code === 0 || (!moved.ok && moved.kind !== 'aborted') ? moved : tarFailure(unpacked);
+      },
+    };
+  } catch (err) {
+    removeStaged();
+    throw err;
+  }
+}
+
+/** Staging folders left by uploads whose gateway went away mid-way, removed. What the tenant's tar
+ * wrote there is removed without following a link (rmSync), and the tenant cannot reach it. */
+function sweepStale(uploads: string): void {
+  for (const name of readdirSync(uploads)) {
+    const path = join(uploads, name);
+    if (Date.now() - lstatSync(path).mtimeMs > STALE_UPLOAD_MS) rmSync(path, { recursive: true, force: true });
+  }
+}
+
+/** GNU tar's failure to unpack an upload: a full disk by its own name, anything else as tar's. */
+export function tarFailure(r: JobResult): FileOpResult & { ok: false } {
+  const detail = lastLines(r.stderr) || `exit ${r.code}`;
+  if (/No space left on device|Disk quota exceeded/.test(r.stderr)) return { ok: false, kind: 'no_space', path: '' };
+  return { ok: false, kind: 'tar', path: '', detail };
 }
 
 /** Makes a git bundle of the commits on the intern's HEAD since `base` in its repository at
