@@ -3,14 +3,13 @@
 // the files API by curl (a client of its own, as tar is; each 3 times a round: uploads(),
 // downloads()), beside GNU tar unpacking and packing the same folder; and giving an intern a
 // 100 MB repository (the gateway's clone, then its placing in the intern's disk), beside a plain
-// `git clone` of it from the same loopback git server. The work by hand is done twice: in a folder
-// of this host's disk, and in one of a disk made as an intern's is (an ext4 image of the same
-// size, loop-mounted, fresh each round: ensureDiskImage), where the files API's work lands; the two differ widely on
-// some machines (creating a file on a fresh machine's root disk took 0.9 ms, 5× an image's), and
-// the ratio is taken to the faster. After one round's warm-up, median of BENCH_ROUNDS (3) rounds,
-// taken in turn. Prints a
-// markdown table and the load average. Needs the sandbox (bubblewrap) and root, as interns do,
-// and curl.
+// `git clone` of it from the same loopback git server. The work by hand is done on a disk made as
+// an intern's is (an ext4 image of the same size, loop-mounted, fresh each round:
+// ensureDiskImage), where the files API's work lands, in turns with it; and in a folder of this
+// host's disk after the rounds (onTheHost). The two differ widely on some machines (creating a
+// file on a fresh machine's root disk took 0.9 ms, 5× an image's); the ratio is taken to the
+// faster. After one round's warm-up, median of BENCH_ROUNDS (3) rounds. Prints a markdown table
+// and the load average. Needs the sandbox (bubblewrap) and root, as interns do, and curl.
 import { execFile, execFileSync } from 'node:child_process';
 import { promisify } from 'node:util';
 import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -73,8 +72,6 @@ const freshDisk = (round: number) => {
   execFileSync('mount', ['-o', 'loop,nosuid,nodev', image, disk]);
   if (round > 0) rmSync(join(scratch, `disk-${round - 1}.img`));
 };
-/** Where the work by hand is done: this host's disk, and a disk like an intern's. */
-const PLACES = { host: scratch, disk } as const;
 const auth = { authorization: `Bearer ${f.gw.keys.api_key}` };
 const header = `authorization: ${auth.authorization}`;
 const UPLOAD = 'upload a 50 MB folder of 5,000 files (tar; curl -T, beside tar -x)';
@@ -90,38 +87,88 @@ const rows: Record<string, Row> = { [UPLOAD]: row(), [DOWNLOAD]: row(), [CLONE]:
  * which would slow whichever came next (an unsettled run read tar -x at 0.2–5 s). */
 const settled = () => run('sync');
 
-/** TRIES times, in turns: the folder uploaded by `curl -T` to a folder of its own (up-<i>), then
- * unpacked by `tar -x` to a folder of each place (<place>/untar-<round>-<i>). */
+/** The folder uploaded by `curl -T` to a folder of its own (up-<i>). */
+const upload = (base: string, i: number) =>
+  ms(() =>
+    run('curl', [
+      '-sS',
+      '-f',
+      '-o',
+      '/dev/null',
+      '-H',
+      'expect:',
+      '-H',
+      header,
+      '-T',
+      tarFile,
+      `${base}/files/up-${i}?format=tar`,
+    ]),
+  );
+/** The folder unpacked by `tar -x` into a folder of `dir` (untar-<round>-<i>). */
+const untar = (dir: string, round: number, i: number) => {
+  const to = join(dir, `untar-${round}-${i}`);
+  mkdirSync(to);
+  return ms(() => run('tar', ['-x', '-f', tarFile, '-C', to]));
+};
+
+/** TRIES times: the folder uploaded, and unpacked by hand on the disk like an intern's, which
+ * goes first every other time (neither always follows the other's writes). */
 async function uploads(o: { base: string; round: number }) {
   for (let i = 0; i < TRIES; i++) {
-    await settled();
-    const url = `${o.base}/files/up-${i}?format=tar`;
-    rows[UPLOAD]!.ours.push(
-      await ms(() => run('curl', ['-sS', '-f', '-o', '/dev/null', '-H', 'expect:', '-H', header, '-T', tarFile, url])),
-    );
-    for (const [place, dir] of Object.entries(PLACES) as [keyof typeof PLACES, string][]) {
-      const to = join(dir, `untar-${o.round}-${i}`);
-      mkdirSync(to);
+    const steps = [
+      async () => rows[UPLOAD]!.ours.push(await upload(o.base, i)),
+      async () => rows[UPLOAD]!.disk.push(await untar(disk, o.round, i)),
+    ];
+    for (const step of i % 2 ? steps.reverse() : steps) {
       await settled();
-      rows[UPLOAD]![place].push(await ms(() => run('tar', ['-x', '-f', tarFile, '-C', to])));
+      await step();
     }
   }
 }
 
-/** TRIES times, in turns: the folder downloaded by `curl -o` (a client in a process of its
- * own writing the file, as `tar -c -f` does by hand: the gateway runs in this process, and a
- * client in it would compete with it), then `tar -c -f` of the same folder in each place. */
+/** The folder packed by `tar -c -f` from `dir`'s copy (untar-<round>-0). */
+const pack = (dir: string, round: number) =>
+  ms(() => run('tar', ['-c', '-f', join(scratch, 'hand.tar'), '-C', join(dir, `untar-${round}-0`), '.']));
+
+/** TRIES times: the folder downloaded by `curl -o` (a client in a process of its own writing the
+ * file, as `tar -c -f` does by hand: the gateway runs in this process, and a client in it would
+ * compete with it), and packed by hand from the disk like an intern's, in turns as above. */
 async function downloads(o: { url: string; round: number }) {
-  await settled();
   const out = join(scratch, 'out.tar');
   for (let i = 0; i < TRIES; i++) {
-    rmSync(out, { force: true });
-    rows[DOWNLOAD]!.ours.push(await ms(() => run('curl', ['-sS', '-f', '-o', out, '-H', header, o.url])));
-    if (statSync(out).size < FILES * FILE_BYTES) throw new Error('the download is short');
-    for (const [place, dir] of Object.entries(PLACES) as [keyof typeof PLACES, string][]) {
-      const from = join(dir, `untar-${o.round}-0`);
-      rows[DOWNLOAD]![place].push(await ms(() => run('tar', ['-c', '-f', join(scratch, 'hand.tar'), '-C', from, '.'])));
+    const steps = [
+      async () => {
+        rmSync(out, { force: true });
+        rows[DOWNLOAD]!.ours.push(await ms(() => run('curl', ['-sS', '-f', '-o', out, '-H', header, o.url])));
+        if (statSync(out).size < FILES * FILE_BYTES) throw new Error('the download is short');
+      },
+      async () => rows[DOWNLOAD]!.disk.push(await pack(disk, o.round)),
+    ];
+    for (const step of i % 2 ? steps.reverse() : steps) {
+      await settled();
+      await step();
     }
+  }
+}
+
+/** The same work by hand in a folder of this host's disk, after the rounds: on some machines its
+ * writes take seconds to settle, which would slow whatever came next. */
+async function onTheHost() {
+  for (let round = 0; round < ROUNDS; round++) {
+    for (let i = 0; i < TRIES; i++) {
+      await settled();
+      rows[UPLOAD]!.host.push(await untar(scratch, round, i));
+    }
+    for (let i = 0; i < TRIES && STEPS.has('download'); i++) {
+      await settled();
+      rows[DOWNLOAD]!.host.push(await pack(scratch, round));
+    }
+    if (STEPS.has('clone')) {
+      await settled();
+      rows[CLONE]!.host.push(await ms(() => run('git', ['clone', '-q', url, join(scratch, `clone-${round}`)])));
+    }
+    for (let i = 0; i < TRIES; i++) rmSync(join(scratch, `untar-${round}-${i}`), { recursive: true, force: true });
+    rmSync(join(scratch, `clone-${round}`), { recursive: true, force: true });
   }
 }
 
@@ -156,18 +203,14 @@ try {
         }),
       );
     // Asynchronously: the git server is this process's own.
-    if (STEPS.has('clone'))
-      for (const [place, dir] of Object.entries(PLACES) as [keyof typeof PLACES, string][]) {
-        await settled();
-        rows[CLONE]![place].push(await ms(() => run('git', ['clone', '-q', url, join(dir, `clone-${round}`)])));
-      }
-    for (const dir of Object.values(PLACES)) {
-      for (let i = 0; i < TRIES; i++) rmSync(join(dir, `untar-${round}-${i}`), { recursive: true, force: true });
-      rmSync(join(dir, `clone-${round}`), { recursive: true, force: true });
+    if (STEPS.has('clone')) {
+      await settled();
+      rows[CLONE]!.disk.push(await ms(() => run('git', ['clone', '-q', url, join(disk, `clone-${round}`)])));
     }
     await f.gw.call('DELETE', `/interns/${id}`);
     await f.gw.ctx.interns.idle();
   }
+  await onTheHost();
   console.log(
     `load average ${loadavg()
       .map((l) => l.toFixed(1))

@@ -572,4 +572,77 @@ describe('files API', { skip: noSandbox }, () => {
     assert.deepEqual([root.status, root.body], [200, { path: '', type: 'directory' }]);
     assert.equal(await shellIn(f, id, 'cat /intern/work/rootfile.txt'), 'at the root');
   });
+  test("an upload's staging folder is beyond the tenant's reach, and nothing of an upload stays when its target is a file, a folder is in a file's way, the disk fills or its client goes", async () => {
+    // The staging folders, as the intern's launcher sees its disk (root's view, from the host).
+    const row = await getInternById(f.gw.ctx.store.db, id);
+    const stagingDir = `/proc/${row?.daemonPid}/root${join(f.gw.dataDir, 'interns', id, 'disk', '.uploads')}`;
+    const staged = () => readdirSync(stagingDir);
+    const tree = () => shellIn(f, id, 'cd /intern/work && find .');
+    await req('PUT', '/first?format=tar', await tarOf({ 'a.txt': 'a' }));
+    assert.deepEqual(staged(), []);
+    // Root's (unmapped in the intern's own namespace: the overflow uid), and not to be listed.
+    assert.equal(
+      await shellIn(f, id, 'ls /intern/.uploads 2>&1; stat -c "%u %a" /intern/.uploads'),
+      "ls: cannot open directory '/intern/.uploads': Permission denied\n65534 711",
+    );
+    const before = await tree();
+
+    // A target that is a file: refused as soon as it is looked at, the body's end never waited for.
+    await req('PUT', '/plain.txt', 'plain');
+    let sent = 0;
+    const endless = new ReadableStream({
+      async pull(c) {
+        sent += 65536;
+        await sleep(5);
+        c.enqueue(new Uint8Array(65536));
+      },
+    });
+    const onFile = await req('PUT', '/plain.txt?format=tar', endless);
+    assert.deepEqual(
+      [onFile.status, onFile.body],
+      [409, { error: { code: 409, message: 'resource conflict: "plain.txt" is a file, not a folder' } }],
+    );
+    assert.ok(sent < MAX_MB * 1048576, `the upload was stopped early (${sent} bytes sent)`);
+
+    // A file where the target holds a folder with something in it: refused whole, naming it.
+    await shellIn(f, id, 'mkdir -p /intern/work/clash/full && echo kept > /intern/work/clash/full/x');
+    const clash = await req('PUT', '/clash?format=tar', await tarOf({ 'new.txt': 'n', full: 'a file' }));
+    assert.deepEqual(
+      [clash.status, clash.body],
+      [
+        409,
+        {
+          error: {
+            code: 409,
+            message: 'resource conflict: "clash/full" is a folder; upload a folder with ?format=tar',
+          },
+        },
+      ],
+    );
+    assert.equal(await shellIn(f, id, 'ls /intern/work/clash; cat /intern/work/clash/full/x'), 'full\nkept');
+
+    // The intern's 64 MB disk filled by the intern itself: 413, and the staged part goes.
+    await shellIn(f, id, 'dd if=/dev/zero of=/intern/work/fill bs=1M 2>/dev/null; true');
+    const full = await req('PUT', '/big?format=tar', await tarOf({ 'big.bin': 'x'.repeat(4 * 1024 * 1024) }));
+    assert.deepEqual([full.status, full.body], [413, refused(413, "the intern's disk is full", 'payload_too_large')]);
+    await shellIn(f, id, 'rm /intern/work/fill');
+
+    // A client that goes away mid-upload: its tar stops, and nothing of it is kept.
+    const good = await tarOf({ 'part.bin': 'p'.repeat(2 * 1024 * 1024) });
+    const request = httpRequest(url('/gone?format=tar'), { method: 'PUT', headers: auth() });
+    request.on('error', () => {});
+    request.write(good.subarray(0, 1024 * 1024));
+    await waitFor('the upload is being unpacked', () => staged().length === 1);
+    request.destroy();
+    await waitFor('its staging folder is gone', () => staged().length === 0);
+    for (const [path, status] of [
+      ['/plain.txt', 200],
+      ['/big', 404],
+      ['/gone', 404],
+    ] as const)
+      assert.equal((await req('GET', path)).status, status, path);
+    // The work folder holds what was put there on purpose, and nothing of the refused uploads.
+    const lines = (t: string) => t.split('\n').sort();
+    assert.deepEqual(lines(await tree()), lines(`${before}\n./plain.txt\n./clash\n./clash/full\n./clash/full/x`));
+  });
 });

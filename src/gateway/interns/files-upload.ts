@@ -50,10 +50,12 @@ export async function uploadFolder(
 /** A tar stream's check, written a chunk at a time: uncompressed, at most `maxEntries` entries,
  * each refused by tarRefusal naming it. write() answers the refusal found so far (null while
  * none); end() the stream's whole verdict. */
-function tarCheck(maxEntries: number): { write(chunk: Buffer): Error | null; end(): Promise<Error | null> } {
+export function tarCheck(maxEntries: number): { write(chunk: Buffer): Error | null; end(): Promise<Error | null> } {
   const dirs = new Set<string>();
   let entries = 0;
   let refusal: Error | null = null;
+  // onReadEntry is called within parser.write for each header the chunk completes (tested:
+  // files-upload.test.ts), so write() answers a refusal before its chunk is passed on.
   const parser = new Parser({
     strict: true,
     zstd: false,
