@@ -13,6 +13,11 @@ test("tarFailure: a full disk by its own kind, any other failure as tar's, with 
     [2, 'tar: f: Cannot open: Disk quota exceeded\n', { ok: false, kind: 'no_space', path: '' }],
     [
       2,
+      'tar: ./big.bin: Wrote only 3072 of 10240 bytes\ntar: Exiting with failure status due to previous errors\n',
+      { ok: false, kind: 'no_space', path: '' },
+    ],
+    [
+      2,
       'tar: This does not look like a tar archive\ntar: Exiting with failure status due to previous errors\n',
       {
         ok: false,

@@ -260,10 +260,13 @@ function sweepStale(uploads: string): void {
   }
 }
 
-/** GNU tar's failure to unpack an upload: a full disk by its own name, anything else as tar's. */
+/** GNU tar's failure to unpack an upload: a full disk by its own name (a short write into a file
+ * is one: the kernel writes what fits, and tar reports the count without the errno that the next
+ * write would have had), anything else as tar's. */
 export function tarFailure(r: JobResult): FileOpResult & { ok: false } {
   const detail = lastLines(r.stderr) || `exit ${r.code}`;
-  if (/No space left on device|Disk quota exceeded/.test(r.stderr)) return { ok: false, kind: 'no_space', path: '' };
+  if (/No space left on device|Disk quota exceeded|Wrote only \d+ of \d+ bytes/.test(r.stderr))
+    return { ok: false, kind: 'no_space', path: '' };
   return { ok: false, kind: 'tar', path: '', detail };
 }
 
