@@ -49,12 +49,22 @@ function start(id, job, sockets) {
     const stdin = sockets.stdin ?? open(job.stdin, 'r');
     const stdout = sockets.stdout ?? open(job.stdout, 'w');
     const ids = job.uid === undefined ? {} : { uid: job.uid, gid: job.gid ?? job.uid };
-    const fd3 = sockets.fd3 ?? (job.fd3 ? 'pipe' : null);
-    const stdio = [stdin, stdout, 'pipe', ...(fd3 ? [fd3] : [])];
+    const stdio = [stdin, stdout, 'pipe', ...(job.fd3 || sockets.fd3 ? ['pipe'] : [])];
     // detached: a group of its own, which a timeout kills whole (nsenter's child with it).
     const child = spawn(job.file, job.args, { cwd: job.cwd, env: ENV, stdio, detached: true, ...ids });
     for (const fd of fds.splice(0)) closeSync(fd);
-    if (job.fd3 && !sockets.fd3) {
+    if (sockets.fd3) {
+      // Relayed rather than given: a socket handed over keeps the non-blocking mode this process
+      // set (node makes only descriptors 0-2 blocking for a child), which a program other than
+      // node reads as EAGAIN; the pipe is blocking on the command's side. What the parent writes
+      // reaches the command; descriptor 3 is the command's to read only.
+      const control = sockets.fd3;
+      delete sockets.fd3;
+      child.stdio[3].on('error', () => control.destroy());
+      control.on('error', () => child.stdio[3].destroy());
+      control.pipe(child.stdio[3]);
+      child.once('close', () => control.destroy());
+    } else if (job.fd3) {
       // A command that fails before reading closes the pipe unread; its exit says why.
       child.stdio[3].on('error', () => {});
       child.stdio[3].end(Buffer.from(job.fd3, 'base64'));

@@ -109,7 +109,7 @@ test('a job reads the bytes it is given on descriptor 3, and one past its time l
   }
 });
 
-test('a connected job reads its stdin from us as we write it, nothing of it lost before it starts, and answers on descriptor 3', async () => {
+test('a connected job reads its stdin from us as we write it, nothing of it lost before it starts, and what we send on descriptor 3 when we send it', async () => {
   const spawner = createSpawner();
   try {
     const job = await spawner.connect({ file: '/bin/sh', args: ['-c', 'sha256sum; wc -c <&3 >&2'], cwd: '/' }, [
@@ -120,7 +120,9 @@ test('a connected job reads its stdin from us as we write it, nothing of it lost
     // Written at once, before the command can have started: the helper must take none of it.
     const data = Buffer.alloc(4 << 20, 'ab');
     job.ends.stdin.end(data);
-    job.ends.fd3.end('twelve bytes');
+    // Later than the command's read of descriptor 3, which waits for it (a blocking descriptor:
+    // wc fails with EAGAIN on a non-blocking one).
+    setTimeout(() => job.ends.fd3.end('twelve bytes'), 300);
     const out: Buffer[] = [];
     for await (const c of job.ends.stdout) out.push(c as Buffer);
     const { createHash } = await import('node:crypto');

@@ -3,10 +3,10 @@
 // 640 MB, 1.4 ms for a fresh Node), and a gateway with an embedded database has touched hundreds of
 // MB. The helper (spawner-child.mjs) is started on first use, stops when idle, and runs each job as
 // given: command, working directory, uid and gid, and files for its stdin and stdout, or
-// (connect) Unix sockets for its stdin, its stdout or its descriptor 3 that this process holds the
-// other end of while the command runs: bytes cross as they are made, with the socket's
-// backpressure, and closing this end stops a command that is still writing (EPIPE) or ends what it
-// reads. A job may also be given bytes to read on descriptor 3 (a seccomp program for bubblewrap)
+// (connect) Unix sockets for its stdin, its stdout or its descriptor 3 (which the command reads)
+// that this process holds the other end of while the command runs: bytes cross as they are made,
+// with the socket's backpressure, and closing this end stops a command that is still writing
+// (EPIPE) or ends what it reads. A job may also be given bytes to read on descriptor 3 (a seccomp program for bubblewrap)
 // and a time limit (its process group killed).
 // The helper is let go of after IDLE_MS without a job; nothing of it holds this process open.
 // May import: node built-ins.
@@ -32,7 +32,7 @@ export type Job = {
   stdin?: string;
   stdout?: string;
   /** Unix sockets (listening) that the helper connects the command's stdin, stdout or descriptor
-   * 3 to (connect). */
+   * 3 to (connect); descriptor 3 is relayed through a pipe, blocking on the command's side. */
   sockets?: Partial<Record<End, string>>;
   /** Bytes (base64) the command reads on descriptor 3, a pipe: bubblewrap's --seccomp 3. */
   fd3?: string;

@@ -28,7 +28,7 @@ export async function uploadFolder(
     let refusal: Error | null = null;
     let failure: unknown = null;
     const stop = new AbortController();
-    void up.refused.then(() => stop.abort());
+    void up.ended.then(() => stop.abort());
     const body = boundedBody({ maxBytes: c.limits.maxBytes, inspect: check.write });
     try {
       await pipeline(o.body ?? Readable.from([]), body.stream, up.stdin, { signal: stop.signal });

@@ -10,7 +10,6 @@
 // Plain JavaScript with node built-ins only: it runs from the source tree and from dist/ alike.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { Socket } from 'node:net';
 import {
   closeSync,
   constants,
@@ -53,7 +52,7 @@ const parts = (rel) => (rel === '' ? [] : rel.split('/'));
 const abs = (rel) => (rel === '' ? WORK : `${WORK}/${rel}`);
 
 /** Checks the folders leading to `rel` (not `rel` itself): each a real folder, made if missing
- * when `create`; with `probe`, those that exist (a missing one ends the look). */
+ * when `create`. */
 function parents(rel, o) {
   const p = parts(rel);
   const root = lstat(WORK);
@@ -69,7 +68,6 @@ function parents(rel, o) {
       }
       st = lstat(abs(sub));
     }
-    if (!st && o.probe) return;
     if (!st) throw new Refusal('missing', sub);
     if (st.isSymbolicLink()) throw new Refusal('symlink', sub);
     if (!st.isDirectory()) throw new Refusal(st.isFile() ? 'not_folder' : 'special', sub);
@@ -225,43 +223,25 @@ function unpack(rel, fresh) {
  * 0711: the tenant can neither list nor swap what is in it), one per upload (the intern's). */
 const UPLOADS = '.uploads';
 
-/** A folder's upload, which GNU tar unpacks (as the intern's uid, started beside this) into the
- * staging folder .uploads/<name> while the gateway checks the same stream: moved into the folder
- * `rel` (made as needed) once the gateway's verdict on descriptor 3 is `commit`, removed on any
- * other. `rel` is looked at first, and a refusal of it is said on descriptor 3 at once (the
- * gateway then stops the upload) and answered once the verdict has come (the tar has ended). */
-function commit(name, rel) {
+/** Moves a folder's upload, unpacked by GNU tar into the staging folder .uploads/<name> and
+ * passed by the gateway (files-unpack.ts, which moves it alone into a target it makes), into the
+ * folder `rel` that exists: merged as GNU tar would unpack it there. A file where the folder holds
+ * a folder with something in it refuses the whole upload before anything is moved. What is left
+ * of the staging folder is removed. */
+function merge(name, rel) {
   if (!/^[0-9a-f]{24}$/.test(name)) throw new Error(`bad staging folder ${name}`);
   const staged = `${UPLOADS}/${name}`;
-  let refusal = null;
   try {
-    const t = target(rel, { probe: true });
-    if (t && t.type !== 'directory') throw new Refusal('not_folder', rel);
-  } catch (err) {
-    refusal = err;
+    const t = target(rel);
+    if (!t) throw new Refusal('missing', rel);
+    if (t.type !== 'directory') throw new Refusal('not_folder', rel);
+    const conflict = mergeConflict(staged, abs(rel), rel);
+    if (conflict) throw new Refusal('is_folder', conflict);
+    moveInto(staged, abs(rel));
+    done({ ok: true, type: 'directory' });
+  } finally {
+    for (const entry of readdirSync(staged)) rmSync(`${staged}/${entry}`, { recursive: true, force: true });
   }
-  const control = new Socket({ fd: 3, readable: true, writable: true });
-  control.on('error', () => {});
-  if (refusal) control.write('refused\n');
-  let verdict = '';
-  control.setEncoding('utf8').on('data', (d) => (verdict += d));
-  control.on('end', () => {
-    try {
-      if (refusal) throw refusal;
-      if (verdict !== 'commit') throw new Refusal('aborted', rel);
-      const t = target(rel, { create: true });
-      if (!t) mkdirSync(abs(rel), { mode: 0o755 });
-      else if (t.type !== 'directory') throw new Refusal('not_folder', rel);
-      const conflict = mergeConflict(staged, abs(rel), rel);
-      if (conflict) throw new Refusal('is_folder', conflict);
-      merge(staged, abs(rel));
-      done({ ok: true, type: 'directory' });
-    } catch (err) {
-      fail(err, rel);
-    } finally {
-      for (const entry of readdirSync(staged)) rmSync(`${staged}/${entry}`, { recursive: true, force: true });
-    }
-  });
 }
 
 /** The first entry of the folder `from` that cannot take the place of what `to` holds (a file
@@ -282,14 +262,14 @@ function mergeConflict(from, to, rel) {
 /** Moves the entries of the folder `from` into the folder `to`, as GNU tar would unpack them
  * there: a folder into a folder merges; a file replaces what is there (an empty folder too); a
  * folder where a file or a link is replaces it, so that nothing is written through a link. */
-function merge(from, to) {
+function moveInto(from, to) {
   for (const name of readdirSync(from)) {
     const src = `${from}/${name}`;
     const dst = `${to}/${name}`;
     const here = lstat(dst);
     if (here && lstatSync(src).isDirectory()) {
       if (here.isDirectory()) {
-        merge(src, dst);
+        moveInto(src, dst);
         continue;
       }
       unlinkSync(dst);
@@ -320,7 +300,7 @@ try {
   else if (op === 'delete') remove(args[0]);
   else if (op === 'move') move(args[0], args[1]);
   else if (op === 'unpack') unpack(args[0], args[1] === 'fresh');
-  else if (op === 'commit') commit(args[0], args[1]);
+  else if (op === 'merge') merge(args[0], args[1]);
   else throw new Error(`unknown operation ${op}`);
 } catch (err) {
   fail(err, args[0] ?? '');

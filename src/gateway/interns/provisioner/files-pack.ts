@@ -20,7 +20,7 @@
 export const RECORD_BLOCKS = 128;
 
 /** awk: the JSON string of `s` (its control characters as `?`, but newline and tab). */
-const AWK_JSON = `function json(s) { gsub(/\\\\/, "\\\\\\\\", s); gsub(/"/, "\\\\\\"", s); gsub(/\\n/, "\\\\n", s); gsub(/\\t/, "\\\\t", s); gsub(/[\\001-\\037]/, "?", s); return "\\"" s "\\"" }`;
+export const AWK_JSON = `function json(s) { gsub(/\\\\/, "\\\\\\\\", s); gsub(/"/, "\\\\\\"", s); gsub(/\\n/, "\\\\n", s); gsub(/\\t/, "\\\\t", s); gsub(/[\\001-\\037]/, "?", s); return "\\"" s "\\"" }`;
 
 /** awk over find's records (a type letter with its size or link target, then the path): the
  * first bound passed or entry unreadable, as the refusal's JSON line; nothing when all is well. */

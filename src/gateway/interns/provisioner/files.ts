@@ -12,11 +12,12 @@
 //   is root's too): it is read and written here, through the host's way to the same view;
 // - a restore writes into a fresh disk, from archives already checked entry by entry
 //   (src/backup/archive.ts).
-// May import: src/shared (spawner), tenant-job.ts, files-pack.ts, node built-ins and npm packages (tar).
+// May import: src/shared (spawner), tenant-job.ts, files-pack.ts, files-unpack.ts, node built-ins and npm packages (tar).
 import { spawn } from 'node:child_process';
 import { createSpawner, type Job, type JobResult } from '../../../shared/spawner.ts';
 import { tenantJob } from './tenant-job.ts';
 import { packArgv } from './files-pack.ts';
+import { unpackArgv } from './files-unpack.ts';
 import type { Readable, Writable } from 'node:stream';
 import { randomBytes } from 'node:crypto';
 import {
@@ -177,32 +178,24 @@ export async function packStream(o: {
 const UPLOADS = '.uploads';
 /** A staging folder older than this is an upload's whose gateway went away mid-way. */
 const STALE_UPLOAD_MS = 24 * 3600_000;
-const TAR_UNPACK = [
-  'tar',
-  '--extract',
-  '--file=-',
-  ...TAR_OPTIONS,
-  '--no-same-owner',
-  '--no-same-permissions',
-  '--delay-directory-restore',
-];
 
-/** A folder's upload under way (stageUpload): the tar stream is written to `stdin`; `refused`
- * settles if the target cannot take it (the upload is then best stopped); `finish` says the
- * gateway's verdict and answers the outcome: GNU tar's failure, the target's refusal, or the move's. */
+/** A folder's upload under way (stageUpload): the tar stream is written to `stdin`; `ended`
+ * settles if the job ends before it is told the verdict (the target refused, tar failed: the
+ * upload is then best stopped); `finish` says the gateway's verdict and answers the outcome: GNU
+ * tar's failure, the target's refusal, or the move's. */
 export type StagedUpload = {
   stdin: Writable;
-  refused: Promise<void>;
+  ended: Promise<void>;
   finish(commit: boolean): Promise<FileOpResult>;
 };
 
 /** Starts a folder's upload into the folder `rel` of the work folder in `view` (a running
- * intern's, its uid's): GNU tar, as `uid`, unpacks what is written to `stdin` into a staging
- * folder of the disk's own (.uploads/<name>, beside work/: on the same disk, so that its entries
- * are moved, not copied), while files-op.mjs's `commit` looks at the target and waits for the
- * verdict. Both start before the first byte, so that neither start is waited for once it flows.
- * .uploads is root's (0711, made here through the host's way to the disk root, which is root's
- * too): the tenant can neither list it nor swap a staging folder for a link. */
+ * intern's): files-unpack.ts's script, as `uid`, looks at the target and has GNU tar unpack what is
+ * written to `stdin` into a staging folder of the disk's own (.uploads/<name>, beside work/: on the
+ * same disk, so that its entries are moved, not copied), then moves them into place or removes
+ * them on the verdict. It starts before the first byte, so that its start is not waited for once
+ * the body flows. .uploads is root's (0711, made here through the host's way to the disk root,
+ * which is root's too): the tenant can neither list it nor swap a staging folder for a link. */
 export async function stageUpload(o: { view: DiskView; uid: number | null; rel: string }): Promise<StagedUpload> {
   const uploads = join(o.view.host, UPLOADS);
   mkdirSync(uploads, { recursive: true, mode: 0o711 });
@@ -218,31 +211,27 @@ export async function stageUpload(o: { view: DiskView; uid: number | null; rel: 
   if (o.uid !== null) lchownSync(staged, o.uid, o.uid);
   const removeStaged = () => rmSync(staged, { recursive: true, force: true });
   try {
-    const tarView = { ...o.view, wd: `${o.view.wd}/${UPLOADS}/${name}` };
-    const [tar, op] = await Promise.all([
-      spawner.connect(jobIn({ view: tarView, uid: o.uid, argv: TAR_UNPACK }), ['stdin']),
-      spawner.connect(jobIn({ view: o.view, uid: o.uid, argv: [process.execPath, FILES_OP, 'commit', name, o.rel] }), [
-        'fd3',
-      ]),
-    ]);
-    const control = op.ends.fd3;
+    const argv = unpackArgv({ name, rel: o.rel, filesOp: FILES_OP, node: process.execPath });
+    const job = await spawner.connect(jobIn({ view: o.view, uid: o.uid, argv }), ['stdin', 'fd3']);
+    const { stdin, fd3: control } = job.ends;
+    stdin.on('error', () => {});
     control.on('error', () => {});
-    tar.ends.stdin.on('error', () => {});
-    const refused = new Promise<void>((resolve) => control.once('data', () => resolve()));
     return {
-      stdin: tar.ends.stdin,
-      refused,
+      stdin,
+      ended: job.result.then(
+        () => {},
+        () => {},
+      ),
       async finish(commit) {
-        const unpacked = await tar.result.catch((err: Error) => ({ code: null, stderr: err.message }));
-        control.end(commit && unpacked.code === 0 ? 'commit' : 'discard');
-        const moved = await op.result.then(resultOf, (err: Error) => ({
+        control.end(commit ? 'commit' : 'discard');
+        const r = await job.result.then(resultOf, (err: Error) => ({
           ok: false as const,
           kind: 'failed',
           path: '',
           detail: err.message,
         }));
         removeStaged();
-        return unpacked.code === 0 || (!moved.ok && moved.kind !== 'aborted') ? moved : tarFailure(unpacked);
+        return !r.ok && r.kind === 'tar' ? tarFailure(r.detail ?? '') : r;
       },
     };
   } catch (err) {
@@ -260,14 +249,13 @@ function sweepStale(uploads: string): void {
   }
 }
 
-/** GNU tar's failure to unpack an upload: a full disk by its own name (a short write into a file
- * is one: the kernel writes what fits, and tar reports the count without the errno that the next
- * write would have had), anything else as tar's. */
-export function tarFailure(r: JobResult): FileOpResult & { ok: false } {
-  const detail = lastLines(r.stderr) || `exit ${r.code}`;
-  if (/No space left on device|Disk quota exceeded|Wrote only \d+ of \d+ bytes/.test(r.stderr))
+/** GNU tar's failure to unpack an upload, by its last lines: a full disk by its own name (a short
+ * write into a file is one: the kernel writes what fits, and tar reports the count without the
+ * errno that the next write would have had), anything else as tar's. */
+export function tarFailure(detail: string): FileOpResult & { ok: false } {
+  if (/No space left on device|Disk quota exceeded|Wrote only \d+ of \d+ bytes/.test(detail))
     return { ok: false, kind: 'no_space', path: '' };
-  return { ok: false, kind: 'tar', path: '', detail };
+  return { ok: false, kind: 'tar', path: '', detail: detail || 'tar failed' };
 }
 
 /** Makes a git bundle of the commits on the intern's HEAD since `base` in its repository at
