@@ -6,7 +6,8 @@
 // symbolic link, a device, a fifo or a socket on the way is refused, naming it. What it produces
 // goes to stdout (a file's bytes, a listing); its outcome is the last line of stderr, one JSON
 // object: {ok: true, ...} or {ok: false, kind, path}. A refusal writes nothing to stdout. A
-// folder's download is not here but in files-pack.ts, which keeps the same contract.
+// folder's download is not here but in files-pack.ts, and a folder's upload in files-unpack.ts
+// (which keep the same contract), but for the upload's merge into a folder that exists.
 // Plain JavaScript with node built-ins only: it runs from the source tree and from dist/ alike.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
