@@ -39,7 +39,9 @@ export async function uploadFolder(
     }
     const r = await up.finish(!refusal && !failure);
     if (refusal) throw refusal;
-    if (!r.ok) throw refusalOf(r, { fallback: o.path, maxBytes: c.limits.maxBytes, log: c.log });
+    // Aborted: what stopped the stream is the answer (the client gone); any other outcome is its own.
+    if (!r.ok && !(failure && r.kind === 'aborted'))
+      throw refusalOf(r, { fallback: o.path, maxBytes: c.limits.maxBytes, log: c.log });
     if (failure) throw failure;
     return { path: o.path, type: 'directory' };
   } finally {

@@ -241,7 +241,7 @@ export async function stageUpload(o: { view: DiskView; uid: number | null; rel: 
 }
 
 /** Staging folders left by uploads whose gateway went away mid-way, removed. What the tenant's tar
- * wrote there is removed without following a link (rmSync), and the tenant cannot reach it. */
+ * wrote there is removed without following a link (rmSync), in a folder the tenant cannot list. */
 function sweepStale(uploads: string): void {
   for (const name of readdirSync(uploads)) {
     const path = join(uploads, name);
