@@ -258,6 +258,13 @@ describe('files API', { skip: noSandbox }, () => {
       ],
     );
     assert.equal((await req('GET', '/dl/pw?format=tar')).status, 400);
+    // GNU tar starts beside the walk: a refused download's tar is stopped with it (none is left
+    // by the answer, which waits for the job's end).
+    const uid = Number(await shellIn(f, id, 'id -u'));
+    const tars = execFileSync('ps', ['-eo', 'uid=,args='], { encoding: 'utf8' })
+      .split('\n')
+      .filter((l) => Number(l.trim().split(/\s+/)[0]) === uid && /tar --create/.test(l));
+    assert.deepEqual(tars, []);
     spoolEmpty();
   });
 

@@ -54,15 +54,15 @@ function start(id, job, sockets) {
     const child = spawn(job.file, job.args, { cwd: job.cwd, env: ENV, stdio, detached: true, ...ids });
     for (const fd of fds.splice(0)) closeSync(fd);
     if (sockets.fd3) {
-      // Relayed rather than given: a socket handed over keeps the non-blocking mode this process
-      // set (node makes only descriptors 0-2 blocking for a child), which a program other than
-      // node reads as EAGAIN; the pipe is blocking on the command's side. What the parent writes
-      // reaches the command; descriptor 3 is the command's to read only.
+      // Relayed both ways rather than given: a socket handed over keeps the non-blocking mode
+      // this process set (node makes only descriptors 0-2 blocking for a child), which a program
+      // other than node reads as EAGAIN; the pipe is blocking on the command's side.
       const control = sockets.fd3;
       delete sockets.fd3;
       child.stdio[3].on('error', () => control.destroy());
       control.on('error', () => child.stdio[3].destroy());
       control.pipe(child.stdio[3]);
+      child.stdio[3].pipe(control);
       child.once('close', () => control.destroy());
     } else if (job.fd3) {
       // A command that fails before reading closes the pipe unread; its exit says why.

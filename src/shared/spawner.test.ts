@@ -47,16 +47,18 @@ test('jobs run through the helper: stdin and stdout files, working directory, ex
 test('a streamed job: its stdout read as it is written, and closing our end stops a command still writing', async () => {
   const spawner = createSpawner();
   try {
-    const short = await spawner.stream({ file: '/bin/sh', args: ['-c', 'echo one; echo two >&2'], cwd: '/' });
+    const short = await spawner.connect({ file: '/bin/sh', args: ['-c', 'echo one; echo two >&2'], cwd: '/' }, [
+      'stdout',
+    ]);
     const chunks: Buffer[] = [];
-    for await (const c of short.stdout) chunks.push(c as Buffer);
+    for await (const c of short.ends.stdout) chunks.push(c as Buffer);
     assert.equal(Buffer.concat(chunks).toString(), 'one\n');
     assert.deepEqual(await short.result, { code: 0, stderr: 'two\n' });
 
     // `yes` writes for ever: what is not read holds it (backpressure), and our end closed ends it.
-    const endless = await spawner.stream({ file: '/usr/bin/yes', args: [], cwd: '/' });
+    const endless = await spawner.connect({ file: '/usr/bin/yes', args: [], cwd: '/' }, ['stdout']);
     let read = 0;
-    for await (const c of endless.stdout) {
+    for await (const c of endless.ends.stdout) {
       read += (c as Buffer).length;
       if (read > 1 << 20) break;
     }

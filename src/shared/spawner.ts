@@ -3,8 +3,8 @@
 // 640 MB, 1.4 ms for a fresh Node), and a gateway with an embedded database has touched hundreds of
 // MB. The helper (spawner-child.mjs) is started on first use, stops when idle, and runs each job as
 // given: command, working directory, uid and gid, and files for its stdin and stdout, or
-// (connect) Unix sockets for its stdin, its stdout or its descriptor 3 (which the command reads)
-// that this process holds the other end of while the command runs: bytes cross as they are made,
+// (connect) Unix sockets for its stdin, its stdout or its descriptor 3 (both ways) that this
+// process holds the other end of while the command runs: bytes cross as they are made,
 // with the socket's backpressure, and closing this end stops a command that is still writing
 // (EPIPE) or ends what it reads. A job may also be given bytes to read on descriptor 3 (a seccomp program for bubblewrap)
 // and a time limit (its process group killed).
@@ -32,7 +32,8 @@ export type Job = {
   stdin?: string;
   stdout?: string;
   /** Unix sockets (listening) that the helper connects the command's stdin, stdout or descriptor
-   * 3 to (connect); descriptor 3 is relayed through a pipe, blocking on the command's side. */
+   * 3 to (connect); descriptor 3 is relayed through a pipe, blocking on the command's side. The
+   * ends are accepted paused: a reader resumes its end. */
   sockets?: Partial<Record<End, string>>;
   /** Bytes (base64) the command reads on descriptor 3, a pipe: bubblewrap's --seccomp 3. */
   fd3?: string;
@@ -55,8 +56,6 @@ export type Spawner = {
   run(job: Job): Promise<JobResult>;
   /** Runs `job` with each of `ends` a socket whose other end this process holds. */
   connect<E extends End>(job: Omit<Job, 'sockets'>, ends: E[]): Promise<Connected<E>>;
-  /** connect() with the stdout only: the command's output read as it is written. */
-  stream(job: Omit<Job, 'stdout' | 'sockets'>): Promise<{ stdout: Socket; result: Promise<JobResult> }>;
   close(): void;
 };
 
@@ -163,10 +162,6 @@ export function createSpawner(): Spawner {
   return {
     run,
     connect,
-    async stream(job) {
-      const { ends, result } = await connect(job, ['stdout']);
-      return { stdout: ends.stdout, result };
-    },
     close,
   };
 }

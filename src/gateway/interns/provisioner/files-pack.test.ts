@@ -1,5 +1,6 @@
 // The folder download's script (files-pack.ts) run on a folder of this host, as the view's root
-// would see it: the bounds to the byte of GNU tar's own stream, the path's components refused by
+// would see it: the bounds to the byte of GNU tar's own stream (what is sent: written once the
+// walk has passed), the path's components refused by
 // name, an unreadable entry named (as nobody, when this process is root), a name with a newline.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -14,9 +15,13 @@ const pack = (root: string, rel: string, maxBytes: number, maxEntries: number, a
   const [file, args] = asNobody
     ? ['/usr/bin/setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', ...argv]]
     : [argv[0]!, argv.slice(1)];
-  const r = spawnSync(file, args, { cwd: root, maxBuffer: 1 << 26 });
+  const r = spawnSync(file, args, { cwd: root, maxBuffer: 1 << 26, stdio: ['ignore', 'pipe', 'pipe', 'pipe'] });
   const last = r.stderr.toString().trim().split('\n').at(-1)!;
-  return { code: r.status, bytes: r.stdout.length, result: JSON.parse(last) };
+  // What the gateway sends: the stream once the walk has said `ok` on descriptor 3, else nothing
+  // (GNU tar writes beside the walk, and a refusal drops what it wrote).
+  const passed = r.output[3]!.toString();
+  assert.ok(passed === '' || passed === 'ok\n', passed);
+  return { code: r.status, bytes: passed ? r.stdout.length : 0, result: JSON.parse(last) };
 };
 
 test('the script packs within the bounds of the stream GNU tar writes, and refuses before a byte past them', () => {

@@ -1,13 +1,14 @@
 // A folder of an intern's work folder as a tar stream (docs/guides/files.md, "A folder's
 // download"), made by a shell script run by files.ts inside the intern's own view as its uid, in
 // the disk root, the way files-op.mjs's operations are (its header says the contract: the outcome
-// as a JSON line last on stderr, nothing on stdout when refused). A script of C programs rather
+// as a JSON line last on stderr), but for its stdout: GNU tar writes the stream there while the
+// walk runs, and it is the gateway's to send only once `ok` is said on descriptor 3 (a refusal
+// stops the tar, and says nothing there). A script of C programs rather
 // than a Node process: a Node start was most of a download's time before its first byte
 // (docs/performance-log.md). It checks the path's components without following them (a link, a
 // file or a special file on the way is refused by name), walks the folder once with `find`
-// (nothing followed, not past its file system) and refuses before a byte is written when the tar
-// stream would pass the bounds or an entry cannot be read by this uid; then GNU tar writes the
-// stream. The accounting is GNU tar's own: 512-byte headers, a long-name entry for names (and
+// (nothing followed, not past its file system) beside GNU tar, and refuses when the tar stream
+// would pass the bounds or an entry cannot be read by this uid. The accounting is GNU tar's own: 512-byte headers, a long-name entry for names (and
 // link targets) of 100 bytes and more, files padded to whole blocks, the end's two zero blocks,
 // the stream padded to whole records. Names are bytes, separated by NULs (a tenant's may hold
 // newlines); awk's lengths are bytes under LC_ALL=C. A link swapped in after the check gets the
@@ -65,14 +66,24 @@ for c in $rel; do
 done
 unset IFS
 cd -P -- "$p" || refuse changed "$rel"
+# GNU tar starts beside the walk (which also warms what it reads): its stream is the gateway's to
+# send only once the walk has passed, said on descriptor 3, and is dropped with the tar otherwise.
+# 1: a file changed while it was read (it is in the stream as it was).
+tar --create --file=- --blocking-factor=${RECORD_BLOCKS} --format=gnu --numeric-owner --no-acls --no-xattrs \\
+  --no-selinux --one-file-system --hard-dereference --warning=no-file-ignored . &
+tarpid=$!
 verdict=$(find . -xdev \\( -type d \\( -readable -executable -printf 'd\\0%p\\0' -o -printf 'D\\0%p\\0' \\) \\) \\
   -o \\( -type f \\( -readable -printf 'f%s\\0%p\\0' -o -printf 'F\\0%p\\0' \\) \\) \\
   -o \\( -type l -printf 'l%l\\0%p\\0' \\) -o \\( ! -type s -printf 'o\\0%p\\0' \\) 2>/dev/null |
   REL=$rel MAX_BYTES=$2 MAX_ENTRIES=$3 awk '${AWK_WALK.replaceAll("'", "'\\''")}')
-if [ -n "$verdict" ]; then printf '\\n%s\\n' "$verdict" >&2; exit 3; fi
-# 1: a file changed while it was read (it is in the stream as it was).
-tar --create --file=- --blocking-factor=${RECORD_BLOCKS} --format=gnu --numeric-owner --no-acls --no-xattrs \\
-  --no-selinux --one-file-system --hard-dereference --warning=no-file-ignored .
+if [ -n "$verdict" ]; then
+  kill "$tarpid" 2>/dev/null
+  wait "$tarpid" 2>/dev/null
+  printf '\\n%s\\n' "$verdict" >&2
+  exit 3
+fi
+printf 'ok\\n' >&3
+wait "$tarpid"
 code=$?
 if [ "$code" -le 1 ]; then printf '\\n{"ok":true,"type":"tar"}\\n' >&2; exit 0; fi
 printf '\\n{"ok":false,"kind":"tar","path":"","detail":"tar exited %s"}\\n' "$code" >&2

@@ -154,24 +154,29 @@ function resultOf(r: JobResult): FileOpResult {
 }
 
 /** Packs the folder `rel` of the work folder in `view` as `uid` (files-pack.ts), its tar stream
- * on `stdout` as it is written (spawner.ts): `stdout` ends when the stream does; destroying it
- * stops the tar (its next write fails). `result` never rejects. */
+ * on `stdout` as it is written (spawner.ts), to be sent once `passed` (the walk's `ok` on
+ * descriptor 3) and dropped on a refusal: `stdout` ends when the stream does; destroying it stops
+ * the tar (its next write fails). `result` never rejects. */
 export async function packStream(o: {
   view: DiskView;
   uid: number | null;
   rel: string;
   maxBytes: number;
   maxEntries: number;
-}): Promise<{ stdout: Readable; result: Promise<FileOpResult> }> {
+}): Promise<{ stdout: Readable; passed: Promise<void>; result: Promise<FileOpResult> }> {
   const argv = packArgv(o.rel, { maxBytes: o.maxBytes, maxEntries: o.maxEntries });
-  const s = await spawner.stream(jobIn({ view: o.view, uid: o.uid, argv }));
+  const s = await spawner.connect(jobIn({ view: o.view, uid: o.uid, argv }), ['stdout', 'fd3']);
   const result = s.result.then(resultOf, (err: Error) => ({
     ok: false as const,
     kind: 'failed',
     path: '',
     detail: err.message,
   }));
-  return { stdout: s.stdout, result };
+  const control = s.ends.fd3;
+  control.on('error', () => {});
+  const passed = new Promise<void>((resolve) => control.once('data', () => resolve()));
+  control.resume();
+  return { stdout: s.ends.stdout, passed, result };
 }
 
 /** The staging folders of folder uploads, at the disk's root (files-op.mjs's UPLOADS). */
