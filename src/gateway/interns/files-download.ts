@@ -1,10 +1,10 @@
 // A folder's download (docs/guides/files.md, "A folder's download"): a script of C programs
 // (provisioner/files-pack.ts) walks the folder in the intern's view (bounds, refused before a byte
-// is sent) while GNU tar writes it to a socket this process reads, ahead while the walk runs and
-// then passed on as it comes (tarOut). And how any download goes to a
+// is sent) while GNU tar writes it to a socket this process reads once the walk has passed, and
+// passes on as it comes (tarOut). And how any download goes to a
 // client once its response has begun (outbound): failed rather than short, stopped when idle.
 // May import: files-context.ts, files-checks.ts, the provisioner's pack, the error registry, node built-ins.
-import { pipeline as pipelineCb, Readable, Transform } from 'node:stream';
+import { pipeline as pipelineCb, Transform, type Readable } from 'node:stream';
 import { fileTooLarge, internalError } from '../errors.ts';
 import type { InternRow } from '../store/schema-interns.ts';
 import { refusalOf } from './files-checks.ts';
@@ -101,13 +101,9 @@ export async function downloadFolder(
   throw refusalOf(op.r, { fallback: path, maxBytes, log: c.log });
 }
 
-/** What of a pack's stream is read ahead, at most, while its walk has not yet passed: GNU tar
- * writes beside the walk, and the time that saves is what this lets it write meanwhile. */
-const READ_AHEAD_BYTES = 8 << 20;
-
 /** Starts the pack in the view (released when it ends) and waits for its walk's verdict (or its
- * end), reading what GNU tar writes meanwhile (at most READ_AHEAD_BYTES): sent once it has
- * passed, dropped with the tar when refused. */
+ * end). GNU tar writes beside the walk into the socket, unread until then (its buffer is what it
+ * runs ahead by): sent once the walk has passed, dropped with the tar when refused. */
 async function packing(c: FilesContext, { view, rel }: { view: InternView; rel: string }): Promise<Packing> {
   let op: Awaited<ReturnType<typeof packStream>>;
   try {
@@ -120,25 +116,11 @@ async function packing(c: FilesContext, { view, rel }: { view: InternView; rel: 
   void result
     .then(() => view.release())
     .catch((err: Error) => c.log.error({ err: err.message }, "releasing an intern's view failed"));
-  const ahead: Buffer[] = [];
-  let aheadBytes = 0;
-  const readAhead = (chunk: Buffer) => {
-    ahead.push(chunk);
-    aheadBytes += chunk.length;
-    if (aheadBytes >= READ_AHEAD_BYTES) stdout.pause();
-  };
-  stdout.on('data', readAhead).on('error', () => {});
   // The job's end settles it too: a walk that passed said so before it ended, but the two come by
   // different ways, and the result is the truth.
   const ended = await Promise.race([passed.then(() => null), result]);
-  stdout.off('data', readAhead).pause();
-  if (ended === null || ended.ok) {
-    // A small folder's stream may have ended whole while it was read ahead.
-    const read = Buffer.concat(ahead);
-    const from = stdout.readableEnded ? Readable.from([read]) : stdout;
-    if (!stdout.readableEnded && read.length) stdout.unshift(read);
-    return { started: true, stream: tarOut(from, { maxBytes: c.limits.maxBytes, idleMs: c.limits.idleMs, result }) };
-  }
+  if (ended === null || ended.ok)
+    return { started: true, stream: tarOut(stdout, { maxBytes: c.limits.maxBytes, idleMs: c.limits.idleMs, result }) };
   stdout.destroy();
   return { started: false, r: ended };
 }
