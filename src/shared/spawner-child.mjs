@@ -1,39 +1,56 @@
 // The helper of spawner.ts: runs the jobs its parent sends over IPC ({id, job}, a Job of
 // spawner.ts), each a child of this small process, and answers {id, code, stderr} or {id, error}.
-// A job's stdin and stdout are each a file, nothing, or (sockets) a Unix socket its parent listens
-// on, as its descriptor 3 may be: this process connects to each, gives the command the
-// connections, and keeps no copy.
+// A job's stdin and stdout are each a file, nothing, or (sockets) a Unix socket, as its descriptor 3
+// may be: this process listens on each path, says {id, listening: true}, and once its parent has
+// dialled each, gives the command the connections and keeps no copy.
 // It exits when its parent lets go of it. Plain JavaScript with node built-ins only, so that it
 // starts in some 40 ms from the source tree and from dist/ alike (no TypeScript loader).
 import { spawn } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
-import { connect } from 'node:net';
+import { createServer } from 'node:net';
 
 /** A job sees nothing of the gateway's environment (nor does this helper: spawner.ts). */
 const ENV = { PATH: '/usr/local/bin:/usr/bin:/bin', LANG: 'C.UTF-8' };
 
-/** Connects to each of the job's sockets (its parent listens on them), then starts it. */
+/** How long a job's sockets wait for its parent to dial them: one that went away meanwhile. */
+const DIAL_MS = 10_000;
+
+/** Listens on each of the job's sockets, says so, and starts it once its parent has dialled each. */
 function run(id, job) {
   const ends = Object.entries(job.sockets ?? {});
   const sockets = {};
+  if (!ends.length) return start(id, job, sockets);
+  const servers = [];
+  let listening = ends.length;
   let waiting = ends.length;
-  if (!waiting) return start(id, job, sockets);
   let failed = false;
+  const fail = (message) => {
+    if (failed) return;
+    failed = true;
+    clearTimeout(timer);
+    for (const server of servers) server.close();
+    for (const s of Object.values(sockets)) s.destroy();
+    process.send({ id, error: message });
+  };
+  const timer = setTimeout(() => fail("the job's sockets were not dialled in time"), DIAL_MS);
   for (const [end, path] of ends) {
     // Paused from the start: what the parent writes to a stdin is the command's to read, and
     // nothing of it is taken into this process before the command holds the connection.
-    const socket = connect(path).pause();
-    sockets[end] = socket;
-    socket.once('error', (err) => {
-      if (failed) return;
-      failed = true;
-      for (const s of Object.values(sockets)) s.destroy();
-      process.send({ id, error: err.message });
-    });
-    socket.once('connect', () => {
-      socket.removeAllListeners('error');
+    const server = createServer({ pauseOnConnect: true });
+    servers.push(server);
+    server.once('error', (err) => fail(err.message));
+    server.once('connection', (socket) => {
+      // Closing the server removes its path: nobody else can dial it.
+      server.close();
+      sockets[end] = socket;
       socket.on('error', () => {});
-      if (--waiting === 0 && !failed) start(id, job, sockets);
+      if (--waiting === 0 && !failed) {
+        clearTimeout(timer);
+        start(id, job, sockets);
+      }
+    });
+    server.listen(path, () => {
+      if (--listening === 0 && !failed) process.send({ id, listening: true });
     });
   }
 }

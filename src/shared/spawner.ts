@@ -6,14 +6,16 @@
 // (connect) Unix sockets for its stdin, its stdout or its descriptor 3 (both ways) that this
 // process holds the other end of while the command runs: bytes cross as they are made,
 // with the socket's backpressure, and closing this end stops a command that is still writing
-// (EPIPE) or ends what it reads. A job may also be given bytes to read on descriptor 3 (a seccomp program for bubblewrap)
+// (EPIPE) or ends what it reads. This process dials each connection (the helper listens), so
+// that an end may be read into buffers of the reader's own (net's onread) rather than into a
+// new buffer for each read. A job may also be given bytes to read on descriptor 3 (a seccomp program for bubblewrap)
 // and a time limit (its process group killed).
 // The helper is let go of after IDLE_MS without a job; nothing of it holds this process open.
 // May import: node built-ins.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer, type Socket } from 'node:net';
+import { connect as dial, type OnReadOpts, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -31,9 +33,9 @@ export type Job = {
   /** A file for the command's stdin (read) or its stdout (written, 0600); otherwise nothing. */
   stdin?: string;
   stdout?: string;
-  /** Unix sockets (listening) that the helper connects the command's stdin, stdout or descriptor
-   * 3 to (connect); descriptor 3 is relayed through a pipe, blocking on the command's side. The
-   * ends are accepted paused: a reader resumes its end. */
+  /** Paths of Unix sockets that the helper listens on (connect), says so, and connects the
+   * command's stdin, stdout or descriptor 3 to once this process has dialled each; descriptor 3 is
+   * relayed through a pipe, blocking on the command's side. */
   sockets?: Partial<Record<End, string>>;
   /** Bytes (base64) the command reads on descriptor 3, a pipe: bubblewrap's --seccomp 3. */
   fd3?: string;
@@ -43,8 +45,9 @@ export type Job = {
 
 export type JobResult = { code: number | null; stderr: string; timedOut?: true };
 
-/** What the helper sends back for job `id`: its result, or why it could not start. */
-export type JobReply = { id: number } & (JobResult | { error: string });
+/** What the helper sends back for job `id`: that its sockets listen (connect), its result, or why
+ * it could not start. */
+export type JobReply = { id: number } & (JobResult | { error: string } | { listening: true });
 
 /** The command's descriptors that connect() can hand this process the other end of. */
 export type End = 'stdin' | 'stdout' | 'fd3';
@@ -54,8 +57,14 @@ export type Connected<E extends End> = { ends: Record<E, Socket>; result: Promis
 
 export type Spawner = {
   run(job: Job): Promise<JobResult>;
-  /** Runs `job` with each of `ends` a socket whose other end this process holds. */
-  connect<E extends End>(job: Omit<Job, 'sockets'>, ends: E[]): Promise<Connected<E>>;
+  /** Runs `job` with each of `ends` a socket whose other end this process holds; an end given in
+   * `onread` is read that way (net's onread: into the caller's buffers, its callback instead of
+   * 'data'), from the moment it is connected. */
+  connect<E extends End>(
+    job: Omit<Job, 'sockets'>,
+    ends: E[],
+    o?: { onread?: Partial<Record<E, OnReadOpts>> },
+  ): Promise<Connected<E>>;
   close(): void;
 };
 
@@ -97,7 +106,7 @@ export function createSpawner(): Spawner {
     helper = null;
     removeSockets();
   };
-  const pending = new Map<number, { resolve(r: JobResult): void; reject(e: Error): void }>();
+  const pending = new Map<number, { resolve(r: JobResult): void; reject(e: Error): void; listening?(): void }>();
   const start = (): ChildProcess => {
     // Nothing of this process's environment (database URL, master key) goes to the helper.
     const child = spawn(process.execPath, [HELPER], {
@@ -106,6 +115,7 @@ export function createSpawner(): Spawner {
     });
     child.on('message', (m: JobReply) => {
       const p = pending.get(m.id);
+      if ('listening' in m) return p?.listening?.();
       pending.delete(m.id);
       if ('error' in m) p?.reject(new Error(m.error));
       else p?.resolve({ code: m.code, stderr: m.stderr, ...(m.timedOut ? { timedOut: true } : {}) });
@@ -122,42 +132,45 @@ export function createSpawner(): Spawner {
     });
     return child;
   };
-  const run = (job: Job): Promise<JobResult> => {
+  const run = (job: Job, listening?: () => void): Promise<JobResult> => {
     clearTimeout(idle);
     helper ??= start();
     hold(helper, true);
     const id = next++;
     return new Promise((resolve, reject) => {
-      pending.set(id, { resolve, reject });
+      pending.set(id, { resolve, reject, ...(listening ? { listening } : {}) });
       helper!.send({ id, job });
     });
   };
-  const connect = async <E extends End>(job: Omit<Job, 'sockets'>, ends: E[]): Promise<Connected<E>> => {
-    // One connection per end, the helper's, taken before the command starts; then the paths are
-    // gone.
-    const listening = await Promise.all(
-      ends.map(async (end) => {
-        const path = socketPath();
-        const server = createServer({ pauseOnConnect: true });
-        await new Promise<void>((resolve, reject) => server.once('error', reject).listen(path, resolve));
-        const connected = new Promise<Socket>((resolve) => server.once('connection', resolve));
-        return { end, path, server, connected };
-      }),
-    );
-    const result = run({ ...job, sockets: Object.fromEntries(listening.map((l) => [l.end, l.path])) });
-    try {
-      // The helper connects before it starts the command: once the command has ended, every
-      // connection has been made; a job that failed before it never connects.
-      const sockets = await Promise.all(
-        listening.map((l) => Promise.race([l.connected, result.then(() => l.connected)])),
-      );
-      return { ends: Object.fromEntries(ends.map((end, i) => [end, sockets[i]!])) as Record<E, Socket>, result };
-    } finally {
-      for (const l of listening) {
-        l.server.close();
-        rmSync(l.path, { force: true });
-      }
-    }
+  const connect = async <E extends End>(
+    job: Omit<Job, 'sockets'>,
+    ends: E[],
+    o: { onread?: Partial<Record<E, OnReadOpts>> } = {},
+  ): Promise<Connected<E>> => {
+    const paths = ends.map(() => socketPath());
+    let listening!: () => void;
+    const listened = new Promise<void>((resolve) => (listening = resolve));
+    const result = run({ ...job, sockets: Object.fromEntries(ends.map((end, i) => [end, paths[i]!])) }, listening);
+    // A job whose sockets could not listen ends (rejects) without saying they do.
+    await Promise.race([listened, result]);
+    const sockets = await Promise.all(
+      ends.map(
+        (end, i) =>
+          new Promise<Socket>((resolve, reject) => {
+            const onread = o.onread?.[end];
+            const socket = dial({ path: paths[i]!, ...(onread ? { onread } : {}) });
+            socket.once('error', reject).once('connect', () => {
+              socket.off('error', reject);
+              resolve(socket);
+            });
+          }),
+      ),
+    ).catch((err: Error) => {
+      // The helper gives up on the connections it waits for (its result says so).
+      result.catch(() => {});
+      throw err;
+    });
+    return { ends: Object.fromEntries(ends.map((end, i) => [end, sockets[i]!])) as Record<E, Socket>, result };
   };
   return {
     run,

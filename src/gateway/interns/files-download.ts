@@ -1,14 +1,16 @@
 // A folder's download (docs/guides/files.md, "A folder's download"): a script of C programs
 // (provisioner/files-pack.ts) walks the folder in the intern's view (bounds, refused before a byte
-// is sent) while GNU tar writes it to a socket this process reads once the walk has passed, and
-// passes on as it comes (tarOut). And how any download goes to a
-// client once its response has begun (outbound): failed rather than short, stopped when idle.
-// May import: files-context.ts, files-checks.ts, the provisioner's pack, the error registry, node built-ins.
+// is sent) while GNU tar writes it to a socket that this process reads ahead meanwhile and relays
+// once the walk has passed (files-relay.ts). And how a file's download goes to a client once its
+// response has begun (outbound): failed rather than short, stopped when idle.
+// May import: files-context.ts, files-checks.ts, files-relay.ts, the provisioner's pack, the error registry, node built-ins.
+import type { ServerResponse } from 'node:http';
 import { pipeline as pipelineCb, Transform, type Readable } from 'node:stream';
 import { fileTooLarge, internalError } from '../errors.ts';
 import type { InternRow } from '../store/schema-interns.ts';
 import { refusalOf } from './files-checks.ts';
 import { type FilesContext, freshReadableView, readableView } from './files-context.ts';
+import { BufferPool, Relay } from './files-relay.ts';
 import type { InternView } from './provisioner/index.ts';
 import { packStream, type FileOpResult } from './provisioner/files.ts';
 
@@ -51,43 +53,43 @@ export function outbound(
   return out;
 }
 
-/** The tar stream `from` as it goes to a client whose response has begun (its status cannot change
- * any more): past `maxBytes` (the folder grew since it was walked) or with an operation that did not
- * end well (`result`), it fails (outbound), so the client sees a failed download, never a short
- * one. Destroyed (the client went away, or idle), it destroys `from`, which stops the tar that
- * writes it. */
-export function tarOut(
-  from: Readable,
-  o: { maxBytes: number; idleMs: number; result: Promise<FileOpResult> },
-): Readable {
-  let total = 0;
-  return outbound(from, {
-    idleMs: o.idleMs,
-    check(chunk) {
-      total += chunk.length;
-      return total > o.maxBytes
-        ? new Error(`the tar stream passed ${o.maxBytes} bytes (COHORT_FILES_MAX_MB) while it was sent`)
-        : null;
-    },
-    end: () =>
-      o.result.then((r) =>
-        r.ok ? null : new Error(`the tar stream failed while it was sent (${r.detail ?? r.kind})`),
-      ),
-  });
-}
+/** A folder's tar whose walk has passed: sent to a response whose head is written. */
+export type TarDownload = { send(res: ServerResponse): void };
 
-type Packing = { started: true; stream: Readable } | { started: false; r: FileOpResult };
+type Packing = { started: true; relay: Relay; result: Promise<FileOpResult> } | { started: false; r: FileOpResult };
+
+/** The buffers that downloads read into and write from: 256 KiB (a read takes what the socket
+ * holds, some 200 KiB), at most 8 MiB of them kept unused. */
+const pool = new BufferPool({ bytes: 256 << 10, keep: 32 });
+
+/** What of a pack's stream is read ahead, at most, while its walk has not yet passed: GNU tar
+ * writes beside the walk (the time that saves is what this lets it write meanwhile), but on two
+ * cores, reading more than this took time from the walk without shortening the download. */
+const READ_AHEAD_BYTES = 1 << 20;
 
 /** The folder `path` as a tar stream made while it is sent, or the refusal of its walk. */
 export async function downloadFolder(
   c: FilesContext,
   { row, path }: { row: InternRow; path: string },
-): Promise<Readable> {
+): Promise<TarDownload> {
   let op = await packing(c, { view: await readableView(c, row), rel: path });
   // Its daemon stopped between the look and the read (it fell asleep): read its disk instead.
   if (!op.started && !op.r.ok && op.r.kind === 'failed')
     op = await packing(c, { view: await freshReadableView(c, row), rel: path });
-  if (op.started) return op.stream;
+  if (op.started) {
+    const { relay, result } = op;
+    return {
+      send: (res) =>
+        relay.send(res, {
+          maxBytes: c.limits.maxBytes,
+          idleMs: c.limits.idleMs,
+          ended: result.then((r) =>
+            r.ok ? null : new Error(`the tar stream failed while it was sent (${r.detail ?? r.kind})`),
+          ),
+          failed: (err) => c.log.warn({ reason: err.message }, "a folder's download failed while it was sent"),
+        }),
+    };
+  }
   if (op.r.ok) throw internalError();
   const { maxBytes, maxEntries } = c.limits;
   if (op.r.kind === 'too_large')
@@ -102,25 +104,26 @@ export async function downloadFolder(
 }
 
 /** Starts the pack in the view (released when it ends) and waits for its walk's verdict (or its
- * end). GNU tar writes beside the walk into the socket, unread until then (its buffer is what it
- * runs ahead by): sent once the walk has passed, dropped with the tar when refused. */
+ * end), its stream read ahead meanwhile (at most READ_AHEAD_BYTES): relayed once the walk has
+ * passed, dropped with the tar when refused. */
 async function packing(c: FilesContext, { view, rel }: { view: InternView; rel: string }): Promise<Packing> {
+  const relay = new Relay({ pool, aheadBytes: READ_AHEAD_BYTES });
   let op: Awaited<ReturnType<typeof packStream>>;
   try {
-    op = await packStream({ view: view.view, uid: view.uid, rel, ...c.limits });
+    op = await packStream({ view: view.view, uid: view.uid, rel, ...c.limits, onread: relay.onread });
   } catch (err) {
     await view.release();
     throw err;
   }
   const { stdout, passed, result } = op;
+  relay.attach(stdout);
   void result
     .then(() => view.release())
     .catch((err: Error) => c.log.error({ err: err.message }, "releasing an intern's view failed"));
   // The job's end settles it too: a walk that passed said so before it ended, but the two come by
   // different ways, and the result is the truth.
   const ended = await Promise.race([passed.then(() => null), result]);
-  if (ended === null || ended.ok)
-    return { started: true, stream: tarOut(stdout, { maxBytes: c.limits.maxBytes, idleMs: c.limits.idleMs, result }) };
-  stdout.destroy();
+  if (ended === null || ended.ok) return { started: true, relay, result };
+  relay.drop();
   return { started: false, r: ended };
 }

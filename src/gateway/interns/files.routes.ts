@@ -118,8 +118,14 @@ const readRoutes: RouteModule = (app, ctx) => {
           .type(got.type === 'tar' ? 'application/x-tar' : 'application/octet-stream')
           .header('x-content-type-options', 'nosniff')
           .header('content-disposition', 'attachment');
-        if (got.size !== null) reply.header('content-length', got.size);
-        return reply.send(got.stream);
+        if (got.type === 'file') return reply.header('content-length', got.size).send(got.stream);
+        // Written by the download itself, which reuses each buffer once the response has written it.
+        for (const [k, v] of Object.entries(reply.getHeaders()))
+          if (v !== undefined) reply.raw.setHeader(k, v as string);
+        reply.hijack();
+        reply.raw.writeHead(200);
+        got.download.send(reply.raw);
+        return reply;
       },
     });
 };

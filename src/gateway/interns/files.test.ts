@@ -1,11 +1,11 @@
 // The files API's pure checks, table by table: a request's path, and a folder upload's tar entries;
-// and how a download ends once its response has begun (tarOut, outbound).
+// and how a file's download ends once its response has begun (outbound).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { PassThrough, Readable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import { checkedPath, pathRefusal, tarRefusal } from './files-checks.ts';
-import { outbound, tarOut } from './files-download.ts';
+import { outbound } from './files-download.ts';
 
 test('pathRefusal: what a path relative to the work folder may be', () => {
   const table: [string, string | null][] = [
@@ -51,43 +51,6 @@ test('tarRefusal: files and folders only, each under folders listed before it', 
   ];
   for (const [path, type, why] of table) assert.equal(tarRefusal(path, type, dirs), why, `${path} ${type}`);
   assert.deepEqual([...dirs], ['a', 'a/b']);
-});
-
-test('tarOut: the stream whole when the tar ended well; failed past the bound or when it did not, its source destroyed', async () => {
-  const read = async (r: Readable) => {
-    const chunks: Buffer[] = [];
-    try {
-      for await (const c of r) chunks.push(c as Buffer);
-      return { bytes: Buffer.concat(chunks).length, error: null };
-    } catch (err) {
-      return { bytes: Buffer.concat(chunks).length, error: (err as Error).message };
-    }
-  };
-  const ok = Promise.resolve({ ok: true as const, type: 'tar' });
-  const failed = Promise.resolve({ ok: false as const, kind: 'tar', path: '', detail: 'tar: a.txt: Cannot open' });
-  const source = (n: number) => Readable.from([Buffer.alloc(n), Buffer.alloc(n)]);
-
-  assert.deepEqual(await read(tarOut(source(512), { maxBytes: 1024, idleMs: 60_000, result: ok })), {
-    bytes: 1024,
-    error: null,
-  });
-  const tooMany = source(512);
-  assert.equal(
-    (await read(tarOut(tooMany, { maxBytes: 1023, idleMs: 60_000, result: ok }))).error,
-    'the tar stream passed 1023 bytes (COHORT_FILES_MAX_MB) while it was sent',
-  );
-  assert.equal(tooMany.destroyed, true);
-  assert.deepEqual(await read(tarOut(source(512), { maxBytes: 1024, idleMs: 60_000, result: failed })), {
-    bytes: 1024,
-    error: 'the tar stream failed while it was sent (tar: a.txt: Cannot open)',
-  });
-  // The client went away: what the tar writes to is closed.
-  const held = new PassThrough();
-  held.write(Buffer.alloc(10));
-  const out = tarOut(held, { maxBytes: 1024, idleMs: 60_000, result: new Promise(() => {}) });
-  out.destroy();
-  await finished(held).catch(() => {});
-  assert.equal(held.destroyed, true);
 });
 
 test('outbound: a reader that takes nothing while bytes wait for it is cut off after idleMs; one that reads on, or a slow source, is not', async () => {

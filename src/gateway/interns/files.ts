@@ -17,7 +17,7 @@
 import type { Readable } from 'node:stream';
 import type { InternRow } from '../store/schema-interns.ts';
 import type { FilesContext } from './files-context.ts';
-import { downloadFolder } from './files-download.ts';
+import { downloadFolder, type TarDownload } from './files-download.ts';
 import { movePath, readPath, removePath, writePath } from './files-ops.ts';
 import {
   addRepositories,
@@ -36,7 +36,8 @@ import type { Repository } from './repositories.schemas.ts';
 
 export type Got =
   | { type: 'directory'; body: unknown }
-  | { type: 'file' | 'tar'; stream: Readable; size: number | null };
+  | { type: 'file'; stream: Readable; size: number }
+  | { type: 'tar'; download: TarDownload };
 
 export type InternFiles = {
   /** A file's bytes, a folder's listing, or (tar) a folder as a tar stream. */
@@ -95,7 +96,7 @@ export type InternFiles = {
 export function createInternFiles(c: FilesContext): InternFiles {
   return {
     get: async (row, path, { tar }) =>
-      tar ? { type: 'tar', stream: await downloadFolder(c, { row, path }), size: null } : readPath(c, { row, path }),
+      tar ? { type: 'tar', download: await downloadFolder(c, { row, path }) } : readPath(c, { row, path }),
     put: (row, path, body, o) => writePath(c, { row, path, body, ...o }),
     remove: (row, path, o) => removePath(c, { row, path, ...o }),
     move: (row, from, to, o) => movePath(c, { row, from, to, ...o }),

@@ -18,7 +18,8 @@ import { createSpawner, type Job, type JobResult } from '../../../shared/spawner
 import { tenantJob } from './tenant-job.ts';
 import { packArgv } from './files-pack.ts';
 import { unpackArgv } from './files-unpack.ts';
-import type { Readable, Writable } from 'node:stream';
+import type { Writable } from 'node:stream';
+import type { OnReadOpts, Socket } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import {
   chmodSync,
@@ -154,18 +155,21 @@ function resultOf(r: JobResult): FileOpResult {
 }
 
 /** Packs the folder `rel` of the work folder in `view` as `uid` (files-pack.ts), its tar stream
- * on `stdout` as it is written (spawner.ts), to be sent once `passed` (the walk's `ok` on
- * descriptor 3) and dropped on a refusal: `stdout` ends when the stream does; destroying it stops
- * the tar (its next write fails). `result` never rejects. */
+ * on `stdout` as it is written (spawner.ts), read by `onread`, to be sent once `passed` (the walk's
+ * `ok` on descriptor 3) and dropped on a refusal: `stdout` ends when the stream does; destroying it
+ * stops the tar (its next write fails). `result` never rejects. */
 export async function packStream(o: {
   view: DiskView;
   uid: number | null;
   rel: string;
   maxBytes: number;
   maxEntries: number;
-}): Promise<{ stdout: Readable; passed: Promise<void>; result: Promise<FileOpResult> }> {
+  onread: OnReadOpts;
+}): Promise<{ stdout: Socket; passed: Promise<void>; result: Promise<FileOpResult> }> {
   const argv = packArgv(o.rel, { maxBytes: o.maxBytes, maxEntries: o.maxEntries });
-  const s = await spawner.connect(jobIn({ view: o.view, uid: o.uid, argv }), ['stdout', 'fd3']);
+  const s = await spawner.connect(jobIn({ view: o.view, uid: o.uid, argv }), ['stdout', 'fd3'], {
+    onread: { stdout: o.onread },
+  });
   const result = s.result.then(resultOf, (err: Error) => ({
     ok: false as const,
     kind: 'failed',
