@@ -578,6 +578,21 @@ describe('files API', { skip: noSandbox }, () => {
     const root = await req('PUT', '/?format=tar', await tarOf({ 'rootfile.txt': 'at the root' }));
     assert.deepEqual([root.status, root.body], [200, { path: '', type: 'directory' }]);
     assert.equal(await shellIn(f, id, 'cat /intern/work/rootfile.txt'), 'at the root');
+
+    // Every kind of name at the top of a new target is moved into it: hidden ones, ones of two
+    // dots, and names a shell would read as patterns or options.
+    const names = ['.env', '..dots', 'plain', '*', '-n', 'with space'];
+    const odd = await req('PUT', '/odd/names?format=tar', await tarOf(Object.fromEntries(names.map((n) => [n, n]))));
+    assert.deepEqual([odd.status, odd.body], [200, { path: 'odd/names', type: 'directory' }]);
+    assert.deepEqual((await shellIn(f, id, 'cd /intern/work/odd/names && ls -A1 && cat ./-n')).split('\n'), [
+      '*',
+      '-n',
+      '..dots',
+      '.env',
+      'plain',
+      'with space',
+      '-n',
+    ]);
   });
   test("an upload's staging folder is beyond the tenant's reach, and nothing of an upload stays when its target is a file, a folder is in a file's way, the disk fills or its client goes", async () => {
     // The staging folders, as the intern's launcher sees its disk (root's view, from the host).
