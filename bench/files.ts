@@ -8,9 +8,12 @@
 // ensureDiskImage), where the files API's work lands, in turns with it; and in a folder of this
 // host's disk after the rounds (onTheHost). The two differ widely on some machines (creating a
 // file on a fresh machine's root disk took 0.9 ms, 5× an image's); the ratio is taken to the
-// faster. After one round's warm-up, median of BENCH_ROUNDS (3) rounds. Prints a markdown table
+// faster. Beside them, the floor: the same tar streams through a bare Node HTTP server
+// (tar-relay-floor.mjs, no sandbox, checks or staging), what any gateway in Node pays on this
+// machine. After one round's warm-up, median of BENCH_ROUNDS (3) rounds. Prints a markdown table
 // and the load average. Needs the sandbox (bubblewrap) and root, as interns do, and curl.
-import { execFile, execFileSync } from 'node:child_process';
+import { execFile, execFileSync, spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { promisify } from 'node:util';
 import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -78,8 +81,15 @@ const UPLOAD = 'upload a 50 MB folder of 5,000 files (tar; curl -T, beside tar -
 const DOWNLOAD = 'download it (tar; curl -o, beside tar -c -f)';
 
 const CLONE = 'clone a 100 MB repository into an intern';
-type Row = { ours: number[]; host: number[]; disk: number[] };
-const row = (): Row => ({ ours: [], host: [], disk: [] });
+type Row = { ours: number[]; host: number[]; disk: number[]; floor: number[] };
+const row = (): Row => ({ ours: [], host: [], disk: [], floor: [] });
+
+// The floor's server, a process of its own with this one's environment (as the gateway's).
+const floorServer = spawn(process.execPath, [join(import.meta.dirname, 'tar-relay-floor.mjs')], {
+  stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
+});
+const [floorPort] = (await once(floorServer.stdout!, 'data')) as [Buffer];
+const floor = `http://127.0.0.1:${floorPort.toString().trim()}/`;
 const rows: Record<string, Row> = { [UPLOAD]: row(), [DOWNLOAD]: row(), [CLONE]: row() };
 
 /** What the step before wrote (50–100 MB) written back to the disk, outside the time of the
@@ -87,8 +97,8 @@ const rows: Record<string, Row> = { [UPLOAD]: row(), [DOWNLOAD]: row(), [CLONE]:
  * which would slow whichever came next (an unsettled run read tar -x at 0.2–5 s). */
 const settled = () => run('sync');
 
-/** The folder uploaded by `curl -T` to a folder of its own (up-<i>). */
-const upload = (base: string, i: number) =>
+/** The folder uploaded by `curl -T` to `url`, with `headers`. */
+const curlUpload = (url: string, headers: string[] = []) =>
   ms(() =>
     run('curl', [
       '-sS',
@@ -97,13 +107,14 @@ const upload = (base: string, i: number) =>
       '/dev/null',
       '-H',
       'expect:',
-      '-H',
-      header,
+      ...headers.flatMap((h) => ['-H', h]),
       '-T',
       tarFile,
-      `${base}/files/up-${i}?format=tar`,
+      url,
     ]),
   );
+/** The folder uploaded to a folder of its own (up-<i>). */
+const upload = (base: string, i: number) => curlUpload(`${base}/files/up-${i}?format=tar`, [header]);
 /** The folder unpacked by `tar -x` into a folder of `dir` (untar-<round>-<i>). */
 const untar = (dir: string, round: number, i: number) => {
   const to = join(dir, `untar-${round}-${i}`);
@@ -111,15 +122,26 @@ const untar = (dir: string, round: number, i: number) => {
   return ms(() => run('tar', ['-x', '-f', tarFile, '-C', to]));
 };
 
-/** TRIES times: the folder uploaded, and unpacked by hand on the disk like an intern's, which
- * goes first every other time (neither always follows the other's writes). */
+/** The folder uploaded through the floor into a folder of the disk like an intern's. */
+const floorUpload = (round: number, i: number) => {
+  const to = join(disk, `floor-${round}-${i}`);
+  mkdirSync(to);
+  return curlUpload(`${floor}?dir=${encodeURIComponent(to)}`);
+};
+
+/** Each step in turn, a step first in each of them (none always follows another's writes). */
+const inTurn = <T>(steps: T[], i: number) => [...steps.slice(i % steps.length), ...steps.slice(0, i % steps.length)];
+
+/** TRIES times: the folder uploaded, unpacked by hand on the disk like an intern's, and uploaded
+ * through the floor, in turns. */
 async function uploads(o: { base: string; round: number }) {
   for (let i = 0; i < TRIES; i++) {
     const steps = [
       async () => rows[UPLOAD]!.ours.push(await upload(o.base, i)),
       async () => rows[UPLOAD]!.disk.push(await untar(disk, o.round, i)),
+      async () => rows[UPLOAD]!.floor.push(await floorUpload(o.round, i)),
     ];
-    for (const step of i % 2 ? steps.reverse() : steps) {
+    for (const step of inTurn(steps, i)) {
       await settled();
       await step();
     }
@@ -143,8 +165,12 @@ async function downloads(o: { url: string; round: number }) {
         if (statSync(out).size < FILES * FILE_BYTES) throw new Error('the download is short');
       },
       async () => rows[DOWNLOAD]!.disk.push(await pack(disk, o.round)),
+      async () => {
+        const from = encodeURIComponent(join(disk, `untar-${o.round}-0`));
+        rows[DOWNLOAD]!.floor.push(await ms(() => run('curl', ['-sS', '-f', '-o', out, `${floor}?dir=${from}`])));
+      },
     ];
-    for (const step of i % 2 ? steps.reverse() : steps) {
+    for (const step of inTurn(steps, i)) {
       await settled();
       await step();
     }
@@ -224,19 +250,35 @@ try {
       "by hand, this host's disk (ms)",
       "by hand, a disk like an intern's (ms)",
       'ratio to the faster',
+      'a bare Node relay, the floor (ms)',
+      "the floor's ratio",
     ]),
   );
-  console.log(line(['---', '---', '---', '---', '---']));
+  console.log(line(['---', '---', '---', '---', '---', '---', '---']));
   for (const [name, r] of Object.entries(rows)) {
     if (!r.ours.length) continue;
     const [a, h, d] = [median(r.ours), median(r.host), median(r.disk)];
-    console.log(line([name, a.toFixed(0), h.toFixed(0), d.toFixed(0), `${(a / Math.min(h, d)).toFixed(2)}×`]));
+    const fastest = Math.min(h, d);
+    const fl = r.floor.length ? median(r.floor) : null;
+    console.log(
+      line([
+        name,
+        a.toFixed(0),
+        h.toFixed(0),
+        d.toFixed(0),
+        `${(a / fastest).toFixed(2)}×`,
+        fl === null ? '–' : fl.toFixed(0),
+        fl === null ? '–' : `${(fl / fastest).toFixed(2)}×`,
+      ]),
+    );
   }
   for (const [name, r] of Object.entries(rows)) {
     const all = (xs: number[]) => xs.map((x) => x.toFixed(0)).join(' ');
-    if (r.ours.length) console.log(`${name}: ${all(r.ours)}; host ${all(r.host)}; disk ${all(r.disk)}`);
+    if (r.ours.length)
+      console.log(`${name}: ${all(r.ours)}; host ${all(r.host)}; disk ${all(r.disk)}; floor ${all(r.floor)}`);
   }
 } finally {
+  floorServer.disconnect();
   await f.close();
   await git.close();
   if (ROUNDS > 0) execFileSync('umount', [disk]);
