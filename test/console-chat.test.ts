@@ -361,6 +361,9 @@ describe('the console’s chat as a chat product', { skip: noBrowser }, () => {
     await second.goto(`${origin()}/#/interns/${id}`);
     const latest = second.getByRole('article', { name: 'Turn: /say the latest one' });
     await latest.waitFor();
+    // A turn out of view is not laid out (content-visibility: auto), and its innerText is then
+    // empty: it is read once in view, where the page scrolls it once laid out.
+    await latest.scrollIntoViewIfNeeded();
     assert.equal(await latest.locator('.reply').innerText(), 'the latest one');
     assert.match(
       await latest.locator('.usage').innerText(),
