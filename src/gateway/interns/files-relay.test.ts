@@ -167,6 +167,10 @@ test('once begun, a download past its bound, whose source did not end well, or w
       const got = await download(http.url, c.client ?? {});
       await src.closed;
       assert.deepEqual(c.s.failures, [c.why], c.name);
+      // No buffer is in the pool twice (two downloads would read into one).
+      const taken = Array.from({ length: pool.idle }, () => pool.take());
+      assert.equal(new Set(taken).size, taken.length, c.name);
+      for (const b of taken) pool.give(b);
       if (c.client) {
         // What the client reads from now on ends short: the response was aborted.
         const aborted = await new Promise<boolean>((resolve) => {

@@ -61,10 +61,17 @@ export class Relay {
   constructor(private readonly o: { pool: BufferPool; aheadBytes: number }) {
     this.onread = {
       buffer: () => {
+        // Once over, its socket is closed and reads nothing more: none is taken from the pool.
+        if (this.over) return Buffer.allocUnsafeSlow(16);
         this.next = o.pool.take();
         return this.next;
       },
-      callback: (n, buf) => this.read(buf as Buffer, n),
+      callback: (n, buf) => {
+        // The buffer read into is the chunk's now (given back once written, or dropped); net asks
+        // for the next one after this returns.
+        this.next = null;
+        return this.read(buf as Buffer, n);
+      },
     };
   }
 
@@ -180,7 +187,7 @@ export class Relay {
   /** Called once its socket reads no more (ended, or destroyed first). */
   private release(): void {
     clearTimeout(this.idle);
-    // The buffer the socket would have read into next.
+    // The buffer the socket would have read into next, unless a read holds it.
     if (this.next) this.o.pool.give(this.next);
     this.next = null;
   }
