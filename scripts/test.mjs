@@ -30,7 +30,13 @@ if (whole) {
   }
 }
 const files = whole ? [...find('src'), ...find('console'), ...find('test')].sort() : [];
-const result = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=2', ...args, ...files], {
-  stdio: 'inherit',
-});
+// A file (or a test) that hangs fails after ten minutes, its process killed, naming itself: one
+// that hung once held CI to its 90 minutes and told nothing. The longest file takes about four.
+const result = spawnSync(
+  process.execPath,
+  ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-timeout=600000', ...args, ...files],
+  {
+    stdio: 'inherit',
+  },
+);
 process.exit(result.status ?? 1);

@@ -508,6 +508,9 @@ describe('the console in a browser', { skip: noBrowser }, () => {
     await page.goto(`${origin()}/#/interns`);
     await page.locator('tr[data-intern="filer"]').getByRole('link', { name: 'Files of filer' }).click();
     await page.getByRole('heading', { name: 'Files', level: 1 }).waitFor();
+    // The listing, or the problem shown instead of it (named in the failure, not left to a timeout).
+    await page.locator('tr[data-entry="site"], [role=alert]').first().waitFor({ timeout: 60_000 });
+    assert.equal(await page.getByRole('alert').count(), 0, await page.locator('main').innerText());
     await page.locator('tr[data-entry="site"]').getByRole('link', { name: 'site' }).click();
     await page.locator('tr[data-entry="docs"]').waitFor();
     assert.deepEqual(

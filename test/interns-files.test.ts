@@ -620,14 +620,15 @@ describe('files API', { skip: noSandbox }, () => {
     // node:http rather than fetch: the answer comes while the body is still being sent, and the
     // connection is closed after it, which fetch may report as a failure of the body it sends.
     let sent = 0;
-    const onFile = await new Promise<{ status: number; body: unknown }>((resolve, reject) => {
+    // A connection that fails before the answer is read settles it too (as the failure), never a hang.
+    const onFile = await new Promise<{ status: number | string; body: unknown }>((resolve) => {
       const request = httpRequest(url('/plain.txt?format=tar'), { method: 'PUT', headers: auth() }, (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
         res.once('end', () => resolve({ status: res.statusCode!, body: JSON.parse(Buffer.concat(chunks).toString()) }));
-        res.once('error', reject);
+        res.once('error', (err) => resolve({ status: `the answer failed: ${err.message}`, body: null }));
       });
-      request.on('error', () => {});
+      request.on('error', (err) => resolve({ status: `the request failed: ${err.message}`, body: null }));
       const more = () => {
         if (request.destroyed || sent >= MAX_MB * 1048576) return;
         sent += 65536;
