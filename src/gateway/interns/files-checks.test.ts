@@ -1,8 +1,10 @@
 // The error each refusal of an operation in an intern's view answers with (refusalOf), table by
-// table, and the branch a push makes when none is asked for (defaultBranch).
+// table; the path checks (one pass over a path) against the rules written plainly (property); and
+// the branch a push makes when none is asked for (defaultBranch).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { refusalOf } from './files-checks.ts';
+import fc from 'fast-check';
+import { MAX_DEPTH, MAX_NAME_BYTES, MAX_PATH_BYTES, pathRefusal, refusalOf, tarRefusal } from './files-checks.ts';
 import { defaultBranch } from './files-repositories.ts';
 
 test("refusalOf: each kind of refusal as its status and message, naming the path or the request's", () => {
@@ -57,4 +59,60 @@ test("defaultBranch: the intern's name made safe for a ref, at most 60 character
     ['é..x', 1, 'cohort/-..x-1'],
   ];
   for (const [name, now, branch] of table) assert.equal(defaultBranch(name, now), branch, name);
+});
+
+/** The path rules as plainly as they can be written: the spec pathRefusal is held to. */
+function plainly(path: string): string | null {
+  if (path.includes('\0')) return 'contains a NUL byte';
+  if (Buffer.byteLength(path) > MAX_PATH_BYTES) return `is longer than ${MAX_PATH_BYTES} bytes`;
+  if (path === '') return null;
+  if (path.startsWith('/')) return 'is absolute: paths are relative to the work folder /intern/work';
+  const parts = path.split('/');
+  if (parts.length > MAX_DEPTH) return `is deeper than ${MAX_DEPTH} folders`;
+  if (parts.some((p) => p === '..')) return 'climbs out of the work folder with ..';
+  if (parts.some((p) => p === '' || p === '.')) return 'has an empty or . component';
+  if (parts.some((p) => Buffer.byteLength(p) > MAX_NAME_BYTES)) return `has a name longer than ${MAX_NAME_BYTES} bytes`;
+  return null;
+}
+
+test('pathRefusal and tarRefusal: as the rules written plainly, for any path', () => {
+  // Paths of the pieces that matter: separators, dots, NULs, names near the bounds, wide characters.
+  const piece = fc.oneof(
+    fc.constantFrom('/', '.', '..', './', '\0', 'a', 'é', '漢', '😀', ''),
+    fc.tuple(fc.integer({ min: 80, max: 300 }), fc.constantFrom('n', 'é', '漢', '😀')).map(([n, c]) => c.repeat(n)),
+    fc.string({ maxLength: 8 }),
+  );
+  const path = fc.array(piece, { maxLength: 80 }).map((xs) => xs.join(''));
+  fc.assert(
+    fc.property(path, (p) => {
+      assert.equal(pathRefusal(p), plainly(p));
+      let stripped = p;
+      while (stripped.startsWith('./')) stripped = stripped.slice(2);
+      stripped = stripped.replace(/\/+$/, '');
+      const dirs = new Set(['a', 'a/b']);
+      const why = stripped === '.' || stripped === '' ? 'the folder itself as a file' : plainly(stripped);
+      const parent = stripped.split('/').slice(0, -1).join('/');
+      const want =
+        why === 'the folder itself as a file'
+          ? why
+          : why
+            ? `a path that ${why}`
+            : parent && !dirs.has(parent)
+              ? `a path whose folder "${parent}" is not an entry before it`
+              : null;
+      assert.equal(tarRefusal(p, 'File', dirs), want);
+    }),
+    {
+      numRuns: 3000,
+      // Names at the bound and one byte past it, in 1-, 2- and 3-byte characters.
+      examples: [
+        'n'.repeat(255),
+        'n'.repeat(256),
+        'é'.repeat(127),
+        'é'.repeat(128),
+        '漢'.repeat(85),
+        `漢`.repeat(86),
+      ].map((name) => [`a/${name}/b`]),
+    },
+  );
 });

@@ -12,17 +12,45 @@ export const MAX_PATH_BYTES = 1024;
 export const MAX_NAME_BYTES = 255;
 export const MAX_DEPTH = 64;
 
-/** Why `path` (relative to the work folder, '' for the folder itself) cannot be used, or null. */
+/** Why `path` (relative to the work folder, '' for the folder itself) cannot be used, or null. Each
+ * of a folder upload's entries is checked here: one pass over the path, its names' bytes counted
+ * only where a name may be too long. */
 export function pathRefusal(path: string): string | null {
-  if (path.includes('\0')) return 'contains a NUL byte';
-  if (Buffer.byteLength(path) > MAX_PATH_BYTES) return `is longer than ${MAX_PATH_BYTES} bytes`;
+  let nul = false;
+  let ascii = true;
+  let parts = 1;
+  let dotdot = false;
+  let emptyOrDot = false;
+  let longName = false;
+  let start = 0;
+  let nameAscii = true;
+  for (let i = 0; i <= path.length; i++) {
+    const c = i < path.length ? path.charCodeAt(i) : 0x2f;
+    if (c === 0) nul = true;
+    else if (c >= 0x80) ascii = nameAscii = false;
+    if (c !== 0x2f) continue;
+    if (i < path.length) parts++;
+    const len = i - start;
+    const dot = path.charCodeAt(start) === 0x2e;
+    if (len === 0 || (len === 1 && dot)) emptyOrDot = true;
+    else if (len === 2 && dot && path.charCodeAt(start + 1) === 0x2e) dotdot = true;
+    // A UTF-16 unit is at most 3 bytes of UTF-8.
+    else if (
+      len > MAX_NAME_BYTES ||
+      (!nameAscii && len * 3 > MAX_NAME_BYTES && Buffer.byteLength(path.slice(start, i)) > MAX_NAME_BYTES)
+    )
+      longName = true;
+    start = i + 1;
+    nameAscii = true;
+  }
+  if (nul) return 'contains a NUL byte';
+  if ((ascii ? path.length : Buffer.byteLength(path)) > MAX_PATH_BYTES) return `is longer than ${MAX_PATH_BYTES} bytes`;
   if (path === '') return null;
   if (path.startsWith('/')) return 'is absolute: paths are relative to the work folder /intern/work';
-  const parts = path.split('/');
-  if (parts.length > MAX_DEPTH) return `is deeper than ${MAX_DEPTH} folders`;
-  if (parts.some((p) => p === '..')) return 'climbs out of the work folder with ..';
-  if (parts.some((p) => p === '' || p === '.')) return 'has an empty or . component';
-  if (parts.some((p) => Buffer.byteLength(p) > MAX_NAME_BYTES)) return `has a name longer than ${MAX_NAME_BYTES} bytes`;
+  if (parts > MAX_DEPTH) return `is deeper than ${MAX_DEPTH} folders`;
+  if (dotdot) return 'climbs out of the work folder with ..';
+  if (emptyOrDot) return 'has an empty or . component';
+  if (longName) return `has a name longer than ${MAX_NAME_BYTES} bytes`;
   return null;
 }
 
@@ -51,14 +79,17 @@ const TYPE_NAMES: Record<string, string> = {
  * the folders seen so far, which every entry's folders must be among (so that GNU tar makes a
  * real folder where the intern planted a link, instead of following it). */
 export function tarRefusal(raw: string, type: string, dirs: Set<string>): string | null {
-  let path = raw;
-  while (path.startsWith('./')) path = path.slice(2);
-  path = path.replace(/\/+$/, '');
+  let from = 0;
+  while (raw.startsWith('./', from)) from += 2;
+  let to = raw.length;
+  while (to > from && raw.charCodeAt(to - 1) === 0x2f) to--;
+  const path = raw.slice(from, to);
   if (path === '.' || path === '') return type === 'Directory' ? null : 'the folder itself as a file';
   const why = pathRefusal(path);
   if (why) return `a path that ${why}`;
   if (type !== 'Directory' && !FILE_TYPES.has(type)) return TYPE_NAMES[type] ?? `an entry of type ${type}`;
-  const parent = path.split('/').slice(0, -1).join('/');
+  const slash = path.lastIndexOf('/');
+  const parent = slash === -1 ? '' : path.slice(0, slash);
   if (parent && !dirs.has(parent)) return `a path whose folder "${parent}" is not an entry before it`;
   if (type === 'Directory') dirs.add(path);
   return null;

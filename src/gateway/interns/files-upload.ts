@@ -3,15 +3,15 @@
 // meanwhile into a staging folder of the intern's disk (provisioner/files.ts's stageUpload); its
 // entries are moved into the target only once the whole stream has passed. A refused stream is cut
 // where its refusal is found, and the staging folder goes with everything in it.
-// May import: files-context.ts, files-checks.ts, the error registry, the store's intern type, the provisioner's files, node built-ins, tar.
+// May import: files-context.ts, files-checks.ts, tar-headers.ts, the error registry, the store's intern type, the provisioner's files, node built-ins.
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { Parser } from 'tar';
 import { invalidRequest } from '../errors.ts';
 import type { InternRow } from '../store/schema-interns.ts';
 import { refusalOf, tarRefusal } from './files-checks.ts';
 import { boundedBody, type FilesContext, writableView } from './files-context.ts';
 import { stageUpload } from './provisioner/files.ts';
+import { TarHeaders, TarStreamError } from './tar-headers.ts';
 
 /** Unpacks the request's tar stream into the folder `path` (made as needed), checked as it
  * arrives. The intern is woken (if asleep) before the body is read. */
@@ -56,43 +56,35 @@ export function tarCheck(maxEntries: number): { write(chunk: Buffer): Error | nu
   const dirs = new Set<string>();
   let entries = 0;
   let refusal: Error | null = null;
-  // onReadEntry is called within parser.write for each header the chunk completes (tested:
-  // files-upload.test.ts), so write() answers a refusal before its chunk is passed on.
-  const parser = new Parser({
-    strict: true,
-    zstd: false,
-    brotli: false,
-    onReadEntry: (e) => {
-      entries++;
-      if (!refusal && entries > maxEntries)
-        refusal = invalidRequest(
-          `body: the tar stream holds more than ${maxEntries} entries (COHORT_FILES_MAX_ENTRIES)`,
-        );
-      const why = refusal ? null : tarRefusal(e.path, e.type, dirs);
-      if (why) refusal = invalidRequest(`body: tar entry "${e.path}" is ${why}`);
-      e.resume();
-    },
+  // Each entry is told within headers.write, so write() answers a refusal before its chunk is
+  // passed on (tested: files-upload.test.ts).
+  const headers = new TarHeaders((e) => {
+    if (refusal) return;
+    if (++entries > maxEntries)
+      refusal = invalidRequest(`body: the tar stream holds more than ${maxEntries} entries (COHORT_FILES_MAX_ENTRIES)`);
+    const why = refusal ? null : tarRefusal(e.path, e.type, dirs);
+    if (why) refusal = invalidRequest(`body: tar entry "${e.path}" is ${why}`);
   });
-  const broken = (err: Error) => invalidRequest(`body: not a tar stream (${err.message.slice(0, 200)})`);
-  parser.on('error', (err: Error) => (refusal ??= broken(err)));
+  const read = (f: () => void) => {
+    try {
+      f();
+    } catch (err) {
+      if (!(err instanceof TarStreamError)) throw err;
+      refusal ??= invalidRequest(`body: not a tar stream we unpack: ${err.message}`);
+    }
+  };
   const head: number[] = [];
   return {
     write(chunk) {
-      // Checked before the parser sees it, which would unpack a gzip stream itself.
+      // Checked first, however the stream is cut: GNU tar would unpack a gzip stream itself.
       for (let i = 0; head.length < 2 && i < chunk.length; i++) head.push(chunk[i]!);
       if (head[0] === 0x1f && head[1] === 0x8b)
         refusal ??= invalidRequest('body: a compressed tar stream; send it uncompressed (tar -c, not tar -cz)');
-      if (!refusal) parser.write(chunk);
+      if (!refusal) read(() => headers.write(chunk));
       return refusal;
     },
     async end() {
-      if (refusal) return refusal;
-      const ended = new Promise<void>((resolve) => {
-        parser.once('end', resolve);
-        parser.once('error', () => resolve());
-      });
-      parser.end();
-      await ended;
+      if (!refusal) read(() => headers.end());
       return refusal;
     },
   };
