@@ -6,6 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { once } from 'node:events';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { addressKey, guardConnections, type Refused } from './connections.ts';
 
 test('addressKey: IPv4 as is (mapped too), IPv6 by its /64', () => {
@@ -102,3 +103,72 @@ test('guardConnections: interns on the gateway socket (no address) are not held 
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('guardConnections: an answer given while the body still comes reaches a client that goes on sending; the connection then lingers, bounded, and runs nothing that arrives meanwhile', async () => {
+  const seen: string[] = [];
+  // Answers at once, with the connection's close, reading nothing of the body (a refused upload).
+  const server = createServer((req, res) => {
+    seen.push(req.url!);
+    res.writeHead(409, { connection: 'close', 'content-length': '2' });
+    res.end('no');
+  });
+  guardConnections(server, { max: 100, perAddress: 100, idleTimeoutMs: 10_000, lingerMs: 1_500 }, () => {});
+  const sockets: Socket[] = [];
+  server.on('connection', (s: Socket) => sockets.push(s));
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const port = (server.address() as { port: number }).port;
+  const head = 'PUT /upload HTTP/1.1\r\nhost: x\r\ntransfer-encoding: chunked\r\n\r\n';
+  const chunk = `10000\r\n${'x'.repeat(0x10000)}\r\n`;
+  try {
+    // The client reads nothing until it has sent more after the answer, and the server's end of
+    // the connection, were written: a socket closed at once would answer those writes with a
+    // reset, and the client would never read the answer.
+    const client = connect({ port, host: '127.0.0.1' });
+    const errors: string[] = [];
+    client.on('error', (e: NodeJS.ErrnoException) => errors.push(e.code ?? e.message));
+    const clientClosed = new Promise<void>((resolve) => client.on('close', () => resolve()));
+    client.pause();
+    client.write(head + chunk);
+    await waitUntil(() => sockets.length === 1);
+    if (!sockets[0]!.writableFinished) await once(sockets[0]!, 'finish');
+    await sleep(50);
+    for (let i = 0; i < 16; i++) {
+      client.write(chunk);
+      await sleep(5);
+    }
+    // The body ends and a second request follows on the same connection: it is not run.
+    client.write('0\r\n\r\nGET /second HTTP/1.1\r\nhost: x\r\n\r\n');
+    const got: Buffer[] = [];
+    client.on('data', (d: Buffer) => got.push(d));
+    client.resume();
+    await clientClosed;
+    assert.match(Buffer.concat(got).toString(), /^HTTP\/1\.1 409 Conflict\r\n[\s\S]*\r\n\r\nno$/);
+    assert.deepEqual(errors, []);
+    assert.deepEqual(seen, ['/upload']);
+
+    // A client that goes on sending after the answer, and never ends, is cut off once lingerMs has passed.
+    const endless = connect({ port, host: '127.0.0.1' });
+    // Its writes fail once it is cut off (events.once would reject on that error).
+    endless.on('error', () => {});
+    let writing = true;
+    const closed = new Promise<void>((resolve) => endless.on('close', () => resolve()));
+    endless.on('close', () => (writing = false));
+    endless.write(head);
+    void (async () => {
+      while (writing) {
+        endless.write(chunk);
+        await sleep(20);
+      }
+    })();
+    await closed;
+    assert.deepEqual(seen, ['/upload', '/upload']);
+  } finally {
+    server.closeAllConnections();
+    server.close();
+  }
+});
+
+async function waitUntil(check: () => boolean): Promise<void> {
+  while (!check()) await sleep(5);
+}

@@ -4,11 +4,24 @@
 // connection to deliver its first complete request head (node's headersTimeout only starts at a
 // request's first byte, so a connection that sends nothing would otherwise be held until the
 // client lets go). The header and whole-request timeouts themselves are node's, set in app.ts.
-import type { Server } from 'node:http';
+// And a connection closed after an answer lingers: it is shut for writing and keeps reading (and
+// dropping) what its client still sends, for a bounded time, instead of closing at once. An
+// answer given while the body still comes (a refused upload) was otherwise lost: the client's next
+// write met the closed socket's reset before it read the answer, and a client that waited for it
+// waited forever (it held CI to its limit once). Requests that arrive meanwhile are not run.
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { isIPv6 } from 'node:net';
 
-export type ConnectionLimits = { max: number; perAddress: number; idleTimeoutMs: number };
+export type ConnectionLimits = {
+  max: number;
+  perAddress: number;
+  idleTimeoutMs: number;
+  /** How long a connection closed after an answer reads what its client still sends (5 s, as nginx's lingering_timeout). */
+  lingerMs?: number;
+};
+
+const LINGER_MS = 5_000;
 
 /** Why a connection was refused: the gateway's cap or its address's. */
 export type Refused = 'gateway' | 'address';
@@ -38,6 +51,25 @@ type Tracked = Socket & { [FIRST_REQUEST]?: NodeJS.Timeout | null };
 
 const closeIdle = (socket: Socket) => socket.destroy();
 
+/** Replaces net's destroySoon, which node:http calls once the last response on a connection is
+ * written: the write side ends (the client reads the answer, then the end), and the socket is
+ * destroyed once the client ends its side too, or `ms` after the answer was written. */
+function lingerOnClose(socket: Socket, ms: number): void {
+  socket.destroySoon = function lingering(this: Socket) {
+    if (this.writable) this.end();
+    const destroy = () => this.destroy();
+    if (this.readableEnded) this.once('finish', destroy);
+    else this.once('end', destroy);
+    const arm = () => {
+      const timer = setTimeout(destroy, ms);
+      timer.unref();
+      this.once('close', () => clearTimeout(timer));
+    };
+    if (this.writableFinished) arm();
+    else this.once('finish', arm);
+  };
+}
+
 /** Installs the caps on a server that has not started listening; `refused` is told of each refusal
  * (the caller aggregates, since a flood must not become a flood of log lines). */
 export function guardConnections(server: Server, limits: ConnectionLimits, refused: (why: Refused) => void): void {
@@ -61,6 +93,7 @@ export function guardConnections(server: Server, limits: ConnectionLimits, refus
     }
     perAddress.set(key, open + 1);
     socket[FIRST_REQUEST] = setTimeout(closeIdle, limits.idleTimeoutMs, socket);
+    lingerOnClose(socket, limits.lingerMs ?? LINGER_MS);
     socket.once('close', () => {
       clearTimeout(socket[FIRST_REQUEST] ?? undefined);
       const n = (perAddress.get(key) ?? 1) - 1;
@@ -69,12 +102,20 @@ export function guardConnections(server: Server, limits: ConnectionLimits, refus
     });
     for (const l of parse) l.call(server, socket);
   });
-  server.on('request', (req) => {
+  const handle = server.listeners('request') as ((req: IncomingMessage, res: ServerResponse) => void)[];
+  server.removeAllListeners('request');
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
     const socket = req.socket as Tracked;
+    // A request that arrives on a lingering connection could never be answered: it is not run.
+    if (socket.writableEnded) {
+      socket.destroy();
+      return;
+    }
     const timer = socket[FIRST_REQUEST];
     if (timer) {
       clearTimeout(timer);
       socket[FIRST_REQUEST] = null;
     }
+    for (const l of handle) l.call(server, req, res);
   });
 }
