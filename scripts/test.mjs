@@ -31,7 +31,7 @@ if (whole) {
 }
 const files = whole ? [...find('src'), ...find('console'), ...find('test')].sort() : [];
 // A file (or a test) that hangs fails after ten minutes, its process killed, naming itself: one
-// that hung once held CI to its 90 minutes and told nothing. The longest file takes about four.
+// that hung once held CI to its 90 minutes and told nothing. The longest file takes under three.
 const result = spawnSync(
   process.execPath,
   ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-timeout=600000', ...args, ...files],
